@@ -1,0 +1,140 @@
+"""Data shapes of the LLM layer: messages, tool specs, replies, usage and errors.
+
+Every retriever and judge talks to models through :class:`pageindex.llm.client.LLMClient`
+(see that module); these types are what crosses the boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+Role = Literal["retriever", "judge", "summarizer"]
+T = TypeVar("T", bound=BaseModel)
+
+
+class ToolCall(BaseModel):
+    """A tool call the model asked for. ``arguments`` is the parsed JSON object;
+    ``raw_arguments`` the text the model sent (kept for debugging malformed calls)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str = ""
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ToolSpec(BaseModel):
+    """A function the model may call; ``parameters`` is a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Usage(BaseModel):
+    """Usage of one model call (or a sum of calls when ``calls`` > 1)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = 0.0  # None = unknown (a model missing from the pricing table)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            calls=self.calls + other.calls,
+            latency_s=self.latency_s + other.latency_s,
+            cost_usd=cost,
+        )
+
+
+class UsageRecord(Usage):
+    """One call as the ledger keeps it."""
+
+    model: str
+    role: Role
+    tag: dict[str, Any] = Field(default_factory=dict)
+    cached: bool = False  # served from the on-disk cache
+
+
+class ChatResponse(BaseModel):
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: UsageRecord
+    raw: dict[str, Any] | None = None
+
+
+class StructuredResponse(BaseModel, Generic[T]):
+    value: T
+    usage: Usage  # summed over every attempt, validation retries included
+    attempts: int = 1
+
+
+# ---------------------------------------------------------------------------- errors
+class LLMError(Exception):
+    """Base of every error the LLM layer raises. Messages never contain API keys."""
+
+    kind = "llm_error"
+
+    def __init__(self, message: str, *, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
+
+
+class LLMConfigError(LLMError):
+    """Bad model spec, missing API key, unreachable server: raised before work starts."""
+
+    kind = "config"
+
+
+class LLMCallError(LLMError):
+    """A call failed after the retry cap (429/5xx/timeouts/connection errors)."""
+
+    kind = "call_failed"
+
+
+class LLMTimeout(LLMCallError):
+    kind = "timeout"
+
+
+class StructuredOutputError(LLMError):
+    """The model's reply never validated against the response model."""
+
+    kind = "invalid_output"
+
+
+class ToolCallError(LLMError):
+    """The model called an unknown tool or passed arguments of the wrong type."""
+
+    kind = "bad_tool_call"
+
+
+class ReplayMiss(LLMError):
+    """Replay-only mode and the request is not in the cache."""
+
+    kind = "replay_miss"
+
+
+class BudgetExceeded(LLMError):
+    """The run's token or dollar budget is spent; callers stop starting new work."""
+
+    kind = "budget"
