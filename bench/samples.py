@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -58,3 +60,87 @@ class Sample(BaseModel):
     def tokens(self) -> int:
         """Retriever tokens (what 'tokens per question' counts)."""
         return self.retriever_prompt_tokens + self.retriever_completion_tokens
+
+
+# ----------------------------------------------------------------------------- storage
+class SampleStore:
+    """Append-only ``samples.jsonl``: every finished sample is written, flushed and fsynced
+    at once, so a crash loses at most the samples in flight.
+
+    On open, a torn last line (a crash mid-write) is detected, cut off the file and
+    reported in ``warnings``; finished samples are loaded so a resumed run can skip them.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.warnings: list[str] = []
+        self.samples: list[Sample] = []
+        self._keys: set[tuple[str, str, int]] = set()
+        if self.path.exists():
+            self.samples, good_bytes, self.warnings = read_samples_file(self.path)
+            with self.path.open("r+b") as fh:
+                if good_bytes < self.path.stat().st_size:
+                    fh.truncate(good_bytes)
+                if good_bytes > 0:
+                    fh.seek(good_bytes - 1)
+                    if fh.read(1) != b"\n":  # a complete last row without its newline
+                        fh.write(b"\n")
+            self._keys = {s.key for s in self.samples}
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.touch()
+
+    def has(self, key: tuple[str, str, int]) -> bool:
+        return key in self._keys
+
+    def append(self, sample: Sample) -> bool:
+        """Write ``sample`` unless one with the same key is already stored. Returns whether written."""
+        if sample.key in self._keys:
+            return False
+        line = sample.model_dump_json() + "\n"
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._keys.add(sample.key)
+        self.samples.append(sample)
+        return True
+
+
+def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
+    """Read ``samples.jsonl``. Returns the samples, the byte length of the well-formed prefix
+    and warnings. A malformed LAST line is a torn write and is dropped with a warning; a
+    malformed line elsewhere is an error (the file was edited or corrupted)."""
+    data = Path(path).read_bytes()
+    samples: list[Sample] = []
+    warnings: list[str] = []
+    seen: set[tuple[str, str, int]] = set()
+    offset = 0
+    lines = data.split(b"\n")
+    for i, raw in enumerate(lines):
+        is_last = i == len(lines) - 1
+        end = offset + len(raw) + (0 if is_last else 1)
+        if not raw.strip():
+            offset = end
+            continue
+        try:
+            sample = Sample.model_validate_json(raw)
+        except ValueError as exc:
+            if is_last or all(not rest.strip() for rest in lines[i + 1 :]):
+                warnings.append(
+                    f"{path}: dropped a partial last line ({len(raw)} bytes) left by an interrupted write"
+                )
+                return samples, offset, warnings
+            raise ValueError(f"{path}: line {i + 1} is not a valid sample: {exc}") from exc
+        if sample.key in seen:
+            warnings.append(f"{path}: line {i + 1} repeats sample {sample.key}; kept the first")
+        else:
+            seen.add(sample.key)
+            samples.append(sample)
+        offset = end
+    return samples, offset, warnings
+
+
+def load_samples(path: Path) -> list[Sample]:
+    """All samples of a ``samples.jsonl`` (a torn last line is skipped)."""
+    return read_samples_file(path)[0]
