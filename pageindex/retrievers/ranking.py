@@ -1,0 +1,213 @@
+"""BM25 ranking of a tree's pages or sections (``bm25s``), shared by bm25, extractive and followup.
+
+``ranker_for(tree, unit)`` returns a cached :class:`Ranker`; ``Ranker.search(query, k)`` the best
+chunks with their PDF pages. Tokens are lower-cased words and numbers with a light suffix stemmer
+and English stop words removed; queries are widened with a few finance synonyms (capex ->
+purchases of property, plant and equipment), since filings rarely use the words questions use.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Literal
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+from pydantic import BaseModel
+from rapidfuzz import fuzz
+
+from pageindex.tree.model import Tree
+
+Unit = Literal["page", "section"]
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_STOP = frozenset(STOPWORDS_EN) | {"fy", "company", "give", "response", "based", "using", "answer"}
+
+# question words -> words filings use for the same thing (extra query terms, never replacements)
+FINANCE_SYNONYMS: dict[str, str] = {
+    "capex": "purchases property plant equipment capital expenditures",
+    "capital expenditure": "purchases property plant equipment additions",
+    "revenue": "revenues net sales total",
+    "sales": "revenue net sales",
+    "profit": "income earnings",
+    "net income": "net earnings attributable",
+    "earnings per share": "eps diluted basic per share",
+    "eps": "earnings per share diluted",
+    "cogs": "cost of sales cost of goods sold",
+    "cost of goods sold": "cost of sales",
+    "operating income": "operating profit income from operations",
+    "d&a": "depreciation amortization",
+    "dividend": "dividends paid per share",
+    "inventory": "inventories",
+    "ppe": "property plant equipment net",
+    "pp&e": "property plant equipment net",
+    "total assets": "balance sheet total assets",
+    "debt": "borrowings notes long-term debt",
+    "cash flow": "cash provided operating activities",
+    "free cash flow": "cash provided operating activities purchases property plant equipment",
+    "gross margin": "gross profit net sales cost of sales",
+    "operating margin": "operating income net sales",
+    "working capital": "current assets current liabilities",
+    "liquidity": "current assets current liabilities cash equivalents",
+    "segment": "segments business segment",
+    "headcount": "employees",
+    "buyback": "repurchase treasury stock",
+    "share repurchase": "purchases treasury stock",
+}
+
+
+def _stem(token: str) -> str:
+    """A light stemmer: enough to join 'expenditures'/'expenditure', 'sales'/'sale'."""
+    if token[0].isdigit() or len(token) <= 3:
+        return token
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            if suffix == "s" and token.endswith(("ss", "us", "is")):
+                return token
+            return token[: -len(suffix)] + keep
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stemmed content tokens; numbers keep their separators stripped ('1,577' -> '1577')."""
+    out: list[str] = []
+    for raw in _TOKEN_RE.findall(text.lower()):
+        token = raw.replace(",", "")
+        if token in _STOP or (len(token) < 2 and not token.isdigit()):
+            continue
+        out.append(_stem(token))
+    return out
+
+
+def expand_query(query: str) -> str:
+    """The query plus the synonyms of any finance phrase it contains."""
+    low = query.lower()
+    extra = [
+        words for phrase, words in FINANCE_SYNONYMS.items() if re.search(rf"\b{re.escape(phrase)}\b", low)
+    ]
+    return " ".join([query, *extra])
+
+
+class Chunk(BaseModel):
+    """One indexed unit: a page, or a leaf section with its pages."""
+
+    key: str  # "p12" or the node_id
+    pages: list[int]  # 1-based PDF pages
+    node_id: str | None = None
+    title: str = ""
+
+
+class Hit(BaseModel):
+    chunk: Chunk
+    score: float
+    rank: int  # 1-based
+
+
+class Ranker:
+    """BM25 over a tree's pages (``unit="page"``) or leaf sections (``unit="section"``)."""
+
+    def __init__(self, tree: Tree, unit: Unit = "page"):
+        self.tree = tree
+        self.unit: Unit = unit
+        self.chunks: list[Chunk] = []
+        texts: list[str] = []
+        if unit == "page":
+            for page in range(1, tree.page_count + 1):
+                leaf = tree.leaf_for_page(page)
+                self.chunks.append(
+                    Chunk(key=f"p{page}", pages=[page], node_id=leaf.node_id if leaf else None,
+                          title=leaf.title if leaf else "")
+                )
+                texts.append(tree.page_text(page))
+        else:
+            for leaf in tree.leaves():
+                self.chunks.append(
+                    Chunk(key=leaf.node_id, pages=list(leaf.pages()), node_id=leaf.node_id, title=leaf.title)
+                )
+                texts.append(leaf.title + "\n" + tree.node_text(leaf.node_id))
+        corpus = [tokenize(t) or ["_empty_"] for t in texts]
+        self._vocab = {tok for doc in corpus for tok in doc}
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(corpus, show_progress=False) if corpus else None
+
+    def scores(self, query: str, *, expand: bool = True) -> np.ndarray:
+        """The BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
+        tokens = [t for t in tokenize(expand_query(query) if expand else query) if t in self._vocab]
+        if not self.chunks or not tokens:
+            return np.zeros(len(self.chunks))
+        return np.asarray(self._bm25.get_scores(tokens), dtype=float)
+
+    def search(self, query: str, k: int = 5, *, exclude_pages: set[int] | frozenset[int] = frozenset(),
+               expand: bool = True) -> list[Hit]:
+        """The ``k`` best chunks with a positive score, best first; ties keep reading order."""
+        scores = self.scores(query, expand=expand)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        hits: list[Hit] = []
+        for i in order:
+            if len(hits) >= k or scores[i] <= 0:
+                break
+            chunk = self.chunks[i]
+            if exclude_pages and set(chunk.pages) <= exclude_pages:
+                continue
+            hits.append(Hit(chunk=chunk, score=float(scores[i]), rank=len(hits) + 1))
+        return hits
+
+    def top_pages(
+        self, query: str, k: int = 5, *, exclude_pages: set[int] | frozenset[int] = frozenset()
+    ) -> list[int]:
+        """The ``k`` best pages, best first (sections are unrolled into their pages in order)."""
+        pages: list[int] = []
+        wanted = max(k, 1) * (1 if self.unit == "page" else 4)
+        for hit in self.search(query, k=wanted, exclude_pages=exclude_pages):
+            for page in hit.chunk.pages:
+                if page not in pages and page not in exclude_pages:
+                    pages.append(page)
+                if len(pages) >= k:
+                    return pages
+        return pages
+
+
+_LOCK = threading.Lock()
+
+
+_RANKERS: dict[tuple[str, str, str, str], Ranker] = {}
+
+
+def ranker_for(tree: Tree, unit: Unit = "page") -> Ranker:
+    """A ranker for ``tree``, built once per document and unit (thread-safe, kept for 64 trees)."""
+    key = (tree.doc_id, tree.sha256, tree.builder_version, unit)
+    with _LOCK:
+        ranker = _RANKERS.get(key)
+        if ranker is not None:
+            return ranker
+    ranker = Ranker(tree, unit)
+    with _LOCK:
+        if len(_RANKERS) >= 64:
+            _RANKERS.pop(next(iter(_RANKERS)))
+        _RANKERS[key] = ranker
+    return ranker
+
+
+class TitleMatch(BaseModel):
+    node_id: str
+    title: str
+    score: float  # 0..100
+
+
+def match_titles(tree: Tree, text: str, *, min_score: float = 70.0, limit: int = 3) -> list[TitleMatch]:
+    """Sections whose title matches ``text`` (fuzzy, word-order free), best first."""
+    query = " ".join(tokenize(text))
+    if not query:
+        return []
+    matches: list[TitleMatch] = []
+    for node in tree.walk():
+        title = " ".join(tokenize(node.title))
+        if not title:
+            continue
+        score = fuzz.token_set_ratio(query, title)
+        if score >= min_score:
+            matches.append(TitleMatch(node_id=node.node_id, title=node.title, score=float(score)))
+    matches.sort(key=lambda m: -m.score)
+    return matches[:limit]
