@@ -1,0 +1,187 @@
+"""Numbers as filings write them: ``$1,577 million``, ``(473)``, ``10.3%``, ``$2,018mn``, ``0.54x``.
+
+:func:`extract_quantities` finds them in free text with their scale (thousand .. trillion), whether
+they are percentages, and the precision they were written with; :func:`quantities_match` says whether
+two quantities agree within the precision either was stated to, allowing for an unstated scale
+(``1577`` vs ``$1.577 billion``) and for ratio vs percent (``0.103`` vs ``10.3%``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+SCALES: dict[str, float] = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "mil": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "tn": 1e12,
+    "t": 1e12,
+}
+_SINGLE_LETTER = {"k", "m", "b", "t"}
+
+_NUMBER = re.compile(
+    r"""
+    (?P<open>\()?\s*
+    (?P<sign>[-−–](?=\s*\$?\s*\d))?\s*
+    (?P<cur>\$|US\$|USD\s?)?\s*
+    (?P<paren>\()?\s*
+    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    (?P<close>\))?
+    (?P<pct>\s?%|\s(?:percent|per\s?cent|pct)\b)?
+    (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt])(?![a-z]))?
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as written. ``value`` is in base units (scale applied; a percent stays in percent)."""
+
+    value: float
+    decimals: int  # digits after the decimal point as written
+    scale: float  # 1.0 when no scale word was written
+    scale_stated: bool
+    percent: bool
+    negative: bool
+    text: str
+
+    @property
+    def unit(self) -> float:
+        """The size of one step of the last written digit, in base units."""
+        return 10.0 ** (-self.decimals) * self.scale
+
+    @property
+    def significant_digits(self) -> int:
+        digits = self.text_digits.lstrip("0")
+        return len(digits)
+
+    @property
+    def text_digits(self) -> str:
+        return re.sub(r"[^0-9]", "", self.text)
+
+
+def _times(after: str) -> bool:
+    """``0.54x``: a multiple, not part of a name."""
+    return after[:1] in {"x", "X"} and not after[1:2].isalnum()
+
+
+def _is_year(num: str, m: re.Match[str]) -> bool:
+    if m.group("cur") or m.group("pct") or m.group("scale") or "," in num or "." in num:
+        return False
+    return len(num) == 4 and 1900 <= int(num) <= 2100
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number in ``text`` except years, list markers and parts of names (``FY2019``, ``10-K``, ``Q2``)."""
+    markers = {m.start(1) for m in _LIST_MARKER.finditer(text)}
+    found: list[Quantity] = []
+    for m in _NUMBER.finditer(text):
+        num = m.group("num")
+        start = m.start("num")
+        before = text[max(0, start - 1) : start]
+        after = text[m.end("num") : m.end("num") + 2]
+        if before.isalpha() or before in {"-", "/"} and start >= 2 and text[start - 2].isalnum():
+            continue  # FY2019, Q2, 10-K's "10" is fine but "FY-2019"/"2019/20" tails are not numbers
+        if after[:1] in {"-", "/"} and after[1:2].isalpha():
+            continue  # 10-K, 8-K, 10-Q
+        if after[:1].isalpha() and not m.group("scale") and not m.group("pct") and not _times(after):
+            continue  # 737MAX, 3Q22
+        if start in markers:
+            continue
+        if _is_year(num, m):
+            continue
+        scale_word = (m.group("scale") or "").lower()
+        scale = 1.0
+        if scale_word:
+            # A lone letter (m, b, k) is a scale only after a currency sign: "$8.7B", not "3M".
+            if scale_word in _SINGLE_LETTER and not m.group("cur"):
+                scale_word = ""
+            else:
+                scale = SCALES[scale_word]
+        clean = num.replace(",", "")
+        value = float(clean)
+        decimals = len(clean.split(".")[1]) if "." in clean else 0
+        negative = bool(m.group("sign")) or bool((m.group("open") or m.group("paren")) and m.group("close"))
+        found.append(
+            Quantity(
+                value=value * scale,
+                decimals=decimals,
+                scale=scale,
+                scale_stated=bool(scale_word),
+                percent=bool(m.group("pct")),
+                negative=negative,
+                text=num,
+            )
+        )
+    return found
+
+
+def number_quantity(value: float | int, *, scale: float = 1.0, scale_stated: bool = False) -> Quantity:
+    """A gold answer given as a bare number (``1577``, ``0.103``)."""
+    text = f"{value:.10g}" if isinstance(value, float) else str(value)
+    decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 0
+    return Quantity(
+        value=float(value) * scale,
+        decimals=decimals,
+        scale=scale,
+        scale_stated=scale_stated,
+        percent=False,
+        negative=value < 0,
+        text=text,
+    )
+
+
+_POWERS = [10.0**k for k in (-12, -9, -6, -3, 0, 3, 6, 9, 12)]
+
+
+def _forms(q: Quantity) -> list[tuple[float, float]]:
+    """(value, unit) pairs the quantity may stand for: itself, and a percent as a ratio."""
+    forms = [(q.value, q.unit)]
+    if q.percent:
+        forms.append((q.value / 100.0, q.unit / 100.0))
+    return forms
+
+
+def quantities_match(gold: Quantity, answer: Quantity, *, rel_tol: float = 0.005) -> bool:
+    """True when ``answer`` states ``gold`` to the precision either was written with.
+
+    The tolerance is half a step of the gold's last digit, or of the answer's last digit when the
+    answer has at least two significant digits (so "$1.6 billion" matches 1,577 million but a bare
+    "1" does not match 1.33), or ``rel_tol`` of the gold value. Magnitudes are compared (signs are
+    written too many ways: "(473)", "-$473", "a decline of 473"). When either side has no stated
+    scale, the answer may be off by a power of 1,000 ("1577" in a question "in USD millions").
+    """
+    both_scaled = gold.scale_stated and answer.scale_stated
+    powers = [1.0] if both_scaled else _POWERS
+    for g_val, g_unit in _forms(gold):
+        g_abs = abs(g_val)
+        for a_val, a_unit in _forms(answer):
+            if gold.percent and answer.percent and (g_val, a_val) != (gold.value, answer.value):
+                continue  # both percent: compare as written
+            for p in powers:
+                a_abs = abs(a_val) * p
+                tol = 0.5 * g_unit
+                if answer.significant_digits >= 2:
+                    tol = max(tol, 0.5 * a_unit * p)
+                tol = max(tol, rel_tol * g_abs) * (1 + 1e-9) + 1e-12
+                if math.isclose(a_abs, g_abs) or abs(a_abs - g_abs) <= tol:
+                    if g_abs == 0 and a_abs != 0:
+                        continue
+                    return True
+    return False

@@ -1,0 +1,176 @@
+"""The ``rules`` judge: deterministic, free and offline.
+
+Order of decisions:
+1. **Numbers.** The gold answer's numbers (years excluded) are looked for in the answer with
+   :func:`bench.judges.numbers.quantities_match` (scale, percent vs ratio, stated precision). All found
+   means ``correct``; numbers in the answer but none of the gold's means ``incorrect``.
+2. **Refusal.** Phrases that say the model could not or would not answer ("I'm sorry, but the
+   information provided does not include ...", "I don't have enough information") when the answer
+   did not give the gold's numbers.
+3. **Yes/no.** A gold answer that starts with yes or no is compared with the answer's stance.
+4. **Text overlap** of content words for the rest (not confident).
+
+``confident`` is set for clear numeric matches and mismatches and clear refusals; ``hybrid`` sends
+everything else to the LLM judge. Nothing in the answer is ever obeyed: it is only searched for
+numbers and words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
+from bench.judges.numbers import Quantity, extract_quantities, number_quantity, quantities_match
+
+# ------------------------------------------------------------------ refusals
+_REFUSAL_PATTERNS = [
+    r"\bI(?:'m| am) sorry\b",
+    r"\bI apologi[sz]e\b",
+    r"\bunfortunately\b",
+    r"\bI (?:do not|don't) (?:know|have)\b",
+    r"\bI (?:cannot|can't|can ?not|am unable to|'m unable to|was unable to|could not|couldn't)\b",
+    r"\bunable to (?:determine|calculate|provide|answer|find|compute|assess)\b",
+    r"\b(?:you|the user) (?:haven't|have not|did not|didn't) provided?\b",
+    r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|have|give|show|disclose)\b",
+    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?(?:provided|stated|mentioned|included|"
+    r"given|available|disclosed|specified)\b",
+    r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
+    r"\bnot (?:possible|able) to (?:determine|calculate|provide|answer|compute|say)\b",
+    r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
+    r"\b(?:insufficient|not enough) (?:information|data|context)\b",
+    r"\bas an AI\b",
+    r"\bknowledge cut-?off\b",
+    r"\bif you (?:can )?provide\b",
+    r"\bwould need (?:the|more|additional|access|specific)\b",
+]
+_REFUSAL = re.compile("|".join(_REFUSAL_PATTERNS), re.IGNORECASE)
+
+
+def refusal_hits(answer: str) -> list[str]:
+    return [m.group(0) for m in _REFUSAL.finditer(answer)]
+
+
+# ------------------------------------------------------------------ yes / no
+_YES = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def stance(text: str) -> str | None:
+    """``yes``/``no`` when the text opens with one, else None."""
+    m = _YES.match(text.strip())
+    return m.group(1).lower() if m else None
+
+
+# ------------------------------------------------------------------ text overlap
+_STOP = set(
+    """a an the and or of in on at to for from by with as is are was were be been being it its this that these
+    those which who whom what when where how why has have had do does did not no yes than then there their they
+    them he she his her we our you your i me my will would can could should may might also such any all each
+    per into over under about after before between during while both more most less other some only very so
+    fy fiscal year years company company's total amount""".split()
+)
+_WORD = re.compile(r"[a-z][a-z&'-]+")
+
+
+def content_words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def _stem(word: str) -> str:
+    word = word.strip("'-")
+    for suffix in ("'s", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def overlap(gold: str, answer: str) -> float:
+    """Share of the gold's content words that the answer contains."""
+    g = content_words(gold)
+    if not g:
+        return 0.0
+    return len(g & content_words(answer)) / len(g)
+
+
+# ------------------------------------------------------------------ gold numbers
+_QUESTION_SCALE = re.compile(r"\b(?:in|USD|US\$|\$)\s*(?:USD\s*)?(thousands|millions|billions)\b", re.IGNORECASE)
+
+
+def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quantity]:
+    if isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool):
+        m = _QUESTION_SCALE.search(question)
+        if m:
+            scale = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}[m.group(1).lower()]
+            return [number_quantity(gold_answer, scale=scale, scale_stated=True)]
+        return [number_quantity(gold_answer)]
+    return extract_quantities(str(gold_answer))
+
+
+@dataclass
+class RulesConfig:
+    rel_tol: float = 0.005
+    overlap_correct: float = 0.5
+    details: dict[str, object] = field(default_factory=dict)
+
+
+class RulesJudge:
+    """Deterministic judge; see the module docstring for its rules."""
+
+    name = "rules"
+
+    def __init__(self, *, rel_tol: float = 0.005, overlap_correct: float = 0.5) -> None:
+        self.rel_tol = rel_tol
+        self.overlap_correct = overlap_correct
+
+    async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
+        return self.judge_sync(question, gold_answer, answer)
+
+    def judge_sync(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
+        verdict, confident, reasoning, details = self._decide(question, gold_answer, answer or "")
+        return JudgeVerdict(
+            verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details
+        )
+
+    def _decide(
+        self, question: str, gold_answer: str | float | int, answer: str
+    ) -> tuple[Verdict, bool, str, dict[str, object]]:
+        gold = gold_text(gold_answer)
+        if not answer.strip():
+            return "refusal", True, "empty answer", {}
+        golds = gold_quantities(question, gold_answer)
+        found = extract_quantities(answer)
+        matched = [g for g in golds if any(quantities_match(g, a, rel_tol=self.rel_tol) for a in found)]
+        refusals = refusal_hits(answer)
+        details: dict[str, object] = {
+            "gold_numbers": [g.text for g in golds],
+            "answer_numbers": len(found),
+            "matched_numbers": [g.text for g in matched],
+            "refusal_phrases": refusals[:5],
+        }
+        numeric_gold = isinstance(gold_answer, int | float)
+        if golds and len(matched) == len(golds):
+            return "correct", True, f"all gold numbers found ({', '.join(g.text for g in golds)})", details
+        if refusals and not matched:
+            return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
+        gold_stance, answer_stance = stance(gold), stance(answer)
+        if gold_stance and answer_stance and gold_stance != answer_stance:
+            return "incorrect", True, f"gold says {gold_stance}, answer says {answer_stance}", details
+        if golds:
+            if not found:
+                return "incorrect", False, "gold has numbers, answer has none", details
+            if not matched:
+                return "incorrect", numeric_gold, "none of the gold numbers found", details
+            share = len(matched) / len(golds)
+            verdict: Verdict = "correct" if share >= 0.5 else "incorrect"
+            return verdict, False, f"{len(matched)}/{len(golds)} gold numbers found", details
+        if gold_stance and answer_stance == gold_stance:
+            return "correct", False, f"both say {gold_stance}", details
+        score = overlap(gold, answer)
+        details["overlap"] = round(score, 3)
+        verdict = "correct" if score >= self.overlap_correct else "incorrect"
+        return verdict, False, f"content-word overlap {score:.2f}", details
+
+
+@register_judge("rules")
+def _make_rules(*, model_client: object = None, **options: object) -> RulesJudge:
+    return RulesJudge(**options)  # type: ignore[arg-type]
