@@ -1,0 +1,194 @@
+"""Load any FinanceBench-format directory: ``questions.jsonl``, ``documents.jsonl``, ``pdfs/``.
+
+Rows are kept as close to upstream as possible: fields we do not model go to ``extra``.
+A row that cannot be parsed does not stop the load; it is recorded in
+``Dataset.malformed`` and validation reports it as dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.datasets.models import Dataset, DatasetError, Document, DroppedQuestion, Question
+
+QUESTIONS_FILE = "questions.jsonl"
+DOCUMENTS_FILE = "documents.jsonl"
+PDF_DIR = "pdfs"
+INFO_FILE = "dataset.json"  # optional: {"name": ..., ...} written by our generators
+
+_QUESTION_KEYS = {"financebench_id", "company", "doc_name", "question_type", "question", "answer", "evidence"}
+_DOCUMENT_KEYS = {"doc_name", "company", "gics_sector", "doc_type", "doc_period", "doc_link"}
+
+
+class MalformedRow(ValueError):
+    """A row of a JSONL file that does not have the fields we need."""
+
+
+def dataset_hash(path: Path) -> str:
+    """sha256 over the questions and documents files (names included, so swapping them changes it)."""
+    digest = hashlib.sha256()
+    for name in (QUESTIONS_FILE, DOCUMENTS_FILE):
+        file = path / name
+        digest.update(name.encode() + b"\0")
+        if file.exists():
+            digest.update(file.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str:
+    value = row.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise MalformedRow(f"missing field {key!r}")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise MalformedRow(f"field {key!r} must be text, got {type(value).__name__}")
+    return str(value)
+
+
+def parse_document(row: dict[str, Any]) -> Document:
+    """One ``documents.jsonl`` row -> ``Document``."""
+    return Document(
+        doc_id=_text(row, "doc_name"),
+        company=_text(row, "company", required=False),
+        doc_type=_text(row, "doc_type", required=False).lower(),
+        period=_text(row, "doc_period", required=False),
+        sector=_text(row, "gics_sector", required=False),
+        link=_text(row, "doc_link", required=False),
+        extra={k: v for k, v in row.items() if k not in _DOCUMENT_KEYS},
+    )
+
+
+def _evidence(row: dict[str, Any], doc_id: str) -> tuple[list[int], list[str], list[str]]:
+    evidence = row.get("evidence") or []
+    if not isinstance(evidence, list):
+        raise MalformedRow("field 'evidence' must be a list")
+    pages: list[int] = []
+    texts: list[str] = []
+    other_docs: list[str] = []
+    for item in evidence:
+        if not isinstance(item, dict):
+            raise MalformedRow("each evidence item must be an object")
+        page = item.get("evidence_page_num")
+        if isinstance(page, bool) or not isinstance(page, int) or page < 0:
+            raise MalformedRow(f"evidence_page_num must be a zero-based page number, got {page!r}")
+        if item.get("doc_name") and item["doc_name"] != doc_id:
+            other_docs.append(str(item["doc_name"]))
+            continue  # evidence in another filing cannot be checked against this one
+        if page + 1 not in pages:
+            pages.append(page + 1)
+        text = item.get("evidence_text")
+        if isinstance(text, str) and text.strip():
+            texts.append(text)
+    return pages, texts, other_docs
+
+
+def parse_question(row: dict[str, Any], documents: dict[str, Document]) -> Question:
+    """One ``questions.jsonl`` row (upstream FinanceBench fields) -> ``Question`` with 1-based pages."""
+    question_id = _text(row, "financebench_id")
+    doc_id = _text(row, "doc_name")
+    pages, texts, other_docs = _evidence(row, doc_id)
+    extra = {k: v for k, v in row.items() if k not in _QUESTION_KEYS}
+    if other_docs:
+        extra["evidence_in_other_docs"] = other_docs
+    doc = documents.get(doc_id)
+    return Question(
+        question_id=question_id,
+        question=_text(row, "question"),
+        gold_answer=_text(row, "answer"),
+        question_type=_text(row, "question_type", required=False),
+        doc_id=doc_id,
+        doc_type=doc.doc_type if doc else "",
+        evidence_pages=pages,
+        evidence_texts=texts,
+        company=_text(row, "company", required=False) or (doc.company if doc else ""),
+        extra=extra,
+    )
+
+
+def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
+    """(line number, parsed object or an error message) for every non-blank line."""
+    out: list[tuple[int, dict[str, Any] | str]] = []
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{file}: cannot read ({exc})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append((number, f"line {number} is not valid JSON ({exc.msg})"))
+            continue
+        out.append((number, value if isinstance(value, dict) else f"line {number} is not a JSON object"))
+    return out
+
+
+def load_documents(path: Path) -> dict[str, Document]:
+    """``documents.jsonl`` as a dict by doc id; malformed rows are skipped (questions on them
+    still load, with a bare document)."""
+    file = path / DOCUMENTS_FILE
+    documents: dict[str, Document] = {}
+    if not file.exists():
+        return documents
+    for _, row in _rows(file):
+        if isinstance(row, str):
+            continue
+        try:
+            doc = parse_document(row)
+        except MalformedRow:
+            continue
+        documents.setdefault(doc.doc_id, doc)
+    return documents
+
+
+def _dataset_name(path: Path, name: str | None) -> str:
+    if name:
+        return name
+    info = path / INFO_FILE
+    if info.exists():
+        try:
+            value = json.loads(info.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            value = None
+        if isinstance(value, str) and value:
+            return value
+    return path.resolve().name
+
+
+def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
+    """Load a FinanceBench-format directory. Raises ``DatasetError`` only when there is no
+    readable ``questions.jsonl``; bad rows are kept aside in ``Dataset.malformed``."""
+    root = Path(path)
+    questions_file = root / QUESTIONS_FILE
+    if not root.is_dir():
+        raise DatasetError(f"{root}: no such dataset directory")
+    if not questions_file.exists():
+        raise DatasetError(f"{root}: no {QUESTIONS_FILE} (expected a FinanceBench-format directory)")
+    documents = load_documents(root)
+    questions: list[Question] = []
+    malformed: list[DroppedQuestion] = []
+    for number, row in _rows(questions_file):
+        where = f"{QUESTIONS_FILE} line {number}"
+        if isinstance(row, str):
+            malformed.append(DroppedQuestion(question_id=f"line-{number}", reason="malformed", detail=row))
+            continue
+        try:
+            questions.append(parse_question(row, documents))
+        except MalformedRow as exc:
+            qid = row.get("financebench_id")
+            qid = str(qid) if isinstance(qid, str | int) and str(qid).strip() else f"line-{number}"
+            malformed.append(DroppedQuestion(question_id=qid, reason="malformed", detail=f"{where}: {exc}"))
+    return Dataset(
+        name=_dataset_name(root, name),
+        path=root,
+        sha256=dataset_hash(root),
+        questions=questions,
+        documents=documents,
+        malformed=malformed,
+    )

@@ -1,0 +1,207 @@
+"""Checks run before any model is called. A question that cannot be answered fairly is
+dropped with a reason; the rest of the dataset goes on.
+
+Dropped when: the row is malformed, its PDF is missing, unreadable (corrupt, damaged,
+encrypted, zero pages, no text layer, more pages than ``max_pages``), an evidence page is
+beyond the PDF's last page, its id repeats an earlier question's id, or its text repeats an
+earlier question on the same document exactly or nearly (rapidfuzz ratio at or above
+``similarity_threshold``; questions that mention different numbers, e.g. FY2018 vs FY2019,
+are never near-duplicates). The first of a group of duplicates is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+from bench.datasets.models import Dataset, DroppedQuestion, Question
+
+DEFAULT_SIMILARITY_THRESHOLD = 0.92
+DEFAULT_MAX_PAGES = 1000
+TEXT_PROBE_PAGES = 40  # pages sampled (evenly) when looking for a text layer
+
+DROP_REASONS: dict[str, str] = {
+    "malformed": "the row lacks required fields or is not valid JSON",
+    "duplicate_id": "another question already uses this id",
+    "pdf_missing": "the filing's PDF is not in pdfs/",
+    "pdf_unreadable": "the PDF cannot be opened or is damaged",
+    "pdf_encrypted": "the PDF needs a password",
+    "pdf_empty": "the PDF has no pages",
+    "pdf_no_text": "the PDF has no text layer (scanned images only)",
+    "pdf_too_large": "the PDF has more pages than the limit",
+    "evidence_page_out_of_range": "a gold evidence page is beyond the PDF's last page",
+    "duplicate": "the same question text already appears for this document",
+    "near_duplicate": "a nearly identical question already appears for this document",
+}
+
+
+class PdfCheck(BaseModel):
+    """What opening a PDF once told us."""
+
+    path: str
+    ok: bool
+    page_count: int = 0
+    reason: str | None = None  # a DROP_REASONS key when not ok
+    detail: str = ""
+
+
+class ValidationResult(BaseModel):
+    kept: list[Question] = Field(default_factory=list)
+    dropped: list[DroppedQuestion] = Field(default_factory=list)
+    pdfs: dict[str, PdfCheck] = Field(default_factory=dict)  # doc id -> check
+
+    def counts(self) -> dict[str, int]:
+        """Dropped questions per reason."""
+        return dict(Counter(d.reason for d in self.dropped))
+
+
+def _has_text(doc: pymupdf.Document) -> bool:
+    count = doc.page_count
+    step = max(1, count // TEXT_PROBE_PAGES)
+    return any(doc[i].get_text("text").strip() for i in range(0, count, step))
+
+
+def check_pdf(
+    path: str | Path,
+    *,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
+    allow_repaired: bool = False,
+    require_text: bool = True,
+) -> PdfCheck:
+    """Open ``path`` with pymupdf and say whether a tree can be built from it."""
+    path = Path(path)
+
+    def bad(reason: str, detail: str, pages: int = 0) -> PdfCheck:
+        return PdfCheck(path=str(path), ok=False, page_count=pages, reason=reason, detail=f"{path}: {detail}")
+
+    if not path.is_file():
+        return bad("pdf_missing", "file not found")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # pymupdf raises several types for broken files
+        return bad("pdf_unreadable", f"cannot open as PDF ({type(exc).__name__}: {exc})")
+    with doc:
+        if doc.needs_pass:
+            return bad("pdf_encrypted", "encrypted, needs a password")
+        try:
+            pages = doc.page_count
+        except Exception as exc:
+            return bad("pdf_unreadable", f"cannot count pages ({exc})")
+        if doc.is_repaired and not allow_repaired:
+            return bad("pdf_unreadable", "damaged (truncated or broken cross-reference table)", pages)
+        if pages == 0:
+            return bad("pdf_empty", "has no pages")
+        if max_pages is not None and pages > max_pages:
+            return bad("pdf_too_large", f"has {pages} pages, more than the limit of {max_pages}", pages)
+        try:
+            if require_text and not _has_text(doc):
+                return bad("pdf_no_text", "no text layer on any sampled page (scanned images?)", pages)
+        except Exception as exc:
+            return bad("pdf_unreadable", f"cannot extract text ({exc})", pages)
+        return PdfCheck(path=str(path), ok=True, page_count=pages)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _numbers(text: str) -> tuple[str, ...]:
+    return tuple(_NUMBER.findall(text))
+
+
+def _duplicates(questions: list[Question], threshold: float) -> tuple[list[Question], list[DroppedQuestion]]:
+    kept: list[Question] = []
+    dropped: list[DroppedQuestion] = []
+    seen_ids: set[str] = set()
+    by_doc: dict[str, list[tuple[Question, str, tuple[str, ...]]]] = {}
+    for q in questions:
+        if q.question_id in seen_ids:
+            dropped.append(
+                DroppedQuestion(
+                    question_id=q.question_id,
+                    reason="duplicate_id",
+                    detail=f"question id {q.question_id} appears more than once; the first is kept",
+                )
+            )
+            continue
+        norm = default_process(q.question)
+        numbers = _numbers(q.question)
+        earlier = by_doc.setdefault(q.doc_id, [])
+        hit: DroppedQuestion | None = None
+        for other, other_norm, other_numbers in earlier:
+            if norm == other_norm:
+                hit = DroppedQuestion(
+                    question_id=q.question_id,
+                    reason="duplicate",
+                    detail=f"same text as {other.question_id} on {q.doc_id}",
+                )
+                break
+            if numbers == other_numbers:
+                score = fuzz.ratio(norm, other_norm, score_cutoff=threshold * 100) / 100
+                if score >= threshold:
+                    hit = DroppedQuestion(
+                        question_id=q.question_id,
+                        reason="near_duplicate",
+                        detail=f"{score:.2f} similar to {other.question_id} on {q.doc_id} "
+                        f"(threshold {threshold:.2f})",
+                    )
+                    break
+        if hit:
+            dropped.append(hit)
+            continue
+        seen_ids.add(q.question_id)
+        earlier.append((q, norm, numbers))
+        kept.append(q)
+    return kept, dropped
+
+
+def validate_dataset(
+    dataset: Dataset,
+    *,
+    similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
+    allow_repaired: bool = False,
+    require_text: bool = True,
+) -> ValidationResult:
+    """Split ``dataset.questions`` into kept and dropped (with reasons), in dataset order.
+
+    Each PDF is opened once. Malformed rows found by the loader are reported first."""
+    dropped: list[DroppedQuestion] = list(dataset.malformed)
+    pdfs: dict[str, PdfCheck] = {}
+    survivors: list[Question] = []
+    for q in dataset.questions:
+        check = pdfs.get(q.doc_id)
+        if check is None:
+            check = check_pdf(
+                dataset.pdf_path(q.doc_id),
+                max_pages=max_pages,
+                allow_repaired=allow_repaired,
+                require_text=require_text,
+            )
+            pdfs[q.doc_id] = check
+        if not check.ok:
+            dropped.append(
+                DroppedQuestion(
+                    question_id=q.question_id, reason=check.reason or "pdf_unreadable", detail=check.detail
+                )
+            )
+            continue
+        beyond = [p for p in q.evidence_pages if p < 1 or p > check.page_count]
+        if beyond:
+            dropped.append(
+                DroppedQuestion(
+                    question_id=q.question_id,
+                    reason="evidence_page_out_of_range",
+                    detail=f"evidence page(s) {beyond} beyond the {check.page_count} pages of {q.doc_id}.pdf",
+                )
+            )
+            continue
+        survivors.append(q)
+    kept, duplicates = _duplicates(survivors, similarity_threshold)
+    dropped.extend(duplicates)
+    return ValidationResult(kept=kept, dropped=dropped, pdfs=pdfs)
