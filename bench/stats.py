@@ -1,0 +1,195 @@
+"""Statistics for accuracy figures: confidence intervals and paired tests.
+
+- :func:`wilson_interval` - Wilson score interval for a proportion.
+- :func:`cluster_bootstrap_interval` - percentile bootstrap resampling whole clusters (documents),
+  for when questions about the same filing are not independent.
+- :func:`mcnemar_exact` - exact McNemar test on the discordant pairs of two paired 0/1 outcomes.
+- :func:`paired_bootstrap` - paired bootstrap of the difference in means (optionally by cluster).
+
+Every result is a pydantic model so it can go straight into ``summary.json`` or ``--json`` output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel
+from scipy.stats import binomtest, norm
+
+
+class Proportion(BaseModel):
+    """``k`` successes out of ``n`` with a confidence interval (all three None when ``n == 0``)."""
+
+    k: int
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+    method: str = "wilson"
+    confidence: float = 0.95
+
+    def fmt(self, digits: int = 3) -> str:
+        if self.value is None:
+            return "n/a"
+        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+class PairedTest(BaseModel):
+    """Outcome of a paired comparison of B against A on the same samples (1 = correct)."""
+
+    method: Literal["mcnemar", "bootstrap"]
+    n: int  # pairs
+    a_only: int  # A right, B wrong
+    b_only: int  # A wrong, B right
+    diff: float  # mean(B) - mean(A)
+    p_value: float
+    ci_low: float | None = None  # of the difference (bootstrap only)
+    ci_high: float | None = None
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p_value < alpha
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Proportion:
+    """Wilson score interval; behaves well at 0% and 100% and for small ``n``."""
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Proportion(k=0, n=0, value=None, low=None, high=None, confidence=confidence)
+    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return Proportion(
+        k=k,
+        n=n,
+        value=p,
+        low=0.0 if k == 0 else max(0.0, float(centre - half)),
+        high=1.0 if k == n else min(1.0, float(centre + half)),
+        confidence=confidence,
+    )
+
+
+def _cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
+    _, idx = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    return idx, int(idx.max()) + 1 if len(idx) else 0
+
+
+def cluster_bootstrap_interval(
+    outcomes: Sequence[float],
+    clusters: Sequence[str],
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> Proportion:
+    """Percentile interval for the mean of 0/1 ``outcomes`` resampling whole clusters
+    (e.g. documents) with replacement. With a single cluster it falls back to Wilson."""
+    y = np.asarray(outcomes, dtype=float)
+    if len(y) != len(clusters):
+        raise ValueError("outcomes and clusters differ in length")
+    k, n = int(y.sum()), len(y)
+    if n == 0:
+        return Proportion(k=0, n=0, value=None, low=None, high=None, method="cluster-bootstrap")
+    idx, m = _cluster_index(clusters)
+    if m < 2:
+        return wilson_interval(k, n, confidence)
+    sums = np.bincount(idx, weights=y, minlength=m)
+    counts = np.bincount(idx, minlength=m).astype(float)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, m, size=(n_boot, m))
+    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return Proportion(
+        k=k,
+        n=n,
+        value=k / n,
+        low=float(low),
+        high=float(high),
+        method="cluster-bootstrap",
+        confidence=confidence,
+    )
+
+
+def _discordant(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    xa = np.asarray(a, dtype=float)
+    xb = np.asarray(b, dtype=float)
+    if xa.shape != xb.shape:
+        raise ValueError("paired outcomes differ in length")
+    a_only = int(np.sum((xa > 0) & (xb <= 0)))
+    b_only = int(np.sum((xa <= 0) & (xb > 0)))
+    return xa, xb, a_only, b_only
+
+
+def mcnemar_exact(a: Sequence[float], b: Sequence[float]) -> PairedTest:
+    """Exact (binomial) McNemar test: under H0 each discordant pair is equally likely to favour A or B.
+    Two-sided p-value; 1.0 when there are no discordant pairs."""
+    xa, xb, a_only, b_only = _discordant(a, b)
+    discordant = a_only + b_only
+    p = 1.0 if discordant == 0 else float(binomtest(b_only, discordant, 0.5).pvalue)
+    diff = float(xb.mean() - xa.mean()) if len(xa) else 0.0
+    return PairedTest(method="mcnemar", n=len(xa), a_only=a_only, b_only=b_only, diff=diff, p_value=p)
+
+
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    clusters: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    n_boot: int = 5000,
+    seed: int = 0,
+) -> PairedTest:
+    """Paired bootstrap of ``mean(b) - mean(a)``: resample pairs (or whole clusters of pairs) and
+    take the percentile interval; the two-sided p-value is twice the share of resampled differences
+    on the far side of zero (capped at 1)."""
+    xa, xb, a_only, b_only = _discordant(a, b)
+    n = len(xa)
+    if n == 0:
+        return PairedTest(method="bootstrap", n=0, a_only=0, b_only=0, diff=0.0, p_value=1.0)
+    d = xb - xa
+    observed = float(d.mean())
+    rng = np.random.default_rng(seed)
+    if clusters is not None:
+        idx, m = _cluster_index(clusters)
+        sums = np.bincount(idx, weights=d, minlength=m)
+        counts = np.bincount(idx, minlength=m).astype(float)
+        draws = rng.integers(0, m, size=(n_boot, m))
+        boot = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    else:
+        draws = rng.integers(0, n, size=(n_boot, n))
+        boot = d[draws].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(boot, [tail, 100 - tail])
+    if np.all(d == 0):
+        p = 1.0
+    else:
+        p = float(min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0))))
+    return PairedTest(
+        method="bootstrap",
+        n=n,
+        a_only=a_only,
+        b_only=b_only,
+        diff=observed,
+        p_value=p,
+        ci_low=float(low),
+        ci_high=float(high),
+    )
+
+
+def paired_test(
+    a: Sequence[float],
+    b: Sequence[float],
+    method: Literal["mcnemar", "bootstrap"] = "mcnemar",
+    clusters: Sequence[str] | None = None,
+) -> PairedTest:
+    """The paired test named by ``method`` (``mcnemar`` needs 0/1 outcomes)."""
+    if method == "mcnemar":
+        return mcnemar_exact(a, b)
+    if method == "bootstrap":
+        return paired_bootstrap(a, b, clusters=clusters)
+    raise ValueError(f"unknown paired test {method!r}: use mcnemar or bootstrap")

@@ -1,0 +1,470 @@
+"""Summaries of a run: per retriever, model, question type and document type.
+
+``summarize(samples, run_info, dropped)`` turns the rows of ``samples.jsonl`` into a :class:`Summary`
+(what ``summary.json`` holds); ``load_run(run_dir)`` reads a whole run directory; ``print_summary``
+shows it as rich tables.
+
+Definitions (one place, used by compare, gate and report too):
+
+- *correct*: ``verdict == "correct"``. Accuracy over all samples counts errors as not correct;
+  ``accuracy_no_errors`` leaves samples with ``status == "error"`` out.
+- *answered rate*: share of samples whose status is ``answer`` (neither ``fail`` nor ``error``).
+- *tokens per question*: retriever prompt + completion tokens of one sample (judge tokens apart).
+- *evidence-hit rate*: over samples whose dataset gives evidence pages (``evidence_hit`` not None).
+- *cost*: None when any sample in the group has an unknown cost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.runinfo import RunInfo
+from bench.samples import Sample, read_samples_file
+from bench.stats import Proportion, cluster_bootstrap_interval, wilson_interval
+
+log = logging.getLogger(__name__)
+
+GroupBy = Literal["retriever", "model", "question_type", "doc_type", "retriever_model"]
+GROUPINGS: tuple[GroupBy, ...] = ("retriever", "model", "question_type", "doc_type", "retriever_model")
+NO_VALUE = "-"
+
+
+class DroppedQuestion(BaseModel):
+    """One row of ``dropped.jsonl``: a question left out by dataset validation."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question_id: str
+    reason: str
+    question_type: str | None = None
+    doc_type: str | None = None
+
+
+class Stat(BaseModel):
+    """Mean, median and 90th percentile of a per-sample figure (None when there are no samples)."""
+
+    mean: float | None = None
+    median: float | None = None
+    p90: float | None = None
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Stat:
+        arr = np.asarray([v for v in values if v is not None and not pd.isna(v)], dtype=float)
+        if arr.size == 0:
+            return cls()
+        return cls(mean=float(arr.mean()), median=float(np.median(arr)), p90=float(np.percentile(arr, 90)))
+
+
+class RepeatAgreement(BaseModel):
+    """How often repeats of the same question (same retriever and model) got the same verdict."""
+
+    questions: int  # questions with two or more repeats
+    unanimous: int  # of those, all repeats agree
+    unanimous_rate: float | None
+    mean_pairwise: float | None  # share of agreeing repeat pairs, averaged over questions
+    unstable: list[str] = Field(default_factory=list)  # question ids whose verdicts differ
+
+
+class GroupSummary(BaseModel):
+    by: str  # overall | retriever | model | question_type | doc_type | retriever_model
+    group: str  # the value, e.g. "agent" or "agent / gpt-4o-mini"
+    keys: dict[str, str] = Field(default_factory=dict)
+    n: int
+    questions: int
+    correct: int
+    incorrect: int
+    refusals: int
+    failed: int
+    errored: int
+    dropped: int
+    accuracy: Proportion  # over all samples (errors count as not correct), Wilson 95%
+    accuracy_no_errors: Proportion  # over samples without errors, Wilson 95%
+    accuracy_by_doc: Proportion  # bootstrap clustered by document (Wilson when one document)
+    answered_rate: float | None
+    evidence_hit_rate: float | None
+    evidence_n: int  # samples with evidence pages
+    tokens_per_question: Stat
+    judge_tokens_per_question: Stat
+    llm_calls: Stat
+    iterations: Stat
+    tool_calls: Stat
+    latency_s: Stat
+    cost_usd: float | None  # total; None = unknown
+    cost_per_question: float | None
+    repeat_agreement: RepeatAgreement | None = None
+
+
+class Summary(BaseModel):
+    run_id: str
+    status: str = ""
+    dataset: str = ""
+    dataset_sha256: str = ""
+    model: str | None = None
+    judge: str = ""
+    judge_model: str | None = None
+    judge_prompt_version: str | None = None
+    n_samples: int
+    n_dropped: int
+    dropped_reasons: dict[str, int] = Field(default_factory=dict)
+    overall: GroupSummary
+    by_retriever: list[GroupSummary] = Field(default_factory=list)
+    by_model: list[GroupSummary] = Field(default_factory=list)
+    by_question_type: list[GroupSummary] = Field(default_factory=list)
+    by_doc_type: list[GroupSummary] = Field(default_factory=list)
+    by_retriever_model: list[GroupSummary] = Field(default_factory=list)
+
+    def groups(self, by: GroupBy) -> list[GroupSummary]:
+        return list(getattr(self, f"by_{by}"))
+
+    def group(self, by: GroupBy, value: str) -> GroupSummary | None:
+        return next((g for g in self.groups(by) if g.group == value), None)
+
+
+class Run(BaseModel):
+    """A run directory read back: run info, samples, dropped questions and their summary."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    info: RunInfo
+    samples: list[Sample]
+    dropped: list[DroppedQuestion] = Field(default_factory=list)
+    summary: Summary
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.info.run_id
+
+
+class RunLoadError(Exception):
+    """A run directory that cannot be used; the message names the file and the problem."""
+
+
+# ----------------------------------------------------------------------------- frame
+_EMPTY_COLUMNS = (
+    "question_id retriever repeat model status verdict correct evidence_hit question_type doc_id doc_type "
+    "tokens judge_tokens llm_calls iterations tool_calls latency_s cost_usd"
+).split()
+
+
+def samples_frame(samples: Sequence[Sample], default_model: str | None = None) -> pd.DataFrame:
+    """One row per sample with the columns summaries are computed from."""
+    rows = [
+        {
+            "question_id": s.question_id,
+            "retriever": s.retriever,
+            "repeat": s.repeat,
+            "model": s.model or default_model or NO_VALUE,
+            "status": s.status,
+            "verdict": s.verdict,
+            "correct": s.verdict == "correct",
+            "evidence_hit": s.evidence_hit,
+            "question_type": s.question_type or NO_VALUE,
+            "doc_id": s.doc_id or NO_VALUE,
+            "doc_type": s.doc_type or NO_VALUE,
+            "tokens": s.tokens,
+            "judge_tokens": s.judge_prompt_tokens + s.judge_completion_tokens,
+            "llm_calls": s.llm_calls,
+            "iterations": s.iterations,
+            "tool_calls": s.tool_calls,
+            "latency_s": s.latency_s,
+            "cost_usd": s.cost_usd,
+        }
+        for s in samples
+    ]
+    frame = pd.DataFrame(rows, columns=list(_EMPTY_COLUMNS))
+    frame["retriever_model"] = frame["retriever"] + " / " + frame["model"]
+    return frame
+
+
+# ----------------------------------------------------------------------------- summarize
+def _repeat_agreement(frame: pd.DataFrame) -> RepeatAgreement | None:
+    if frame.empty or frame["repeat"].nunique() < 2:
+        return None
+    questions = unanimous = 0
+    pairwise: list[float] = []
+    unstable: list[str] = []
+    for (qid, _r, _m), grp in frame.groupby(["question_id", "retriever", "model"], sort=True):
+        verdicts = grp["verdict"].fillna("error").tolist()
+        if len(verdicts) < 2:
+            continue
+        questions += 1
+        counts = pd.Series(verdicts).value_counts()
+        k = len(verdicts)
+        pairwise.append(float((counts * (counts - 1)).sum() / (k * (k - 1))))
+        if len(counts) == 1:
+            unanimous += 1
+        elif qid not in unstable:
+            unstable.append(str(qid))
+    if questions == 0:
+        return None
+    return RepeatAgreement(
+        questions=questions,
+        unanimous=unanimous,
+        unanimous_rate=unanimous / questions,
+        mean_pairwise=float(np.mean(pairwise)),
+        unstable=unstable,
+    )
+
+
+def summarize_group(
+    frame: pd.DataFrame, by: str, group: str, keys: dict[str, str] | None = None, dropped: int = 0
+) -> GroupSummary:
+    """Figures of one group of samples (rows of :func:`samples_frame`)."""
+    n = len(frame)
+    correct = int(frame["correct"].sum())
+    errored = int((frame["status"] == "error").sum())
+    no_err = frame[frame["status"] != "error"]
+    evidence = frame["evidence_hit"].dropna()
+    costs = frame["cost_usd"]
+    cost_known = n > 0 and not costs.isna().any()
+    total_cost = float(costs.sum()) if cost_known else None
+    return GroupSummary(
+        by=by,
+        group=group,
+        keys=keys or {},
+        n=n,
+        questions=int(frame["question_id"].nunique()),
+        correct=correct,
+        incorrect=int((frame["verdict"] == "incorrect").sum()),
+        refusals=int((frame["verdict"] == "refusal").sum()),
+        failed=int((frame["status"] == "fail").sum()),
+        errored=errored,
+        dropped=dropped,
+        accuracy=wilson_interval(correct, n),
+        accuracy_no_errors=wilson_interval(int(no_err["correct"].sum()), len(no_err)),
+        accuracy_by_doc=cluster_bootstrap_interval(
+            frame["correct"].astype(float).tolist(), frame["doc_id"].tolist()
+        ),
+        answered_rate=float((frame["status"] == "answer").mean()) if n else None,
+        evidence_hit_rate=float(evidence.astype(bool).mean()) if len(evidence) else None,
+        evidence_n=len(evidence),
+        tokens_per_question=Stat.of(frame["tokens"]),
+        judge_tokens_per_question=Stat.of(frame["judge_tokens"]),
+        llm_calls=Stat.of(frame["llm_calls"]),
+        iterations=Stat.of(frame["iterations"]),
+        tool_calls=Stat.of(frame["tool_calls"]),
+        latency_s=Stat.of(frame["latency_s"]),
+        cost_usd=total_cost,
+        cost_per_question=total_cost / n if total_cost is not None and n else None,
+        repeat_agreement=_repeat_agreement(frame),
+    )
+
+
+def _dropped_in(dropped: Sequence[DroppedQuestion], by: str, value: str) -> int:
+    """Dropped questions count against every retriever and model; by question or document type only
+    when the dropped row names its type."""
+    if by in ("question_type", "doc_type"):
+        return sum(1 for d in dropped if (getattr(d, by) or NO_VALUE) == value)
+    return len(dropped)
+
+
+def group_summaries(
+    frame: pd.DataFrame, by: GroupBy, dropped: Sequence[DroppedQuestion] = ()
+) -> list[GroupSummary]:
+    out: list[GroupSummary] = []
+    if frame.empty:
+        return out
+    for value, grp in frame.groupby(by, sort=True):
+        keys = {by: str(value)}
+        if by == "retriever_model":
+            keys = {"retriever": str(grp["retriever"].iloc[0]), "model": str(grp["model"].iloc[0])}
+        out.append(summarize_group(grp, by, str(value), keys, _dropped_in(dropped, by, str(value))))
+    return out
+
+
+def summarize(
+    samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[DroppedQuestion] = ()
+) -> Summary:
+    """The :class:`Summary` of a run (what ``summary.json`` holds)."""
+    frame = samples_frame(samples, default_model=run_info.model)
+    reasons: dict[str, int] = {}
+    for d in dropped:
+        key = d.reason.split(":", 1)[0].strip() or d.reason
+        reasons[key] = reasons.get(key, 0) + 1
+    return Summary(
+        run_id=run_info.run_id,
+        status=run_info.status,
+        dataset=run_info.dataset.name,
+        dataset_sha256=run_info.dataset.sha256,
+        model=run_info.model,
+        judge=run_info.judge,
+        judge_model=run_info.judge_model,
+        judge_prompt_version=run_info.judge_prompt_version,
+        n_samples=len(frame),
+        n_dropped=len(dropped),
+        dropped_reasons=reasons,
+        overall=summarize_group(frame, "overall", "all", {}, len(dropped)),
+        **{f"by_{by}": group_summaries(frame, by, dropped) for by in GROUPINGS},
+    )
+
+
+def write_summary(run_dir: Path, summary: Summary) -> Path:
+    """Write ``summary.json`` into ``run_dir`` (atomically: temp file + rename)."""
+    path = Path(run_dir) / "summary.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+# ----------------------------------------------------------------------------- load
+def _read_dropped(path: Path) -> list[DroppedQuestion]:
+    if not path.exists():
+        return []
+    out: list[DroppedQuestion] = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(DroppedQuestion.model_validate_json(line))
+        except ValidationError as exc:
+            raise RunLoadError(
+                f"{path}: line {i} is not a dropped-question row: {_first_error(exc)}"
+            ) from None
+    return out
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "row"
+    return f"{where}: {err.get('msg', 'invalid')}"
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """Read a run directory. A torn last line of ``samples.jsonl`` (a crash mid-write) is dropped
+    with a warning; anything else unusable raises :class:`RunLoadError` with a clear message."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunLoadError(f"run directory {path} does not exist")
+    info_path = path / "run.json"
+    if not info_path.exists():
+        raise RunLoadError(f"{info_path} is missing: {path} is not a run directory")
+    try:
+        info = RunInfo.model_validate_json(info_path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise RunLoadError(f"{info_path} is not a valid run.json: {_first_error(exc)}") from None
+    samples_path = path / "samples.jsonl"
+    warnings: list[str] = []
+    samples: list[Sample] = []
+    if samples_path.exists():
+        try:
+            samples, _, warnings = read_samples_file(samples_path)
+        except ValueError as exc:
+            raise RunLoadError(str(exc).splitlines()[0]) from None
+    else:
+        warnings.append(f"{samples_path} is missing: the run has no samples")
+    for w in warnings:
+        log.warning(w)
+    dropped = _read_dropped(path / "dropped.jsonl")
+    return Run(
+        path=path,
+        info=info,
+        samples=samples,
+        dropped=dropped,
+        summary=summarize(samples, info, dropped),
+        warnings=warnings,
+    )
+
+
+def read_summary(run_dir: str | Path) -> Summary:
+    """``summary.json`` as written by the runner."""
+    path = Path(run_dir) / "summary.json"
+    try:
+        return Summary.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise RunLoadError(f"{path} is missing") from None
+    except (ValueError, ValidationError) as exc:
+        raise RunLoadError(f"{path} is not a valid summary: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- tables
+def _num(x: float | None, digits: int = 1) -> str:
+    return NO_VALUE if x is None else f"{x:,.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return NO_VALUE if x is None else f"{100 * x:.1f}%"
+
+
+def _ci(p: Proportion) -> str:
+    if p.value is None:
+        return NO_VALUE
+    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
+
+
+def _cost(x: float | None) -> str:
+    return "unknown" if x is None else f"${x:,.4f}"
+
+
+def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
+    """Display rows (strings) for a table of groups: shared by the console, HTML and Markdown output."""
+    rows = []
+    for g in groups:
+        rows.append(
+            {
+                g.by if g.by != "overall" else "group": g.group,
+                "n": str(g.n),
+                "accuracy (95% CI)": _ci(g.accuracy),
+                "acc. w/o errors": _ci(g.accuracy_no_errors),
+                "answered": _pct(g.answered_rate),
+                "tokens/q mean": _num(g.tokens_per_question.mean, 0),
+                "median": _num(g.tokens_per_question.median, 0),
+                "p90": _num(g.tokens_per_question.p90, 0),
+                "LLM calls": _num(g.llm_calls.mean),
+                "iterations": _num(g.iterations.mean),
+                "tool calls": _num(g.tool_calls.mean),
+                "latency s": _num(g.latency_s.mean, 2),
+                "cost": _cost(g.cost_usd),
+                "evidence hit": _pct(g.evidence_hit_rate),
+                "dropped/failed/errored": f"{g.dropped}/{g.failed}/{g.errored}",
+                **(
+                    {"repeat agreement": _pct(g.repeat_agreement.unanimous_rate)}
+                    if g.repeat_agreement is not None
+                    else {}
+                ),
+            }
+        )
+    return rows
+
+
+def summary_table_frame(groups: Sequence[GroupSummary]) -> pd.DataFrame:
+    return pd.DataFrame(summary_rows(groups)).fillna(NO_VALUE)
+
+
+def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS) -> None:
+    """Print the summary as rich tables, one per grouping that has more than one group
+    (the per-retriever table always)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    head = (
+        f"[bold]{summary.run_id}[/]  status={summary.status}  dataset={summary.dataset or NO_VALUE}  "
+        f"judge={summary.judge}{'/' + summary.judge_model if summary.judge_model else ''}  "
+        f"samples={summary.n_samples}  dropped={summary.n_dropped}"
+    )
+    console.print(head, highlight=False)
+    if summary.dropped_reasons:
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
+        console.print(f"dropped questions by reason: {reasons}", highlight=False)
+    for grouping in by:
+        groups = summary.groups(grouping)
+        if not groups or (grouping != "retriever" and len(groups) < 2):
+            continue
+        frame = summary_table_frame(groups)
+        table = Table(title=f"by {grouping.replace('_', ' ')}", title_justify="left")
+        for i, col in enumerate(frame.columns):
+            table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        for row in frame.itertuples(index=False):
+            table.add_row(*[str(v) for v in row])
+        console.print(table)

@@ -1,0 +1,70 @@
+"""Confidence intervals and paired tests against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.stats import cluster_bootstrap_interval, mcnemar_exact, paired_bootstrap, wilson_interval
+
+
+def test_wilson_matches_hand_computed_interval() -> None:
+    # p = 0.8, z = 1.96: centre = (0.8 + z^2/20) / (1 + z^2/10), half = z*sqrt(0.016 + z^2/400) / (1 + z^2/10)
+    ci = wilson_interval(8, 10)
+    assert ci.value == pytest.approx(0.8)
+    assert ci.low == pytest.approx(0.4902, abs=1e-4)
+    assert ci.high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_edges() -> None:
+    zero = wilson_interval(0, 10)
+    assert zero.low == 0.0 and zero.high == pytest.approx(0.2775, abs=1e-4)
+    full = wilson_interval(10, 10)
+    assert full.high == 1.0 and full.low == pytest.approx(0.7225, abs=1e-4)
+    empty = wilson_interval(0, 0)
+    assert empty.value is None and empty.fmt() == "n/a"
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+def test_mcnemar_counts_only_discordant_pairs() -> None:
+    # 10 pairs where only B is right, 20 where both are right: p = 2 * 0.5**10
+    a = [0] * 10 + [1] * 20
+    b = [1] * 10 + [1] * 20
+    t = mcnemar_exact(a, b)
+    assert (t.a_only, t.b_only, t.n) == (0, 10, 30)
+    assert t.diff == pytest.approx(10 / 30)
+    assert t.p_value == pytest.approx(2 * 0.5**10)
+    assert t.significant(0.05)
+
+
+def test_mcnemar_noise_is_not_significant() -> None:
+    a = [1, 0, 1, 0, 1] + [1] * 20
+    b = [0, 1, 0, 1, 1] + [1] * 20  # 2 lost, 2 gained
+    t = mcnemar_exact(a, b)
+    assert (t.a_only, t.b_only) == (2, 2)
+    assert t.p_value == pytest.approx(1.0)
+    assert not t.significant(0.05)
+    assert mcnemar_exact([1, 1], [1, 1]).p_value == 1.0
+
+
+def test_paired_bootstrap_agrees_with_mcnemar_on_clear_cases() -> None:
+    a = [0] * 12 + [1] * 18
+    b = [1] * 12 + [1] * 18
+    t = paired_bootstrap(a, b, seed=1)
+    assert t.diff == pytest.approx(0.4)
+    assert t.p_value < 0.01
+    assert 0 < t.ci_low < 0.4 < t.ci_high <= 1
+    noise = paired_bootstrap([1, 0, 1, 0] + [1] * 26, [0, 1, 0, 1] + [1] * 26, seed=1)
+    assert noise.diff == 0 and noise.p_value > 0.5
+
+
+def test_cluster_bootstrap_is_wider_when_documents_disagree() -> None:
+    # 4 documents, each all right or all wrong: the effective sample is 4, not 40
+    outcomes = [1] * 10 + [0] * 10 + [1] * 10 + [0] * 10
+    docs = ["a"] * 10 + ["b"] * 10 + ["c"] * 10 + ["d"] * 10
+    clustered = cluster_bootstrap_interval(outcomes, docs, seed=0)
+    plain = wilson_interval(20, 40)
+    assert clustered.value == 0.5
+    assert clustered.high - clustered.low > plain.high - plain.low
+    single = cluster_bootstrap_interval([1, 0, 1], ["a", "a", "a"])
+    assert single.method == "wilson" and single.k == 2

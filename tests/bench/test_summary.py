@@ -1,0 +1,123 @@
+"""Summary figures over hand-made run directories, checked against hand-computed values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from bench.stats import wilson_interval
+from bench.summary import RunLoadError, load_run, print_summary, read_summary
+from tests.bench.runfactory import outcomes, sample, write_run
+
+
+def _agent_samples():
+    # 5 correct, 2 incorrect, 2 refusals (fail), 1 error; retriever tokens 100..1000
+    rows = outcomes("ccccciirre", "agent")
+    return [
+        s.model_copy(update={"retriever_prompt_tokens": 100 * (k + 1), "retriever_completion_tokens": 0})
+        for k, s in enumerate(rows)
+    ]
+
+
+def test_summary_figures_match_hand_computed_values(tmp_path: Path) -> None:
+    planner = [sample(f"p{k}", "planner", "correct", cost_usd=None if k == 0 else 0.002) for k in range(3)]
+    run_dir = write_run(
+        tmp_path / "r1",
+        _agent_samples() + planner,
+        dropped=[
+            {
+                "question_id": "x1",
+                "reason": "missing_pdf: DOC_Z.pdf not found",
+                "question_type": "novel-generated",
+            },
+            {"question_id": "x2", "reason": "duplicate: same text as q001"},
+        ],
+    )
+    run = load_run(run_dir)
+    agent = run.summary.group("retriever", "agent")
+    assert agent is not None
+    assert (agent.n, agent.correct, agent.incorrect, agent.refusals, agent.failed, agent.errored) == (
+        10,
+        5,
+        2,
+        2,
+        2,
+        1,
+    )
+    assert agent.accuracy.value == 0.5
+    assert agent.accuracy.low == pytest.approx(wilson_interval(5, 10).low)
+    assert agent.accuracy_no_errors.value == pytest.approx(5 / 9)
+    assert agent.answered_rate == pytest.approx(0.7)
+    assert agent.evidence_hit_rate == pytest.approx(0.5)
+    assert agent.tokens_per_question.mean == pytest.approx(550)
+    assert agent.tokens_per_question.median == pytest.approx(550)
+    assert agent.tokens_per_question.p90 == pytest.approx(910)  # linear: 900 + 0.1 * 100
+    assert agent.cost_usd == pytest.approx(0.01)
+    assert agent.cost_per_question == pytest.approx(0.001)
+    assert agent.dropped == 2
+    assert agent.repeat_agreement is None
+
+    planner_g = run.summary.group("retriever", "planner")
+    assert planner_g.accuracy.value == 1.0
+    assert planner_g.cost_usd is None  # one sample's cost is unknown
+
+    assert run.summary.overall.n == 13 and run.summary.overall.correct == 8
+    assert run.summary.n_dropped == 2
+    assert run.summary.dropped_reasons == {"missing_pdf": 1, "duplicate": 1}
+    novel = run.summary.group("question_type", "novel-generated")
+    assert novel is None  # no samples of that type; its dropped question is still counted overall
+    metrics = run.summary.group("question_type", "metrics-generated")
+    assert metrics.n == 13 and metrics.dropped == 0
+    assert run.summary.group("retriever_model", "agent / scripted").keys == {
+        "retriever": "agent",
+        "model": "scripted",
+    }
+    # what the runner wrote is what load_run computes
+    assert read_summary(run_dir) == run.summary
+
+
+def test_agreement_across_repeats(tmp_path: Path) -> None:
+    rows = [sample("q1", "planner", "correct", repeat=r) for r in range(3)]
+    rows += [sample("q2", "planner", v, repeat=r) for r, v in enumerate(["correct", "incorrect", "correct"])]
+    run = load_run(write_run(tmp_path / "rep", rows))
+    agreement = run.summary.group("retriever", "planner").repeat_agreement
+    assert agreement.questions == 2 and agreement.unanimous == 1
+    assert agreement.unanimous_rate == 0.5
+    assert agreement.mean_pairwise == pytest.approx((1 + 1 / 3) / 2)
+    assert agreement.unstable == ["q2"]
+
+
+def test_torn_last_line_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "torn", outcomes("ccic"), torn_tail='{"question_id": "q9", "retri')
+    before = (run_dir / "samples.jsonl").read_bytes()
+    run = load_run(run_dir)
+    assert len(run.samples) == 4
+    assert run.summary.overall.correct == 3
+    assert any("partial last line" in w for w in run.warnings)
+    assert (run_dir / "samples.jsonl").read_bytes() == before  # reading never edits the run
+
+
+def test_unusable_run_directories_raise_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(RunLoadError, match="does not exist"):
+        load_run(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunLoadError, match="run.json is missing"):
+        load_run(tmp_path / "empty")
+    run_dir = write_run(tmp_path / "bad", outcomes("cc"))
+    lines = (run_dir / "samples.jsonl").read_text().splitlines()
+    (run_dir / "samples.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
+    with pytest.raises(RunLoadError, match="line 2"):
+        load_run(run_dir)
+
+
+def test_print_summary_shows_the_tables(tmp_path: Path) -> None:
+    run = load_run(write_run(tmp_path / "p", _agent_samples() + outcomes("ci", "planner", prefix="z")))
+    console = Console(record=True, width=250)
+    print_summary(run.summary, console)
+    text = console.export_text()
+    assert "by retriever" in text
+    assert "50.0% [23.7, 76.3]" in text  # agent: Wilson 5/10
+    assert "0/2/1" in text  # dropped/failed/errored of agent
+    assert "planner" in text
