@@ -46,6 +46,9 @@ _NUMBER = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
+_MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
+_MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
 
 
@@ -104,6 +107,8 @@ def extract_quantities(text: str) -> list[Quantity]:
             continue  # 737MAX, 3Q22
         if start in markers:
             continue
+        if _MONTH_BEFORE.search(text[max(0, start - 12) : start]) or _MONTH_AFTER.match(text[m.end("num") :]):
+            continue  # the day of a date: "January 28, 2023", "28 January"
         if _is_year(num, m):
             continue
         scale_word = (m.group("scale") or "").lower()

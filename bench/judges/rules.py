@@ -18,37 +18,62 @@ numbers and words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import Quantity, extract_quantities, number_quantity, quantities_match
 
 # ------------------------------------------------------------------ refusals
-_REFUSAL_PATTERNS = [
+# Strong: the model says it cannot or will not answer. Counted in the opening of the answer.
+_STRONG_REFUSAL = [
     r"\bI(?:'m| am) sorry\b",
     r"\bI apologi[sz]e\b",
     r"\bunfortunately\b",
-    r"\bI (?:do not|don't) (?:know|have)\b",
+    r"\bI (?:do not|don't) know\b",
+    r"\bI (?:do not|don't) have (?:the|enough|sufficient|access|any|specific)\b",
     r"\bI (?:cannot|can't|can ?not|am unable to|'m unable to|was unable to|could not|couldn't)\b",
     r"\bunable to (?:determine|calculate|provide|answer|find|compute|assess)\b",
     r"\b(?:you|the user) (?:haven't|have not|did not|didn't) provided?\b",
-    r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|have|give|show|disclose)\b",
-    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?(?:provided|stated|mentioned|included|"
-    r"given|available|disclosed|specified)\b",
-    r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
-    r"\bnot (?:possible|able) to (?:determine|calculate|provide|answer|compute|say)\b",
+    r"\bnot (?:possible|able) to (?:definitively )?(?:determine|calculate|provide|answer|compute|say)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
     r"\b(?:insufficient|not enough) (?:information|data|context)\b",
     r"\bas an AI\b",
     r"\bknowledge cut-?off\b",
     r"\bif you (?:can )?provide\b",
-    r"\bwould need (?:the|more|additional|access|specific)\b",
 ]
-_REFUSAL = re.compile("|".join(_REFUSAL_PATTERNS), re.IGNORECASE)
+# Weak: the source lacks something. A refusal only when it opens the answer.
+_WEAK_REFUSAL = [
+    r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|give|show|disclose)\b",
+    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?(?:provided|stated|mentioned|included|"
+    r"given|available|disclosed|specified)\b",
+    r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
+    r"\bwe do not have\b",
+]
+_STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
+_WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
+# After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
+_ATTEMPT = re.compile(
+    r"\bhowever,? (?:we|i) can\b|\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
+    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
 
 
-def refusal_hits(answer: str) -> list[str]:
-    return [m.group(0) for m in _REFUSAL.finditer(answer)]
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def refusal_hits(answer: str, *, opening_sentences: int = 3) -> list[str]:
+    """Refusal phrases in the answer's opening: strong ones in the first ``opening_sentences``
+    sentences, weak ones ("the context does not include ...") in the first sentence (or the second
+    when the first only restates the task)."""
+    parts = sentences(answer)
+    opening = " ".join(parts[:opening_sentences])
+    hits = [m.group(0) for m in _STRONG.finditer(opening)]
+    weak_zone = " ".join(parts[:2])
+    hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
+    if hits and _ATTEMPT.search(answer):
+        return []
+    return hits
 
 
 # ------------------------------------------------------------------ yes / no
@@ -106,11 +131,22 @@ def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quant
     return extract_quantities(str(gold_answer))
 
 
-@dataclass
-class RulesConfig:
-    rel_tol: float = 0.005
-    overlap_correct: float = 0.5
-    details: dict[str, object] = field(default_factory=dict)
+_CONCLUSION = re.compile(
+    r"\b(?:therefore|thus|hence|in summary|in conclusion|so,|the answer is|final answer|overall)\b", re.IGNORECASE
+)
+
+
+def stated_quantities(answer: str) -> list[Quantity]:
+    """The numbers an answer states as its answer, not those of its working: those of the first
+    sentence with a number (answers that lead with the result), and of the last concluding sentence
+    ("Therefore, ... is 65.2%") or, with none, of the last sentence with a number."""
+    with_numbers = [(s, q) for s in sentences(answer) if (q := extract_quantities(s))]
+    if not with_numbers:
+        return []
+    picked = [with_numbers[0][1]]
+    concluding = [q for s, q in with_numbers if _CONCLUSION.search(s)]
+    picked.append(concluding[-1] if concluding else with_numbers[-1][1])
+    return [q for qs in picked for q in qs]
 
 
 class RulesJudge:
@@ -118,7 +154,7 @@ class RulesJudge:
 
     name = "rules"
 
-    def __init__(self, *, rel_tol: float = 0.005, overlap_correct: float = 0.5) -> None:
+    def __init__(self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5) -> None:
         self.rel_tol = rel_tol
         self.overlap_correct = overlap_correct
 
@@ -137,9 +173,11 @@ class RulesJudge:
         gold = gold_text(gold_answer)
         if not answer.strip():
             return "refusal", True, "empty answer", {}
+        numeric_gold = isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool)
         golds = gold_quantities(question, gold_answer)
         found = extract_quantities(answer)
-        matched = [g for g in golds if any(quantities_match(g, a, rel_tol=self.rel_tol) for a in found)]
+        stated = stated_quantities(answer) if numeric_gold else found
+        matched = [g for g in golds if self._found(g, stated)]
         refusals = refusal_hits(answer)
         details: dict[str, object] = {
             "gold_numbers": [g.text for g in golds],
@@ -147,28 +185,37 @@ class RulesJudge:
             "matched_numbers": [g.text for g in matched],
             "refusal_phrases": refusals[:5],
         }
-        numeric_gold = isinstance(gold_answer, int | float)
-        if golds and len(matched) == len(golds):
-            return "correct", True, f"all gold numbers found ({', '.join(g.text for g in golds)})", details
+        if numeric_gold:
+            if matched:
+                return "correct", True, f"gold number {golds[0].text} stated in the answer", details
+            if refusals:
+                return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
+            if stated:
+                return "incorrect", True, f"answer states {stated[-1].text}, gold is {golds[0].text}", details
+            return "incorrect", False, "no number in the answer", details
+
         if refusals and not matched:
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
         if gold_stance and answer_stance and gold_stance != answer_stance:
             return "incorrect", True, f"gold says {gold_stance}, answer says {answer_stance}", details
-        if golds:
-            if not found:
-                return "incorrect", False, "gold has numbers, answer has none", details
-            if not matched:
-                return "incorrect", numeric_gold, "none of the gold numbers found", details
+        same_stance = bool(gold_stance) and gold_stance == answer_stance
+        if golds and found:
             share = len(matched) / len(golds)
-            verdict: Verdict = "correct" if share >= 0.5 else "incorrect"
-            return verdict, False, f"{len(matched)}/{len(golds)} gold numbers found", details
-        if gold_stance and answer_stance == gold_stance:
+            if share >= 0.5:
+                return "correct", share == 1, f"{len(matched)}/{len(golds)} gold numbers found", details
+            if same_stance:
+                return "correct", False, f"both say {gold_stance}; gold numbers not all found", details
+            return "incorrect", not matched, f"{len(matched)}/{len(golds)} gold numbers found", details
+        if same_stance:
             return "correct", False, f"both say {gold_stance}", details
         score = overlap(gold, answer)
         details["overlap"] = round(score, 3)
-        verdict = "correct" if score >= self.overlap_correct else "incorrect"
+        verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
         return verdict, False, f"content-word overlap {score:.2f}", details
+
+    def _found(self, gold: Quantity, candidates: list[Quantity]) -> bool:
+        return any(quantities_match(gold, a, rel_tol=self.rel_tol) for a in candidates)
 
 
 @register_judge("rules")
