@@ -1,0 +1,78 @@
+"""``pageindex build`` and ``pageindex tree``: PDF -> section tree, and a readable table of contents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, fail
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    app.command("build", help="Build the section tree of a filing PDF (cached; no LLM calls).")(build)
+    app.command(
+        "tree", help="Print a filing's section tree as an indented table of contents with page spans."
+    )(tree)
+
+
+def build(
+    pdf: Path = typer.Argument(..., help="The filing PDF."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Write the tree JSON here (default: print a summary)."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cache/pageindex/trees).",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the tree cache."),
+    max_leaf_pages: int = typer.Option(
+        5, "--max-leaf-pages", min=1, help="Split leaves longer than this many pages."
+    ),
+) -> None:
+    from pageindex.tree import PDFError, build_tree
+    from pageindex.tree.cache import write_atomic
+
+    try:
+        result = build_tree(pdf, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages)
+    except PDFError as exc:
+        fail(str(exc))
+    if output is not None:
+        try:
+            write_atomic(output, result.model_dump_json(indent=1))
+        except OSError as exc:
+            fail(f"{output}: cannot write the tree ({exc.strerror or exc})")
+    leaves = result.leaves()
+    console.print(
+        f"{result.doc_id}: {result.page_count} pages, {sum(1 for _ in result.walk())} sections, "
+        f"{len(leaves)} leaves, strategy {result.strategy}" + (f" -> {output}" if output is not None else ""),
+        highlight=False,
+    )
+
+
+def tree(
+    source: Path = typer.Argument(..., help="A filing PDF, or a tree JSON written by `pageindex build -o`."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Tree cache directory (for a PDF)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the tree cache (for a PDF)."),
+    max_leaf_pages: int = typer.Option(
+        5, "--max-leaf-pages", min=1, help="Split leaves longer than this (for a PDF)."
+    ),
+    depth: int = typer.Option(0, "--depth", min=0, help="Show only this many levels (0 = all)."),
+) -> None:
+    from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree.toc import render_toc
+
+    try:
+        if source.suffix.lower() == ".json":
+            try:
+                result = load_tree(source)
+            except ValueError as exc:
+                fail(f"{source}: not a tree JSON ({str(exc).splitlines()[0]})")
+        else:
+            result = build_tree(
+                source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages
+            )
+    except PDFError as exc:
+        fail(str(exc))
+    console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)

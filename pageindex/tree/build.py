@@ -1,0 +1,182 @@
+"""Build a section tree from a PDF: choose a strategy, nest sections, split long leaves, name nodes.
+
+Strategies, in order: the SEC structure (Parts, Items, statements, notes) when the filing
+has it, merged with a real embedded outline where that adds sections; a real outline
+alone; emphasised lines (earnings releases); fixed page windows as the last resort.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pageindex.tree.cache import TreeCache, file_sha256
+from pageindex.tree.draft import Draft, nest
+from pageindex.tree.errors import PDFMissingError
+from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
+from pageindex.tree.labels import page_labels
+from pageindex.tree.model import Node, Tree
+from pageindex.tree.outline import outline_drafts, real_outline
+from pageindex.tree.pdf import PdfDocument, read_pdf
+from pageindex.tree.split import header_texts, split_long, subheading_drafts, window_drafts
+
+BUILDER_VERSION = "1.0"
+
+_RANK = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note": 3}
+
+
+def build_tree(
+    path: str | Path,
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    max_leaf_pages: int = 5,
+) -> Tree:
+    """Turn the PDF at ``path`` into a :class:`Tree` (no LLM calls).
+
+    Cached on disk by the PDF's sha256 and the builder version; raises a
+    :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PDFMissingError(p)
+    sha = file_sha256(p)
+    cache = TreeCache(cache_dir) if use_cache else None
+    version = _version(max_leaf_pages)
+    if cache is not None:
+        cached = cache.get(sha, version)
+        if cached is not None:
+            return cached.model_copy(update={"doc_id": p.stem, "source": str(p)})
+    doc = read_pdf(p)
+    tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)
+    tree.builder_version = version
+    if cache is not None:
+        cache.put(tree)
+    return tree
+
+
+def _version(max_leaf_pages: int) -> str:
+    return BUILDER_VERSION if max_leaf_pages == 5 else f"{BUILDER_VERSION}-leaf{max_leaf_pages}"
+
+
+def load_tree(json_path: str | Path) -> Tree:
+    """Read a tree written by ``pageindex build -o``."""
+    p = Path(json_path)
+    if not p.is_file():
+        raise PDFMissingError(p)
+    return Tree.model_validate_json(p.read_text(encoding="utf-8"))
+
+
+def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: int = 5) -> Tree:
+    pages = doc.pages
+    n = len(pages)
+    headers = header_texts(pages)
+    drafts, strategy = _structure(doc, headers)
+    roots = nest(drafts, 1, n) if drafts else []
+    if roots:
+        first = roots[0]
+        if first.start_page > 1 or not first.at_top:
+            cover_end = first.start_page - 1 if first.at_top else first.start_page
+            roots.insert(
+                0, Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
+            )
+    else:
+        roots = window_drafts(1, n, max_leaf_pages, 1)
+    for root in roots:
+        split_long(root, pages, max_leaf_pages, headers, use_subheadings=strategy != "windows")
+    nodes = _to_nodes(roots)
+    return Tree(
+        doc_id=doc.path.stem,
+        source=str(doc.path),
+        sha256=sha256,
+        page_count=n,
+        builder_version=BUILDER_VERSION,
+        page_labels=page_labels(pages),
+        nodes=nodes,
+        pages=[page.text for page in pages],
+        strategy=strategy,
+    )
+
+
+def _structure(doc: PdfDocument, headers: set[str]) -> tuple[list[Draft], str]:
+    pages = doc.pages
+    sec = detect_sec(pages)
+    items = [h for h in sec if h.kind == "item"]
+    statements = [h for h in sec if h.kind == "statement"]
+    rows = real_outline(doc.toc, len(pages))
+    if len(items) >= 2 or (items and statements):
+        return [_from_heading(h) for h in sec], "sec"
+    if rows:
+        return outline_drafts(rows, pages), "outline"
+    if len(statements) >= 2:
+        drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
+        return drafts, "sec"
+    subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, headers)
+    if len(subs) >= 2:
+        return subs, "emphasis"
+    return [], "windows"
+
+
+def _from_heading(h: Heading) -> Draft:
+    title = h.title
+    if h.kind == "statement" and len(title) < 4:
+        title = STATEMENT_TITLES.get(h.key.split("_")[0], title)
+    return Draft(h.kind, h.key, title, h.page, h.y, h.at_top, _RANK.get(h.kind, 4))
+
+
+def _to_nodes(roots: list[Draft]) -> list[Node]:
+    """Readable ids: ``item_7``, ``item_8/note_3``; Parts stay out of paths unless needed."""
+    ids: dict[int, str] = {}
+    parents: dict[int, Draft | None] = {}
+
+    def visit(d: Draft, parent: Draft | None) -> None:
+        parents[id(d)] = parent
+        for c in d.children:
+            visit(c, d)
+
+    for r in roots:
+        visit(r, None)
+    all_drafts = [d for r in roots for d in r.walk()]
+
+    def path(d: Draft, with_parts: bool) -> str:
+        parent = parents[id(d)]
+        if parent is None:
+            return d.key
+        if parent.kind == "part" and not with_parts:
+            return d.key
+        return f"{path(parent, with_parts)}/{d.key}"
+
+    plain = [path(d, False) for d in all_drafts]
+    dup = {x for x in plain if plain.count(x) > 1}
+    with_parts = any(
+        parents[id(d)] is not None and parents[id(d)].kind == "part" and p in dup
+        for d, p in zip(all_drafts, plain, strict=True)
+    )
+    seen: dict[str, int] = {}
+    for d in all_drafts:
+        base = path(d, with_parts)
+        parent = parents[id(d)]
+        if parent is not None and id(parent) in ids:
+            prefix = ids[id(parent)]
+            if parent.kind == "part" and not with_parts:
+                base = d.key
+            else:
+                base = f"{prefix}/{d.key}"
+        count = seen.get(base, 0) + 1
+        seen[base] = count
+        ids[id(d)] = base if count == 1 else f"{base}_{count}"
+
+    def convert(d: Draft, level: int) -> Node:
+        return Node(
+            node_id=ids[id(d)],
+            title=d.title,
+            level=level,
+            kind=d.kind if d.kind in _KINDS else "heading",
+            start_page=d.start_page,
+            end_page=d.end_page,
+            children=[convert(c, level + 1) for c in d.children],
+        )
+
+    return [convert(r, 1) for r in roots]
+
+
+_KINDS = {"part", "item", "statement", "note", "heading", "outline", "cover", "window"}

@@ -1,0 +1,410 @@
+"""SEC filing structure from visual lines: Parts, Items, financial statements, notes.
+
+Rules (measured on real filings, see ``filing-structure.md``): emphasis (bold, all caps,
+centring) and sequence, never font size alone. Titles are matched on text with the
+whitespace removed, because some renderers split words ("Busines s", "PART II I").
+Table-of-contents pages and running headers are not headings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pageindex.tree.pdf import Line, Page
+
+# kinds of heading, and their nesting level in the tree
+LEVEL = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note": 3}
+
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
+_PART = re.compile(r"^part\s*(iv|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)
+_ITEM = re.compile(
+    r"^item\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.:\-–—\s]|$)", re.IGNORECASE
+)
+_ENDS_IN_PAGE_NUMBER = re.compile(r"(?:\.{2,}|\s)\s*(?:[A-Z]-)?\d{1,3}\s*$")
+_NOTE = re.compile(r"^note\s*(\d{1,2})(?!\d)\s*(?:[\.:\-–—]|\s|$)", re.IGNORECASE)
+_NUMBERED = re.compile(r"^(\d{1,2})\s?\.\s+[A-Z]")
+_NOTES_TITLE = re.compile(
+    r"^(?!see)[a-z0-9&,.'’\-]{0,40}?notesto(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:condensed)?financialstatements"
+)
+_EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:\.\d{1,2})?)$", re.IGNORECASE)
+
+# financial statements: compact (no whitespace, lower case) patterns -> statement key
+_STATEMENTS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "comprehensive_income",
+        re.compile(
+            r"statements?of(?:consolidated)?comprehensive(?:income|loss|earnings)|comprehensive(?:income|loss)statements?"
+        ),
+    ),
+    ("cash_flows", re.compile(r"statements?of(?:consolidated)?cashflows?|cashflows?statements?")),
+    (
+        "balance_sheet",
+        re.compile(
+            r"balancesheets?|statements?of(?:consolidated)?financial(?:position|condition)|statements?ofcondition"
+        ),
+    ),
+    (
+        "equity",
+        re.compile(
+            r"statements?of(?:consolidated)?(?:changesin)?(?:total)?(?:share(?:holders|owners)|stockholders|shareowners|members)?['’]?(?:equity|deficit)|(?:equity|stockholders['’]?equity)statements?"
+        ),
+    ),
+    (
+        "income",
+        re.compile(
+            r"statements?of(?:consolidated)?(?:income|operations|earnings|(?:net)?income)|incomestatements?|statementsofoperations"
+        ),
+    ),
+]
+STATEMENT_TITLES = {
+    "income": "Income statement",
+    "comprehensive_income": "Statement of comprehensive income",
+    "balance_sheet": "Balance sheet",
+    "cash_flows": "Cash flow statement",
+    "equity": "Statement of equity",
+}
+
+
+@dataclass(slots=True)
+class Heading:
+    """A detected section start: ``key`` is stable and readable (``item_7``, ``note_3``)."""
+
+    kind: str
+    key: str
+    title: str
+    page: int
+    y: float
+    at_top: bool  # nothing but running-header material above it on its page
+    order: tuple = ()  # sequence key (items, notes)
+
+    @property
+    def level(self) -> int:
+        return LEVEL.get(self.kind, 4)
+
+
+def compact(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def _emphasised(line: Line) -> bool:
+    return line.bold or line.caps
+
+
+def at_top(page: Page, line: Line) -> bool:
+    """True when little text precedes ``line`` on its page (a running header at most)."""
+    before = 0
+    for other in page.lines:
+        if other is line:
+            break
+        before += len(other.text)
+    return before < 120
+
+
+def _is_toc_page(page: Page) -> bool:
+    items = sum(1 for line in page.lines if _ITEM.match(line.text))
+    notes = sum(1 for line in page.lines if _NOTE.match(line.text))
+    return items >= 5 or notes >= 8
+
+
+def _item_order(m: re.Match[str]) -> tuple[int, int]:
+    num = int(m.group(1))
+    if m.group(2):
+        return (num, int(m.group(2).replace(".", "").strip()))
+    if m.group(3):
+        return (num, ord(m.group(3).lower()) - ord("a") + 1)
+    return (num, 0)
+
+
+def _item_key(m: re.Match[str]) -> str:
+    num = m.group(1)
+    if m.group(2):
+        return f"item_{num}_{m.group(2).replace('.', '').strip()}"
+    if m.group(3):
+        return f"item_{num}{m.group(3).lower()}"
+    return f"item_{num}"
+
+
+def _clean_title(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:120]
+
+
+def _longest_increasing(cands: list[Heading]) -> list[Heading]:
+    """Longest strictly increasing run by ``order``; ties resolved towards earlier candidates."""
+    n = len(cands)
+    if n == 0:
+        return []
+    best = [1] * n
+    prev = [-1] * n
+    for i in range(n):
+        for j in range(i):
+            if cands[j].order < cands[i].order and best[j] + 1 > best[i]:
+                best[i] = best[j] + 1
+                prev[i] = j
+    top = max(best)
+    i = best.index(top)
+    out = []
+    while i >= 0:
+        out.append(cands[i])
+        i = prev[i]
+    return out[::-1]
+
+
+def _statement_key(c: str) -> str | None:
+    if "notesto" in c or "continued" in c or "indexto" in c or "reportof" in c:
+        return None
+    if c.startswith("note"):
+        return None
+    for key, pattern in _STATEMENTS:
+        m = pattern.search(c)
+        if m and m.start() <= 45 and len(c) - m.end() <= 40:
+            return key
+    return None
+
+
+def detect_sec(pages: list[Page]) -> list[Heading]:
+    """Parts, Items, statements, notes and exhibits, in reading order."""
+    toc_pages = {p.number for p in pages if _is_toc_page(p)}
+    parts: list[Heading] = []
+    items: list[Heading] = []
+    exhibits: list[Heading] = []
+    for page in pages:
+        if page.number in toc_pages:
+            continue
+        for idx, line in enumerate(page.lines):
+            text = line.text
+            if len(text) > 160:
+                continue
+            head = text[:12].lower()
+            if head.startswith("part"):
+                m = _PART.match(text)
+                if m and (_emphasised(line) or line.centred) and not _ENDS_IN_PAGE_NUMBER.search(text):
+                    rank = _ROMAN[re.sub(r"\s", "", m.group(1)).lower()]
+                    parts.append(
+                        Heading(
+                            "part",
+                            f"part_{rank}",
+                            _clean_title(text),
+                            page.number,
+                            line.y0,
+                            at_top(page, line),
+                            (rank,),
+                        )
+                    )
+                    # "PART II Item 5. ..." on one line: the item is detected below too
+                    rest = text[m.end() :].strip(" .:-–—")
+                    mi = _ITEM.match(rest)
+                    if mi and len(rest) < 120:
+                        items.append(
+                            Heading(
+                                "item",
+                                _item_key(mi),
+                                _clean_title(rest),
+                                page.number,
+                                line.y0,
+                                at_top(page, line),
+                                _item_order(mi),
+                            )
+                        )
+                continue
+            if head.startswith("item"):
+                m = _ITEM.match(text)
+                if (
+                    not m
+                    or _ENDS_IN_PAGE_NUMBER.search(text)
+                    and not text.rstrip().endswith(m.group(0).strip())
+                ):
+                    continue
+                strong = _emphasised(line) or (
+                    line.x0 < page.width * 0.2
+                    and len(text) < 90
+                    and re.match(r"^item\s*\S+\s*[\.:]\s+[A-Z]", text, re.IGNORECASE)
+                )
+                if not strong:
+                    continue
+                items.append(
+                    Heading(
+                        "item",
+                        _item_key(m),
+                        _clean_title(text),
+                        page.number,
+                        line.y0,
+                        at_top(page, line),
+                        _item_order(m),
+                    )
+                )
+                continue
+            if head.startswith("exhibit") and idx < 4 and len(text) < 20:
+                m = _EXHIBIT.match(compact(text))
+                if m:
+                    exhibits.append(
+                        Heading(
+                            "exhibit",
+                            "exhibit_" + m.group(1).replace(".", "_"),
+                            _clean_title(text),
+                            page.number,
+                            line.y0,
+                            True,
+                            (),
+                        )
+                    )
+    # Sequence: (part rank, item order) strictly increasing; running headers repeat and drop out.
+    accepted_parts = _longest_increasing(parts)
+
+    def part_rank_at(h: Heading) -> int:
+        rank = 0
+        for p in accepted_parts:
+            if (p.page, p.y) <= (h.page, h.y):
+                rank = p.order[0]
+        return rank
+
+    for h in items:
+        h.order = (part_rank_at(h),) + h.order
+    items = _longest_increasing(items)
+    repeats = len({h.key for h in items}) < len(items)
+    if not repeats:
+        for h in items:
+            h.order = h.order[1:]
+    headings = accepted_parts + items
+    headings += _detect_financials(pages, toc_pages, items)
+    headings += _dedupe_exhibits(exhibits, items)
+    headings.sort(key=lambda h: (h.page, h.y, h.level))
+    return headings
+
+
+def _dedupe_exhibits(exhibits: list[Heading], items: list[Heading]) -> list[Heading]:
+    last_item_page = max((h.page for h in items), default=0)
+    out: list[Heading] = []
+    seen: set[str] = set()
+    for h in exhibits:
+        if h.page <= last_item_page or h.key in seen:
+            continue
+        seen.add(h.key)
+        out.append(h)
+    return out
+
+
+def _financial_zone(items: list[Heading], pages: list[Page]) -> tuple[int, int]:
+    """Pages where statements and notes are looked for: before Item 9 (10-K) / Part II (10-Q)."""
+    end = pages[-1].number if pages else 0
+    for h in items:
+        num = h.order[-2] if len(h.order) >= 2 else 0
+        part = h.order[0] if len(h.order) == 3 else 0
+        if (num >= 9 and part != 2) or (part == 2 and len(h.order) == 3 and num >= 1):
+            end = h.page
+            break
+    return 1, end
+
+
+def _detect_financials(pages: list[Page], toc_pages: set[int], items: list[Heading]) -> list[Heading]:
+    _, zone_end = _financial_zone(items, pages)
+    out: list[Heading] = []
+    seen_statements: dict[str, int] = {}
+    last_statement_page = -10
+    last_statement_key = ""
+    notes_title: Heading | None = None
+    note_cands: list[Heading] = []
+    numbered_cands: list[Heading] = []
+    for page in pages:
+        if page.number in toc_pages or page.number > zone_end:
+            continue
+        page_statements: list[tuple[str, Line]] = []
+        for idx, line in enumerate(page.lines):
+            text = line.text
+            if len(text) > 130:
+                continue
+            c = compact(text)
+            if idx < 8 and (line.bold or line.caps or line.centred or idx < 4):
+                key = _statement_key(c)
+                if key and not _ENDS_IN_PAGE_NUMBER.search(text):
+                    page_statements.append((key, line))
+                    continue
+            if (
+                notes_title is None
+                and (line.bold or line.caps or idx < 4)
+                and _NOTES_TITLE.match(c)
+                and not _ENDS_IN_PAGE_NUMBER.search(text)
+            ):
+                notes_title = Heading(
+                    "notes", "notes", _clean_title(text), page.number, line.y0, at_top(page, line)
+                )
+                continue
+            if text[:4].lower() == "note" and (line.bold or line.caps):
+                m = _NOTE.match(text)
+                if m and not _ENDS_IN_PAGE_NUMBER.search(text):
+                    n = int(m.group(1))
+                    note_cands.append(
+                        Heading(
+                            "note",
+                            f"note_{n}",
+                            _clean_title(text),
+                            page.number,
+                            line.y0,
+                            at_top(page, line),
+                            (n,),
+                        )
+                    )
+                    continue
+            if line.bold and text[:1].isdigit():
+                m = _NUMBERED.match(text)
+                if m and len(text) < 100:
+                    n = int(m.group(1))
+                    numbered_cands.append(
+                        Heading(
+                            "note",
+                            f"note_{n}",
+                            _clean_title(text),
+                            page.number,
+                            line.y0,
+                            at_top(page, line),
+                            (n,),
+                        )
+                    )
+        kinds = {k for k, _ in page_statements}
+        if len(kinds) >= 3:  # an index of the statements, not a statement
+            continue
+        for key, line in page_statements[:1]:
+            if key == last_statement_key and page.number - last_statement_page <= 2:
+                last_statement_page = page.number  # continuation page
+                continue
+            if key in seen_statements and page.number - seen_statements[key] <= 3:
+                continue
+            count = sum(1 for h in out if h.kind == "statement" and h.key.startswith(key))
+            skey = key if count == 0 else f"{key}_{count + 1}"
+            out.append(
+                Heading("statement", skey, _clean_title(line.text), page.number, line.y0, at_top(page, line))
+            )
+            seen_statements[key] = page.number
+            last_statement_page = page.number
+            last_statement_key = key
+    statements = out
+    first_statement = min((h.page for h in statements), default=None)
+    start = first_statement if first_statement is not None else (notes_title.page if notes_title else None)
+    notes: list[Heading] = []
+    if start is not None:
+        notes = _note_sequence([h for h in note_cands if h.page >= start])
+        if len(notes) < 3:
+            notes = _note_sequence([h for h in numbered_cands if h.page >= start])
+        if len(notes) < 3:
+            notes = []
+    if notes:  # statements inside the notes (restated, supplemental) are not the primary statements
+        first_note = (notes[0].page, notes[0].y)
+        statements = [h for h in statements if (h.page, h.y) < first_note]
+    result = statements + notes
+    if notes_title is not None and (first_statement is None or notes_title.page >= first_statement):
+        if not notes or notes_title.page < notes[0].page:
+            result.append(notes_title)
+    return result
+
+
+def _note_sequence(cands: list[Heading]) -> list[Heading]:
+    """Notes run 1, 2, 3, ... (a skipped number happens); the first of each number wins."""
+    out: list[Heading] = []
+    last = 0
+    for h in cands:
+        n = h.order[0]
+        if last < n <= last + 3 and (out or n <= 2):
+            out.append(h)
+            last = n
+    return out

@@ -1,0 +1,192 @@
+"""One pymupdf pass over a PDF: every page as visual lines with emphasis flags.
+
+Spans are merged into *visual lines* by vertical position, so a table row reads
+``Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)`` instead of
+one number per line. Each line carries the signals heading detection uses: bold,
+all-caps and centred. Font size is kept but is not a reliable heading signal in
+EDGAR renders.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+from pageindex.tree.errors import (
+    NotAPDFError,
+    PDFCorruptError,
+    PDFEmptyError,
+    PDFEncryptedError,
+    PDFMissingError,
+    PDFNoTextError,
+)
+
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORECASE)
+_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
+_Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
+_WS = re.compile(r"\s+")
+
+
+@dataclass(slots=True)
+class Line:
+    """One visual line of a page (1-based ``page``), left to right."""
+
+    page: int
+    text: str
+    bold: bool
+    caps: bool
+    centred: bool
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    size: float
+
+    @property
+    def compact(self) -> str:
+        """Text with all whitespace removed, lower-cased: robust to split words ("Busines s")."""
+        return _WS.sub("", self.text).lower()
+
+
+@dataclass(slots=True)
+class Page:
+    number: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+
+@dataclass(slots=True)
+class PdfDocument:
+    path: Path
+    pages: list[Page]
+    toc: list[list]  # pymupdf outline rows: [level, title, page(1-based), ...]
+
+
+def open_pdf(path: str | Path) -> pymupdf.Document:
+    """Open ``path`` as a PDF or raise the matching :class:`PDFError`."""
+    p = Path(path)
+    if not p.exists():
+        raise PDFMissingError(p)
+    if not p.is_file():
+        raise PDFMissingError(p, "not a regular file")
+    with p.open("rb") as fh:
+        head = fh.read(1024)
+    if b"%PDF-" not in head:
+        raise NotAPDFError(p, "no %PDF header")
+    try:
+        doc = pymupdf.open(p, filetype="pdf")
+    except Exception as exc:  # pymupdf raises FileDataError / RuntimeError variants
+        raise PDFCorruptError(p, str(exc).strip() or type(exc).__name__) from None
+    if doc.needs_pass or doc.is_encrypted:
+        doc.close()
+        raise PDFEncryptedError(p)
+    if doc.page_count == 0:
+        doc.close()
+        raise PDFEmptyError(p)
+    return doc
+
+
+def _is_bold(span: dict) -> bool:
+    return bool(span["flags"] & 16) or bool(_BOLD_FONT.search(span["font"]))
+
+
+def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
+    spans = []
+    for block in raw["blocks"]:
+        if block.get("type", 0) != 0:
+            continue
+        for line in block["lines"]:
+            for span in line["spans"]:
+                text = span["text"]
+                if not text.strip():
+                    continue
+                x0, y0, x1, y1 = span["bbox"]
+                spans.append(((y0 + y1) / 2, x0, x1, y0, y1, text, _is_bold(span), span["size"]))
+    if not spans:
+        return []
+    spans.sort(key=lambda s: (s[0], s[1]))
+    groups: list[list[tuple]] = [[spans[0]]]
+    anchor = spans[0][0]
+    for s in spans[1:]:
+        if s[0] - anchor <= _Y_TOLERANCE:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+            anchor = s[0]
+    lines: list[Line] = []
+    mid_page = width / 2
+    for group in groups:
+        group.sort(key=lambda s: s[1])
+        parts: list[str] = []
+        prev_x1 = None
+        bold_chars = chars = 0
+        size = 0.0
+        for _, x0, x1, _y0, _y1, text, bold, sz in group:
+            if prev_x1 is not None and x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
+                parts.append(" ")
+            parts.append(text)
+            prev_x1 = x1
+            n = len(text.strip())
+            chars += n
+            if bold:
+                bold_chars += n
+            if sz > size:
+                size = sz
+        text = _WS.sub(" ", "".join(parts)).strip()
+        if not text:
+            continue
+        lx0 = group[0][1]
+        lx1 = max(s[2] for s in group)
+        letters = [c for c in text if c.isalpha()]
+        caps = len(letters) >= 3 and all(c.isupper() for c in letters)
+        centred = abs((lx0 + lx1) / 2 - mid_page) < width * 0.06 and (lx1 - lx0) < width * 0.75
+        lines.append(
+            Line(
+                page=number,
+                text=text,
+                bold=chars > 0 and bold_chars >= 0.8 * chars,
+                caps=caps,
+                centred=centred,
+                x0=lx0,
+                x1=lx1,
+                y0=min(s[3] for s in group),
+                y1=max(s[4] for s in group),
+                size=size,
+            )
+        )
+    return lines
+
+
+def read_pdf(path: str | Path) -> PdfDocument:
+    """Read every page of ``path`` into visual lines (one ``get_text('dict')`` pass)."""
+    p = Path(path)
+    doc = open_pdf(p)
+    try:
+        pages: list[Page] = []
+        for index in range(doc.page_count):
+            try:
+                page = doc[index]
+                raw = page.get_text("dict", flags=_TEXT_FLAGS)
+            except Exception as exc:
+                raise PDFCorruptError(
+                    p, f"page {index + 1}: {str(exc).strip() or type(exc).__name__}"
+                ) from None
+            width, height = page.rect.width, page.rect.height
+            pages.append(Page(index + 1, width, height, _page_lines(index + 1, raw, width)))
+        try:
+            toc = doc.get_toc(simple=True)
+        except Exception:
+            toc = []
+    finally:
+        doc.close()
+    if not any(page.lines for page in pages):
+        raise PDFNoTextError(p)
+    return PdfDocument(path=p, pages=pages, toc=toc)

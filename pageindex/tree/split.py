@@ -1,0 +1,132 @@
+"""Split leaves longer than the limit: sub-headings (emphasised lines) first, page windows last."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from pageindex.tree.draft import Draft
+from pageindex.tree.headings import at_top
+from pageindex.tree.pdf import Line, Page
+
+_NUMBERISH = re.compile(r"[\d$%()]")
+_SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$")
+
+
+def header_texts(pages: list[Page]) -> set[str]:
+    """Compact texts that repeat on 3+ pages: running headers, footers and table labels."""
+    counts: Counter[str] = Counter()
+    for page in pages:
+        counts.update({line.compact for line in page.lines if len(line.text) < 120})
+    return {text for text, n in counts.items() if n >= 3}
+
+
+def is_subheading(line: Line, headers: set[str]) -> bool:
+    text = line.text
+    if not (line.bold or (line.caps and len(text) > 8)):
+        return False
+    if not 3 <= len(text) <= 160:
+        return False
+    first = text[0]
+    if not (first.isupper() or first.isdigit() or first in "•●▪"):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    if letters < 3 or len(_NUMBERISH.findall(text)) > max(2, len(text) * 0.1):
+        return False
+    c = line.compact
+    if c in headers or _SKIP.search(c):
+        return False
+    return True
+
+
+def subheading_drafts(
+    pages: list[Page], first: int, last: int, after_y: float, rank: int, headers: set[str]
+) -> list[Draft]:
+    """The first sub-heading on each page ``first..last`` (on ``first``, only below ``after_y``)."""
+    out: list[Draft] = []
+    for number in range(first, last + 1):
+        page = pages[number - 1]
+        for line in page.lines:
+            if number == first and line.y0 <= after_y:
+                continue
+            if is_subheading(line, headers):
+                out.append(
+                    Draft(
+                        "heading",
+                        _slug(line.text),
+                        line.text[:120],
+                        number,
+                        line.y0,
+                        at_top(page, line),
+                        rank,
+                    )
+                )
+                break
+    return out
+
+
+def window_drafts(first: int, last: int, size: int, rank: int) -> list[Draft]:
+    """Fixed page windows of at most ``size`` pages, as equal as possible."""
+    total = last - first + 1
+    count = -(-total // size)
+    base, extra = divmod(total, count)
+    out: list[Draft] = []
+    start = first
+    for i in range(count):
+        n = base + (1 if i < extra else 0)
+        end = start + n - 1
+        out.append(
+            Draft(
+                "window", f"pages_{start}_{end}", f"Pages {start}–{end}", start, 0.0, True, rank, end_page=end
+            )
+        )
+        start = end + 1
+    return out
+
+
+def split_long(
+    node: Draft, pages: list[Page], max_pages: int, headers: set[str], use_subheadings: bool = True
+) -> None:
+    """Recursively give every leaf longer than ``max_pages`` children that cover it."""
+    for child in node.children:
+        split_long(child, pages, max_pages, headers, use_subheadings)
+    if node.children or node.page_count <= max_pages:
+        return
+    subs: list[Draft] = []
+    if use_subheadings and node.kind != "window":
+        subs = subheading_drafts(pages, node.start_page, node.end_page, node.y, node.rank + 1, headers)
+        subs = [d for d in subs if d.start_page > node.start_page or not d.at_top]
+    if subs:
+        for i, d in enumerate(subs):
+            nxt = subs[i + 1] if i + 1 < len(subs) else None
+            end = node.end_page if nxt is None else (nxt.start_page - 1 if nxt.at_top else nxt.start_page)
+            d.end_page = max(d.start_page, end)
+        first = subs[0]
+        if first.start_page > node.start_page:
+            end = first.start_page - 1 if first.at_top else first.start_page
+            subs.insert(
+                0,
+                Draft(
+                    "heading",
+                    "intro",
+                    node.title,
+                    node.start_page,
+                    node.y,
+                    node.at_top,
+                    node.rank + 1,
+                    end_page=max(node.start_page, end),
+                ),
+            )
+        node.children = subs
+        for child in node.children:
+            if child.page_count > max_pages:
+                child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
+    else:
+        node.children = window_drafts(node.start_page, node.end_page, max_pages, node.rank + 1)
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if len(slug) > limit:
+        slug = slug[:limit].rsplit("_", 1)[0] or slug[:limit]
+    return slug or "section"
