@@ -78,6 +78,7 @@ class RetrievalResult(BaseModel):
     answer: str = ""
     reason: str | None = None  # why it failed (status == "fail")
     error: str | None = None  # what went wrong (status == "error")
+    error_kind: str | None = None  # machine-readable kind of error: budget, timeout, invalid_output, ...
     confidence: float | None = None
     sources: list[Source] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)

@@ -1,0 +1,525 @@
+"""One interface for every retriever: the registry, ``retrieve``/``aretrieve``, and the
+per-question recorder :class:`RetrievalRun`.
+
+Adding a retriever = one module in ``pageindex/retrievers/`` that registers itself::
+
+    class MyOptions(RetrieverOptions):          # extra="forbid": unknown options are an error
+        max_turns: int = Field(12, ge=1, description="...")
+
+    @register_retriever("mine", options=MyOptions, prompt_version="mine_v1")
+    async def mine(run: RetrievalRun, opts: MyOptions) -> RetrievalResult:
+        reply = await run.chat([...], tools=[FETCH_SECTION_TOOL], role="agent")
+        messages += await run.run_tool_calls(reply.tool_calls)
+        return run.result("answer", answer="...", sources=[...])
+
+A class works too: ``@register_retriever("mine")`` on a class with an ``Options`` attribute,
+an optional ``prompt_version`` attribute and an ``async def run(self, run, opts)`` method.
+Every module of the package is imported on the first registry lookup, so nothing else
+needs editing.
+
+What the recorder does for every retriever (so none of them repeats it):
+
+- wraps the LLM client for one question: :meth:`RetrievalRun.chat` / :meth:`structured`
+  tag each call (retriever, question id, role, retrieval id) and add its usage to
+  ``usage.by_role[role]`` (the role is the retriever's own label: ``agent``, ``extraction``,
+  ``synthesis``...; default the client's role). Failed structured calls count the tokens
+  the LLM layer reports on the error.
+- records ``pages_fetched`` (every page whose text a model was shown: the fetcher reports
+  its slices; a retriever that puts page text into a prompt itself calls
+  :meth:`RetrievalRun.page_texts`, or :meth:`show_pages`), ``tool_calls``, ``turns``, trace
+  events with timestamps, and latency.
+- after the retriever returns, checks every cited page (``verify.verify_result``).
+
+Errors: any exception inside a retriever becomes ``status="error"`` with ``error`` (the
+message) and ``error_kind`` (the LLM error kind such as ``timeout``/``invalid_output``, else
+the exception class); the caller never sees it raised. The one exception is
+:class:`~pageindex.llm.types.BudgetExceeded`: it **propagates** out of ``aretrieve`` so the
+bench runner stops starting new work; the partial result (status ``error``, kind
+``budget``, usage so far) is attached to the exception as ``exc.partial_result``.
+Configuration mistakes (unknown retriever, unknown or invalid option, a model-based retriever
+without a model) raise :class:`RetrieverConfigError` before any work starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import pkgutil
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pageindex.llm.types import BudgetExceeded, ChatResponse, LLMError, Message, ToolCall, ToolSpec, Usage
+from pageindex.retrievers.replies import AnswerWithSources, sources_from_citations
+from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, TraceEvent
+from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
+from pageindex.retrievers.verify import verify_result
+from pageindex.tree.model import Tree
+
+if TYPE_CHECKING:
+    from pageindex.llm import LLMClient
+
+T = TypeVar("T", bound=BaseModel)
+DEFAULT_RETRIEVER = "iterative"
+
+
+class RetrieverConfigError(ValueError):
+    """Unknown retriever, unknown or invalid option, or a missing model: raised before work starts."""
+
+
+class QuestionContext(BaseModel):
+    """What the caller knows about the question besides its text (the oracle reads the
+    gold ``evidence_pages``; other retrievers must not)."""
+
+    question_id: str | None = None
+    evidence_pages: list[int] = Field(default_factory=list)  # 1-based PDF pages (gold)
+    doc_name: str | None = None
+    question_type: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetrieverOptions(BaseModel):
+    """Base of every retriever's options: unknown names are an error, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class FetchOptions(RetrieverOptions):
+    """Options of retrievers that read sections through ``fetch_section``."""
+
+    slice_chars: int = Field(DEFAULT_SLICE_CHARS, ge=200, description="characters per fetch_section slice")
+
+
+RetrieverFn = Callable[["RetrievalRun", Any], Awaitable[RetrievalResult]]
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    name: str
+    run: RetrieverFn
+    options: type[RetrieverOptions]
+    prompt_version: str
+    description: str
+    needs_llm: bool
+
+    def parse_options(self, opts: dict[str, Any]) -> RetrieverOptions:
+        try:
+            return self.options.model_validate(opts)
+        except ValidationError as exc:
+            problems = []
+            for e in exc.errors():
+                loc = ".".join(str(p) for p in e["loc"])
+                if e["type"] == "extra_forbidden":
+                    problems.append(f"unknown option {loc!r}")
+                else:
+                    problems.append(f"option {loc!r}: {e['msg']}")
+            known = ", ".join(self.options.model_fields) or "none"
+            raise RetrieverConfigError(
+                f"retriever {self.name!r}: {'; '.join(problems)} (known options: {known})"
+            ) from None
+
+    def option_help(self) -> list[tuple[str, str, str]]:
+        """(name, default, description) of every option, for ``--help`` text and the README."""
+        return [(n, repr(f.default), f.description or "") for n, f in self.options.model_fields.items()]
+
+
+_REGISTRY: dict[str, RetrieverSpec] = {}
+_IMPORT_ERRORS: dict[str, str] = {}
+_LOADED = False
+_NOT_RETRIEVERS = {"base", "tools", "verify", "index", "prompts", "replies", "result", "numbers", "ranking"}
+
+
+def register_retriever(
+    name: str,
+    *,
+    options: type[RetrieverOptions] | None = None,
+    prompt_version: str = "",
+    description: str = "",
+    needs_llm: bool = True,
+) -> Callable[[Any], Any]:
+    """Register a retriever function or class under ``name`` (see the module docstring)."""
+
+    def decorate(obj: Any) -> Any:
+        if inspect.isclass(obj):
+            instance = obj()
+            fn = instance.run
+            opts_cls = options or getattr(obj, "Options", RetrieverOptions)
+            version = prompt_version or getattr(obj, "prompt_version", "")
+        else:
+            fn, opts_cls, version = obj, options or RetrieverOptions, prompt_version
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"retriever {name!r}: run must be an async function")
+        if opts_cls.model_config.get("extra") != "forbid":
+            raise TypeError(
+                f"retriever {name!r}: its Options must forbid extra fields (subclass RetrieverOptions)"
+            )
+        doc = description or (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+        _REGISTRY[name] = RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm)
+        return obj
+
+    return decorate
+
+
+def load_retrievers() -> None:
+    """Import every retriever module of this package once (they register themselves).
+    A module that fails to import is remembered and named when its retriever is asked for."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    package = importlib.import_module("pageindex.retrievers")
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_") or info.name in _NOT_RETRIEVERS:
+            continue
+        try:
+            importlib.import_module(f"pageindex.retrievers.{info.name}")
+        except Exception as exc:  # a half-written module must not break the others
+            _IMPORT_ERRORS[info.name] = f"{type(exc).__name__}: {exc}"
+
+
+def available_retrievers() -> dict[str, RetrieverSpec]:
+    load_retrievers()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_retriever(name: str) -> RetrieverSpec:
+    load_retrievers()
+    spec = _REGISTRY.get(name)
+    if spec is None:
+        msg = f"unknown retriever {name!r} (available: {', '.join(sorted(_REGISTRY)) or 'none'})"
+        if name in _IMPORT_ERRORS:
+            msg = f"retriever module {name!r} failed to import: {_IMPORT_ERRORS[name]}"
+        raise RetrieverConfigError(msg)
+    return spec
+
+
+# ----------------------------------------------------------------------------- recorder
+class RetrievalRun:
+    """Everything one retrieval of one question records; handed to the retriever."""
+
+    def __init__(
+        self,
+        *,
+        spec: RetrieverSpec,
+        tree: Tree,
+        query: str,
+        options: RetrieverOptions,
+        llm: LLMClient | None,
+        context: QuestionContext,
+    ):
+        self.spec = spec
+        self.tree = tree
+        self.query = query
+        self.options = options
+        self.context = context
+        self.prompt_version = spec.prompt_version
+        self.retrieval_id = uuid.uuid4().hex[:12]
+        self.trace: list[TraceEvent] = []
+        self.pages_fetched: list[int] = []  # in the order first shown
+        self.turns = 0
+        self.tool_calls = 0
+        self._llm = llm
+        self._usage: dict[str, RoleUsage] = {}
+        self._cost: float | None = 0.0
+        self._fetcher: SectionFetcher | None = None
+        self._t0 = time.perf_counter()
+
+    # -- recording ------------------------------------------------------------------
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._t0
+
+    def event(self, kind: str, message: str, **data: Any) -> None:
+        """Add a trace event (kind: model_call, tool_call, decision, error, info)."""
+        self.trace.append(TraceEvent(kind=kind, message=message, data=data, t=round(self.elapsed(), 4)))  # type: ignore[arg-type]
+
+    def show_pages(self, pages: Iterable[int], *, why: str = "") -> None:
+        """Record that the text of ``pages`` was shown to a model."""
+        for page in pages:
+            if page not in self.pages_fetched:
+                self.pages_fetched.append(page)
+
+    def page_texts(self, pages: Iterable[int], *, max_chars_per_page: int | None = None) -> str:
+        """Text of whole pages, each after its ``[page N | printed L]`` marker, inside
+        ``<document>`` tags, and recorded as shown. For retrievers that answer from pages."""
+        from pageindex.retrievers.prompts import wrap_document
+
+        chunks, shown = [], []
+        for page in pages:
+            if not 1 <= page <= self.tree.page_count:
+                continue
+            text = self.tree.page_text(page).strip()
+            if max_chars_per_page is not None:
+                text = text[:max_chars_per_page]
+            chunks.append(f"{self.fetcher.marker(page)}\n{text}")
+            shown.append(page)
+        self.show_pages(shown)
+        return wrap_document("\n".join(chunks), doc_id=self.tree.doc_id)
+
+    def usage(self) -> dict[str, RoleUsage]:
+        return {k: v.model_copy() for k, v in self._usage.items()}
+
+    def tokens_used(self) -> int:
+        """Prompt + completion tokens so far (all roles): for per-iteration records."""
+        return sum(u.prompt_tokens + u.completion_tokens for u in self._usage.values())
+
+    def _record_usage(self, role: str, usage: Usage) -> None:
+        slot = self._usage.setdefault(role, RoleUsage())
+        slot.prompt_tokens += usage.prompt_tokens
+        slot.completion_tokens += usage.completion_tokens
+        slot.cached_tokens += usage.cached_tokens
+        slot.calls += usage.calls
+        if self._cost is not None:
+            self._cost = None if usage.cost_usd is None else self._cost + usage.cost_usd
+
+    # -- the model ------------------------------------------------------------------
+    @property
+    def llm(self) -> LLMClient:
+        if self._llm is None:
+            raise RetrieverConfigError(f"retriever {self.spec.name!r} needs a model (pass llm=...)")
+        return self._llm
+
+    @property
+    def has_llm(self) -> bool:
+        return self._llm is not None
+
+    def _tag(self, role: str, tag: dict[str, Any] | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"retriever": self.spec.name, "role": role, "retrieval_id": self.retrieval_id}
+        if self.context.question_id is not None:
+            out["question_id"] = self.context.question_id
+        out.update(tag or {})
+        return out
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        role: str | None = None,
+        tag: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
+        """``client.chat`` with usage, tags and a trace event recorded under ``role``."""
+        role = role or self.llm.role
+        try:
+            resp = await self.llm.chat(
+                messages,
+                tools=tools,
+                tag=self._tag(role, tag),
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+        except LLMError as exc:
+            self._record_failure(role, exc)
+            raise
+        self._record_usage(role, resp.usage)
+        calls = [f"{c.name}({c.raw_arguments or c.arguments})" for c in resp.tool_calls]
+        preview = (resp.content or "").strip().replace("\n", " ")[:160]
+        self.event(
+            "model_call",
+            f"{role}: {len(messages)} messages -> "
+            + (f"tool calls {calls}" if calls else f"text {preview!r}"),
+            role=role,
+            prompt_tokens=resp.usage.prompt_tokens,
+            completion_tokens=resp.usage.completion_tokens,
+            tool_calls=[c.name for c in resp.tool_calls],
+            finish_reason=resp.finish_reason,
+        )
+        return resp
+
+    async def structured(
+        self,
+        messages: list[Message],
+        response_model: type[T],
+        *,
+        role: str | None = None,
+        tag: dict[str, Any] | None = None,
+        max_retries: int = 2,
+    ) -> T:
+        """``client.structured``: the validated reply; usage and a trace event recorded."""
+        role = role or self.llm.role
+        try:
+            out = await self.llm.structured(
+                messages, response_model=response_model, tag=self._tag(role, tag), max_retries=max_retries
+            )
+        except LLMError as exc:
+            self._record_failure(role, exc)
+            raise
+        self._record_usage(role, out.usage)
+        self.event(
+            "model_call",
+            f"{role}: {len(messages)} messages -> {response_model.__name__} ({out.attempts} attempt(s))",
+            role=role,
+            prompt_tokens=out.usage.prompt_tokens,
+            completion_tokens=out.usage.completion_tokens,
+            attempts=out.attempts,
+            reply=out.value.model_dump(mode="json"),
+        )
+        return out.value
+
+    def _record_failure(self, role: str, exc: LLMError) -> None:
+        usage = getattr(exc, "usage", None)
+        if isinstance(usage, Usage):
+            self._record_usage(role, usage)
+        self.event(
+            "error",
+            f"{role}: model call failed: {type(exc).__name__}: {exc}",
+            role=role,
+            kind=getattr(exc, "kind", None),
+            raw=(getattr(exc, "raw", None) or "")[:500],
+        )
+
+    # -- the tool -------------------------------------------------------------------
+    @property
+    def fetcher(self) -> SectionFetcher:
+        """The question's ``fetch_section`` (memory shared by every agent of this retrieval)."""
+        if self._fetcher is None:
+            slice_chars = getattr(self.options, "slice_chars", DEFAULT_SLICE_CHARS)
+            self._fetcher = SectionFetcher(self.tree, slice_chars=slice_chars, recorder=self)
+        return self._fetcher
+
+    def run_tool_call(
+        self, call: ToolCall, *, withhold_repeats: bool = False
+    ) -> tuple[Message, SectionSlice | None]:
+        """Execute one tool call (counted); returns the tool message and the slice, if any."""
+        self.tool_calls += 1
+        if call.error is not None:
+            text = f"error: your call to {call.name!r} was unusable ({call.error}); check the arguments."
+            self.event("error", text, tool=call.name, raw=call.raw_arguments)
+            return Message(role="tool", content=text, tool_call_id=call.id, name=call.name), None
+        return self.fetcher.call(call, withhold_repeats=withhold_repeats)
+
+    async def run_tool_calls(self, calls: list[ToolCall], *, withhold_repeats: bool = False) -> list[Message]:
+        """Execute tool calls in order; the tool messages to append to the conversation."""
+        return [self.run_tool_call(c, withhold_repeats=withhold_repeats)[0] for c in calls]
+
+    # -- the result -----------------------------------------------------------------
+    def result(self, status: Status, **fields: Any) -> RetrievalResult:
+        """A result of this retrieval; the recorder's figures are filled in by :meth:`finalize`."""
+        return RetrievalResult(retriever=self.spec.name, query=self.query, status=status, **fields)
+
+    def result_from_answer(self, reply: AnswerWithSources, **fields: Any) -> RetrievalResult:
+        """Turn the shared answer-with-sources reply into a result."""
+        if reply.status == "fail":
+            return self.result("fail", reason=reply.reason, confidence=reply.confidence, **fields)
+        return self.result(
+            "answer",
+            answer=reply.answer.strip(),
+            confidence=reply.confidence,
+            sources=sources_from_citations(self.tree, reply.sources),
+            **fields,
+        )
+
+    def finalize(self, result: RetrievalResult) -> RetrievalResult:
+        """Fill usage, pages, counters, trace, latency, options and version; verify citations."""
+        by_role = self.usage()
+        result.retriever = self.spec.name
+        result.query = self.query
+        result.usage.by_role = by_role
+        result.usage.prompt_tokens = sum(u.prompt_tokens for u in by_role.values())
+        result.usage.completion_tokens = sum(u.completion_tokens for u in by_role.values())
+        result.usage.cached_tokens = sum(u.cached_tokens for u in by_role.values())
+        result.usage.llm_calls = sum(u.calls for u in by_role.values())
+        result.usage.cost_usd = self._cost
+        result.pages_fetched = sorted(self.pages_fetched)
+        result.turns = max(result.turns, self.turns)
+        result.tool_calls = max(result.tool_calls, self.tool_calls)
+        result.trace = self.trace + [e for e in result.trace if e not in self.trace]
+        result.latency_s = round(self.elapsed(), 4)
+        result.prompt_version = result.prompt_version or self.prompt_version
+        result.options = self.options.model_dump(mode="json")
+        if self.context.question_id and "question_id" not in result.extra:
+            result.extra["question_id"] = self.context.question_id
+        return verify_result(self.tree, result)
+
+
+# ----------------------------------------------------------------------------- entry points
+def _error_kind(exc: BaseException) -> str:
+    return getattr(exc, "kind", None) or type(exc).__name__
+
+
+async def aretrieve(
+    tree: Tree,
+    query: str,
+    *,
+    retriever: str = DEFAULT_RETRIEVER,
+    llm: LLMClient | str | None = None,
+    context: QuestionContext | dict[str, Any] | None = None,
+    **opts: Any,
+) -> RetrievalResult:
+    """Answer ``query`` over ``tree`` with the named retriever (see the module docstring).
+
+    ``llm`` is an LLM client or a model spec string (``"openai/gpt-4o-mini"``), ``context``
+    the question's id and gold pages, ``opts`` the retriever's options.
+    """
+    spec = get_retriever(retriever)
+    options = spec.parse_options(opts)
+    if isinstance(llm, str):
+        from pageindex.llm import make_client
+
+        llm = make_client(llm, role="retriever")
+    if llm is None and spec.needs_llm:
+        raise RetrieverConfigError(f"retriever {retriever!r} needs a model: pass llm=<client or model spec>")
+    ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
+    run = RetrievalRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
+    run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
+    try:
+        result = await spec.run(run, options)
+        if not isinstance(result, RetrievalResult):
+            raise TypeError(f"retriever {retriever!r} returned {type(result).__name__}, not RetrievalResult")
+    except BudgetExceeded as exc:
+        run.event("error", f"budget exhausted: {exc}", kind="budget")
+        exc.partial_result = run.finalize(  # type: ignore[attr-defined]
+            run.result("error", error=f"BudgetExceeded: {exc}", error_kind="budget")
+        )
+        raise
+    except Exception as exc:
+        run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
+        result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
+    try:
+        return run.finalize(result)
+    except Exception as exc:  # e.g. a retriever citing nonsense the verifier cannot read
+        return run.finalize(
+            run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
+        )
+
+
+def retrieve(
+    tree: Tree,
+    query: str,
+    *,
+    retriever: str = DEFAULT_RETRIEVER,
+    llm: LLMClient | str | None = None,
+    context: QuestionContext | dict[str, Any] | None = None,
+    **opts: Any,
+) -> RetrievalResult:
+    """Synchronous :func:`aretrieve` (not callable from inside a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aretrieve(tree, query, retriever=retriever, llm=llm, context=context, **opts))
+    raise RuntimeError("retrieve() called inside an event loop; use `await aretrieve(...)`")
+
+
+# re-exported so retrievers import their plumbing from one place
+__all__ = [
+    "AnswerWithSources",
+    "DEFAULT_RETRIEVER",
+    "FetchOptions",
+    "QuestionContext",
+    "RetrievalRun",
+    "RetrieverConfigError",
+    "RetrieverOptions",
+    "RetrieverSpec",
+    "aretrieve",
+    "available_retrievers",
+    "get_retriever",
+    "load_retrievers",
+    "register_retriever",
+    "retrieve",
+]
