@@ -46,7 +46,10 @@ _NUMBER = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-_MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
@@ -91,7 +94,8 @@ def _is_year(num: str, m: re.Match[str]) -> bool:
 
 
 def extract_quantities(text: str) -> list[Quantity]:
-    """Every number in ``text`` except years, list markers and parts of names (``FY2019``, ``10-K``, ``Q2``)."""
+    """Every number in ``text`` except years, days of dates, list markers and parts of names
+    (``FY2019``, ``10-K``, ``Q2``)."""
     markers = {m.start(1) for m in _LIST_MARKER.finditer(text)}
     found: list[Quantity] = []
     for m in _NUMBER.finditer(text):
@@ -163,7 +167,9 @@ def _forms(q: Quantity) -> list[tuple[float, float]]:
     return forms
 
 
-def quantities_match(gold: Quantity, answer: Quantity, *, rel_tol: float = 0.005) -> bool:
+def quantities_match(
+    gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True
+) -> bool:
     """True when ``answer`` states ``gold`` to the precision either was written with.
 
     The tolerance is half a step of the gold's last digit, or of the answer's last digit when the
@@ -182,7 +188,7 @@ def quantities_match(gold: Quantity, answer: Quantity, *, rel_tol: float = 0.005
             for p in powers:
                 a_abs = abs(a_val) * p
                 tol = 0.5 * g_unit
-                if answer.significant_digits >= 2:
+                if answer_precision and answer.significant_digits >= 2:
                     tol = max(tol, 0.5 * a_unit * p)
                 tol = max(tol, rel_tol * g_abs) * (1 + 1e-9) + 1e-12
                 if math.isclose(a_abs, g_abs) or abs(a_abs - g_abs) <= tol:

@@ -18,6 +18,7 @@ numbers and words.
 from __future__ import annotations
 
 import re
+
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import Quantity, extract_quantities, number_quantity, quantities_match
 
@@ -42,8 +43,8 @@ _STRONG_REFUSAL = [
 # Weak: the source lacks something. A refusal only when it opens the answer.
 _WEAK_REFUSAL = [
     r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|give|show|disclose)\b",
-    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?(?:provided|stated|mentioned|included|"
-    r"given|available|disclosed|specified)\b",
+    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?"
+    r"(?:provided|stated|mentioned|included|given|available|disclosed|specified)\b",
     r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
     r"\bwe do not have\b",
 ]
@@ -78,19 +79,37 @@ def refusal_hits(answer: str, *, opening_sentences: int = 3) -> list[str]:
 
 # ------------------------------------------------------------------ yes / no
 _YES = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_ANSWER_IS = re.compile(r"\bthe answer is:? ?\W?(yes|no)\b", re.IGNORECASE)
+_YES_NO_QUESTION = re.compile(
+    r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|will|would|should)\b", re.IGNORECASE
+)
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 def stance(text: str) -> str | None:
-    """``yes``/``no`` when the text opens with one, else None."""
-    m = _YES.match(text.strip())
+    """``yes``/``no`` when the text opens with one (or says "the answer is no"), else None."""
+    m = _YES.match(text.strip()) or _ANSWER_IS.search(text)
     return m.group(1).lower() if m else None
+
+
+def implied_stance(question: str, answer: str) -> str | None:
+    """For a yes/no question, the stance of an answer that does not open with yes or no: ``no`` when
+    its first sentence is negated, else ``yes``. Weaker evidence than :func:`stance`."""
+    explicit = stance(answer)
+    if explicit or not _YES_NO_QUESTION.match(question):
+        return explicit
+    parts = sentences(answer)
+    if not parts:
+        return None
+    return "no" if _NEGATION.search(parts[0]) else "yes"
 
 
 # ------------------------------------------------------------------ text overlap
 _STOP = set(
-    """a an the and or of in on at to for from by with as is are was were be been being it its this that these
-    those which who whom what when where how why has have had do does did not no yes than then there their they
-    them he she his her we our you your i me my will would can could should may might also such any all each
+    """a an the and or of in on at to for from by with as is are was were be been being it its this that
+    these those which who whom what when where how why has have had do does did not no yes than then there
+    their they them he she his her we our you your i me my will would can could should may might also
+    such any all each
     per into over under about after before between during while both more most less other some only very so
     fy fiscal year years company company's total amount""".split()
 )
@@ -110,15 +129,24 @@ def _stem(word: str) -> str:
 
 
 def overlap(gold: str, answer: str) -> float:
-    """Share of the gold's content words that the answer contains."""
-    g = content_words(gold)
-    if not g:
-        return 0.0
-    return len(g & content_words(answer)) / len(g)
+    """Share of the gold's content words that the answer contains: the best of the whole gold and
+    its first sentence (golds often state the answer first, then a justification or assumption)."""
+    words = content_words(answer)
+    scores = []
+    for part in {gold, (sentences(gold) or [gold])[0]}:
+        g = content_words(part)
+        if g:
+            scores.append(len(g & words) / len(g))
+    return max(scores, default=0.0)
 
 
 # ------------------------------------------------------------------ gold numbers
-_QUESTION_SCALE = re.compile(r"\b(?:in|USD|US\$|\$)\s*(?:USD\s*)?(thousands|millions|billions)\b", re.IGNORECASE)
+_QUESTION_SCALE = re.compile(
+    r"\b(?:in|USD|US\$|\$)\s*(?:USD\s*)?(thousands|millions|billions)\b", re.IGNORECASE
+)
+
+
+_PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 
 
 def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quantity]:
@@ -128,24 +156,35 @@ def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quant
             scale = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}[m.group(1).lower()]
             return [number_quantity(gold_answer, scale=scale, scale_stated=True)]
         return [number_quantity(gold_answer)]
-    return extract_quantities(str(gold_answer))
+    text = str(gold_answer)
+    # "the 12 months ended ..." describes the period, it is not a figure the answer must state.
+    return [q for q in extract_quantities(text) if not _is_period_length(text, q)]
+
+
+def _is_period_length(text: str, q: Quantity) -> bool:
+    if q.decimals or q.percent or q.scale_stated:
+        return False
+    written = re.finditer(rf"(?<![\d.,]){re.escape(q.text)}(?![\d.,])", text)
+    return any(_PERIOD.match(text[m.end() :]) for m in written)
 
 
 _CONCLUSION = re.compile(
-    r"\b(?:therefore|thus|hence|in summary|in conclusion|so,|the answer is|final answer|overall)\b", re.IGNORECASE
+    r"\b(?:therefore|thus|hence|in summary|in conclusion|so,|the answer is|final answer|overall)\b",
+    re.IGNORECASE,
 )
 
 
 def stated_quantities(answer: str) -> list[Quantity]:
     """The numbers an answer states as its answer, not those of its working: those of the first
-    sentence with a number (answers that lead with the result), and of the last concluding sentence
-    ("Therefore, ... is 65.2%") or, with none, of the last sentence with a number."""
+    sentence with a number (answers that lead with the result), of the last concluding sentence
+    ("Therefore, ... is 65.2%") and of the last two sentences with a number."""
     with_numbers = [(s, q) for s in sentences(answer) if (q := extract_quantities(s))]
     if not with_numbers:
         return []
-    picked = [with_numbers[0][1]]
+    picked = [with_numbers[0][1], *(q for _, q in with_numbers[-2:])]
     concluding = [q for s, q in with_numbers if _CONCLUSION.search(s)]
-    picked.append(concluding[-1] if concluding else with_numbers[-1][1])
+    if concluding:
+        picked.append(concluding[-1])
     return [q for qs in picked for q in qs]
 
 
@@ -154,7 +193,12 @@ class RulesJudge:
 
     name = "rules"
 
-    def __init__(self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5) -> None:
+    def __init__(
+        self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5, implied_stance: bool = False,
+        answer_precision: bool = True,
+    ) -> None:
+        self.implied_stance = implied_stance
+        self.answer_precision = answer_precision
         self.rel_tol = rel_tol
         self.overlap_correct = overlap_correct
 
@@ -197,6 +241,8 @@ class RulesJudge:
         if refusals and not matched:
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
+        if gold_stance and not answer_stance and self.implied_stance:
+            answer_stance = implied_stance(question, answer)
         if gold_stance and answer_stance and gold_stance != answer_stance:
             return "incorrect", True, f"gold says {gold_stance}, answer says {answer_stance}", details
         same_stance = bool(gold_stance) and gold_stance == answer_stance
@@ -215,7 +261,10 @@ class RulesJudge:
         return verdict, False, f"content-word overlap {score:.2f}", details
 
     def _found(self, gold: Quantity, candidates: list[Quantity]) -> bool:
-        return any(quantities_match(gold, a, rel_tol=self.rel_tol) for a in candidates)
+        return any(
+            quantities_match(gold, a, rel_tol=self.rel_tol, answer_precision=self.answer_precision)
+            for a in candidates
+        )
 
 
 @register_judge("rules")
