@@ -274,6 +274,9 @@ class SectionSeekingPolicy:
             return Reply(content=json.dumps(fill_schema(schema, self.hints(request))))
         if request.offers_tools():
             return self._tool_step(request)
+        schema = embedded_schema(request)
+        if schema is not None:  # a schema in the prompt, no JSON mode: answer in a fenced block
+            return Reply(content=f"```json\n{json.dumps(fill_schema(schema, self.hints(request)))}\n```")
         hints = self.hints(request)
         return Reply(content=f"The answer is {hints.answer} (page {hints.page}).")
 
