@@ -23,7 +23,17 @@ from pageindex.tree.model import Tree
 Unit = Literal["page", "section"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
-_STOP = frozenset(STOPWORDS_EN) | {"fy", "company", "give", "response", "based", "using", "answer"}
+# words of question boilerplate ("Give a response to the question by relying on the details shown in ...")
+_QUESTION_WORDS = {
+    "fy", "company", "give", "response", "based", "using", "answer", "question", "relying", "details",
+    "shown", "assume", "analyst", "public", "equities", "following", "primarily", "information",
+    "calculate", "calculated", "round", "decimal", "places", "units", "unit", "usd", "percent",
+    "percentage", "what", "which", "how", "much", "many", "does", "did", "has", "have", "value",
+    "amount", "respond", "provide", "provided", "stated", "reported", "answering", "resource",
+    "resources", "only", "investment", "banker", "conclusions", "drawing", "statement", "statements",
+    "use", "define", "defined", "terms", "term", "please", "state", "year", "fiscal",
+}
+_STOP = frozenset(STOPWORDS_EN) | frozenset(_QUESTION_WORDS)
 
 # question words -> words filings use for the same thing (extra query terms, never replacements)
 FINANCE_SYNONYMS: dict[str, str] = {
@@ -55,6 +65,23 @@ FINANCE_SYNONYMS: dict[str, str] = {
     "headcount": "employees",
     "buyback": "repurchase treasury stock",
     "share repurchase": "purchases treasury stock",
+    "cash flow statement": "consolidated statements cash flows operating investing financing activities",
+    "statement of cash flows": "consolidated cash flows operating investing financing activities",
+    "income statement": "consolidated statements operations income net sales revenue",
+    "statement of income": "consolidated operations net sales revenue",
+    "p&l": "consolidated statements operations income",
+    "balance sheet": "consolidated balance sheets total assets liabilities equity",
+    "statement of financial position": "balance sheets total assets liabilities",
+    "quick ratio": "current assets current liabilities cash receivables marketable securities",
+    "current ratio": "total current assets total current liabilities",
+    "days payable": "accounts payable cost of sales",
+    "dpo": "accounts payable cost of sales",
+    "fixed asset": "property plant equipment net",
+    "dividend payout": "dividends net income",
+    "ebitda": "operating income depreciation amortization",
+    "effective tax rate": "provision income taxes before",
+    "roa": "net income total assets",
+    "return on assets": "net income total assets",
 }
 
 
@@ -129,8 +156,19 @@ class Ranker:
                 texts.append(leaf.title + "\n" + tree.node_text(leaf.node_id))
         corpus = [tokenize(t) or ["_empty_"] for t in texts]
         self._vocab = {tok for doc in corpus for tok in doc}
+        self._doc_freq: dict[str, int] = {}
+        for doc in corpus:
+            for tok in set(doc):
+                self._doc_freq[tok] = self._doc_freq.get(tok, 0) + 1
         self._bm25 = bm25s.BM25()
         self._bm25.index(corpus, show_progress=False) if corpus else None
+
+    def idf(self, token: str) -> float:
+        """Inverse document frequency of a (tokenized) word over this ranker's chunks; unseen words
+        get the highest value."""
+        n = len(self.chunks)
+        df = self._doc_freq.get(token, 0)
+        return float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
 
     def scores(self, query: str, *, expand: bool = True) -> np.ndarray:
         """The BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""

@@ -1,0 +1,185 @@
+"""The extractive baseline: BM25 pages, then the table row or sentence that best matches the
+question, returned with its page. No model at all: the floor every LLM retriever must beat,
+and what runs offline.
+
+A page's text is cut into candidates: table rows (a label line followed by its figures, as
+PDF text extraction writes them, or a label and figures on one line) and sentences. Each is
+scored by the inverse document frequency of the question words it contains (synonyms
+included), with a bonus for rows when the question asks for an amount and for the column of
+the fiscal year the question names. The answer is the best row's label and value (the
+question year's column when the table header has years) or the best sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+from pageindex.retrievers.numbers import find_numbers
+from pageindex.retrievers.ranking import Ranker, expand_query, tokenize
+
+_NUMERIC_LINE = re.compile(r"^[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*\d[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*$")
+_DASH_ONLY = re.compile(r"^[\s$\-\u2014\u2013]*$")
+_YEAR = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
+_AMOUNT_WORDS = re.compile(
+    r"\b(how much|how many|amount|total|value|what (?:is|was|were) the|ratio|margin|percent|%|usd|"
+    r"\$|million|billion|per share|number)\b",
+    re.IGNORECASE,
+)
+
+
+class Candidate(BaseModel):
+    """A table row or sentence from one page, with the answer text drawn from it."""
+
+    kind: Literal["row", "sentence"]
+    page: int
+    text: str  # the row or sentence as found on the page (whitespace collapsed)
+    label: str = ""  # row label
+    values: list[str] = []  # row figures as printed, e.g. ["(1,577)", "(1,373)", "(1,420)"]
+    years: list[str] = []  # the table header's years, when they line up with values
+    score: float = 0.0
+    answer: str = ""
+    quote: str = ""  # what the answer takes from the page (a figure or the sentence)
+
+
+def _is_numeric(line: str) -> bool:
+    return bool(_NUMERIC_LINE.match(line)) or (bool(line) and bool(_DASH_ONLY.match(line)) and "-" in line)
+
+
+def _figures(line: str) -> list[str]:
+    return [n.text.replace("\n", "").replace(" ", "") for n in find_numbers(line)]
+
+
+def _is_year_list(values: list[str]) -> bool:
+    return len(values) >= 2 and all(re.fullmatch(r"(?:19|20)\d{2}", v) for v in values)
+
+
+def page_candidates(text: str, page: int) -> list[Candidate]:
+    """Every table row and sentence on a page, in reading order."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    out: list[Candidate] = []
+    years: list[str] = []
+    prose: list[str] = []
+    i = 0
+
+    def flush_prose() -> None:
+        joined = " ".join(prose).strip()
+        prose.clear()
+        for sentence in _SENTENCE_SPLIT.split(joined):
+            sentence = sentence.strip()
+            if len(tokenize(sentence)) >= 3 and any(c.isalpha() for c in sentence):
+                out.append(Candidate(kind="sentence", page=page, text=sentence))
+
+    while i < len(lines):
+        line = lines[i]
+        if not line:
+            i += 1
+            continue
+        if _is_numeric(line):
+            # a header of years (each on its own line) sets the columns for the rows below
+            run: list[str] = []
+            j = i
+            while j < len(lines) and (not lines[j] or _is_numeric(lines[j])):
+                if lines[j]:
+                    run.extend(_figures(lines[j]))
+                j += 1
+            if _is_year_list(run):
+                years = run
+            i = j
+            continue
+        # a text line: a row label if figures follow (on the next lines or on this one)
+        j = i + 1
+        figures: list[str] = []
+        while j < len(lines) and (not lines[j] or _is_numeric(lines[j])):
+            if lines[j]:
+                figures.extend(_figures(lines[j]))
+            j += 1
+        label = line
+        inline = re.match(r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+(?P<nums>[$(\-\u2014]?\s*\d[\d,.\s$()%\-\u2014]*)$", line)
+        if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
+            label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
+        header_years = _YEAR.findall(line)
+        if not figures and len(header_years) >= 2 and len(tokenize(_YEAR.sub("", line))) <= 3:
+            years = header_years  # "Years ended December 31 2018 2017 2016"
+            i = j
+            continue
+        if figures and len(label) <= 160 and not _is_year_list(figures):
+            flush_prose()
+            # a label wrapped over two lines: "Adjustments to reconcile ... to net cash / provided by ..."
+            if label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page:
+                label = out.pop().text + " " + label
+            aligned = years if years and len(years) == len(figures) else []
+            out.append(
+                Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
+                          values=figures, years=aligned)
+            )
+            i = j
+            continue
+        if _is_year_list(figures):
+            years = figures
+            i = j
+            continue
+        prose.append(line)
+        i += 1
+    flush_prose()
+    return out
+
+
+def question_years(query: str) -> list[str]:
+    """Four-digit fiscal years the question names, in order (``FY2018`` -> ``2018``)."""
+    return list(dict.fromkeys(_YEAR.findall(query)))
+
+
+def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, years: list[str]) -> float:
+    tokens = set(tokenize(candidate.label if candidate.kind == "row" else candidate.text))
+    overlap = sum(w for t, w in weights.items() if t in tokens)
+    if overlap <= 0:
+        return 0.0
+    length = len(tokens)
+    score = overlap / (1.0 + 0.015 * max(0, length - 8))
+    if candidate.kind == "row" and wants_amount:
+        score *= 1.35
+        if years and candidate.years and any(y in candidate.years for y in years):
+            score *= 1.2
+    return score
+
+
+def _answer_of(candidate: Candidate, years: list[str]) -> tuple[str, str]:
+    if candidate.kind == "sentence":
+        return candidate.text, candidate.text
+    if candidate.years:
+        for year in years:
+            if year in candidate.years:
+                value = candidate.values[candidate.years.index(year)]
+                return f"{candidate.label}: {value} ({year})", value
+        value = candidate.values[0]
+        return f"{candidate.label}: {value} ({candidate.years[0]})", value
+    return f"{candidate.label}: {' | '.join(candidate.values)}", candidate.values[0]
+
+
+def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int = 1) -> list[Candidate]:
+    """The ``top_n`` best candidates on ``pages`` for ``query``, best first, with their answer text.
+
+    Word weights are inverse document frequencies over the ranker's chunks; a candidate on a
+    higher-ranked page wins ties.
+    """
+    weights: dict[str, float] = {}
+    for token in tokenize(expand_query(query)):
+        if not re.fullmatch(r"(?:19|20)\d{2}", token):  # the year picks the column, not the row
+            weights[token] = ranker.idf(token)
+    wants_amount = bool(_AMOUNT_WORDS.search(query))
+    years = question_years(query)
+    scored: list[Candidate] = []
+    for rank, page in enumerate(pages):
+        for cand in page_candidates(ranker.tree.page_text(page), page):
+            score = _score(cand, weights, wants_amount, years)
+            if score <= 0:
+                continue
+            cand.score = score * (1.0 - 0.03 * rank)
+            cand.answer, cand.quote = _answer_of(cand, years)
+            scored.append(cand)
+    scored.sort(key=lambda c: -c.score)
+    return scored[:top_n]
