@@ -1,0 +1,113 @@
+"""How well a judge agrees with human labels: accuracy, Cohen's kappa and the confusion matrix.
+
+Human labels come as in FinanceBench (``Correct Answer``, ``Incorrect Answer``, ``Refusal``) or as
+verdicts; :func:`normalize_label` maps both onto ``correct`` / ``incorrect`` / ``refusal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from bench.judges.base import VERDICTS, Verdict
+
+_LABELS: dict[str, Verdict] = {
+    "correct": "correct",
+    "correct answer": "correct",
+    "incorrect": "incorrect",
+    "incorrect answer": "incorrect",
+    "wrong": "incorrect",
+    "refusal": "refusal",
+    "refused": "refusal",
+    "no answer": "refusal",
+}
+
+
+def normalize_label(label: object) -> Verdict | None:
+    """``"Correct Answer"`` -> ``"correct"``; None for missing or unknown labels."""
+    if not isinstance(label, str):
+        return None
+    return _LABELS.get(label.strip().lower())
+
+
+def confusion_matrix(
+    human: Sequence[str], judge: Sequence[str], labels: Sequence[str] = VERDICTS
+) -> pd.DataFrame:
+    """Counts with human labels as rows and judge verdicts as columns, every label present."""
+    if len(human) != len(judge):
+        raise ValueError(f"{len(human)} human labels but {len(judge)} verdicts")
+    frame = pd.crosstab(
+        pd.Categorical(list(human), categories=list(labels)),
+        pd.Categorical(list(judge), categories=list(labels)),
+        dropna=False,
+    )
+    frame.index = pd.Index(list(labels), name="human")
+    frame.columns = pd.Index(list(labels), name="judge")
+    return frame.astype(int)
+
+
+def cohen_kappa(human: Sequence[str], judge: Sequence[str], labels: Sequence[str] = VERDICTS) -> float:
+    """Cohen's kappa: (observed agreement - chance agreement) / (1 - chance agreement).
+
+    Chance agreement is the sum over labels of the product of the two raters' marginal shares. When
+    chance agreement is 1 (both raters always give the same single label) kappa is 1.0 if they agree.
+    """
+    matrix = confusion_matrix(human, judge, labels).to_numpy(dtype=float)
+    n = matrix.sum()
+    if n == 0:
+        raise ValueError("no labelled rows")
+    observed = np.trace(matrix) / n
+    expected = float((matrix.sum(axis=1) / n) @ (matrix.sum(axis=0) / n))
+    if np.isclose(expected, 1.0):
+        return 1.0 if np.isclose(observed, 1.0) else 0.0
+    return float((observed - expected) / (1.0 - expected))
+
+
+class Agreement(BaseModel):
+    """Agreement of a judge with human labels over ``n`` rows."""
+
+    n: int
+    accuracy: float
+    kappa: float
+    per_label_recall: dict[str, float | None]
+    confusion: dict[str, dict[str, int]]  # human label -> judge verdict -> count
+
+    def confusion_frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.confusion).T.reindex(index=list(VERDICTS), columns=list(VERDICTS))
+        frame.index.name, frame.columns.name = "human", "judge"
+        return frame.fillna(0).astype(int)
+
+
+def agreement(human: Sequence[str], judge: Sequence[str]) -> Agreement:
+    matrix = confusion_matrix(human, judge)
+    n = int(matrix.to_numpy().sum())
+    if n == 0:
+        raise ValueError("no labelled rows")
+    diag = np.diag(matrix.to_numpy())
+    row_totals = matrix.sum(axis=1)
+    recall = {
+        label: (float(diag[i] / row_totals[label]) if row_totals[label] else None)
+        for i, label in enumerate(matrix.index)
+    }
+    return Agreement(
+        n=n,
+        accuracy=float(diag.sum() / n),
+        kappa=cohen_kappa(human, judge),
+        per_label_recall=recall,
+        confusion={h: {j: int(matrix.loc[h, j]) for j in matrix.columns} for h in matrix.index},
+    )
+
+
+def agreement_by(
+    frame: pd.DataFrame, by: str, *, human: str = "label", judge: str = "verdict"
+) -> pd.DataFrame:
+    """One row per value of ``by``: n, accuracy, kappa (rows lacking a label or verdict are left out)."""
+    rows = []
+    usable = frame.dropna(subset=[human, judge])
+    for key, part in usable.groupby(by, sort=True):
+        a = agreement(part[human].tolist(), part[judge].tolist())
+        rows.append({by: key, "n": a.n, "accuracy": a.accuracy, "kappa": a.kappa})
+    return pd.DataFrame(rows, columns=[by, "n", "accuracy", "kappa"])
