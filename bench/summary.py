@@ -445,18 +445,20 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
     """Print the summary as rich tables, one per grouping that has more than one group
     (the per-retriever table always)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
     head = (
-        f"[bold]{summary.run_id}[/]  status={summary.status}  dataset={summary.dataset or NO_VALUE}  "
-        f"judge={summary.judge}{'/' + summary.judge_model if summary.judge_model else ''}  "
+        f"[bold]{escape(summary.run_id)}[/]  status={summary.status}  "
+        f"dataset={escape(summary.dataset or NO_VALUE)}  "
+        f"judge={escape(summary.judge)}{'/' + escape(summary.judge_model) if summary.judge_model else ''}  "
         f"samples={summary.n_samples}  dropped={summary.n_dropped}"
     )
     console.print(head, highlight=False)
     if summary.dropped_reasons:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
-        console.print(f"dropped questions by reason: {reasons}", highlight=False)
+        console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)
     for grouping in by:
         groups = summary.groups(grouping)
         if not groups or (grouping != "retriever" and len(groups) < 2):
@@ -466,5 +468,5 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
         for i, col in enumerate(frame.columns):
             table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
         for row in frame.itertuples(index=False):
-            table.add_row(*[str(v) for v in row])
+            table.add_row(*[escape(str(v)) for v in row])
         console.print(table)

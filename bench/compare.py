@@ -1,0 +1,317 @@
+"""Compare two runs on the samples they share (same question, retriever and repeat).
+
+``compare_runs(run_a, run_b, by=...)`` gives, per group: each run's accuracy with its Wilson
+interval, the difference (B - A) with a paired test (exact McNemar on discordant pairs, or a
+paired bootstrap), the questions that flipped each way and the changes in cost-like figures.
+Runs that differ in dataset, judge or judge prompt version carry ``warnings`` saying what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from bench.samples import Sample
+from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
+from bench.summary import NO_VALUE, Run
+
+CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
+TestMethod = Literal["mcnemar", "bootstrap"]
+SHORT_QUESTION = 80
+
+
+class NoSharedSamples(ValueError):
+    """The two runs have no (question, retriever, repeat) in common."""
+
+
+class Flip(BaseModel):
+    question_id: str
+    retriever: str
+    repeat: int = 0
+    question: str = ""  # shortened
+    verdict_a: str | None = None
+    verdict_b: str | None = None
+
+
+class MetricDelta(BaseModel):
+    metric: str
+    a: float | None
+    b: float | None
+    delta: float | None  # b - a; None when either is unknown
+
+
+class GroupComparison(BaseModel):
+    by: str
+    group: str
+    n_pairs: int
+    accuracy_a: Proportion
+    accuracy_b: Proportion
+    diff: float  # accuracy B - accuracy A on the shared samples
+    test: PairedTest
+    significant: bool
+    improved: list[Flip] = Field(default_factory=list)  # not correct in A, correct in B
+    regressed: list[Flip] = Field(default_factory=list)  # correct in A, not correct in B
+    deltas: list[MetricDelta] = Field(default_factory=list)
+
+    def delta(self, metric: str) -> MetricDelta | None:
+        return next((d for d in self.deltas if d.metric == metric), None)
+
+
+class Comparison(BaseModel):
+    run_a: str
+    run_b: str
+    path_a: str = ""
+    path_b: str = ""
+    by: str
+    method: str
+    alpha: float
+    warnings: list[str] = Field(default_factory=list)
+    shared: int
+    only_a: int
+    only_b: int
+    overall: GroupComparison
+    groups: list[GroupComparison] = Field(default_factory=list)
+
+
+def run_differences(a: Run, b: Run) -> list[str]:
+    """What makes two runs' accuracy figures not comparable like for like."""
+    ia, ib = a.info, b.info
+    out: list[str] = []
+    checks: list[tuple[str, Any, Any]] = [
+        ("dataset hash", ia.dataset.sha256 or None, ib.dataset.sha256 or None),
+        ("dataset", ia.dataset.name or None, ib.dataset.name or None),
+        ("judge", ia.judge, ib.judge),
+        ("judge model", ia.judge_model, ib.judge_model),
+        ("judge prompt version", ia.judge_prompt_version, ib.judge_prompt_version),
+    ]
+    for what, va, vb in checks:
+        if va != vb:
+            out.append(f"{what} differs: {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}")
+    for run in (a, b):
+        if run.info.status not in ("finished",):
+            out.append(f"run {run.run_id} is {run.info.status}, not finished")
+    return out
+
+
+def _short(text: str, limit: int = SHORT_QUESTION) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    if not values or any(v is None for v in values):
+        return None
+    return float(sum(values)) / len(values)  # type: ignore[arg-type]
+
+
+def _rate(values: Sequence[bool | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+_METRICS: dict[str, Callable[[Sequence[Sample]], float | None]] = {
+    "tokens_per_question": lambda ss: _mean([s.tokens for s in ss]),
+    "llm_calls": lambda ss: _mean([s.llm_calls for s in ss]),
+    "iterations": lambda ss: _mean([s.iterations for s in ss]),
+    "tool_calls": lambda ss: _mean([s.tool_calls for s in ss]),
+    "latency_s": lambda ss: _mean([s.latency_s for s in ss]),
+    "cost_per_question": lambda ss: _mean([s.cost_usd for s in ss]),
+    "evidence_hit_rate": lambda ss: _rate([s.evidence_hit for s in ss]),
+    "answered_rate": lambda ss: _rate([s.status == "answer" for s in ss]),
+}
+
+
+def _group_key(by: CompareBy, a: Sample, b: Sample, default_a: str | None, default_b: str | None) -> str:
+    if by == "overall":
+        return "all"
+    if by == "model":
+        ma, mb = a.model or default_a or NO_VALUE, b.model or default_b or NO_VALUE
+        return ma if ma == mb else f"{ma} -> {mb}"
+    return getattr(a, by) or NO_VALUE
+
+
+def compare_pairs(
+    pairs: Sequence[tuple[Sample, Sample]],
+    by: str,
+    group: str,
+    method: TestMethod = "mcnemar",
+    alpha: float = 0.05,
+) -> GroupComparison:
+    """Compare one group of paired samples (A, B)."""
+    ya = [1.0 if a.verdict == "correct" else 0.0 for a, _ in pairs]
+    yb = [1.0 if b.verdict == "correct" else 0.0 for _, b in pairs]
+    test = paired_test(ya, yb, method, clusters=[a.doc_id or a.question_id for a, _ in pairs])
+    improved, regressed = [], []
+    for (a, b), xa, xb in zip(pairs, ya, yb, strict=True):
+        if xa == xb:
+            continue
+        flip = Flip(
+            question_id=a.question_id,
+            retriever=a.retriever,
+            repeat=a.repeat,
+            question=_short(a.question or b.question),
+            verdict_a=a.verdict,
+            verdict_b=b.verdict,
+        )
+        (improved if xb > xa else regressed).append(flip)
+    sa = [a for a, _ in pairs]
+    sb = [b for _, b in pairs]
+    deltas = []
+    for metric, fn in _METRICS.items():
+        va, vb = fn(sa), fn(sb)
+        deltas.append(
+            MetricDelta(metric=metric, a=va, b=vb, delta=None if va is None or vb is None else vb - va)
+        )
+    acc_a = wilson_interval(int(sum(ya)), len(ya))
+    acc_b = wilson_interval(int(sum(yb)), len(yb))
+    return GroupComparison(
+        by=by,
+        group=group,
+        n_pairs=len(pairs),
+        accuracy_a=acc_a,
+        accuracy_b=acc_b,
+        diff=test.diff,
+        test=test,
+        significant=test.significant(alpha),
+        improved=improved,
+        regressed=regressed,
+        deltas=deltas,
+    )
+
+
+def shared_pairs(a: Run, b: Run, retriever: str | None = None) -> list[tuple[Sample, Sample]]:
+    """Samples present in both runs, in A's order; optionally of one retriever."""
+    index_b = {s.key: s for s in b.samples}
+    return [
+        (s, index_b[s.key])
+        for s in a.samples
+        if s.key in index_b and (retriever is None or s.retriever == retriever)
+    ]
+
+
+def compare_runs(
+    a: Run,
+    b: Run,
+    by: CompareBy = "retriever",
+    method: TestMethod = "mcnemar",
+    alpha: float = 0.05,
+    retriever: str | None = None,
+) -> Comparison:
+    """Compare run B against run A (B - A) on their shared samples. Raises :class:`NoSharedSamples`."""
+    pairs = shared_pairs(a, b, retriever)
+    if not pairs:
+        which = f" for retriever {retriever!r}" if retriever else ""
+        raise NoSharedSamples(
+            f"runs {a.run_id} ({a.path}) and {b.run_id} ({b.path}) share no samples{which} "
+            "(same question_id, retriever and repeat)"
+        )
+    keys_a = {s.key for s in a.samples if retriever is None or s.retriever == retriever}
+    keys_b = {s.key for s in b.samples if retriever is None or s.retriever == retriever}
+    grouped: dict[str, list[tuple[Sample, Sample]]] = {}
+    for sa, sb in pairs:
+        grouped.setdefault(_group_key(by, sa, sb, a.info.model, b.info.model), []).append((sa, sb))
+    return Comparison(
+        run_a=a.run_id,
+        run_b=b.run_id,
+        path_a=str(a.path),
+        path_b=str(b.path),
+        by=by,
+        method=method,
+        alpha=alpha,
+        warnings=run_differences(a, b),
+        shared=len(pairs),
+        only_a=len(keys_a - keys_b),
+        only_b=len(keys_b - keys_a),
+        overall=compare_pairs(pairs, "overall", "all", method, alpha),
+        groups=[compare_pairs(grouped[g], by, g, method, alpha) for g in sorted(grouped)],
+    )
+
+
+# ----------------------------------------------------------------------------- display
+def _pct(p: Proportion) -> str:
+    if p.value is None:
+        return NO_VALUE
+    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
+
+
+def _signed(x: float | None, digits: int = 1, pct: bool = False) -> str:
+    if x is None:
+        return NO_VALUE
+    return f"{100 * x:+.{digits}f} pp" if pct else f"{x:+,.{digits}f}"
+
+
+def comparison_rows(cmp: Comparison) -> list[dict[str, str]]:
+    """Display rows (strings), one per group and one for all shared samples."""
+    rows = []
+    groups = cmp.groups if cmp.by != "overall" else []
+    for g in [*groups, cmp.overall]:
+        d = {m.metric: m.delta for m in g.deltas}
+        rows.append(
+            {
+                cmp.by: "ALL" if g is cmp.overall else g.group,
+                "pairs": str(g.n_pairs),
+                f"A: {cmp.run_a}": _pct(g.accuracy_a),
+                f"B: {cmp.run_b}": _pct(g.accuracy_b),
+                "diff": _signed(g.diff, pct=True),
+                "p": f"{g.test.p_value:.3g}",
+                "significant": "yes" if g.significant else "no",
+                "A->B +/-": f"+{len(g.improved)} / -{len(g.regressed)}",
+                "d tokens/q": _signed(d["tokens_per_question"], 0),
+                "d iterations": _signed(d["iterations"], 2),
+                "d latency s": _signed(d["latency_s"], 2),
+                "d cost/q": _signed(d["cost_per_question"], 5),
+                "d evidence hit": _signed(d["evidence_hit_rate"], pct=True),
+            }
+        )
+    return rows
+
+
+def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.table import Table
+
+    console = console or Console()
+    if cmp.warnings:
+        console.print(
+            Panel(
+                escape("\n".join(cmp.warnings))
+                + "\nAccuracy differences may come from these, not from the change.",
+                title="WARNING: these runs are not like for like",
+                border_style="bold red",
+            )
+        )
+    console.print(
+        f"A = [bold]{escape(cmp.run_a)}[/]  B = [bold]{escape(cmp.run_b)}[/]  shared samples: {cmp.shared}  "
+        f"only in A: {cmp.only_a}  only in B: {cmp.only_b}  test: {cmp.method} (alpha {cmp.alpha})",
+        highlight=False,
+    )
+    rows = comparison_rows(cmp)
+    table = Table(title=f"accuracy by {cmp.by} (B - A)", title_justify="left")
+    for i, col in enumerate(rows[0]):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*[escape(v) for v in row.values()])
+    console.print(table)
+    groups = cmp.groups if cmp.by != "overall" else [cmp.overall]
+    for g in groups:
+        for label, flips in (
+            ("correct only in B (improved)", g.improved),
+            ("correct only in A (regressed)", g.regressed),
+        ):
+            if not flips:
+                continue
+            console.print(f"[bold]{escape(g.group)}[/]: {label}: {len(flips)}", highlight=False)
+            for f in flips[:max_flips]:
+                rep = f" #{f.repeat}" if f.repeat else ""
+                change = f"{f.verdict_a or 'error'} -> {f.verdict_b or 'error'}"
+                console.print(
+                    f"  {f.question_id}{rep}  [{change}]  {f.question}",
+                    highlight=False,
+                    markup=False,
+                )
+            if len(flips) > max_flips:
+                console.print(f"  ... and {len(flips) - max_flips} more (see --json)")

@@ -1,0 +1,104 @@
+"""compare_runs over hand-made runs with known outcomes, and the compare command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.compare import NoSharedSamples, compare_runs
+from bench.summary import load_run
+from pageindex.cli import app
+from tests.bench.runfactory import outcomes, run_info, write_run
+
+
+def _pair(tmp_path: Path, pattern_a: str, pattern_b: str, info_b=None, **fields_b):
+    a = write_run(tmp_path / "A", outcomes(pattern_a))
+    b = write_run(tmp_path / "B", outcomes(pattern_b, **fields_b), info=info_b or run_info("B"))
+    return load_run(a), load_run(b)
+
+
+def test_real_improvement_is_significant_and_flips_are_listed(tmp_path: Path) -> None:
+    # A gets q000..q009 wrong; B gets everything right: 10 discordant pairs, all for B
+    a, b = _pair(tmp_path, "i" * 10 + "c" * 20, "c" * 30, retriever_prompt_tokens=1500)
+    cmp = compare_runs(a, b)
+    assert cmp.shared == 30 and cmp.only_a == 0 and cmp.only_b == 0
+    g = cmp.groups[0]
+    assert g.group == "agent"
+    assert g.accuracy_a.value == pytest.approx(20 / 30) and g.accuracy_b.value == 1.0
+    assert g.diff == pytest.approx(10 / 30)
+    assert g.test.p_value == pytest.approx(2 * 0.5**10)
+    assert g.significant
+    assert [f.question_id for f in g.improved] == [f"q{k:03d}" for k in range(10)]
+    assert g.regressed == []
+    assert g.improved[0].verdict_a == "incorrect" and g.improved[0].verdict_b == "correct"
+    assert g.improved[0].question.startswith("What is the value asked by question q000")
+    assert g.delta("tokens_per_question").delta == pytest.approx(500)
+    assert g.delta("evidence_hit_rate").delta == pytest.approx(10 / 30)
+    assert cmp.warnings == []
+
+
+def test_noise_is_not_significant(tmp_path: Path) -> None:
+    # two questions lost, two gained, same accuracy
+    a, b = _pair(tmp_path, "ccii" + "c" * 26, "iicc" + "c" * 26)
+    g = compare_runs(a, b).overall
+    assert g.diff == 0 and not g.significant and g.test.p_value == pytest.approx(1.0)
+    assert [f.question_id for f in g.regressed] == ["q000", "q001"]
+    assert [f.question_id for f in g.improved] == ["q002", "q003"]
+    # a small one-sided change is not significant either: 3 lost, 0 gained -> p = 0.25
+    a, b = _pair(tmp_path / "x", "c" * 30, "iii" + "c" * 27)
+    g = compare_runs(a, b).overall
+    assert g.diff == pytest.approx(-0.1) and g.test.p_value == pytest.approx(0.25) and not g.significant
+
+
+def test_bootstrap_test_and_grouping_by_question_type(tmp_path: Path) -> None:
+    a = outcomes("i" * 12 + "c" * 18)
+    b = outcomes("c" * 30)
+    for k, s in enumerate(a + b):
+        s.question_type = "novel" if (k % 30) < 15 else "metrics"
+    ra = load_run(write_run(tmp_path / "A", a))
+    rb = load_run(write_run(tmp_path / "B", b, info=run_info("B")))
+    cmp = compare_runs(ra, rb, by="question_type", method="bootstrap")
+    assert [g.group for g in cmp.groups] == ["metrics", "novel"]
+    novel = cmp.groups[1]
+    assert novel.n_pairs == 15 and len(novel.improved) == 12
+    assert novel.test.method == "bootstrap" and novel.test.p_value < 0.01
+    assert cmp.groups[0].diff == 0
+
+
+def test_different_judges_and_datasets_are_warned_about(tmp_path: Path) -> None:
+    info_b = run_info("B", judge="llm", judge_model="openai/gpt-4o", judge_prompt_version="judge_v2")
+    info_b.dataset.sha256 = "fff999"
+    a, b = _pair(tmp_path, "cc", "cc", info_b=info_b)
+    warnings = compare_runs(a, b).warnings
+    text = "\n".join(warnings)
+    assert "dataset hash differs: A=abc123 vs B=fff999" in text
+    assert "judge differs: A=rules vs B=llm" in text
+    assert "judge prompt version differs" in text
+
+
+def test_no_shared_samples(tmp_path: Path) -> None:
+    a = load_run(write_run(tmp_path / "A", outcomes("cc")))
+    b = load_run(write_run(tmp_path / "B", outcomes("cc", prefix="z"), info=run_info("B")))
+    with pytest.raises(NoSharedSamples, match="share no samples"):
+        compare_runs(a, b)
+
+
+def test_compare_command_tables_json_and_warning(tmp_path: Path) -> None:
+    info_b = run_info("B", judge="llm")
+    a = write_run(tmp_path / "A", outcomes("i" * 10 + "c" * 20))
+    b = write_run(tmp_path / "B", outcomes("c" * 30), info=info_b)
+    runner = CliRunner()
+    res = runner.invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "WARNING" in res.output and "judge differs: A=rules vs B=llm" in res.output
+    assert "+33.3 pp" in res.output and "0.00195" in res.output
+    assert "q009" in res.output
+    res = runner.invoke(app, ["bench", "compare", str(a), str(b), "--json"])
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)
+    assert data["overall"]["significant"] is True and len(data["overall"]["improved"]) == 10
+    res = runner.invoke(app, ["bench", "compare", str(a), str(tmp_path / "missing")])
+    assert res.exit_code == 2 and "does not exist" in res.output
