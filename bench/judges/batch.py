@@ -1,0 +1,143 @@
+"""Judge answers that already exist: read ANSWERS.jsonl rows, judge each, write one verdict row per input.
+
+Input rows carry ``question``, ``gold_answer`` (text or number) and ``model_answer``; optionally ``label``
+(a human label, as in FinanceBench's labels) and ``id`` or ``financebench_id``. A malformed row gets a
+verdict row with ``status="error"`` and the reason; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonlines
+from pydantic import BaseModel, Field, ValidationError
+
+from bench.judges.base import Judge, JudgeVerdict, Verdict
+from bench.judges.calibration import normalize_label
+from pageindex.llm.types import Usage
+
+
+class AnswerRow(BaseModel):
+    """One answer to judge."""
+
+    question: str
+    gold_answer: str | float | int
+    model_answer: str
+    label: str | None = None
+    id: str | None = None
+    financebench_id: str | None = None
+    model_name: str | None = None
+
+    @property
+    def row_id(self) -> str | None:
+        return self.id or self.financebench_id
+
+
+class ParsedRow(BaseModel):
+    """A line of the input: the row if it parsed, else the error."""
+
+    line: int
+    row: AnswerRow | None = None
+    raw_id: str | None = None
+    error: str | None = None
+
+
+class VerdictRow(BaseModel):
+    """One line of VERDICTS.jsonl."""
+
+    line: int
+    id: str | None = None
+    status: Literal["ok", "error"]
+    verdict: Verdict | None = None
+    label: Verdict | None = None
+    judge: str | None = None
+    confident: bool | None = None
+    reasoning: str = ""
+    prompt_version: str | None = None
+    decided_by: str | None = None
+    model_name: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+
+
+def read_answer_rows(path: Path) -> list[ParsedRow]:
+    """Every line of ``path`` (blank lines skipped), parsed or with the reason it could not be."""
+    out: list[ParsedRow] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                data: Any = json.loads(text)
+            except json.JSONDecodeError as exc:
+                out.append(ParsedRow(line=number, error=f"not JSON: {exc.msg} at column {exc.colno}"))
+                continue
+            if not isinstance(data, dict):
+                out.append(ParsedRow(line=number, error=f"expected a JSON object, got {type(data).__name__}"))
+                continue
+            raw_id = data.get("id", data.get("financebench_id"))
+            raw_id = None if raw_id is None else str(raw_id)
+            if isinstance(data.get("id"), int):
+                data["id"] = str(data["id"])
+            try:
+                out.append(ParsedRow(line=number, row=AnswerRow.model_validate(data), raw_id=raw_id))
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in exc.errors()
+                )
+                out.append(ParsedRow(line=number, raw_id=raw_id, error=problems))
+    return out
+
+
+def _verdict_row(parsed: ParsedRow, verdict: JudgeVerdict) -> VerdictRow:
+    row = parsed.row
+    assert row is not None
+    return VerdictRow(
+        line=parsed.line,
+        id=row.row_id,
+        status="ok",
+        verdict=verdict.verdict,
+        label=normalize_label(row.label),
+        judge=verdict.judge,
+        confident=verdict.confident,
+        reasoning=verdict.reasoning,
+        prompt_version=verdict.prompt_version,
+        decided_by=verdict.details.get("decided_by"),
+        model_name=row.model_name,
+        usage=verdict.usage,
+    )
+
+
+async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 8) -> list[VerdictRow]:
+    """Judge every parsed row, at most ``concurrency`` at a time; results in input order."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(parsed: ParsedRow) -> VerdictRow:
+        if parsed.row is None:
+            return VerdictRow(line=parsed.line, id=parsed.raw_id, status="error", error=parsed.error)
+        row = parsed.row
+        async with gate:
+            try:
+                verdict = await judge.judge(row.question, row.gold_answer, row.model_answer)
+            except Exception as exc:  # one failing row never stops the others
+                return VerdictRow(
+                    line=parsed.line,
+                    id=row.row_id,
+                    status="error",
+                    label=normalize_label(row.label),
+                    model_name=row.model_name,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+        return _verdict_row(parsed, verdict)
+
+    return list(await asyncio.gather(*(one(p) for p in rows)))
+
+
+def write_verdict_rows(path: Path, rows: list[VerdictRow]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with jsonlines.open(path, mode="w") as writer:
+        for row in rows:
+            writer.write(row.model_dump(mode="json"))
