@@ -22,6 +22,19 @@ class ToolCall(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     raw_arguments: str = ""
+    # Set by the client when the call is unusable: malformed JSON arguments, an unknown tool,
+    # or arguments that do not match the tool's JSON schema. ``arguments`` is then ``{}`` or
+    # whatever parsed; ``raw_arguments`` keeps exactly what the model sent.
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def raise_for_error(self) -> None:
+        """Raise :class:`ToolCallError` (raw reply kept) if the model's call was unusable."""
+        if self.error is not None:
+            raise ToolCallError(f"tool call {self.name!r}: {self.error}", raw=self.raw_arguments)
 
 
 class Message(BaseModel):
@@ -73,6 +86,7 @@ class UsageRecord(Usage):
     role: Role
     tag: dict[str, Any] = Field(default_factory=dict)
     cached: bool = False  # served from the on-disk cache
+    error: str | None = None  # error kind when the call failed after spending tokens (e.g. "invalid_output")
 
 
 class ChatResponse(BaseModel):
@@ -81,6 +95,11 @@ class ChatResponse(BaseModel):
     finish_reason: str | None = None
     usage: UsageRecord
     raw: dict[str, Any] | None = None
+
+    @property
+    def bad_tool_calls(self) -> list[ToolCall]:
+        """Tool calls the client flagged as unusable (see :attr:`ToolCall.error`)."""
+        return [call for call in self.tool_calls if call.error is not None]
 
 
 class StructuredResponse(BaseModel, Generic[T]):
@@ -95,9 +114,10 @@ class LLMError(Exception):
 
     kind = "llm_error"
 
-    def __init__(self, message: str, *, raw: str | None = None):
+    def __init__(self, message: str, *, raw: str | None = None, usage: Usage | None = None):
         super().__init__(message)
         self.raw = raw
+        self.usage = usage  # tokens spent before the failure, when known
 
 
 class LLMConfigError(LLMError):

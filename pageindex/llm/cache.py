@@ -1,0 +1,179 @@
+"""On-disk cache of model replies (SQLite), for record / replay.
+
+Key: sha256 over the canonical JSON of the call kind, model name, messages, tools, response
+schema and sampling parameters -- never the API key or the base URL, so a call recorded with
+``openai/gpt-4o-mini`` is replayed by ``replay/gpt-4o-mini`` (and by the same model behind another
+URL). Modes: ``off`` (never read or write), ``rw`` (read, and write every new reply), ``replay``
+(read only; a miss raises :class:`ReplayMiss`). Rows keep the reply and its original usage, so
+replayed runs report the same token figures, marked ``cached``.
+
+The database runs in WAL mode with a busy timeout: several processes and threads may write at
+once. Each thread gets its own connection; writes within a thread are serialised by a lock.
+Default path: ``$PAGEINDEX_CACHE_DIR/llm.sqlite``, else ``~/.cache/pageindex/llm.sqlite``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from pageindex.llm.types import LLMConfigError
+
+CacheMode = Literal["off", "rw", "replay"]
+CACHE_MODES: tuple[CacheMode, ...] = ("off", "rw", "replay")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    request TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replies_model ON replies(model);
+"""
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("PAGEINDEX_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "pageindex") / "llm.sqlite"
+
+
+def request_key(request: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a request (sorted keys, no whitespace)."""
+    text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class CacheStats(BaseModel):
+    path: str
+    exists: bool
+    entries: int = 0
+    size_bytes: int = 0
+    by_model: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    oldest: float | None = None
+    newest: float | None = None
+
+
+class LLMCache:
+    def __init__(self, path: str | Path | None = None, mode: CacheMode = "rw") -> None:
+        if mode not in CACHE_MODES:
+            raise LLMConfigError(f"bad cache mode {mode!r}: expected one of {', '.join(CACHE_MODES)}")
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.mode: CacheMode = mode
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def __repr__(self) -> str:
+        return f"LLMCache({str(self.path)!r}, mode={self.mode!r})"
+
+    # ------------------------------------------------------------------ connection
+    def _connect(self, create: bool = True) -> sqlite3.Connection | None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if not create and not self.path.exists():
+            return None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+        self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # ------------------------------------------------------------------ read / write
+    @property
+    def readable(self) -> bool:
+        return self.mode in ("rw", "replay")
+
+    @property
+    def writable(self) -> bool:
+        return self.mode == "rw"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored reply for ``key``, or None (always None in mode ``off``)."""
+        if not self.readable:
+            return None
+        conn = self._connect(create=self.mode == "rw")
+        if conn is None:
+            self.misses += 1
+            return None
+        with self._lock:
+            row = conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return json.loads(row[0])
+
+    def put(self, key: str, *, model: str, kind: str, request: dict[str, Any], reply: dict[str, Any],
+            prompt_tokens: int, completion_tokens: int) -> None:
+        """Store a reply (only in mode ``rw``; first writer wins on a duplicate key)."""
+        if not self.writable:
+            return
+        conn = self._connect()
+        assert conn is not None
+        row = (key, model, kind, json.dumps(request, default=str), json.dumps(reply, default=str),
+               prompt_tokens, completion_tokens, time.time())
+        with self._lock:
+            conn.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        self.writes += 1
+
+    # ------------------------------------------------------------------ maintenance
+    def stats(self) -> CacheStats:
+        if not self.path.exists():
+            return CacheStats(path=str(self.path), exists=False)
+        conn = self._connect()
+        assert conn is not None
+        with self._lock:
+            entries, prompt, completion, oldest, newest = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "
+                "MIN(created_at), MAX(created_at) FROM replies"
+            ).fetchone()
+            by_model = dict(conn.execute("SELECT model, COUNT(*) FROM replies GROUP BY model ORDER BY model"))
+            by_kind = dict(conn.execute("SELECT kind, COUNT(*) FROM replies GROUP BY kind ORDER BY kind"))
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return CacheStats(path=str(self.path), exists=True, entries=entries, size_bytes=size,
+                          by_model=by_model, by_kind=by_kind, prompt_tokens=prompt,
+                          completion_tokens=completion, oldest=oldest, newest=newest)
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every row (or only one model's); returns how many were deleted."""
+        if not self.path.exists():
+            return 0
+        conn = self._connect()
+        assert conn is not None
+        with self._lock:
+            if model is None:
+                deleted = conn.execute("DELETE FROM replies").rowcount
+            else:
+                deleted = conn.execute("DELETE FROM replies WHERE model = ?", (model,)).rowcount
+            conn.execute("VACUUM")
+        return deleted

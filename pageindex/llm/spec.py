@@ -1,0 +1,122 @@
+"""Model specs as strings: ``openai/<model>``, ``ollama/<model>``, ``replay/<model>``, ``scripted``.
+
+``openai/<model>`` reaches any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio,
+a LiteLLM proxy): the base URL comes from the ``base_url`` argument, else ``OPENAI_BASE_URL``,
+else ``https://api.openai.com/v1``; the key from ``api_key``, else ``OPENAI_API_KEY``. A key is
+required only for the official OpenAI endpoint; other servers get a placeholder key (a server
+that does want one answers 401, reported as :class:`LLMConfigError`). ``ollama/<model>`` is
+shorthand for ``http://localhost:11434/v1`` (or ``OLLAMA_BASE_URL``). ``replay/<model>`` answers
+only from the cache and never touches the network. ``scripted`` is the test model.
+
+Errors name the spec and the base URL, never the key (keys are ``SecretStr`` and redacted).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel, SecretStr
+
+from pageindex.llm.types import LLMConfigError
+
+Provider = Literal["openai", "ollama", "replay", "scripted"]
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+PLACEHOLDER_KEY = "not-needed"
+SPEC_HELP = "expected openai/<model>, ollama/<model>, replay/<model> or scripted"
+
+
+class ModelSpec(BaseModel):
+    """A parsed model spec. ``api_key`` is a SecretStr: it never prints."""
+
+    spec: str
+    provider: Provider
+    model: str
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+    def where(self) -> str:
+        """``'openai/gpt-4o-mini at https://api.openai.com/v1'`` for error messages."""
+        return f"{self.spec} at {self.base_url}" if self.base_url else self.spec
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.api_key.get_secret_value() if self.api_key else None)
+
+
+def parse_spec(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelSpec:
+    """Parse and resolve a model spec; raises :class:`LLMConfigError` on a bad spec or missing key."""
+    env = os.environ if env is None else env
+    text = (spec or "").strip()
+    if text == "scripted" or text.startswith("scripted/"):
+        return ModelSpec(spec=text, provider="scripted", model=text.partition("/")[2] or "scripted")
+    provider, sep, model = text.partition("/")
+    if not sep or not model:
+        hint = f" (did you mean openai/{text}?)" if text and "/" not in text else ""
+        raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
+    if provider == "replay":
+        return ModelSpec(spec=text, provider="replay", model=model)
+    if provider == "ollama":
+        url = (base_url or env.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL).rstrip("/")
+        return ModelSpec(spec=text, provider="ollama", model=model, base_url=url, api_key=SecretStr("ollama"))
+    if provider == "openai":
+        url = (base_url or env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
+        key = api_key or env.get("OPENAI_API_KEY")
+        if not key:
+            if _is_official_openai(url):
+                raise LLMConfigError(
+                    f"no API key for {text} at {url}: set OPENAI_API_KEY (or pass --api-key), "
+                    "or point --base-url / OPENAI_BASE_URL at a server that needs none"
+                )
+            key = PLACEHOLDER_KEY
+        return ModelSpec(spec=text, provider="openai", model=model, base_url=url, api_key=SecretStr(key))
+    raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {provider!r}; {SPEC_HELP}")
+
+
+def _is_official_openai(url: str) -> bool:
+    host = httpx.URL(url).host
+    return host == "api.openai.com" or host.endswith(".openai.com")
+
+
+_KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{4,}")
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """Remove an API key (and anything shaped like an OpenAI key) from ``text``."""
+    if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return _KEY_PATTERN.sub(r"\1***", text)
+
+
+def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:
+    """Preflight: fail fast, before any work starts, if the server is down or rejects the key.
+
+    Sends ``GET {base_url}/models``. Connection errors and timeouts, and HTTP 401/403, raise
+    :class:`LLMConfigError` naming the spec and base URL; any other answer (even 404 from a
+    server without a model list) counts as reachable. ``replay`` and ``scripted`` need no server.
+    """
+    if spec.base_url is None:
+        return
+    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+    try:
+        response = httpx.get(f"{spec.base_url}/models", headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
+    except httpx.HTTPError as exc:
+        reason = spec.redact(str(exc)) or type(exc).__name__
+        raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
+    if response.status_code in (401, 403):
+        raise LLMConfigError(
+            f"{spec.base_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
+            "check OPENAI_API_KEY / --api-key"
+        )
