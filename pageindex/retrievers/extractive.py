@@ -15,14 +15,20 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.numbers import find_numbers
-from pageindex.retrievers.ranking import Ranker, expand_query, tokenize
+from pageindex.retrievers.ranking import Ranker, expand_query, ranker_for, tokenize
+from pageindex.retrievers.replies import source_for_page
+from pageindex.retrievers.result import RetrievalResult
 
 _NUMERIC_LINE = re.compile(r"^[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*\d[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*$")
 _DASH_ONLY = re.compile(r"^[\s$\-\u2014\u2013]*$")
 _YEAR = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
+_INLINE_ROW = re.compile(
+    r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+(?P<nums>[$(\-\u2014]?\s*\d[\d,.\s$()%\-\u2014]*)$"
+)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
 _AMOUNT_WORDS = re.compile(
     r"\b(how much|how many|amount|total|value|what (?:is|was|were) the|ratio|margin|percent|%|usd|"
@@ -98,7 +104,7 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                 figures.extend(_figures(lines[j]))
             j += 1
         label = line
-        inline = re.match(r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+(?P<nums>[$(\-\u2014]?\s*\d[\d,.\s$()%\-\u2014]*)$", line)
+        inline = _INLINE_ROW.match(line)
         if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
             label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
         header_years = _YEAR.findall(line)
@@ -183,3 +189,36 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
             scored.append(cand)
     scored.sort(key=lambda c: -c.score)
     return scored[:top_n]
+
+
+class ExtractiveOptions(RetrieverOptions):
+    top_k: int = Field(5, ge=1, le=50, description="BM25 pages searched for the answer")
+    unit: Literal["page", "section"] = Field("page", description="what BM25 ranks: pages or leaf sections")
+    alternatives: int = Field(3, ge=0, le=20, description="runner-up candidates kept in extra")
+
+
+@register_retriever("extractive", options=ExtractiveOptions, needs_llm=False)
+async def extractive(run: RetrievalRun, opts: ExtractiveOptions) -> RetrievalResult:
+    """BM25 pages, then the best-matching table row or sentence with its page; no model at all."""
+    ranker = ranker_for(run.tree, opts.unit)
+    pages = ranker.top_pages(run.query, k=opts.top_k)
+    run.event("decision", f"bm25 ({opts.unit}) top pages {pages}", pages=pages)
+    # no model sees anything; the pages are recorded as read so page-recall figures compare
+    run.show_pages(pages, why="read by the extractive matcher")
+    best = extract_answer(ranker_for(run.tree, "page"), run.query, pages, top_n=1 + opts.alternatives)
+    extra = {
+        "retrieved_pages": pages,
+        "alternatives": [c.model_dump(include={"kind", "page", "answer", "score"}) for c in best[1:]],
+    }
+    if not best:
+        run.event("decision", "no row or sentence shares a word with the question")
+        return run.result("fail", reason="no row or sentence on the top pages matches", extra=extra)
+    top = best[0]
+    run.event("decision", f"best {top.kind} on page {top.page} (score {top.score:.2f}): {top.answer[:120]}")
+    return run.result(
+        "answer",
+        answer=top.answer,
+        confidence=None,
+        sources=[source_for_page(run.tree, top.page, quote=top.quote)],
+        extra=extra,
+    )

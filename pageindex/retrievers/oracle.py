@@ -1,0 +1,40 @@
+"""The ``oracle`` baseline: one answering call over the gold evidence pages only.
+
+The upper bound of what retrieval can reach: the model sees exactly the pages the dataset
+marks as evidence (``QuestionContext.evidence_pages``, or the ``pages`` option), nothing else.
+Without gold pages the retrieval ends in ``error`` (kind ``no_evidence``): there is nothing
+to be an oracle about.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
+from pageindex.retrievers.result import RetrievalResult
+
+
+class OracleOptions(RetrieverOptions):
+    pages: list[int] | None = Field(
+        None, description="evidence pages (1-based PDF) to use instead of the question's gold pages"
+    )
+    max_chars_per_page: int | None = Field(None, ge=100, description="truncate each page (None = whole)")
+
+
+@register_retriever("oracle", options=OracleOptions, prompt_version=ANSWER_PROMPT)
+async def oracle(run: RetrievalRun, opts: OracleOptions) -> RetrievalResult:
+    """Answer from the gold evidence pages only: the ceiling for every retriever."""
+    pages = opts.pages if opts.pages is not None else run.context.evidence_pages
+    outside = [p for p in pages if not 1 <= p <= run.tree.page_count]
+    if outside:
+        run.event("error", f"evidence pages {outside} are outside 1..{run.tree.page_count}")
+    pages = [p for p in pages if 1 <= p <= run.tree.page_count]
+    if not pages:
+        reason = "no gold evidence pages for this question (pass context evidence_pages or the pages option)"
+        run.event("error", reason)
+        return run.result("error", error=reason, error_kind="no_evidence")
+    run.event("decision", f"answering from gold pages {pages}", pages=pages)
+    return await answer_from_pages(
+        run, pages, max_chars_per_page=opts.max_chars_per_page, extra={"evidence_pages": pages}
+    )

@@ -1,0 +1,46 @@
+"""One answering call over given pages: what the oracle and bm25 baselines share.
+
+The pages' text goes into ``prompts/answer_from_pages_v1.md`` (recorded as shown to the
+model); the reply is the shared :class:`AnswerWithSources`, validated by the LLM layer
+(malformed replies are sent back up to ``max_retries`` times, then the retrieval ends in
+``error`` with kind ``invalid_output``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
+from pageindex.retrievers.replies import AnswerWithSources
+from pageindex.retrievers.result import RetrievalResult
+
+ANSWER_PROMPT = "answer_from_pages_v1"
+
+
+async def answer_from_pages(
+    run: RetrievalRun,
+    pages: list[int],
+    *,
+    role: str = "answer",
+    max_chars_per_page: int | None = None,
+    max_retries: int = 2,
+    **fields: Any,
+) -> RetrievalResult:
+    """Ask the model to answer ``run.query`` from ``pages`` (1-based PDF pages, in this order)."""
+    valid = [p for p in dict.fromkeys(pages) if 1 <= p <= run.tree.page_count]
+    if not valid:
+        run.event("decision", "no pages to answer from")
+        return run.result("fail", reason="no pages to answer from", **fields)
+    prompt = load_prompt(ANSWER_PROMPT)
+    text = run.page_texts(valid, max_chars_per_page=max_chars_per_page)
+    messages = prompt.messages(
+        question=run.query,
+        injection_notice=INJECTION_NOTICE,
+        page_list=", ".join(str(p) for p in valid),
+        pages=text,
+    )
+    run.turns += 1
+    reply = await run.structured(messages, AnswerWithSources, role=role, max_retries=max_retries)
+    run.event("decision", f"{role}: {reply.status}", reply=reply.model_dump(mode="json"))
+    return run.result_from_answer(reply, **fields)
