@@ -70,7 +70,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     pages = doc.pages
     n = len(pages)
     headers = header_texts(pages)
-    drafts, strategy = _structure(doc, headers)
+    drafts, strategy, outline = _structure(doc, headers)
     roots = nest(drafts, 1, n) if drafts else []
     if roots:
         first = roots[0]
@@ -82,7 +82,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
     for root in roots:
-        split_long(root, pages, max_leaf_pages, headers, use_subheadings=strategy != "windows")
+        split_long(root, pages, max_leaf_pages, headers, outline, use_subheadings=strategy != "windows")
     nodes = _to_nodes(roots)
     return Tree(
         doc_id=doc.path.stem,
@@ -97,23 +97,30 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     )
 
 
-def _structure(doc: PdfDocument, headers: set[str]) -> tuple[list[Draft], str]:
+def _structure(doc: PdfDocument, headers: set[str]) -> tuple[list[Draft], str, list[Draft]]:
+    """(section drafts, strategy name, outline drafts usable as sub-headings)."""
     pages = doc.pages
     sec = detect_sec(pages)
     items = [h for h in sec if h.kind == "item"]
     statements = [h for h in sec if h.kind == "statement"]
     rows = real_outline(doc.toc, len(pages))
+    outline = outline_drafts(rows, pages) if rows else []
+    outline_items = sum(1 for d in outline if d.kind == "item")
+    if outline and outline_items > max(1, len(items)):
+        return outline, "outline", outline
     if len(items) >= 2 or (items and statements):
-        return [_from_heading(h) for h in sec], "sec"
-    if rows:
-        return outline_drafts(rows, pages), "outline"
+        return [_from_heading(h) for h in sec], "sec", outline
+    if outline:
+        return outline, "outline", outline
     if len(statements) >= 2:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
-        return drafts, "sec"
+        first = min(drafts, key=lambda d: (d.start_page, d.y))
+        drafts += subheading_drafts(pages, 1, first.start_page, -1.0, _RANK["statement"], headers, first.y)
+        return drafts, "sec", outline
     subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, headers)
     if len(subs) >= 2:
-        return subs, "emphasis"
-    return [], "windows"
+        return subs, "emphasis", outline
+    return [], "windows", outline
 
 
 def _from_heading(h: Heading) -> Draft:

@@ -15,6 +15,7 @@ class Draft:
     at_top: bool
     rank: int  # nesting rank: smaller ranks contain larger ones
     end_page: int = 0
+    end_y: float = float("inf")  # on a shared end page, where the next section's heading sits
     children: list[Draft] = field(default_factory=list)
 
     @property
@@ -39,6 +40,8 @@ def nest(flat: list[Draft], first_page: int, last_page: int) -> list[Draft]:
         for nxt in flat[i + 1 :]:
             if nxt.rank <= d.rank:
                 end = nxt.start_page - 1 if nxt.at_top else nxt.start_page
+                if not nxt.at_top:
+                    d.end_y = nxt.y
                 break
         d.end_page = max(d.start_page, min(end, last_page))
     roots: list[Draft] = []
@@ -48,7 +51,8 @@ def nest(flat: list[Draft], first_page: int, last_page: int) -> list[Draft]:
             stack.pop()
         if stack:
             parent = stack[-1]
-            d.end_page = min(d.end_page, parent.end_page)
+            if d.end_page >= parent.end_page:
+                d.end_page, d.end_y = parent.end_page, min(d.end_y, parent.end_y)
             parent.children.append(d)
         else:
             roots.append(d)
@@ -76,6 +80,7 @@ def fill_intros(node: Draft) -> None:
             node.at_top,
             node.rank + 1,
             end_page=max(node.start_page, end),
+            end_y=first.y if end == first.start_page else float("inf"),
         )
         node.children.insert(0, intro)
     last = node.children[-1]

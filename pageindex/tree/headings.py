@@ -27,6 +27,11 @@ _NUMBERED = re.compile(r"^(\d{1,2})\s?\.\s+[A-Z]")
 _NOTES_TITLE = re.compile(
     r"^(?!see)[a-z0-9&,.'’\-]{0,40}?notesto(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:condensed)?financialstatements"
 )
+# what may precede a statement title on its line: a company name, "consolidated", "condensed"...
+_STATEMENT_PREFIX = re.compile(
+    r"^(?:.*?(?:inc\.?|corporation|company|corp\.?|co\.|subsidiaries|ltd\.?|plc|llc|group|n\.v\.|s\.a\.)[,.]?)?"
+    r"(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
+)
 _EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:\.\d{1,2})?)$", re.IGNORECASE)
 
 # financial statements: compact (no whitespace, lower case) patterns -> statement key
@@ -104,7 +109,13 @@ def at_top(page: Page, line: Line) -> bool:
 def _is_toc_page(page: Page) -> bool:
     items = sum(1 for line in page.lines if _ITEM.match(line.text))
     notes = sum(1 for line in page.lines if _NOTE.match(line.text))
-    return items >= 5 or notes >= 8
+    parts = {compact(line.text) for line in page.lines if _PART.match(line.text) and len(line.text) < 60}
+    return items >= 5 or notes >= 8 or len(parts) >= 3
+
+
+def part_rank(m: re.Match[str]) -> int:
+    """1..4 for a ``_PART`` match ("PART II I" counts as III)."""
+    return _ROMAN[re.sub(r"\s", "", m.group(1)).lower()]
 
 
 def _item_order(m: re.Match[str]) -> tuple[int, int]:
@@ -116,7 +127,7 @@ def _item_order(m: re.Match[str]) -> tuple[int, int]:
     return (num, 0)
 
 
-def _item_key(m: re.Match[str]) -> str:
+def item_key(m: re.Match[str]) -> str:
     num = m.group(1)
     if m.group(2):
         return f"item_{num}_{m.group(2).replace('.', '').strip()}"
@@ -151,14 +162,14 @@ def _longest_increasing(cands: list[Heading]) -> list[Heading]:
     return out[::-1]
 
 
-def _statement_key(c: str) -> str | None:
+def statement_key(c: str) -> str | None:
     if "notesto" in c or "continued" in c or "indexto" in c or "reportof" in c:
         return None
     if c.startswith("note"):
         return None
     for key, pattern in _STATEMENTS:
         m = pattern.search(c)
-        if m and m.start() <= 45 and len(c) - m.end() <= 40:
+        if m and m.start() <= 45 and len(c) - m.end() <= 40 and _STATEMENT_PREFIX.match(c[: m.start()]):
             return key
     return None
 
@@ -199,7 +210,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                         items.append(
                             Heading(
                                 "item",
-                                _item_key(mi),
+                                item_key(mi),
                                 _clean_title(rest),
                                 page.number,
                                 line.y0,
@@ -226,7 +237,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                 items.append(
                     Heading(
                         "item",
-                        _item_key(m),
+                        item_key(m),
                         _clean_title(text),
                         page.number,
                         line.y0,
@@ -316,7 +327,7 @@ def _detect_financials(pages: list[Page], toc_pages: set[int], items: list[Headi
                 continue
             c = compact(text)
             if idx < 8 and (line.bold or line.caps or line.centred or idx < 4):
-                key = _statement_key(c)
+                key = statement_key(c)
                 if key and not _ENDS_IN_PAGE_NUMBER.search(text):
                     page_statements.append((key, line))
                     continue

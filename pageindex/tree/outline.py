@@ -8,10 +8,22 @@ table of contents of this document.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from pageindex.tree.draft import Draft
-from pageindex.tree.headings import at_top, compact
+from pageindex.tree.headings import (
+    _ITEM,
+    _NOTE,
+    _NOTES_TITLE,
+    _PART,
+    at_top,
+    compact,
+    item_key,
+    part_rank,
+    statement_key,
+)
 from pageindex.tree.pdf import Page
+from pageindex.tree.split import slug
 
 _JUNK = re.compile(r"\.(pdf|docx?|htm)\b|_final|press release -|untitled", re.IGNORECASE)
 
@@ -36,24 +48,60 @@ def real_outline(toc: list[list], page_count: int) -> list[tuple[int, str, int]]
     backwards = sum(1 for a, b in zip(rows, rows[1:], strict=False) if b[2] < a[2])
     if backwards > len(rows) * 0.1:
         return []
-    return rows
+    kept: list[tuple[int, str, int]] = []
+    for row in rows:  # drop stray entries (exhibit file names pointing at page 1, ...)
+        if _JUNK.search(row[1]) or (kept and row[2] < kept[-1][2]):
+            continue
+        kept.append(row)
+    return kept
+
+
+def _classify(title: str) -> tuple[str, str]:
+    """(kind, key) for an outline title: Parts, Items, statements, notes keep SEC-style ids."""
+    text = title.strip()
+    m = _PART.match(text)
+    if m and len(text) < 60:
+        return "part", f"part_{part_rank(m)}"
+    m = _ITEM.match(text)
+    if m:
+        return "item", item_key(m)
+    m = _NOTE.match(text)
+    if m:
+        return "note", f"note_{int(m.group(1))}"
+    c = compact(text)
+    if "cover" in c and len(c) < 30:
+        return "cover", "cover"
+    if _NOTES_TITLE.match(c):
+        return "notes", "notes"
+    key = statement_key(c)
+    if key:
+        return "statement", key
+    return "outline", slug(text)
 
 
 def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[Draft]:
-    """Drafts for outline rows, placed at the title line when it can be found on the page."""
+    """Drafts for outline rows, placed at the title line when it can be found on the page.
+
+    Items and Parts take the outline level most of their kind have, so one misplaced entry
+    (an Item filed under a note) does not swallow the rest of the document.
+    """
+    kinds = [_classify(title) for _, title, _ in rows]
+    usual: dict[str, int] = {}
+    for kind in ("part", "item"):
+        levels = [row[0] for row, (k, _) in zip(rows, kinds, strict=True) if k == kind]
+        if levels:
+            usual[kind] = Counter(levels).most_common(1)[0][0]
     out: list[Draft] = []
-    for level, title, number in rows:
+    for (level, title, number), (kind, key) in zip(rows, kinds, strict=True):
         page = pages[number - 1]
         want = compact(title)[:30]
         y, top = 0.0, True
-        for line in page.lines:
-            if (
-                want
-                and line.compact.startswith(want[: max(6, len(line.compact))])
-                or (want and want.startswith(line.compact) and len(line.compact) >= 6)
-            ):
-                y, top = line.y0, at_top(page, line)
-                break
-        slug = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")[:40].rstrip("_") or "section"
-        out.append(Draft("outline", slug, title[:120], number, y, top, level))
+        if len(want) >= 4:
+            for line in page.lines:
+                c = line.compact
+                if (len(c) >= 4 and want.startswith(c[: len(want)])) or c.startswith(want):
+                    y, top = line.y0, at_top(page, line)
+                    break
+        rank = usual.get(kind, level)
+        out.append(Draft(kind, key, title[:120], number, y, top, rank))
     return out

@@ -1,4 +1,8 @@
-"""Split leaves longer than the limit: sub-headings (emphasised lines) first, page windows last."""
+"""Split leaves longer than the limit: sub-headings first, page windows last.
+
+Sub-headings come from the embedded outline when it has entries inside the leaf, else
+from emphasised lines (bold, or all caps) that are not running headers or table rows.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from pageindex.tree.headings import at_top
 from pageindex.tree.pdf import Line, Page
 
 _NUMBERISH = re.compile(r"[\d$%()]")
-_SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$")
+_SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
 
 
 def header_texts(pages: list[Page]) -> set[str]:
@@ -40,25 +44,28 @@ def is_subheading(line: Line, headers: set[str]) -> bool:
 
 
 def subheading_drafts(
-    pages: list[Page], first: int, last: int, after_y: float, rank: int, headers: set[str]
+    pages: list[Page],
+    first: int,
+    last: int,
+    after_y: float,
+    rank: int,
+    headers: set[str],
+    before_y: float = float("inf"),
 ) -> list[Draft]:
-    """The first sub-heading on each page ``first..last`` (on ``first``, only below ``after_y``)."""
+    """The first sub-heading on each page ``first..last``: on ``first`` only below ``after_y``,
+    on ``last`` only above ``before_y``."""
     out: list[Draft] = []
     for number in range(first, last + 1):
         page = pages[number - 1]
         for line in page.lines:
             if number == first and line.y0 <= after_y:
                 continue
+            if number == last and line.y0 >= before_y:
+                break
             if is_subheading(line, headers):
                 out.append(
                     Draft(
-                        "heading",
-                        _slug(line.text),
-                        line.text[:120],
-                        number,
-                        line.y0,
-                        at_top(page, line),
-                        rank,
+                        "heading", slug(line.text), line.text[:120], number, line.y0, at_top(page, line), rank
                     )
                 )
                 break
@@ -84,49 +91,78 @@ def window_drafts(first: int, last: int, size: int, rank: int) -> list[Draft]:
     return out
 
 
+def _outline_inside(node: Draft, outline: list[Draft], rank: int) -> list[Draft]:
+    """Outline entries strictly inside ``node``'s span, the first on each page."""
+    out: list[Draft] = []
+    for d in outline:
+        if (d.start_page, d.y) <= (node.start_page, node.y):
+            continue
+        if d.start_page > node.end_page or (d.start_page == node.end_page and d.y >= node.end_y):
+            continue
+        if out and out[-1].start_page == d.start_page:
+            continue
+        out.append(Draft("heading", d.key, d.title, d.start_page, d.y, d.at_top, rank))
+    return out
+
+
 def split_long(
-    node: Draft, pages: list[Page], max_pages: int, headers: set[str], use_subheadings: bool = True
+    node: Draft,
+    pages: list[Page],
+    max_pages: int,
+    headers: set[str],
+    outline: list[Draft] | None = None,
+    use_subheadings: bool = True,
 ) -> None:
     """Recursively give every leaf longer than ``max_pages`` children that cover it."""
     for child in node.children:
-        split_long(child, pages, max_pages, headers, use_subheadings)
+        split_long(child, pages, max_pages, headers, outline, use_subheadings)
     if node.children or node.page_count <= max_pages:
         return
     subs: list[Draft] = []
     if use_subheadings and node.kind != "window":
-        subs = subheading_drafts(pages, node.start_page, node.end_page, node.y, node.rank + 1, headers)
-        subs = [d for d in subs if d.start_page > node.start_page or not d.at_top]
-    if subs:
-        for i, d in enumerate(subs):
-            nxt = subs[i + 1] if i + 1 < len(subs) else None
-            end = node.end_page if nxt is None else (nxt.start_page - 1 if nxt.at_top else nxt.start_page)
-            d.end_page = max(d.start_page, end)
-        first = subs[0]
-        if first.start_page > node.start_page:
-            end = first.start_page - 1 if first.at_top else first.start_page
-            subs.insert(
-                0,
-                Draft(
-                    "heading",
-                    "intro",
-                    node.title,
-                    node.start_page,
-                    node.y,
-                    node.at_top,
-                    node.rank + 1,
-                    end_page=max(node.start_page, end),
-                ),
+        if outline:
+            subs = _outline_inside(node, outline, node.rank + 1)
+        if not subs:
+            subs = subheading_drafts(
+                pages, node.start_page, node.end_page, node.y, node.rank + 1, headers, node.end_y
             )
-        node.children = subs
-        for child in node.children:
-            if child.page_count > max_pages:
-                child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
-    else:
+        subs = [d for d in subs if d.start_page > node.start_page or not d.at_top]
+    if not subs:
         node.children = window_drafts(node.start_page, node.end_page, max_pages, node.rank + 1)
+        return
+    for i, d in enumerate(subs):
+        nxt = subs[i + 1] if i + 1 < len(subs) else None
+        if nxt is None:
+            d.end_page, d.end_y = node.end_page, node.end_y
+        elif nxt.at_top:
+            d.end_page = max(d.start_page, nxt.start_page - 1)
+        else:
+            d.end_page, d.end_y = nxt.start_page, nxt.y
+    first = subs[0]
+    if first.start_page > node.start_page:
+        shared = not first.at_top
+        end = first.start_page if shared else first.start_page - 1
+        intro = Draft(
+            "heading",
+            "intro",
+            node.title,
+            node.start_page,
+            node.y,
+            node.at_top,
+            node.rank + 1,
+            end_page=max(node.start_page, end),
+            end_y=first.y if shared else float("inf"),
+        )
+        subs.insert(0, intro)
+    node.children = subs
+    for child in node.children:
+        if child.page_count > max_pages:
+            child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
 
 
-def _slug(text: str, limit: int = 40) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-    if len(slug) > limit:
-        slug = slug[:limit].rsplit("_", 1)[0] or slug[:limit]
-    return slug or "section"
+def slug(text: str, limit: int = 40) -> str:
+    """A readable id fragment: lower case, underscores, at most ``limit`` characters."""
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if len(s) > limit:
+        s = s[:limit].rsplit("_", 1)[0] or s[:limit]
+    return s or "section"
