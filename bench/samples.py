@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pageindex.retrievers.result import FailedSearch, Finding, Source, Status
+from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
+
+if TYPE_CHECKING:
+    from bench.datasets.models import Question
+    from bench.judges.base import JudgeVerdict
 
 Verdict = Literal["correct", "incorrect", "refusal"]
 
@@ -50,6 +54,71 @@ class Sample(BaseModel):
     cost_usd: float | None = 0.0  # retriever + judge; None = unknown
     trace: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_result(
+        cls,
+        result: RetrievalResult,
+        *,
+        question: Question,
+        repeat: int = 0,
+        run_id: str = "",
+        model: str = "",
+        verdict: JudgeVerdict | None = None,
+    ) -> Sample:
+        """The sample for one retrieval and its verdict. A ``fail`` is scored ``refusal``
+        without a judge; an ``error`` gets no verdict."""
+        usage = result.usage.by_role.get("retriever")
+        judge_usage = verdict.usage if verdict is not None else None
+        if result.status == "fail":
+            verdict_value, judge, reasoning = "refusal", "retriever_fail", result.reason or ""
+        elif result.status == "error" or verdict is None:
+            verdict_value, judge, reasoning = None, None, ""
+        else:
+            verdict_value, judge, reasoning = verdict.verdict, verdict.judge, verdict.reasoning
+        cost = result.usage.cost_usd
+        if judge_usage is not None:
+            cost = None if cost is None or judge_usage.cost_usd is None else cost + judge_usage.cost_usd
+        return cls(
+            run_id=run_id,
+            question_id=question.question_id,
+            retriever=result.retriever,
+            repeat=repeat,
+            model=model,
+            status=result.status,
+            verdict=verdict_value,
+            evidence_hit=bool(set(question.evidence_pages) & set(result.pages_fetched))
+            if question.evidence_pages
+            else None,
+            question=question.question,
+            question_type=question.question_type,
+            doc_id=question.doc_id,
+            doc_type=question.doc_type,
+            gold_answer=question.gold_answer,
+            evidence_pages=question.evidence_pages,
+            answer=result.answer,
+            reason=result.reason,
+            error=result.error,
+            confidence=result.confidence,
+            sources=result.sources,
+            findings=result.findings,
+            failed_searches=result.failed_searches,
+            pages_fetched=result.pages_fetched,
+            judge=judge,
+            judge_reasoning=reasoning,
+            retriever_prompt_tokens=usage.prompt_tokens if usage else result.usage.prompt_tokens,
+            retriever_completion_tokens=usage.completion_tokens if usage else result.usage.completion_tokens,
+            judge_prompt_tokens=judge_usage.prompt_tokens if judge_usage else 0,
+            judge_completion_tokens=judge_usage.completion_tokens if judge_usage else 0,
+            llm_calls=result.usage.llm_calls + (judge_usage.calls if judge_usage else 0),
+            iterations=result.iterations,
+            turns=result.turns,
+            tool_calls=result.tool_calls,
+            latency_s=result.latency_s,
+            cost_usd=cost,
+            trace=[e.model_dump(mode="json") for e in result.trace],
+            extra={"prompt_version": result.prompt_version, **result.extra},
+        )
 
     @property
     def key(self) -> tuple[str, str, int]:

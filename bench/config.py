@@ -1,0 +1,95 @@
+"""What a benchmark run is asked to do: :class:`RunConfig`, stored in ``run.json`` so that
+``--resume`` continues exactly the same run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+JudgeName = Literal["llm", "rules", "hybrid", "panel"]
+CacheMode = Literal["off", "rw", "replay"]
+DEFAULT_MODEL_WITH_KEY = "openai/gpt-4o-mini"
+LLM_RETRIEVERS = ["agent", "planner", "iterative"]
+
+
+class RunConfig(BaseModel):
+    data_dir: Path | None = None  # None = the generated demo dataset
+    retrievers: list[str] = Field(default_factory=list)  # empty = the defaults for the model set-up
+    model: str | None = None
+    base_url: str | None = None
+    judge: JudgeName | None = None  # None = llm with a model, rules without
+    judge_model: str | None = None
+    judge_models: list[str] = Field(default_factory=list)  # panel
+    judge_base_url: str | None = None
+    limit: int | None = Field(None, ge=1)
+    question_types: list[str] = Field(default_factory=list)
+    question_ids: list[str] = Field(default_factory=list)
+    concurrency: int = Field(4, ge=1)
+    budget_tokens: int | None = Field(None, ge=1)
+    budget_usd: float | None = Field(None, gt=0)
+    repeats: int = Field(1, ge=1)
+    out: Path | None = None
+    cache: CacheMode = "off"
+    cache_path: Path | None = None
+    tree_cache_dir: Path | None = None
+    retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    similarity_threshold: float = Field(0.92, gt=0, le=1)
+
+    @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+
+def configured_model(explicit: str | None) -> str | None:
+    """The answering model: ``--model``, else ``$PAGEINDEX_MODEL``, else
+    ``openai/gpt-4o-mini`` when ``OPENAI_API_KEY`` is set, else none (offline mode)."""
+    if explicit:
+        return explicit
+    if os.environ.get("PAGEINDEX_MODEL"):
+        return os.environ["PAGEINDEX_MODEL"]
+    if os.environ.get("OPENAI_API_KEY"):
+        return DEFAULT_MODEL_WITH_KEY
+    return None
+
+
+_BUDGET = re.compile(r"^\s*(\$)?\s*([0-9][0-9_,.]*)\s*(k|m|tokens?|usd|\$)?\s*$", re.IGNORECASE)
+
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """``"200000"``/``"200k tokens"`` -> token budget; ``"$2.50"``/``"2.5usd"`` -> dollar budget."""
+    m = _BUDGET.match(text)
+    if not m:
+        raise ValueError(f"budget {text!r}: write a token count like 200000 or 200k, or dollars like $2.50")
+    dollar_prefix, number, suffix = m.groups()
+    value = float(number.replace(",", "").replace("_", ""))
+    suffix = (suffix or "").lower()
+    if dollar_prefix or suffix in {"usd", "$"}:
+        return None, value
+    if suffix == "k":
+        value *= 1_000
+    elif suffix == "m":
+        value *= 1_000_000
+    return int(value), None
+
+
+def parse_option(text: str) -> tuple[str, str, Any]:
+    """``agent.max_turns=8`` -> ("agent", "max_turns", 8). Values are JSON when they parse."""
+    head, sep, raw = text.partition("=")
+    retriever, dot, name = head.partition(".")
+    if not sep or not dot or not retriever or not name:
+        raise ValueError(f"option {text!r}: write RETRIEVER.NAME=VALUE, e.g. agent.max_turns=8")
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return retriever.strip(), name.strip(), value

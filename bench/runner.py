@@ -1,0 +1,454 @@
+"""``pageindex bench run``: questions x retrievers x repeats, judged, written as they finish.
+
+The flow, top to bottom: load and validate the dataset (drops with reasons), build or load
+one tree per document, make the model clients (one budget and ledger for the run), then
+run samples with at most ``concurrency`` in flight. Every finished sample is appended to
+``samples.jsonl`` at once (fsynced); ``--resume`` skips what is there. A spent budget or a
+Ctrl-C stops starting samples, cancels those in flight (they run again on resume) and the
+summary of what finished is still written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+from pydantic import BaseModel, Field
+
+from bench.config import LLM_RETRIEVERS, RunConfig, configured_model
+from bench.datasets.models import Dataset, DroppedQuestion, Question
+from bench.events import EventBus, RunEvent, RunProgress
+from bench.runinfo import DatasetInfo, RunInfo, RunStatus
+from bench.samples import Sample, SampleStore
+from bench.summary import Summary, summarize, write_summary
+from pageindex.llm.types import BudgetExceeded
+from pageindex.retrievers.base import QuestionContext, aretrieve, available_retrievers, get_retriever
+from pageindex.tree.model import Tree
+
+log = logging.getLogger(__name__)
+
+
+class RunSetupError(Exception):
+    """The run cannot start (no dataset, unknown retriever, model not configured, ...)."""
+
+
+class RunOutcome(BaseModel):
+    run_dir: Path
+    run_id: str
+    status: RunStatus
+    summary: Summary
+    samples_written: int = 0  # by this invocation
+    samples_skipped: int = 0  # already finished (resume)
+    dropped: list[DroppedQuestion] = Field(default_factory=list)
+    skipped_retrievers: dict[str, str] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- set-up
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("pageindex-bench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def default_demo_dir() -> Path:
+    base = os.environ.get("PAGEINDEX_CACHE_DIR") or Path.home() / ".cache" / "pageindex"
+    return Path(base) / "demo-data"
+
+
+def load_dataset(config: RunConfig) -> Dataset:
+    from bench.datasets.financebench import load_financebench
+
+    if config.data_dir is None:
+        from bench.datasets.demo import write_demo_dataset
+
+        demo_dir = default_demo_dir()
+        if not (demo_dir / "questions.jsonl").exists():
+            write_demo_dataset(demo_dir)
+        return load_financebench(demo_dir, name="demo")
+    return load_financebench(config.data_dir)
+
+
+def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], dict[str, str]]:
+    """The retrievers to run and those skipped (with why). Unknown names are an error."""
+    known = available_retrievers()
+    wanted = config.retrievers or ([*LLM_RETRIEVERS, "extractive"] if model else ["extractive"])
+    unknown = [r for r in wanted if r not in known]
+    if unknown:
+        raise RunSetupError(
+            f"unknown retriever(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
+        )
+    run, skipped = [], {}
+    for name in wanted:
+        if known[name].needs_llm and not model:
+            skipped[name] = "needs a model (set OPENAI_API_KEY, or pass --model openai/... or ollama/...)"
+        else:
+            run.append(name)
+    if not run:
+        raise RunSetupError("no retriever can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return run, skipped
+
+
+def select_questions(questions: list[Question], config: RunConfig) -> list[Question]:
+    if config.question_types:
+        questions = [q for q in questions if q.question_type in config.question_types]
+    if config.question_ids:
+        questions = [q for q in questions if q.question_id in config.question_ids]
+    return questions
+
+
+def new_run_id(config: RunConfig) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    digest = hashlib.sha256(RunConfig.model_dump_json(config).encode()).hexdigest()[:6]
+    return f"{stamp}-{digest}"
+
+
+# ----------------------------------------------------------------------------- the run
+class Runner:
+    """One run. Build with a config, then ``await runner.run()``.
+
+    ``retriever_llm`` / ``judge_llm`` replace the clients the config would make (tests pass
+    scripted clients); ``events`` receives one event per finished sample.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        resume_dir: Path | None = None,
+        retriever_llm: Any = None,
+        judge_llm: Any = None,
+        events: EventBus | None = None,
+        command: list[str] | None = None,
+    ):
+        self.config = config
+        self.resume_dir = resume_dir
+        self.events = events or EventBus()
+        self.command = command if command is not None else list(sys.argv)
+        self._retriever_llm = retriever_llm
+        self._judge_llm = judge_llm
+        self.stop = asyncio.Event()
+        self.stop_reason: RunStatus | None = None
+        self.warnings: list[str] = []
+
+    # -- set-up ------------------------------------------------------------------
+    def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
+        if self.resume_dir is not None:
+            run_dir = Path(self.resume_dir)
+            info_path = run_dir / "run.json"
+            if not info_path.exists():
+                raise RunSetupError(f"cannot resume: {info_path} does not exist")
+            info = RunInfo.model_validate_json(info_path.read_text(encoding="utf-8"))
+            stored = info.extra.get("config")
+            if stored:
+                self.config = RunConfig.model_validate(stored)
+            return run_dir, info
+        run_dir = self.config.out or Path("results") / new_run_id(self.config)
+        if (run_dir / "samples.jsonl").exists() and (run_dir / "samples.jsonl").stat().st_size:
+            raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return run_dir, None
+
+    def _make_clients(self, model: str | None) -> tuple[Any, Any, Any]:
+        """(retriever client, judge client or list for a panel, budget)."""
+        from pageindex.llm import Budget, UsageLedger, make_client
+
+        cfg = self.config
+        budget = None
+        if cfg.budget_tokens or cfg.budget_usd:
+            budget = Budget(max_tokens=cfg.budget_tokens, max_usd=cfg.budget_usd)
+        ledger = UsageLedger()
+        common: dict[str, Any] = {
+            "ledger": ledger,
+            "budget": budget,
+            "timeout": cfg.timeout_s,
+            "max_retries": cfg.max_retries,
+            "concurrency": max(cfg.concurrency, 1) * 2,
+            "cache": self._cache(),
+        }
+        retriever_llm = self._retriever_llm
+        if retriever_llm is None and model:
+            retriever_llm = make_client(model, role="retriever", base_url=cfg.base_url, **common)
+        judge_llm = self._judge_llm
+        judge = self._judge_name(model)
+        if judge_llm is None and judge in {"llm", "hybrid"}:
+            jm = cfg.judge_model or model
+            if not jm:
+                raise RunSetupError(f"--judge {judge} needs a model: pass --judge-model or --model")
+            judge_llm = make_client(jm, role="judge", base_url=cfg.judge_base_url or cfg.base_url, **common)
+        if judge_llm is None and judge == "panel":
+            if len(cfg.judge_models) < 2:
+                raise RunSetupError("--judge panel needs two or more --judge-models")
+            judge_llm = [
+                make_client(m, role="judge", base_url=cfg.judge_base_url or cfg.base_url, **common)
+                for m in cfg.judge_models
+            ]
+        return retriever_llm, judge_llm, budget
+
+    def _cache(self) -> Any:
+        if self.config.cache == "off":
+            return None
+        from pageindex.llm.cache import LLMCache
+
+        return LLMCache(path=self.config.cache_path, mode=self.config.cache)
+
+    def _judge_name(self, model: str | None) -> str:
+        if self.config.judge:
+            return self.config.judge
+        return "llm" if (model or self._judge_llm is not None) else "rules"
+
+    async def _build_trees(
+        self, questions: list[Question], dataset: Dataset
+    ) -> tuple[dict[str, Tree], list[DroppedQuestion]]:
+        from pageindex.tree import build_tree
+
+        trees: dict[str, Tree] = {}
+        dropped: list[DroppedQuestion] = []
+        for doc_id in dict.fromkeys(q.doc_id for q in questions):
+            try:
+                trees[doc_id] = await asyncio.to_thread(
+                    build_tree, dataset.pdf_path(doc_id), cache_dir=self.config.tree_cache_dir
+                )
+            except Exception as exc:  # a bad filing drops its questions, never the run
+                detail = f"{dataset.pdf_path(doc_id).name}: {exc}"
+                dropped += [
+                    DroppedQuestion(question_id=q.question_id, reason="tree_build_failed", detail=detail)
+                    for q in questions
+                    if q.doc_id == doc_id
+                ]
+        return trees, dropped
+
+    # -- one sample --------------------------------------------------------------
+    async def _one(
+        self,
+        q: Question,
+        retriever: str,
+        repeat: int,
+        tree: Tree,
+        retriever_llm: Any,
+        judge: Any,
+        run_id: str,
+    ) -> Sample:
+        opts = self.config.retriever_options.get(retriever, {})
+        context = QuestionContext(
+            question_id=q.question_id,
+            evidence_pages=q.evidence_pages,
+            doc_name=q.doc_id,
+            question_type=q.question_type,
+        )
+        result = await aretrieve(
+            tree, q.question, retriever=retriever, llm=retriever_llm, context=context, **opts
+        )
+        verdict = None
+        if result.status == "answer":
+            try:
+                verdict = await judge.judge(q.question, q.gold_answer, result.answer)
+            except BudgetExceeded:
+                raise
+            except Exception as exc:  # a judge failure is recorded, the sample is not lost
+                result = result.model_copy(
+                    update={"status": "error", "error": f"judge failed: {type(exc).__name__}: {exc}"}
+                )
+        return Sample.from_result(
+            result,
+            question=q,
+            repeat=repeat,
+            run_id=run_id,
+            model=getattr(retriever_llm, "spec", "") or "",
+            verdict=verdict,
+        )
+
+    # -- the loop ----------------------------------------------------------------
+    def request_stop(self, reason: RunStatus) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        self.stop.set()
+
+    async def run(self) -> RunOutcome:
+        cfg = self.config
+        run_dir, previous = self._open_run_dir()
+        cfg = self.config  # resume may have replaced it
+        model = (
+            configured_model(cfg.model)
+            if self._retriever_llm is None
+            else getattr(self._retriever_llm, "spec", "scripted")
+        )
+        retrievers, skipped = choose_retrievers(cfg, model)
+        for name in retrievers:  # unknown options fail now, not per sample
+            get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
+        unknown_opts = set(cfg.retriever_options) - set(available_retrievers())
+        if unknown_opts:
+            raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
+
+        dataset = load_dataset(cfg)
+        from bench.datasets.validation import validate_dataset
+
+        validation = validate_dataset(
+            dataset.model_copy(update={"questions": select_questions(dataset.questions, cfg)}),
+            similarity_threshold=cfg.similarity_threshold,
+        )
+        questions = validation.kept[: cfg.limit] if cfg.limit else validation.kept
+        trees, tree_dropped = await self._build_trees(questions, dataset)
+        dropped = [*validation.dropped, *tree_dropped]
+        questions = [q for q in questions if q.doc_id in trees]
+
+        retriever_llm, judge_llm, budget = self._make_clients(model)
+        judge_name = self._judge_name(model)
+        from bench.judges.base import make_judge
+
+        judge = make_judge(judge_name, model_client=judge_llm)
+        run_id = previous.run_id if previous else run_dir.name
+        judge_model = None
+        if judge_name == "panel":
+            judge_model = ",".join(cfg.judge_models)
+        elif judge_name != "rules":
+            judge_model = getattr(judge_llm, "spec", None)
+        urls = {"retriever": cfg.base_url, "judge": cfg.judge_base_url or cfg.base_url}
+        info = previous or RunInfo(run_id=run_id, started_at=_now())
+        info = info.model_copy(
+            update={
+                "command": self.command,
+                "package_version": _package_version(),
+                "git_commit": _git_commit(),
+                "dataset": DatasetInfo(
+                    name=dataset.name,
+                    path=str(dataset.path),
+                    sha256=dataset.sha256,
+                    questions=len(questions),
+                    dropped=len(dropped),
+                ),
+                "retrievers": retrievers,
+                "retriever_options": {r: cfg.retriever_options.get(r, {}) for r in retrievers},
+                "prompt_versions": {r: get_retriever(r).prompt_version for r in retrievers},
+                "model": model,
+                "judge": judge_name,
+                "judge_model": judge_model,
+                "judge_prompt_version": getattr(judge, "prompt_version", None),
+                "base_urls": {k: v for k, v in urls.items() if v},
+                "repeats": cfg.repeats,
+                "concurrency": cfg.concurrency,
+                "budget": {k: v for k, v in {"tokens": cfg.budget_tokens, "usd": cfg.budget_usd}.items() if v}
+                or None,
+                "cache_mode": cfg.cache,
+                "status": "running",
+                "ended_at": None,
+                "skipped_retrievers": skipped,
+                "extra": {**(previous.extra if previous else {}), "config": cfg.model_dump(mode="json")},
+            }
+        )
+        _write_json(run_dir / "run.json", info)
+        with jsonlines.open(run_dir / "dropped.jsonl", mode="w") as out:
+            out.write_all([d.model_dump(mode="json") for d in dropped])
+
+        store = SampleStore(run_dir / "samples.jsonl")
+        self.warnings += store.warnings
+        todo = [
+            (q, r, rep)
+            for q in questions
+            for r in retrievers
+            for rep in range(cfg.repeats)
+            if not store.has((q.question_id, r, rep))
+        ]
+        progress = RunProgress(total=len(todo), skipped=len(store.samples))
+        self.events.publish(RunEvent(kind="run_started", run_id=run_id, progress=progress))
+        written = 0
+        work: Iterator[tuple[Question, str, int]] = iter(todo)
+
+        async def worker() -> None:
+            nonlocal written
+            while not self.stop.is_set():
+                item = next(work, None)
+                if item is None:
+                    return
+                q, r, rep = item
+                try:
+                    sample = await self._one(q, r, rep, trees[q.doc_id], retriever_llm, judge, run_id)
+                except BudgetExceeded:
+                    self.request_stop("aborted_due_to_budget")
+                    return
+                if self.stop.is_set() and self.stop_reason == "interrupted":
+                    return
+                if store.append(sample):
+                    written += 1
+                    progress.add(sample)
+                    self.events.publish(
+                        RunEvent(kind="sample_finished", run_id=run_id, progress=progress, sample=sample)
+                    )
+
+        tasks = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, max(len(todo), 1)))]
+        stopper = asyncio.create_task(self._cancel_on_stop(tasks))
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            stopper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stopper
+        for t in tasks:
+            if not t.cancelled() and t.exception() is not None:
+                raise t.exception()  # a bug in the runner itself, not in a sample
+
+        status: RunStatus = self.stop_reason or "finished"
+        info = info.model_copy(update={"status": status, "ended_at": _now()})
+        _write_json(run_dir / "run.json", info)
+        summary = summarize(store.samples, info, dropped)
+        write_summary(run_dir, summary)
+        self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
+        return RunOutcome(
+            run_dir=run_dir,
+            run_id=run_id,
+            status=status,
+            summary=summary,
+            samples_written=written,
+            samples_skipped=progress.skipped,
+            dropped=dropped,
+            skipped_retrievers=skipped,
+            warnings=self.warnings,
+        )
+
+    async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Budget: in-flight samples may finish (they are paid for). Interrupt: cancel them."""
+        await self.stop.wait()
+        if self.stop_reason == "interrupted":
+            for t in tasks:
+                t.cancel()
+
+
+def _write_json(path: Path, model: BaseModel) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+async def run_benchmark(config: RunConfig, **kwargs: Any) -> RunOutcome:
+    """Run a benchmark (see :class:`Runner` for the keyword arguments)."""
+    return await Runner(config, **kwargs).run()

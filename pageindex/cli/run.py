@@ -1,0 +1,203 @@
+"""``pageindex bench run``: the benchmark itself (see ``bench/runner.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, err_console, fail, scripted_client
+
+EXIT_BUDGET = 3
+EXIT_INTERRUPTED = 130
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    @bench.command("run")
+    def run(
+        data_dir: Path = typer.Option(
+            None,
+            "--data-dir",
+            "-d",
+            help="FinanceBench-format directory (questions.jsonl, documents.jsonl, pdfs/). "
+            "Default: the generated demo dataset.",
+        ),
+        retrievers: str = typer.Option(
+            None,
+            "--retrievers",
+            "-r",
+            help="Comma-separated retrievers. Default: agent,planner,iterative,extractive with a model; "
+            "extractive without one.",
+        ),
+        model: str = typer.Option(
+            None,
+            "--model",
+            "-m",
+            help="Answering model: openai/<model>, ollama/<model>, replay/<model>, scripted. Default: "
+            "$PAGEINDEX_MODEL, or openai/gpt-4o-mini when OPENAI_API_KEY is set, else none (offline).",
+        ),
+        base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model."),
+        judge: str = typer.Option(
+            None,
+            "--judge",
+            "-j",
+            help="llm | rules | hybrid | panel. Default: llm with a model, rules without.",
+        ),
+        judge_model: str = typer.Option(None, "--judge-model", help="Judge model spec (default: --model)."),
+        judge_models: str = typer.Option(
+            None, "--judge-models", help="Comma-separated models for --judge panel."
+        ),
+        judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint for the judge model."),
+        limit: int = typer.Option(None, "--limit", "-n", help="Run at most N questions (after validation)."),
+        question_type: list[str] = typer.Option(
+            [], "--question-type", "-t", help="Only questions of this type (repeatable)."
+        ),
+        question_id: list[str] = typer.Option(
+            [], "--question-id", help="Only this question id (repeatable)."
+        ),
+        concurrency: int = typer.Option(4, "--concurrency", "-c", help="Samples in flight at once."),
+        budget: str = typer.Option(
+            None,
+            "--budget",
+            help="Stop starting samples once spent: tokens (200000, 200k) or dollars ($2.50).",
+        ),
+        repeats: int = typer.Option(1, "--repeats", "-k", help="Run every question K times per retriever."),
+        out: Path = typer.Option(None, "--out", "-o", help="Run directory (default: results/<RUN_ID>)."),
+        resume: Path = typer.Option(
+            None,
+            "--resume",
+            help="Continue this run directory with its stored settings; skips finished samples.",
+        ),
+        cache: str = typer.Option(
+            "off", "--cache", help="LLM cache: off | rw (record and reuse) | replay (cache only, no network)."
+        ),
+        cache_path: Path = typer.Option(
+            None, "--cache-path", help="LLM cache file (default: user cache dir)."
+        ),
+        opt: list[str] = typer.Option(
+            [], "--opt", help="Retriever option RETRIEVER.NAME=VALUE, repeatable (e.g. agent.max_turns=8)."
+        ),
+        timeout: float = typer.Option(60.0, "--timeout", help="Seconds per model call before it is retried."),
+        max_retries: int = typer.Option(
+            3, "--max-retries", help="Retries per model call (429, 5xx, timeouts)."
+        ),
+        scripted_policy: str = typer.Option(
+            None,
+            "--scripted-policy",
+            help="With --model scripted (tests, demos): module:function or file.py:function answering "
+            "each request.",
+        ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    ) -> None:
+        """Run a dataset through retrievers, judge every answer, write results/RUN_ID/."""
+        from bench.config import RunConfig, parse_budget, parse_option
+        from bench.events import EventBus
+        from bench.progress import ProgressView
+        from bench.runner import Runner, RunSetupError
+        from bench.summary import print_summary
+        from pageindex.llm.types import LLMError
+        from pageindex.retrievers.base import RetrieverConfigError
+
+        try:
+            options: dict[str, dict[str, object]] = {}
+            for text in opt:
+                name, key, value = parse_option(text)
+                options.setdefault(name, {})[key] = value
+            budget_tokens, budget_usd = parse_budget(budget) if budget else (None, None)
+            config = RunConfig(
+                data_dir=data_dir,
+                retrievers=retrievers or [],
+                model=model,
+                base_url=base_url,
+                judge=judge,
+                judge_model=judge_model,
+                judge_models=judge_models or [],
+                judge_base_url=judge_base_url,
+                limit=limit,
+                question_types=question_type,
+                question_ids=question_id,
+                concurrency=concurrency,
+                budget_tokens=budget_tokens,
+                budget_usd=budget_usd,
+                repeats=repeats,
+                out=out,
+                cache=cache,
+                cache_path=cache_path,
+                retriever_options=options,
+                timeout_s=timeout,
+                max_retries=max_retries,
+            )
+        except ValueError as exc:
+            fail(str(exc).splitlines()[0] if "validation error" not in str(exc) else str(exc))
+        retriever_llm = judge_llm = None
+        if model == "scripted" or (resume is None and scripted_policy):
+            retriever_llm = scripted_client(scripted_policy, role="retriever")
+            judge_llm = scripted_client(scripted_policy, role="judge") if judge in {"llm", "hybrid"} else None
+
+        events = EventBus()
+        runner = Runner(
+            config, resume_dir=resume, retriever_llm=retriever_llm, judge_llm=judge_llm, events=events
+        )
+
+        async def _main():
+            loop = asyncio.get_running_loop()
+            presses = 0
+
+            def _interrupt() -> None:
+                nonlocal presses
+                presses += 1
+                if presses == 1:
+                    err_console.print(
+                        "\n[yellow]interrupted:[/] no new samples start; writing the summary of what "
+                        "finished (Ctrl-C again to quit at once)"
+                    )
+                    runner.request_stop("interrupted")
+                else:
+                    os._exit(
+                        EXIT_INTERRUPTED
+                    )  # samples.jsonl is append-only: a torn line is dropped on resume
+
+            loop.add_signal_handler(signal.SIGINT, _interrupt)
+            try:
+                return await runner.run()
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+
+        try:
+            if quiet:
+                outcome = asyncio.run(_main())
+            else:
+                with ProgressView(console=console) as view:
+                    events.subscribe(view.on_event)
+                    outcome = asyncio.run(_main())
+        except (RunSetupError, RetrieverConfigError, LLMError) as exc:
+            fail(str(exc))
+        except Exception as exc:  # dataset errors and the like: one clear line
+            from bench.datasets.models import DatasetError
+
+            if isinstance(exc, DatasetError | FileNotFoundError):
+                fail(str(exc))
+            raise
+
+        for warning in outcome.warnings:
+            err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        for name, why in outcome.skipped_retrievers.items():
+            console.print(f"[yellow]skipped retriever {name}:[/] {why}", highlight=False)
+        print_summary(outcome.summary, console=console)
+        console.print(
+            f"run {outcome.run_id}: {outcome.status}; {outcome.samples_written} samples written"
+            f"{f', {outcome.samples_skipped} already done' if outcome.samples_skipped else ''}; "
+            f"{len(outcome.dropped)} questions dropped (see dropped.jsonl) -> {outcome.run_dir}",
+            highlight=False,
+        )
+        if outcome.status == "aborted_due_to_budget":
+            err_console.print(
+                f"[yellow]budget spent:[/] the run stopped early; continue with --resume {outcome.run_dir}"
+            )
+            raise typer.Exit(EXIT_BUDGET)
+        if outcome.status == "interrupted":
+            err_console.print(f"interrupted; continue with: pageindex bench run --resume {outcome.run_dir}")
+            raise typer.Exit(EXIT_INTERRUPTED)
