@@ -400,6 +400,7 @@ class LLMClient:
         finally:
             _attempts.reset(token)
         n_attempts = max(len(attempts), 1)
+        value = _as_exact_type(value, response_model)
         raw = completion.model_dump(mode="json", exclude_none=True)
         usage = _usage(raw.get("usage"), latency, calls=n_attempts)
         record = self._record(usage, tag)
@@ -458,6 +459,15 @@ def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:
         latency_s=latency,
         cost_usd=None,
     )
+
+
+def _as_exact_type(value: Any, response_model: type[T]) -> T:
+    """instructor may hand back an instance of a subclass it derived from ``response_model``;
+    return a plain ``response_model`` with the same (already validated) field values."""
+    if type(value) is response_model:
+        return value
+    fields = {name: getattr(value, name) for name in response_model.model_fields}
+    return response_model.model_construct(_fields_set=set(value.model_fields_set), **fields)
 
 
 def _raw_reply(completion: Any) -> str | None:
