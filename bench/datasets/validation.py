@@ -21,6 +21,15 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from bench.datasets.models import Dataset, DroppedQuestion, Question
+from pageindex.tree.errors import (
+    NotAPDFError,
+    PDFCorruptError,
+    PDFEmptyError,
+    PDFEncryptedError,
+    PDFError,
+    PDFMissingError,
+)
+from pageindex.tree.pdf import open_pdf
 
 DEFAULT_SIMILARITY_THRESHOLD = 0.92
 DEFAULT_MAX_PAGES = 1000
@@ -38,6 +47,15 @@ DROP_REASONS: dict[str, str] = {
     "evidence_page_out_of_range": "a gold evidence page is beyond the PDF's last page",
     "duplicate": "the same question text already appears for this document",
     "near_duplicate": "a nearly identical question already appears for this document",
+}
+
+
+_ERROR_REASONS: dict[type[PDFError], str] = {
+    PDFMissingError: "pdf_missing",
+    NotAPDFError: "pdf_unreadable",
+    PDFCorruptError: "pdf_unreadable",
+    PDFEncryptedError: "pdf_encrypted",
+    PDFEmptyError: "pdf_empty",
 }
 
 
@@ -80,23 +98,15 @@ def check_pdf(
     def bad(reason: str, detail: str, pages: int = 0) -> PdfCheck:
         return PdfCheck(path=str(path), ok=False, page_count=pages, reason=reason, detail=f"{path}: {detail}")
 
-    if not path.is_file():
-        return bad("pdf_missing", "file not found")
     try:
-        doc = pymupdf.open(path, filetype="pdf")
-    except Exception as exc:  # pymupdf raises several types for broken files
-        return bad("pdf_unreadable", f"cannot open as PDF ({type(exc).__name__}: {exc})")
+        doc = open_pdf(path)  # the tree builder's own checks, so both agree on what is unreadable
+    except PDFError as exc:
+        reason = _ERROR_REASONS.get(type(exc), "pdf_unreadable")
+        return PdfCheck(path=str(path), ok=False, reason=reason, detail=str(exc))
     with doc:
-        if doc.needs_pass:
-            return bad("pdf_encrypted", "encrypted, needs a password")
-        try:
-            pages = doc.page_count
-        except Exception as exc:
-            return bad("pdf_unreadable", f"cannot count pages ({exc})")
+        pages = doc.page_count
         if doc.is_repaired and not allow_repaired:
             return bad("pdf_unreadable", "damaged (truncated or broken cross-reference table)", pages)
-        if pages == 0:
-            return bad("pdf_empty", "has no pages")
         if max_pages is not None and pages > max_pages:
             return bad("pdf_too_large", f"has {pages} pages, more than the limit of {max_pages}", pages)
         try:
