@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.judges.base import JudgeVerdict, gold_text, register_judge
-from pageindex.llm.types import Message
+from pageindex.llm.types import Message, Usage
 
 PROMPT_VERSION = "judge_v1"
 
@@ -76,7 +76,7 @@ class LLMJudge:
             reasoning=out.value.reasoning,
             judge=self.name,
             confident=True,
-            usage=out.usage,
+            usage=Usage.model_validate(out.usage.model_dump(include=set(Usage.model_fields))),
             prompt_version=self.prompt_version,
         )
 
