@@ -68,7 +68,6 @@ class Sample(BaseModel):
     ) -> Sample:
         """The sample for one retrieval and its verdict. A ``fail`` is scored ``refusal``
         without a judge; an ``error`` gets no verdict."""
-        usage = result.usage.by_role.get("retriever")
         judge_usage = verdict.usage if verdict is not None else None
         if result.status == "fail":
             verdict_value, judge, reasoning = "refusal", "retriever_fail", result.reason or ""
@@ -106,8 +105,8 @@ class Sample(BaseModel):
             pages_fetched=result.pages_fetched,
             judge=judge,
             judge_reasoning=reasoning,
-            retriever_prompt_tokens=usage.prompt_tokens if usage else result.usage.prompt_tokens,
-            retriever_completion_tokens=usage.completion_tokens if usage else result.usage.completion_tokens,
+            retriever_prompt_tokens=result.usage.prompt_tokens,
+            retriever_completion_tokens=result.usage.completion_tokens,
             judge_prompt_tokens=judge_usage.prompt_tokens if judge_usage else 0,
             judge_completion_tokens=judge_usage.completion_tokens if judge_usage else 0,
             llm_calls=result.usage.llm_calls + (judge_usage.calls if judge_usage else 0),
