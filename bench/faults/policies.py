@@ -52,6 +52,10 @@ _QUESTION_RE = re.compile(
 )
 _NUMBER_RE = re.compile(r"\(?-?\$?\d[\d,]*(?:\.\d+)?\)?%?")
 _PAGE_MARK_RE = re.compile(r"\bpage\s*[:#]?\s*(\d+)", re.IGNORECASE)
+_SKIP_LINE_RE = re.compile(
+    r"^\s*(?:\[page [^\]]*\]\s*$|characters \d+-\d+ of \d+|section \S+:)", re.IGNORECASE
+)
+_NOT_FOUND = "No section matches"
 _WORD_RE = re.compile(r"[a-z][a-z0-9']+")
 _STOP = {
     "the",
@@ -77,6 +81,7 @@ _NON_ID_WORDS = {"question", "query", "answer", "note", "sections", "section", "
 def index_entries(request: ChatRequest) -> list[IndexEntry]:
     """Section ids and titles listed in the system and user messages, in order, no repeats."""
     text = "\n".join(request.text_of(role) for role in ("system", "user"))
+    text += "\n" + "\n".join(t for t in tool_outputs(request) if t.startswith(_NOT_FOUND))
     found: dict[str, str] = {}
     for blob in _JSON_ENTRY_RE.findall(text):
         try:
@@ -153,6 +158,11 @@ def tool_outputs(request: ChatRequest) -> list[str]:
     return [str(m.get("content") or "") for m in request.messages if m.get("role") == "tool"]
 
 
+def section_texts(request: ChatRequest) -> list[str]:
+    """Tool outputs that carry section text (not "no section matches" lists)."""
+    return [t for t in tool_outputs(request) if not t.startswith((_NOT_FOUND, "error:"))]
+
+
 def _words(text: str) -> set[str]:
     return {w for w in _WORD_RE.findall(text.lower()) if w not in _STOP}
 
@@ -179,6 +189,8 @@ def find_answer(texts: list[str], question: str) -> tuple[str, int] | None:
             mark = _PAGE_MARK_RE.search(line)
             if mark:
                 page = int(mark.group(1))
+            if _SKIP_LINE_RE.match(line):
+                continue  # a page marker or a slice header, not content
             for match in _NUMBER_RE.finditer(line):
                 token = match.group(0)
                 digits = re.sub(r"\D", "", token)
@@ -234,7 +246,7 @@ class SectionSeekingPolicy:
     def hints(self, request: ChatRequest, choice: str | None = None) -> Hints:
         question = question_of(request)
         ranked = rank_entries(index_entries(request), question)
-        texts = tool_outputs(request) or [request.text_of("user")]
+        texts = section_texts(request) or [request.text_of("user")]
         found = find_answer(texts, question)
         number_text, page = found if found else ("42", 1)
         try:
@@ -242,6 +254,10 @@ class SectionSeekingPolicy:
         except ValueError:
             number = 42.0
         top = ranked[0] if ranked else IndexEntry("1", "Section")
+        fetched = fetched_ids(request)
+        if fetched:  # cite the section read last, under its index title when known
+            titles = {e.node_id: e.title for e in ranked}
+            top = IndexEntry(fetched[-1], titles.get(fetched[-1], fetched[-1]))
         return Hints(
             answer=number_text,
             number=number,
@@ -281,7 +297,7 @@ class SectionSeekingPolicy:
         return Reply(content=f"The answer is {hints.answer} (page {hints.page}).")
 
     def _tool_step(self, request: ChatRequest) -> Reply:
-        outputs = tool_outputs(request)
+        outputs = section_texts(request)
         have_number = find_answer(outputs, question_of(request)) is not None
         fetch = fetch_tool(request)
         nxt = self.next_section(request)

@@ -125,10 +125,13 @@ def count_tokens(text: str) -> int:
 def completion_body(
     request: ChatRequest, reply: Reply, *, prompt_tokens: int, cached_tokens: int = 0
 ) -> dict[str, Any]:
-    """The chat.completion JSON object for ``reply``."""
+    """The chat.completion JSON object for ``reply``.
+
+    Tool-call ids derive from the request key, so a seeded run replays the same conversations
+    (and so the same fault choices) every time."""
     tool_calls = [
         {
-            "id": call.id or f"call_{uuid.uuid4().hex[:12]}",
+            "id": call.id or f"call_{request.key()[:12]}_{i}",
             "type": "function",
             "function": {
                 "name": call.name,
@@ -137,7 +140,7 @@ def completion_body(
                 else json.dumps(call.arguments, ensure_ascii=False),
             },
         }
-        for call in reply.tool_calls
+        for i, call in enumerate(reply.tool_calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if tool_calls:
