@@ -1,0 +1,73 @@
+"""The report's tables as Markdown (for pull requests): ``render_markdown(runs) -> str``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bench.compare import run_differences
+from bench.summary import Run, summary_rows
+
+MAX_CELL = 90
+
+
+def _cell(x: object) -> str:
+    text = " ".join(str("" if x is None else x).split()).replace("|", "\\|")
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def md_table(rows: Sequence[dict[str, object]]) -> str:
+    """A GitHub-flavoured Markdown table; numbers right-aligned."""
+    if not rows:
+        return "_(none)_\n"
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    head = "| " + " | ".join(_cell(c) for c in cols) + " |"
+    sep = "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(cols))) + "|"
+    body = ["| " + " | ".join(_cell(r.get(c, "-")) for c in cols) + " |" for r in rows]
+    return "\n".join([head, sep, *body]) + "\n"
+
+
+def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
+    if not runs:
+        raise ValueError("no runs to report")
+    out = ["# pageindex-bench report: " + ", ".join(r.run_id for r in runs), ""]
+    warnings = [w for other in runs[1:] for w in run_differences(runs[0], other)]
+    warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
+    if warnings:
+        out += ["> **Warning:** " + "; ".join(warnings), ""]
+    for run in runs:
+        s = run.summary
+        judge = s.judge + (f" / {s.judge_model}" if s.judge_model else "")
+        out += [
+            f"## {run.run_id}",
+            "",
+            f"status {s.status}, dataset {s.dataset or '-'}, model {s.model or '-'}, judge {judge}, "
+            f"{s.n_samples} samples, {s.n_dropped} dropped",
+            "",
+            md_table(summary_rows(s.by_retriever_model or [s.overall])),
+        ]
+        for by in ("question_type", "doc_type"):
+            groups = s.groups(by)
+            if len(groups) > 1:
+                out += [f"### by {by.replace('_', ' ')}", "", md_table(summary_rows(groups))]
+        if run.dropped:
+            out += [
+                "### dropped questions",
+                "",
+                md_table([{"question_id": d.question_id, "reason": d.reason} for d in run.dropped]),
+            ]
+        if questions:
+            rows = [
+                {
+                    "question id": x.question_id,
+                    "retriever": x.retriever,
+                    "repeat": x.repeat,
+                    "verdict": x.verdict or "error",
+                    "tokens": f"{x.tokens:,}",
+                    "question": x.question,
+                    "answer": x.answer or x.reason or x.error or "",
+                    "gold": x.gold_answer,
+                }
+                for x in sorted(run.samples, key=lambda x: (x.question_id, x.retriever, x.repeat))
+            ]
+            out += ["### per question", "", md_table(rows)]
+    return "\n".join(out)

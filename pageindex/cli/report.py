@@ -1,0 +1,85 @@
+"""``pageindex bench report RUN [RUN ...]`` (HTML or Markdown) and ``pageindex bench summary RUN``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, err_console, fail
+
+
+class Format(StrEnum):
+    html = "html"
+    md = "md"
+
+
+def _load(paths: list[Path]):
+    from bench.summary import RunLoadError, load_run
+
+    runs = []
+    for p in paths:
+        try:
+            run = load_run(p)
+        except RunLoadError as exc:
+            fail(str(exc))
+        for w in run.warnings:
+            err_console.print(f"warning: {w}", style="yellow", markup=False, highlight=False)
+        runs.append(run)
+    return runs
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    @bench.command(
+        "report", help="Write a self-contained HTML report (or Markdown tables) for one or more runs."
+    )
+    def report(
+        runs: list[Path] = typer.Argument(..., help="Run directories to report on."),
+        output: Path | None = typer.Option(
+            None,
+            "-o",
+            "--output",
+            help="File to write ('-' = standard output). Default: report.html / report.md in the first run.",
+        ),
+        fmt: Format = typer.Option(Format.html, "--format", help="html (charts + tables) or md (tables)."),
+        title: str | None = typer.Option(None, "--title", help="Title of the HTML report."),
+    ) -> None:
+        loaded = _load(runs)
+        if fmt == Format.md:
+            from bench.report.markdown import render_markdown
+
+            text = render_markdown(loaded)
+        else:
+            from bench.report.html import render_html
+
+            text = render_html(loaded, title)
+        if output is not None and str(output) == "-":
+            print(text)
+            return
+        path = output or runs[0] / f"report.{fmt.value}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        console.print(f"report written to {path}", highlight=False)
+
+    @bench.command("summary", help="Print the summary tables of a run (recomputed from its samples).")
+    def summary(
+        run: Path = typer.Argument(..., help="Run directory."),
+        as_json: bool = typer.Option(
+            False, "--json", help="Print the summary as JSON (summary.json format)."
+        ),
+        write: bool = typer.Option(
+            False, "--write", help="Also (re)write summary.json in the run directory."
+        ),
+    ) -> None:
+        from rich.console import Console
+
+        from bench.summary import print_summary, write_summary
+
+        (loaded,) = _load([run])
+        if write:
+            write_summary(run, loaded.summary)
+        if as_json:
+            print(loaded.summary.model_dump_json(indent=2))
+        else:
+            print_summary(loaded.summary, console if console.is_terminal else Console(width=220))
