@@ -20,10 +20,13 @@ import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
+from rapidfuzz import fuzz
+
 from pageindex.retrievers.result import Finding, RetrievalResult, Source
 from pageindex.tree.model import Tree
 
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|\.\d+"
+_NUMBER = re.compile(_NUM)
 _FOLD = str.maketrans(
     {
         "\u2013": "-",
@@ -37,9 +40,14 @@ _FOLD = str.maketrans(
         "\u200b": "",
     }
 )
+PHRASE_SIMILARITY = 90.0  # rapidfuzz partial_ratio for a phrase whose numbers are all on the page
 _WS = re.compile(r"\s+")
 # what may surround a bare number and still count as "just a number"
-_NUMERIC_DECOR = re.compile(r"^[\s$€£¥(\-+]*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)[\s)%]*(?:[a-zA-Z]{0,3})?$")
+_NUMERIC_DECOR = re.compile(
+    r"^[\s$€£¥(\-+]*(?P<num>" + _NUM + r")[\s)%]*"
+    r"(?:[a-zA-Z]{0,3}|(?:million|billion|thousand|percent)s?)?\s*$",
+    re.IGNORECASE,
+)
 
 
 def normalize_phrase(text: str) -> str:
@@ -78,7 +86,9 @@ def quote_on_page(page_text: str, quote: str) -> bool:
 
     A purely numeric quote matches by value. A phrase matches when its whitespace-free form
     is a substring of the page's, or, failing that, when every number in it is on the page
-    and the phrase with numbers normalised is a substring (``"capex 1577"`` vs ``capex (1,577)``).
+    and the phrase's letters and digits closely match the page's (rapidfuzz ``partial_ratio`` >=
+    ``PHRASE_SIMILARITY``; ``"purchases of property plant and equipment 1577"`` matches
+    ``Purchases of property, plant and equipment (PP&E) (1,577)``).
     """
     quote = quote.strip()
     if not quote:
@@ -94,14 +104,13 @@ def quote_on_page(page_text: str, quote: str) -> bool:
     page_numbers = numbers_on(page_text)
     if not all(n is not None and n.normalize() in page_numbers for n in quote_numbers):
         return False
-    return _digits_folded(quote) in _digits_folded(page_text)
+    quote_flat, page_flat = _alnum(quote), _alnum(page_text)
+    return quote_flat in page_flat or fuzz.partial_ratio(quote_flat, page_flat) >= PHRASE_SIMILARITY
 
 
-def _digits_folded(text: str) -> str:
-    """Whitespace-free text with numbers reduced to bare digits and parentheses/$ dropped."""
-    flat = normalize_phrase(text)
-    flat = re.sub(r"(?<=\d),(?=\d{3})", "", flat)
-    return re.sub(r"[()$]", "", flat)
+def _alnum(text: str) -> str:
+    """Lower-case letters and digits only (punctuation, spaces, thousands separators dropped)."""
+    return re.sub(r"[^a-z0-9.]", "", text.translate(_FOLD).lower())
 
 
 def verify_quote(tree: Tree, page: int, quote: str | None) -> bool | None:
