@@ -7,6 +7,7 @@ alone; emphasised lines (earnings releases); fixed page windows as the last reso
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from pageindex.tree.cache import TreeCache, file_sha256
@@ -20,6 +21,18 @@ from pageindex.tree.pdf import PdfDocument, read_pdf
 from pageindex.tree.split import header_texts, split_long, subheading_drafts, window_drafts
 
 BUILDER_VERSION = "1.0"
+
+
+def _code_version() -> str:
+    """``BUILDER_VERSION`` plus a digest of this package's source: any code change invalidates caches."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    return f"{BUILDER_VERSION}+{digest.hexdigest()[:10]}"
+
+
+CODE_VERSION = _code_version()
 
 _RANK = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note": 3}
 
@@ -55,7 +68,7 @@ def build_tree(
 
 
 def _version(max_leaf_pages: int) -> str:
-    return BUILDER_VERSION if max_leaf_pages == 5 else f"{BUILDER_VERSION}-leaf{max_leaf_pages}"
+    return CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
 
 
 def load_tree(json_path: str | Path) -> Tree:

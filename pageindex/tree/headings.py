@@ -19,7 +19,7 @@ LEVEL = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note":
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
 _PART = re.compile(r"^part\s*(iv|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)
 _ITEM = re.compile(
-    r"^item\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.:\-–—\s]|$)", re.IGNORECASE
+    r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.,:\-–—\s]|$)", re.IGNORECASE
 )
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(?:\.{2,}|\s)\s*(?:[A-Z]-)?\d{1,3}\s*$")
 _NOTE = re.compile(r"^note\s*(\d{1,2})(?!\d)\s*(?:[\.:\-–—]|\s|$)", re.IGNORECASE)
@@ -106,9 +106,14 @@ def at_top(page: Page, line: Line) -> bool:
     return before < 120
 
 
+def _is_notes_index(page: Page) -> bool:
+    """A page listing the notes with page numbers (an index, not the notes themselves)."""
+    return sum(1 for line in page.lines if _NOTE.match(line.text) and _ENDS_IN_PAGE_NUMBER.search(line.text)) >= 5
+
+
 def _is_toc_page(page: Page) -> bool:
     items = sum(1 for line in page.lines if _ITEM.match(line.text))
-    notes = sum(1 for line in page.lines if _NOTE.match(line.text))
+    notes = 0 if _is_notes_index(page) else sum(1 for line in page.lines if _NOTE.match(line.text))
     parts = {compact(line.text) for line in page.lines if _PART.match(line.text) and len(line.text) < 60}
     return items >= 5 or notes >= 8 or len(parts) >= 3
 
@@ -278,7 +283,8 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
         for h in items:
             h.order = h.order[1:]
     headings = accepted_parts + items
-    headings += _detect_financials(pages, toc_pages, items)
+    index_pages = toc_pages | {p.number for p in pages if _is_notes_index(p)}
+    headings += _detect_financials(pages, index_pages, items)
     headings += _dedupe_exhibits(exhibits, items)
     headings.sort(key=lambda h: (h.page, h.y, h.level))
     return headings
