@@ -15,8 +15,9 @@ from pageindex.llm.types import BudgetExceeded, UsageRecord
 
 
 class Budget:
-    def __init__(self, max_tokens: int | None = None, max_usd: float | None = None, *,
-                 count_cached: bool = False) -> None:
+    def __init__(
+        self, max_tokens: int | None = None, max_usd: float | None = None, *, count_cached: bool = False
+    ) -> None:
         if max_tokens is not None and max_tokens < 0 or max_usd is not None and max_usd < 0:
             raise ValueError("budget limits must be >= 0")
         self.max_tokens = max_tokens
@@ -56,5 +57,7 @@ class Budget:
             self.calls += 1
 
     def __repr__(self) -> str:
-        return (f"Budget(max_tokens={self.max_tokens}, max_usd={self.max_usd}, "
-                f"spent_tokens={self.spent_tokens}, spent_usd={self.spent_usd:.6f})")
+        return (
+            f"Budget(max_tokens={self.max_tokens}, max_usd={self.max_usd}, "
+            f"spent_tokens={self.spent_tokens}, spent_usd={self.spent_usd:.6f})"
+        )

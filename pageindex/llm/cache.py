@@ -133,15 +133,32 @@ class LLMCache:
         self.hits += 1
         return json.loads(row[0])
 
-    def put(self, key: str, *, model: str, kind: str, request: dict[str, Any], reply: dict[str, Any],
-            prompt_tokens: int, completion_tokens: int) -> None:
+    def put(
+        self,
+        key: str,
+        *,
+        model: str,
+        kind: str,
+        request: dict[str, Any],
+        reply: dict[str, Any],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> None:
         """Store a reply (only in mode ``rw``; first writer wins on a duplicate key)."""
         if not self.writable:
             return
         conn = self._connect()
         assert conn is not None
-        row = (key, model, kind, json.dumps(request, default=str), json.dumps(reply, default=str),
-               prompt_tokens, completion_tokens, time.time())
+        row = (
+            key,
+            model,
+            kind,
+            json.dumps(request, default=str),
+            json.dumps(reply, default=str),
+            prompt_tokens,
+            completion_tokens,
+            time.time(),
+        )
         with self._lock:
             conn.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         self.writes += 1
@@ -160,9 +177,18 @@ class LLMCache:
             by_model = dict(conn.execute("SELECT model, COUNT(*) FROM replies GROUP BY model ORDER BY model"))
             by_kind = dict(conn.execute("SELECT kind, COUNT(*) FROM replies GROUP BY kind ORDER BY kind"))
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return CacheStats(path=str(self.path), exists=True, entries=entries, size_bytes=size,
-                          by_model=by_model, by_kind=by_kind, prompt_tokens=prompt,
-                          completion_tokens=completion, oldest=oldest, newest=newest)
+        return CacheStats(
+            path=str(self.path),
+            exists=True,
+            entries=entries,
+            size_bytes=size,
+            by_model=by_model,
+            by_kind=by_kind,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            oldest=oldest,
+            newest=newest,
+        )
 
     def clear(self, model: str | None = None) -> int:
         """Delete every row (or only one model's); returns how many were deleted."""

@@ -33,7 +33,6 @@ import time
 import weakref
 from typing import Any, TypeVar
 
-import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import InstructorRetryException
@@ -41,6 +40,7 @@ from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
 from pageindex.llm.cache import CacheMode, LLMCache, request_key
+from pageindex.llm.http import make_http_client
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
 from pageindex.llm.scripted import RESPONSE_MODEL_HEADER, ScriptedModel, ScriptedRaise, ScriptedTransport
@@ -166,12 +166,9 @@ class LLMClient:
         if backend is None:
             if self.replay_only:
                 raise AssertionError("replay-only clients never reach the network")
-            http_client = (
-                httpx2.AsyncClient(transport=ScriptedTransport(self.scripted))
-                if self.scripted is not None
-                else None
-            )
             api_key = self._spec.api_key.get_secret_value() if self._spec.api_key else "scripted"
+            inner = ScriptedTransport(self.scripted) if self.scripted is not None else None
+            http_client = make_http_client(api_key, inner)
             sdk = openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=self.base_url,

@@ -57,8 +57,9 @@ class UsageLedger:
             and all(record.tag.get(key) == value for key, value in tag.items())
         ]
 
-    def total(self, *, role: str | None = None, model: str | None = None, cached: bool | None = None,
-              **tag: Any) -> Usage:
+    def total(
+        self, *, role: str | None = None, model: str | None = None, cached: bool | None = None, **tag: Any
+    ) -> Usage:
         """Summed usage of the matching records (e.g. ``total(role="judge", sample_id="q1")``)."""
         return sum_usage(self.records(role=role, model=model, cached=cached, **tag))
 

@@ -35,8 +35,9 @@ class ModelPrice(BaseModel):
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         cached = min(cached_tokens, prompt_tokens)
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return ((prompt_tokens - cached) * self.input + cached * cached_price
-                + completion_tokens * self.output) / 1_000_000
+        return (
+            (prompt_tokens - cached) * self.input + cached * cached_price + completion_tokens * self.output
+        ) / 1_000_000
 
 
 class PricingFile(BaseModel):

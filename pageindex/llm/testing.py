@@ -31,7 +31,7 @@ TIMEOUT_SLEEP_S = 30.0  # how long a scripted "timeout" reply keeps the client w
 
 
 class Exchange(dict):
-    """One HTTP request the server saw: ``path``, ``headers``, ``body``, ``status``."""
+    """One HTTP exchange the server saw: ``path``, ``headers``, ``body``, ``status``, ``reply`` (text)."""
 
 
 class FakeOpenAIServer:
@@ -85,6 +85,7 @@ class FakeOpenAIServer:
         self.exchanges.append(exchange)
         denied = self._unauthorised(request)
         exchange["status"] = denied.status if denied else 200
+        exchange["reply"] = denied.text if denied else None
         return denied or web.json_response({"object": "list", "data": [{"id": self.scripted.name}]})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -93,7 +94,7 @@ class FakeOpenAIServer:
         self.exchanges.append(exchange)
         denied = self._unauthorised(request)
         if denied is not None:
-            exchange["status"] = denied.status
+            exchange["status"], exchange["reply"] = denied.status, denied.text
             return denied
         headers = {k.lower(): v for k, v in request.headers.items()}
         wire = await self.scripted.respond(body, headers)
@@ -101,8 +102,8 @@ class FakeOpenAIServer:
         if delay:
             await asyncio.sleep(delay)
         if wire.raise_error is not None:
-            exchange["status"] = 500
             message = f"{type(wire.raise_error).__name__}: {wire.raise_error}"
+            exchange["status"], exchange["reply"] = 500, message
             return web.json_response({"error": {"message": message}}, status=500)
         exchange["status"] = wire.status
         return web.Response(
@@ -136,9 +137,9 @@ class FakeOpenAIServer:
         self._loop.close()
 
     async def _startup(self) -> None:
-        self._runner = web.AppRunner(self._app(), access_log=None)
+        self._runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=0.1)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, shutdown_timeout=0.1)
+        site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
         sockets = site._server.sockets if site._server is not None else []  # noqa: SLF001
         self.port = sockets[0].getsockname()[1]
