@@ -1,0 +1,78 @@
+"""``pageindex bench fault-server``: loopback only, runs until Ctrl-C, prints a stats line."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import httpx
+import pexpect
+import pytest
+from typer.testing import CliRunner
+
+from bench.faults import FaultServer, NonLoopbackError, ensure_loopback
+from pageindex.cli import app
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.com", ""])
+def test_non_loopback_hosts_are_refused(host: str):
+    with pytest.raises(NonLoopbackError, match="loopback"):
+        FaultServer(host=host)
+    result = CliRunner().invoke(app, ["bench", "fault-server", "--host", host, "--port", "0"])
+    assert result.exit_code == 2
+    assert "refusing to bind" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("host", "bound"), [("localhost", "127.0.0.1"), ("127.0.0.1", "127.0.0.1"), ("::1", "::1")]
+)
+def test_loopback_hosts_are_accepted(host: str, bound: str):
+    assert ensure_loopback(host) == bound
+
+
+def test_ipv6_loopback_serves():
+    with FaultServer(host="::1") as srv:
+        assert srv.base_url.startswith("http://[::1]:")
+        assert httpx.get(f"{srv.base_url}/models").json()["data"][0]["id"] == "fault-model"
+
+
+def test_unknown_fault_kind_is_a_clear_error():
+    result = CliRunner().invoke(app, ["bench", "fault-server", "--faults", "429,teapot", "--port", "0"])
+    assert result.exit_code == 2
+    assert "unknown fault kind 'teapot'" in result.output
+
+
+def test_runs_until_ctrl_c_and_prints_stats():
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            "-c",
+            "from pageindex.cli import main; main()",
+            "bench",
+            "fault-server",
+            "--port",
+            "0",
+            "--rate",
+            "1",
+            "--faults",
+            "503",
+        ],
+        encoding="utf-8",
+        timeout=30,
+        env={**os.environ, "COLUMNS": "200", "TERM": "dumb"},
+    )
+    try:
+        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
+        base_url = child.match.group(1)
+        child.expect("503=1.000")
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{base_url}/chat/completions", json=body).status_code == 503
+        assert httpx.get(f"{base_url}/models").status_code == 200
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        tail = re.sub(r"\s+", " ", child.before)
+    finally:
+        child.close(force=True)
+    assert "stopped; 2 requests (1 chat), 1 faults [503=1]" in tail
+    assert child.exitstatus == 0
