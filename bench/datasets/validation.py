@@ -207,7 +207,8 @@ def validate_dataset(
                 DroppedQuestion(
                     question_id=q.question_id,
                     reason="evidence_page_out_of_range",
-                    detail=f"evidence page(s) {beyond} beyond the {check.page_count} pages of {q.doc_id}.pdf",
+                    detail=f"evidence page(s) {beyond} (1-based) beyond the {check.page_count} pages "
+                    f"of {q.doc_id}.pdf",
                 )
             )
             continue

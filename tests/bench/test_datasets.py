@@ -1,0 +1,186 @@
+"""Loader and validation: the real FinanceBench sample, and small datasets with planted problems."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.datasets import DatasetError, check_pdf, dataset_hash, load_financebench, validate_dataset
+from bench.datasets.badfiles import write_huge_pdf
+
+
+def test_financebench_loads_all_questions_with_one_based_pages(fb_dir: Path) -> None:
+    ds = load_financebench(fb_dir)
+    assert ds.name == "financebench"
+    assert len(ds.questions) == 100
+    assert ds.malformed == []
+    assert len(ds.documents) == 55
+    by_id = {q.question_id: q for q in ds.questions}
+    capex = by_id["financebench_id_03029"]
+    assert capex.doc_id == "3M_2018_10K"
+    assert capex.doc_type == "10k"
+    assert capex.gold_answer == "$1577.00"
+    assert capex.question_type == "metrics-generated"
+    assert capex.evidence_pages == [60]  # upstream evidence_page_num 59, zero-based
+    assert "Purchases of property, plant and equipment" in capex.evidence_texts[0]
+    assert capex.extra["question_reasoning"] == "Information extraction"
+    assert ds.pdf_path("3M_2018_10K") == fb_dir / "pdfs" / "3M_2018_10K.pdf"
+    types = {q.question_type for q in ds.questions}
+    assert types == {"metrics-generated", "domain-relevant", "novel-generated"}
+
+
+def test_financebench_evidence_pages_hold_the_evidence_text(fb_dir: Path) -> None:
+    """The zero-to-one-based conversion is right: the 1-based page's text is the upstream full page."""
+    import pymupdf
+
+    ds = load_financebench(fb_dir)
+    raw = [json.loads(line) for line in (fb_dir / "questions.jsonl").open()]
+    rows = {r["financebench_id"]: r for r in raw}
+    checked = 0
+    for q in ds.questions[:6]:
+        with pymupdf.open(ds.pdf_path(q.doc_id)) as doc:
+            for ev in rows[q.question_id]["evidence"]:
+                page_text = doc[ev["evidence_page_num"]].get_text()
+                words = [w for w in ev["evidence_text_full_page"].split() if len(w) > 6][:15]
+                hits = sum(w in page_text for w in words)
+                assert hits >= len(words) * 0.6, (q.question_id, ev["evidence_page_num"])
+                checked += 1
+    assert checked >= 6
+
+
+def test_financebench_validation_keeps_all_100(fb_dir: Path) -> None:
+    ds = load_financebench(fb_dir)
+    result = validate_dataset(ds)
+    assert result.dropped == []
+    assert len(result.kept) == 100
+    assert len(result.pdfs) == 55
+    assert all(check.ok and check.page_count > 0 for check in result.pdfs.values())
+    assert result.pdfs["3M_2018_10K"].page_count >= 60
+
+
+def test_dataset_hash_tracks_question_and_document_files(tmp_path: Path, fb_dir: Path) -> None:
+    for name in ("questions.jsonl", "documents.jsonl"):
+        shutil.copy(fb_dir / name, tmp_path / name)
+    first = dataset_hash(tmp_path)
+    assert first == load_financebench(fb_dir).sha256
+    with (tmp_path / "documents.jsonl").open("a") as fh:
+        fh.write("\n")
+    assert dataset_hash(tmp_path) != first
+
+
+def _row(qid: str, question: str, doc: str, pages: list[int], answer: str = "1") -> dict:
+    return {
+        "financebench_id": qid,
+        "company": "Acme",
+        "doc_name": doc,
+        "question_type": "metrics-generated",
+        "question": question,
+        "answer": answer,
+        "evidence": [{"evidence_text": "x", "doc_name": doc, "evidence_page_num": p} for p in pages],
+    }
+
+
+@pytest.fixture()
+def planted(tmp_path: Path, fb_dir: Path) -> Path:
+    """A dataset over two real filings (links, not copies) with one planted problem per kind."""
+    root = tmp_path / "planted"
+    (root / "pdfs").mkdir(parents=True)
+    for doc in ("3M_2018_10K", "AMCOR_2023Q2_10Q"):
+        (root / "pdfs" / f"{doc}.pdf").symlink_to(fb_dir / "pdfs" / f"{doc}.pdf")
+    (root / "pdfs" / "BROKEN_10K.pdf").write_bytes(b"<html>404 Not Found</html>")
+    write_huge_pdf(root / "pdfs" / "HUGE_10K.pdf", pages=1200)
+    q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+    q17 = q.replace("FY2018", "FY2017")
+    exact = "  what is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+    near = "What is the FY2018 capital expenditure amount (in USD million) of 3M?"
+    rows = [
+        _row("ok_1", q, "3M_2018_10K", [59]),
+        _row("ok_2", q17, "3M_2018_10K", [59]),
+        _row("exact_dup", exact, "3M_2018_10K", [59]),
+        _row("near_dup", near, "3M_2018_10K", [59]),
+        _row("other_doc_same_text", q, "AMCOR_2023Q2_10Q", [3]),
+        _row("out_of_range", "How many pages does the filing have?", "3M_2018_10K", [59, 5000]),
+        _row("missing_pdf", "Net sales?", "NOT_THERE_10K", [1]),
+        _row("unreadable", "Gross margin?", "BROKEN_10K", [1]),
+        _row("too_big", "Cash?", "HUGE_10K", [1]),
+        _row("ok_1", "A different question reusing an id?", "3M_2018_10K", [1]),
+        {
+            "financebench_id": "no_answer",
+            "doc_name": "3M_2018_10K",
+            "question": "Where is the answer?",
+            "evidence": [],
+        },
+        _row("bad_page", "Negative page?", "3M_2018_10K", [-1]),
+    ]
+    lines = [json.dumps(r) for r in rows]
+    lines.insert(3, "{not json")
+    lines.insert(5, "")
+    (root / "questions.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "documents.jsonl").write_text(
+        json.dumps({"doc_name": "3M_2018_10K", "company": "3M", "doc_type": "10k", "doc_period": 2018})
+        + "\n"
+        + "{broken\n"
+    )
+    return root
+
+
+def test_planted_problems_are_dropped_with_reasons(planted: Path) -> None:
+    ds = load_financebench(planted)
+    assert ds.name == "planted"
+    assert ds.documents["3M_2018_10K"].period == "2018"
+    malformed = {d.question_id: d.detail for d in ds.malformed}
+    assert set(malformed) == {"line-4", "no_answer", "bad_page"}
+    assert "not valid JSON" in malformed["line-4"]
+    assert "'answer'" in malformed["no_answer"]
+    assert "zero-based" in malformed["bad_page"]
+
+    result = validate_dataset(ds)
+    reasons = {d.question_id: d.reason for d in result.dropped}
+    assert reasons == {
+        "line-4": "malformed",
+        "no_answer": "malformed",
+        "bad_page": "malformed",
+        "exact_dup": "duplicate",
+        "near_dup": "near_duplicate",
+        "out_of_range": "evidence_page_out_of_range",
+        "missing_pdf": "pdf_missing",
+        "unreadable": "pdf_unreadable",
+        "too_big": "pdf_too_large",
+    } | {"ok_1": "duplicate_id"}
+    # the second "ok_1" is the one dropped; the first stays
+    assert [q.question_id for q in result.kept] == ["ok_1", "ok_2", "other_doc_same_text"]
+    assert result.kept[0].question.startswith("What is the FY2018")
+    details = {d.question_id: d.detail for d in result.dropped}
+    assert "[5001]" in details["out_of_range"]  # 1-based
+    assert "ok_1" in details["exact_dup"] and "ok_1" in details["near_dup"]
+    assert "NOT_THERE_10K.pdf" in details["missing_pdf"]
+    assert "1200 pages" in details["too_big"]
+    assert result.counts()["malformed"] == 3
+
+
+def test_near_duplicate_threshold_is_configurable(planted: Path) -> None:
+    ds = load_financebench(planted)
+    strict = validate_dataset(ds, similarity_threshold=0.999)
+    assert "near_dup" in {q.question_id for q in strict.kept}
+    loose = validate_dataset(ds, similarity_threshold=0.5, max_pages=None)
+    dropped = {d.question_id: d.reason for d in loose.dropped}
+    assert dropped["near_dup"] == "near_duplicate"
+    assert "too_big" not in dropped  # no page limit
+    # FY2017 vs FY2018: different numbers are never near-duplicates, even at a low threshold
+    assert "ok_2" in {q.question_id for q in loose.kept}
+
+
+def test_missing_directory_or_questions_file_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="no such dataset directory"):
+        load_financebench(tmp_path / "nope")
+    with pytest.raises(DatasetError, match="no questions.jsonl"):
+        load_financebench(tmp_path)
+
+
+def test_check_pdf_on_a_real_filing(fb_pdf) -> None:
+    check = check_pdf(fb_pdf("3M_2018_10K"))
+    assert check.ok and check.reason is None and check.page_count > 60
+    assert check_pdf(fb_pdf("3M_2018_10K"), max_pages=10).reason == "pdf_too_large"
