@@ -43,9 +43,18 @@ class DroppedQuestion(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     question_id: str
-    reason: str
+    reason: str  # short code (pdf_missing, duplicate, ...) or "code: detail"
+    detail: str = ""
     question_type: str | None = None
     doc_type: str | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> DroppedQuestion:
+        """From this model, the dataset loader's own ``DroppedQuestion`` or a plain dict."""
+        if isinstance(row, cls):
+            return row
+        data = row.model_dump(mode="json") if isinstance(row, BaseModel) else dict(row)
+        return cls.model_validate(data)
 
 
 class Stat(BaseModel):
@@ -282,11 +291,10 @@ def group_summaries(
     return out
 
 
-def summarize(
-    samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[DroppedQuestion] = ()
-) -> Summary:
+def summarize(samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[Any] = ()) -> Summary:
     """The :class:`Summary` of a run (what ``summary.json`` holds)."""
     frame = samples_frame(samples, default_model=run_info.model)
+    dropped = [DroppedQuestion.of(d) for d in dropped]
     reasons: dict[str, int] = {}
     for d in dropped:
         key = d.reason.split(":", 1)[0].strip() or d.reason

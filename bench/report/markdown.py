@@ -53,7 +53,12 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
             out += [
                 "### dropped questions",
                 "",
-                md_table([{"question_id": d.question_id, "reason": d.reason} for d in run.dropped]),
+                md_table(
+                    [
+                        {"question_id": d.question_id, "reason": d.reason, "detail": d.detail}
+                        for d in run.dropped
+                    ]
+                ),
             ]
         if questions:
             rows = [

@@ -121,3 +121,19 @@ def test_print_summary_shows_the_tables(tmp_path: Path) -> None:
     assert "50.0% [23.7, 76.3]" in text  # agent: Wilson 5/10
     assert "0/2/1" in text  # dropped/failed/errored of agent
     assert "planner" in text
+
+
+def test_summarize_takes_the_dataset_loaders_dropped_rows() -> None:
+    from bench.datasets.models import DroppedQuestion as LoaderDropped
+    from bench.summary import summarize
+    from tests.bench.runfactory import run_info
+
+    dropped = [
+        LoaderDropped(question_id="x1", reason="pdf_missing", detail="pdfs/X.pdf not found"),
+        LoaderDropped(question_id="x2", reason="pdf_missing", detail="pdfs/Y.pdf not found"),
+        {"question_id": "x3", "reason": "duplicate"},
+    ]
+    summary = summarize(outcomes("ci"), run_info(), dropped)
+    assert summary.n_dropped == 3
+    assert summary.dropped_reasons == {"pdf_missing": 2, "duplicate": 1}
+    assert summary.by_retriever[0].dropped == 3
