@@ -159,21 +159,25 @@ class FaultApp:
             self.stats.outcome(key, fault.value, answered=False)
             _reset(request)
             raise _Aborted()
-        if fault is FaultKind.STALL:
-            self.stats.outcome(key, fault.value, answered=False)
+        stalled = fault is FaultKind.STALL
+        if stalled:
+            self.stats.outcome(key, FaultKind.STALL.value, answered=False)
             try:
                 await asyncio.wait_for(self.closing.wait(), timeout=self.config.stall_seconds)
             except TimeoutError:
                 pass
-            reply = self._reply(chat, None)  # then answer normally, if anyone still listens
-            return web.json_response(self._completion(chat, reply))
-        if fault is not None:
-            self.stats.outcome(
-                key, fault.value, answered=fault not in {FaultKind.TRUNCATED, FaultKind.WRONG_SHAPE}
-            )
-        reply = self._reply(chat, fault)
-        if fault is None:
-            self.stats.outcome(key, "none", answered=True)
+            fault = None  # then answer normally, if anyone still listens
+        try:
+            reply = self._reply(chat, fault)
+        except Exception as exc:  # a broken policy is a 500, counted as such
+            log.exception("fault server policy failed")
+            if not stalled:
+                self.stats.outcome(key, "policy_error", answered=False)
+            message = f"policy error: {type(exc).__name__}: {exc}"[:300]
+            return web.json_response(error_body(message, kind="server_error"), status=500)
+        if not stalled:
+            answered = fault not in {FaultKind.TRUNCATED, FaultKind.WRONG_SHAPE}
+            self.stats.outcome(key, fault.value if fault else "none", answered=answered)
         payload = self._completion(chat, reply)
         if fault is FaultKind.TRUNCATED:
             text = json.dumps(payload)

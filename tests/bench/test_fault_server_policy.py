@@ -288,3 +288,14 @@ def test_policy_is_pluggable():
     assert reply.choices[0].message.content == "echo: hi"
     assert len(seen) == 1 and seen[0].model == "m"
     assert isinstance(SectionSeekingPolicy()(seen[0]).content, str)
+
+
+def test_a_failing_policy_is_a_counted_500():
+    def policy(request: ChatRequest) -> str:
+        raise RuntimeError("policy bug")
+
+    with FaultServer(policy=policy) as srv:
+        api = openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0)
+        with pytest.raises(openai.InternalServerError, match="policy bug"):
+            api.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert srv.stats().by_fault == {"policy_error": 1}
