@@ -233,7 +233,7 @@ class RetrievalRun:
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0
 
-    def event(self, kind: str, message: str, **data: Any) -> None:
+    def event(self, kind: str, message: str, /, **data: Any) -> None:
         """Add a trace event (kind: model_call, tool_call, decision, error, info)."""
         self.trace.append(TraceEvent(kind=kind, message=message, data=data, t=round(self.elapsed(), 4)))  # type: ignore[arg-type]
 
