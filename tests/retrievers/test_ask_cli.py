@@ -1,0 +1,85 @@
+"""``pageindex ask`` with the scripted model (policy loaded from tests/retrievers/policies.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+from tests.retrievers.policies import CAPEX_Q
+
+POLICIES = Path(__file__).with_name("policies.py")
+runner = CliRunner()
+
+
+def ask(*args: str):
+    return runner.invoke(app, ["ask", *args], catch_exceptions=False)
+
+
+def test_ask_prints_answer_sources_and_summary(fb_pdf):
+    pdf = str(fb_pdf("3M_2018_10K"))
+    out = ask(
+        pdf,
+        CAPEX_Q,
+        "--retriever",
+        "iterative",
+        "--model",
+        "scripted",
+        "--scripted-policy",
+        f"{POLICIES}:iterative_capex_policy",
+        "--trace",
+    )
+    assert out.exit_code == 0, out.output
+    text = out.output
+    assert "answer" in text and "$1,577 million" in text
+    assert "item_8/cash_flows" in text and "(1,577)" in text and "yes" in text  # source row, verified
+    assert "iterations 1" in text and "tool calls 1" in text and "pages [60]" in text
+    assert "synthesis -> answer" in text  # --trace lines
+
+
+def test_ask_json_is_the_whole_result(fb_pdf):
+    pdf = str(fb_pdf("3M_2018_10K"))
+    out = ask(
+        pdf,
+        CAPEX_Q,
+        "-r",
+        "agent",
+        "-m",
+        "scripted",
+        "--json",
+        "--opt",
+        "max_turns=3",
+        "--scripted-policy",
+        f"{POLICIES}:agent_capex_policy",
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["status"] == "answer" and data["retriever"] == "agent"
+    assert data["options"]["max_turns"] == 3 and data["pages_fetched"] == [60]
+    assert data["sources"][0]["verified"] is True and data["usage"]["llm_calls"] == 2
+
+
+def test_ask_bad_input_is_one_clear_line(fb_pdf, tmp_path):
+    pdf = str(fb_pdf("3M_2018_10K"))
+    out = ask(
+        pdf,
+        "q",
+        "-r",
+        "agent",
+        "-m",
+        "scripted",
+        "--opt",
+        "max_turnz=3",
+        "--scripted-policy",
+        f"{POLICIES}:agent_capex_policy",
+    )
+    assert out.exit_code == 2 and "unknown option 'max_turnz'" in out.output
+    out = ask(pdf, "q", "-r", "nope", "-m", "scripted")
+    assert out.exit_code == 2 and "unknown retriever 'nope'" in out.output
+    out = ask(pdf, "q", "-r", "agent", "-m", "scripted")
+    assert out.exit_code == 2 and "--scripted-policy" in out.output
+    out = ask(str(tmp_path / "missing.pdf"), "q", "-r", "agent", "-m", "scripted")
+    assert out.exit_code == 2 and "missing.pdf" in out.output
+    assert "Traceback" not in out.output
