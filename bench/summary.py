@@ -452,6 +452,7 @@ def summary_table_frame(groups: Sequence[GroupSummary]) -> pd.DataFrame:
 def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS) -> None:
     """Print the summary as rich tables, one per grouping that has more than one group
     (the per-retriever table always)."""
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -472,9 +473,31 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
         if not groups or (grouping != "retriever" and len(groups) < 2):
             continue
         frame = summary_table_frame(groups)
-        table = Table(title=f"by {grouping.replace('_', ' ')}", title_justify="left")
-        for i, col in enumerate(frame.columns):
-            table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
-        for row in frame.itertuples(index=False):
-            table.add_row(*[escape(str(v)) for v in row])
-        console.print(table)
+        chunks = _column_chunks(frame, console.width)
+        for k, cols in enumerate(chunks):
+            title = f"by {grouping.replace('_', ' ')}" + (
+                f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+            )
+            table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAVY, pad_edge=False)
+            for i, col in enumerate(cols):
+                table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+            for row in frame[cols].itertuples(index=False):
+                table.add_row(*[escape(str(v)) for v in row])
+            console.print(table)
+
+
+def _column_chunks(frame: pd.DataFrame, width: int) -> list[list[str]]:
+    """Split the columns into tables that fit ``width``; each starts with the group column."""
+    cols = list(frame.columns)
+    need = {c: max([len(str(c)), *(len(str(v)) for v in frame[c])]) + 3 for c in cols}
+    first, rest = cols[0], cols[1:]
+    chunks: list[list[str]] = []
+    current, used = [first], need[first]
+    for c in rest:
+        if used + need[c] > width and len(current) > 1:
+            chunks.append(current)
+            current, used = [first], need[first]
+        current.append(c)
+        used += need[c]
+    chunks.append(current)
+    return chunks
