@@ -1,0 +1,73 @@
+"""``pageindex cache stats|clear``: show or empty the on-disk LLM reply cache."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, fail
+
+PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
+
+
+def _when(stamp: float | None) -> str:
+    return datetime.fromtimestamp(stamp).isoformat(timespec="seconds") if stamp is not None else "-"
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    cache_app = typer.Typer(
+        help="Inspect or empty the LLM reply cache used for record / replay.", no_args_is_help=True
+    )
+    app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("stats")
+    def stats(path: Path | None = typer.Option(None, "--path", help=PATH_HELP)) -> None:
+        """Show how many replies the cache holds, per model and kind, and its size."""
+        from rich.table import Table
+
+        from pageindex.llm import LLMCache, LLMError
+
+        try:
+            info = LLMCache(path).stats()
+        except LLMError as exc:
+            fail(str(exc))
+        if not info.exists:
+            console.print(f"cache {info.path}: empty (no file yet)")
+            return
+        console.print(
+            f"cache {info.path}: {info.entries} replies, {info.size_bytes / 1e6:.2f} MB, "
+            f"{info.prompt_tokens} prompt + {info.completion_tokens} completion tokens recorded, "
+            f"{_when(info.oldest)} .. {_when(info.newest)}",
+            highlight=False,
+        )
+        if info.by_model:
+            table = Table("model", "replies")
+            for model, count in info.by_model.items():
+                table.add_row(model, str(count))
+            console.print(table)
+            console.print(
+                "by kind: " + ", ".join(f"{k} {n}" for k, n in info.by_kind.items()), highlight=False
+            )
+
+    @cache_app.command("clear")
+    def clear(
+        path: Path | None = typer.Option(None, "--path", help=PATH_HELP),
+        model: str | None = typer.Option(
+            None, "--model", help="Delete only this model's replies (e.g. gpt-4o-mini)."
+        ),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    ) -> None:
+        """Delete cached replies (all, or one model's)."""
+        from pageindex.llm import LLMCache, LLMError
+
+        cache = LLMCache(path)
+        what = f"{model} replies" if model else "all replies"
+        if not yes and not typer.confirm(f"Delete {what} from {cache.path}?"):
+            raise typer.Exit(1)
+        try:
+            deleted = cache.clear(model)
+        except LLMError as exc:
+            fail(str(exc))
+        console.print(f"deleted {deleted} replies from {cache.path}", highlight=False)

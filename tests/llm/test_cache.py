@@ -1,0 +1,166 @@
+"""The SQLite reply cache: keys, modes, concurrent writers, stats/clear, cached usage."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import threading
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from pageindex.llm import Budget, LLMCache, LLMConfigError, Message, ScriptedModel, ToolSpec, make_client
+from pageindex.llm.cache import request_key
+
+Q = [Message(role="user", content="What was FY2018 capex?")]
+
+
+class Capex(BaseModel):
+    capex_musd: float
+
+
+def test_key_ignores_key_and_base_url_but_not_model_messages_tools_or_sampling(tmp_path):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    sm = ScriptedModel(replies=["A", "B", "C", "D", "E"])
+    a = make_client("openai/m1", scripted=sm, cache=cache, api_key="key-one", base_url="http://a.invalid/v1")
+    b = make_client("openai/m1", scripted=sm, cache=cache, api_key="key-two", base_url="http://b.invalid/v1")
+    tool = ToolSpec(name="t", description="d", parameters={"type": "object", "properties": {}})
+
+    async def run():
+        first = await a.chat(Q)
+        same = await b.chat(Q)  # different key and URL: same request -> cache hit
+        other_model = await make_client("openai/m2", scripted=sm, cache=cache).chat(Q)
+        other_temp = await a.chat(Q, temperature=0.7)
+        with_tools = await a.chat(Q, tools=[tool])
+        other_text = await a.chat([Message(role="user", content="What was FY2019 capex?")])
+        return first, same, other_model, other_temp, with_tools, other_text
+
+    first, same, *misses = asyncio.run(run())
+    assert (first.content, same.content) == ("A", "A") and same.usage.cached and not first.usage.cached
+    assert [m.content for m in misses] == ["B", "C", "D", "E"] and not any(m.usage.cached for m in misses)
+    assert len(sm.requests) == 5 and cache.stats().entries == 5
+    k1 = request_key({"kind": "chat", "model": "m1", "messages": [{"role": "user", "content": "x"}]})
+    assert k1 == request_key({"messages": [{"content": "x", "role": "user"}], "model": "m1", "kind": "chat"})
+
+
+def test_structured_key_includes_schema(tmp_path):
+    class Capex2(BaseModel):
+        capex_musd: float
+        year: int = 2018
+
+    cache = LLMCache(tmp_path / "c.sqlite")
+    sm = ScriptedModel(replies=[{"capex_musd": 1.0}, {"capex_musd": 2.0}])
+    client = make_client("scripted", scripted=sm, cache=cache)
+    one = asyncio.run(client.structured(Q, Capex))
+    two = asyncio.run(client.structured(Q, Capex2))
+    again = asyncio.run(client.structured(Q, Capex))
+    assert (one.value.capex_musd, two.value.capex_musd, again.value.capex_musd) == (1.0, 2.0, 1.0)
+    assert again.usage.cached and again.attempts == 1 and len(sm.requests) == 2
+
+
+def test_modes_off_and_replay(tmp_path):
+    path = tmp_path / "c.sqlite"
+    sm = ScriptedModel(replies=["live-1", "live-2"])
+    asyncio.run(make_client("scripted", scripted=sm, cache=LLMCache(path, "rw")).chat(Q))
+    off = asyncio.run(make_client("scripted", scripted=sm, cache=LLMCache(path, "off")).chat(Q))
+    assert off.content == "live-2" and not off.usage.cached  # off: never read
+    replay = LLMCache(path, "replay")
+    assert asyncio.run(make_client("scripted", scripted=sm, cache=replay).chat(Q)).content == "live-1"
+    assert replay.stats().entries == 1  # replay never writes
+    with pytest.raises(LLMConfigError, match="bad cache mode 'sometimes'"):
+        LLMCache(path, "sometimes")
+
+
+def test_cached_replies_keep_usage_and_do_not_spend_budget(tmp_path):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    sm = ScriptedModel(
+        replies=[ScriptedModel.reply("x", prompt_tokens=1000, completion_tokens=500, cached_tokens=200)]
+    )
+    asyncio.run(make_client("openai/gpt-4o", scripted=sm, cache=cache).chat(Q))
+    budget = Budget(max_tokens=100)
+    client = make_client("openai/gpt-4o", scripted=sm, cache=cache, budget=budget)
+    for _ in range(3):
+        reply = asyncio.run(client.chat(Q))
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cached_tokens) == (
+        1000,
+        500,
+        200,
+    )
+    assert reply.usage.cached and reply.usage.cost_usd == pytest.approx(
+        (800 * 2.5 + 200 * 1.25 + 500 * 10) / 1e6
+    )
+    assert budget.spent_tokens == 0 and not budget.exhausted
+    counting = Budget(max_tokens=100, count_cached=True)
+    strict = make_client("openai/gpt-4o", scripted=sm, cache=cache, budget=counting)
+    asyncio.run(strict.chat(Q))
+    assert counting.spent_tokens == 1500 and counting.exhausted
+
+
+def test_concurrent_async_writers_and_readers(tmp_path):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    sm = ScriptedModel(policy=lambda req: f"answer to {req.last_user}")
+    client = make_client("scripted", scripted=sm, cache=cache, concurrency=16)
+
+    async def run():
+        questions = [[Message(role="user", content=f"q{i % 40}")] for i in range(120)]
+        return await asyncio.gather(*(client.chat(q) for q in questions))
+
+    replies = asyncio.run(run())
+    assert all(r.content == f"answer to q{i % 40}" for i, r in enumerate(replies))
+    assert cache.stats().entries == 40
+
+
+def _write_many(path: str, start: int) -> None:
+    cache = LLMCache(Path(path))
+    for i in range(start, start + 150):
+        cache.put(
+            f"k{i}",
+            model="m",
+            kind="chat",
+            request={"i": i},
+            reply={"i": i},
+            prompt_tokens=i,
+            completion_tokens=1,
+        )
+
+
+def test_several_processes_and_threads_write_at_once(tmp_path):
+    path = str(tmp_path / "c.sqlite")
+    LLMCache(Path(path)).stats()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_write_many, args=(path, n * 1000)) for n in range(2)]
+    threads = [threading.Thread(target=_write_many, args=(path, n * 1000)) for n in range(2, 4)]
+    for worker in procs + threads:
+        worker.start()
+    for worker in procs + threads:
+        worker.join(60)
+    assert all(p.exitcode == 0 for p in procs)
+    stats = LLMCache(Path(path)).stats()
+    assert stats.entries == 600 and stats.by_model == {"m": 600}
+    assert LLMCache(Path(path)).get("k3149") == {"i": 3149}
+
+
+def test_stats_and_clear(tmp_path):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    assert not cache.stats().exists and cache.clear() == 0
+    for i, model in enumerate(["a", "a", "b"]):
+        cache.put(
+            f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=10, completion_tokens=2
+        )
+    stats = cache.stats()
+    assert (stats.entries, stats.by_model, stats.by_kind, stats.prompt_tokens) == (
+        3,
+        {"a": 2, "b": 1},
+        {"chat": 3},
+        30,
+    )
+    assert cache.clear("a") == 2 and cache.stats().by_model == {"b": 1}
+    assert cache.clear() == 1 and cache.stats().entries == 0
+
+
+def test_default_path_from_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cachedir"))
+    assert LLMCache().path == tmp_path / "cachedir" / "llm.sqlite"
+    client = make_client("replay/gpt-4o-mini")
+    assert client.cache.path == tmp_path / "cachedir" / "llm.sqlite" and client.cache.mode == "replay"

@@ -1,0 +1,35 @@
+"""``pageindex cache stats|clear``."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+from pageindex.llm import LLMCache
+
+
+def test_cache_stats_and_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+    empty = runner.invoke(app, ["cache", "stats"])
+    assert empty.exit_code == 0 and "empty (no file yet)" in empty.output
+
+    cache = LLMCache()
+    for i, model in enumerate(["gpt-4o-mini", "gpt-4o-mini", "llama3.1"]):
+        cache.put(
+            f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=100, completion_tokens=5
+        )
+    stats = runner.invoke(app, ["cache", "stats"])
+    assert stats.exit_code == 0
+    assert "3 replies" in stats.output and "300 prompt + 15 completion tokens" in stats.output
+    assert "gpt-4o-mini" in stats.output and "llama3.1" in stats.output
+
+    refused = runner.invoke(app, ["cache", "clear"], input="n\n")
+    assert refused.exit_code == 1 and cache.stats().entries == 3
+    one = runner.invoke(app, ["cache", "clear", "--model", "llama3.1", "--yes"])
+    assert one.exit_code == 0 and "deleted 1 replies" in one.output
+    other = tmp_path / "elsewhere.sqlite"
+    assert "empty" in runner.invoke(app, ["cache", "stats", "--path", str(other)]).output
+    everything = runner.invoke(app, ["cache", "clear", "-y"])
+    assert "deleted 2 replies" in everything.output and cache.stats().entries == 0
