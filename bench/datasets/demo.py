@@ -21,6 +21,7 @@ from bench.datasets.demo_financials import PROFILES, Financials, Profile, gross_
 from bench.datasets.financebench import DOCUMENTS_FILE, INFO_FILE, PDF_DIR, QUESTIONS_FILE, load_financebench
 from bench.datasets.models import Dataset
 
+DEMO_VERSION = 1  # bump when the generator's output changes, so cached copies are rebuilt
 PDF_METADATA = {
     "producer": "pageindex-bench demo generator",
     "creator": "bench.datasets.demo",
@@ -251,6 +252,28 @@ def write_demo_dataset(out_dir: str | Path, *, hostile: bool = False, seed: int 
     _write_jsonl(root / QUESTIONS_FILE, questions)
     _write_jsonl(root / DOCUMENTS_FILE, documents)
     name = "demo-hostile" if hostile else "demo"
-    info = {"name": name, "generator": "bench.datasets.demo", "seed": seed, "hostile": hostile}
+    info = {
+        "name": name,
+        "generator": "bench.datasets.demo",
+        "version": DEMO_VERSION,
+        "seed": seed,
+        "hostile": hostile,
+    }
     (root / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return load_financebench(root)
+
+
+def ensure_demo_dataset(out_dir: str | Path, *, hostile: bool = False, seed: int = 0) -> Dataset:
+    """Load the demo dataset from ``out_dir``, (re)writing it first when it is missing or was
+    written by another generator version, seed or mode."""
+    root = Path(out_dir)
+    try:
+        info = json.loads((root / INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        info = {}
+    wanted = {"generator": "bench.datasets.demo", "version": DEMO_VERSION, "seed": seed, "hostile": hostile}
+    current = all(info.get(key) == value for key, value in wanted.items())
+    pdfs_present = all((root / PDF_DIR / f"{p.doc_id}.pdf").is_file() for p in PROFILES)
+    if not (current and pdfs_present and (root / QUESTIONS_FILE).is_file()):
+        return write_demo_dataset(root, hostile=hostile, seed=seed)
     return load_financebench(root)

@@ -1,0 +1,138 @@
+"""``pageindex bench datasets``: fetch FinanceBench, write the demo (or bad-filing) dataset, validate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, fail
+
+datasets_app = typer.Typer(
+    name="datasets",
+    help="Get, generate and check FinanceBench-format datasets (questions.jsonl, documents.jsonl, pdfs/).",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    bench.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command(
+    "fetch",
+    help="Download a public dataset into DIR, resuming partial files and verifying finished ones. "
+    "Re-run the same command to resume after an interruption.",
+)
+def fetch(
+    dataset: str = typer.Argument(..., help="Which dataset: financebench."),
+    out_dir: Path = typer.Argument(..., help="Directory to write (created if needed)."),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="Where the files are: BASE/data/financebench_open_source.jsonl, "
+        "BASE/data/financebench_document_information.jsonl, BASE/pdfs/{doc_name}.pdf "
+        "(default: the patronus-ai/financebench GitHub repository).",
+    ),
+    retries: int = typer.Option(
+        3, "--retries", min=0, help="Retries per file (each resumes where it stopped)."
+    ),
+    timeout: float = typer.Option(
+        60.0, "--timeout", min=1.0, help="Seconds to wait for the server per read."
+    ),
+) -> None:
+    from bench.datasets.fetch import DEFAULT_BASE_URL, FetchError, FetchEvent, fetch_financebench
+
+    if dataset.lower() != "financebench":
+        fail(f"unknown dataset {dataset!r}; available: financebench")
+
+    def show(event: FetchEvent) -> None:
+        style = {"failed": "red", "skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(
+            event.status, "green"
+        )
+        size = f"{event.size / 1e6:.1f} MB" if event.size else ""
+        console.print(f"[{style}]{event.status:>10}[/] {event.path} {size} {event.detail}", highlight=False)
+
+    try:
+        report = fetch_financebench(
+            out_dir, base_url=base_url or DEFAULT_BASE_URL, retries=retries, timeout=timeout, progress=show
+        )
+    except FetchError as exc:
+        fail(str(exc), code=1)
+    except OSError as exc:
+        fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
+    counts = ", ".join(
+        f"{report.count(s)} {s}"
+        for s in ("downloaded", "resumed", "replaced", "skipped", "failed")
+        if report.count(s)
+    )
+    console.print(
+        f"{out_dir}: {report.questions} questions over {report.documents} filings; files: {counts}",
+        soft_wrap=True,
+    )
+    if report.failed:
+        fail(f"{len(report.failed)} file(s) failed; run the same command again to resume", code=1)
+
+
+@datasets_app.command(
+    "demo", help="Write the generated demo dataset (3 synthetic 10-K filings, 18 questions)."
+)
+def demo(
+    out_dir: Path = typer.Argument(..., help="Directory to write (created if needed)."),
+    hostile: bool = typer.Option(
+        False, "--hostile", help="Add pages with prompt-injection text (for injection tests)."
+    ),
+    bad: bool = typer.Option(
+        False,
+        "--bad",
+        help="Also add bad filings (corrupt, truncated, encrypted, empty, scanned, huge, missing).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed for the generated numbers (same seed, same files)."),
+) -> None:
+    from bench.datasets.badfiles import write_bad_dataset
+    from bench.datasets.demo import write_demo_dataset
+
+    try:
+        ds = (write_bad_dataset if bad else write_demo_dataset)(out_dir, hostile=hostile, seed=seed)
+    except OSError as exc:
+        fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
+    console.print(
+        f"wrote {ds.name} dataset to {out_dir}: {len(ds.questions)} questions over "
+        f"{len(ds.documents)} filings (sha256 {ds.sha256[:12]})",
+        soft_wrap=True,
+    )
+
+
+@datasets_app.command("validate", help="Load DIR and list the questions validation would drop, with reasons.")
+def validate(
+    data_dir: Path = typer.Argument(..., help="A FinanceBench-format directory."),
+    threshold: float = typer.Option(
+        0.92, "--similarity-threshold", min=0.0, max=1.0, help="Near-duplicate question similarity threshold."
+    ),
+    max_pages: int = typer.Option(
+        1000, "--max-pages", min=0, help="Drop filings with more pages (0: no limit)."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Exit with status 1 if any question is dropped."),
+) -> None:
+    from rich.table import Table
+
+    from bench.datasets import DatasetError, load_financebench, validate_dataset
+
+    try:
+        ds = load_financebench(data_dir)
+    except DatasetError as exc:
+        fail(str(exc))
+    result = validate_dataset(ds, similarity_threshold=threshold, max_pages=max_pages or None)
+    console.print(
+        f"{ds.name}: {len(ds.questions) + len(ds.malformed)} questions, {len(result.kept)} kept, "
+        f"{len(result.dropped)} dropped; {len(result.pdfs)} filings checked (sha256 {ds.sha256[:12]})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if result.dropped:
+        table = Table("question", "reason", "detail", title="Dropped questions")
+        for d in result.dropped:
+            table.add_row(d.question_id, d.reason, d.detail)
+        console.print(table)
+        if strict:
+            raise typer.Exit(1)
