@@ -108,7 +108,10 @@ def at_top(page: Page, line: Line) -> bool:
 
 def _is_notes_index(page: Page) -> bool:
     """A page listing the notes with page numbers (an index, not the notes themselves)."""
-    return sum(1 for line in page.lines if _NOTE.match(line.text) and _ENDS_IN_PAGE_NUMBER.search(line.text)) >= 5
+    return (
+        sum(1 for line in page.lines if _NOTE.match(line.text) and _ENDS_IN_PAGE_NUMBER.search(line.text))
+        >= 5
+    )
 
 
 def _is_toc_page(page: Page) -> bool:
@@ -349,13 +352,19 @@ def _detect_financials(pages: list[Page], toc_pages: set[int], items: list[Headi
                 continue
             if text[:4].lower() == "note" and (line.bold or line.caps):
                 m = _NOTE.match(text)
-                if m and not _ENDS_IN_PAGE_NUMBER.search(text):
+                rest = text[m.end() :].strip() if m else ""
+                if m and not (rest and _ENDS_IN_PAGE_NUMBER.search(rest)):
                     n = int(m.group(1))
+                    title = text
+                    if sum(c.isalpha() for c in rest) < 3 and idx + 1 < len(page.lines):
+                        nxt = page.lines[idx + 1]  # "NOTE 1" on its own line, the title below it
+                        if (nxt.bold or nxt.caps) and len(nxt.text) < 120:
+                            title = f"{text} {nxt.text}"
                     note_cands.append(
                         Heading(
                             "note",
                             f"note_{n}",
-                            _clean_title(text),
+                            _clean_title(title),
                             page.number,
                             line.y0,
                             at_top(page, line),

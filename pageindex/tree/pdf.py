@@ -77,10 +77,16 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         raise PDFMissingError(p)
     if not p.is_file():
         raise PDFMissingError(p, "not a regular file")
+    size = p.stat().st_size
     with p.open("rb") as fh:
         head = fh.read(1024)
+        fh.seek(max(0, size - 4096))
+        tail = fh.read()
     if b"%PDF-" not in head:
         raise NotAPDFError(p, "no %PDF header")
+    if b"%%EOF" not in tail:
+        # mupdf would silently "repair" a cut-off file and drop what is missing
+        raise PDFCorruptError(p, "no %%EOF marker at the end")
     try:
         doc = pymupdf.open(p, filetype="pdf")
     except Exception as exc:  # pymupdf raises FileDataError / RuntimeError variants

@@ -1,0 +1,80 @@
+"""The on-disk tree cache: keyed by sha256 + builder version, atomic, and actually used."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pageindex.tree import build_tree, default_cache_dir
+from pageindex.tree import build as build_module
+from pageindex.tree.cache import TreeCache, file_sha256
+from tests.tree.pdf_factory import make_pdf
+
+PAGES = [
+    ["ACME CORP FORM 10-K", "cover text"],
+    ["PART I", "Item 1. Business", "We make anvils."],
+    ["Item 1A. Risk Factors", "Anvils fall."],
+    ["PART II", "Item 7. Management's Discussion and Analysis", "Sales rose."],
+    ["Item 8. Financial Statements and Supplementary Data", "Consolidated Balance Sheets", "Cash 10 12"],
+]
+
+
+@pytest.fixture
+def small_pdf(tmp_path):
+    return make_pdf(tmp_path / "acme.pdf", PAGES)
+
+
+def test_second_build_reads_the_cache(small_pdf, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    first = build_tree(small_pdf, cache_dir=cache_dir)
+    entries = list(cache_dir.iterdir())
+    assert [e.name for e in entries] == [f"{file_sha256(small_pdf)}-v{first.builder_version}.json"]
+
+    def no_parse(path):
+        raise AssertionError("the PDF was parsed again instead of read from the cache")
+
+    monkeypatch.setattr(build_module, "read_pdf", no_parse)
+    second = build_tree(small_pdf, cache_dir=cache_dir)
+    assert second == first
+
+
+def test_no_cache_neither_reads_nor_writes(small_pdf, tmp_path):
+    cache_dir = tmp_path / "cache"
+    build_tree(small_pdf, cache_dir=cache_dir, use_cache=False)
+    assert not cache_dir.exists()
+
+
+def test_cache_leaves_no_temp_files_and_survives_a_corrupt_entry(small_pdf, tmp_path):
+    cache_dir = tmp_path / "cache"
+    tree = build_tree(small_pdf, cache_dir=cache_dir)
+    entry = TreeCache(cache_dir).path_for(tree.sha256, tree.builder_version)
+    entry.write_text('{"doc_id": "half a tree')
+    again = build_tree(small_pdf, cache_dir=cache_dir)
+    assert again.nodes == tree.nodes
+    assert json.loads(entry.read_text())["sha256"] == tree.sha256
+    assert sorted(p.name for p in cache_dir.iterdir()) == [entry.name]
+
+
+def test_copy_under_another_name_reuses_entry_with_its_own_name(small_pdf, tmp_path):
+    cache_dir = tmp_path / "cache"
+    build_tree(small_pdf, cache_dir=cache_dir)
+    copy = tmp_path / "renamed.pdf"
+    copy.write_bytes(small_pdf.read_bytes())
+    tree = build_tree(copy, cache_dir=cache_dir)
+    assert tree.doc_id == "renamed" and tree.source == str(copy)
+    assert len(list(cache_dir.iterdir())) == 1
+
+
+def test_leaf_limit_is_part_of_the_key(small_pdf, tmp_path):
+    cache_dir = tmp_path / "cache"
+    build_tree(small_pdf, cache_dir=cache_dir, max_leaf_pages=5)
+    build_tree(small_pdf, cache_dir=cache_dir, max_leaf_pages=1)
+    assert len(list(cache_dir.iterdir())) == 2
+
+
+def test_default_cache_dir_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "pi"))
+    assert default_cache_dir() == tmp_path / "pi" / "trees"
+    monkeypatch.delenv("PAGEINDEX_CACHE_DIR")
+    assert default_cache_dir().parts[-3:] == (".cache", "pageindex", "trees")

@@ -1,0 +1,192 @@
+"""Trees of real FinanceBench filings: the sections a reader looks for start on the right page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pageindex.tree import Tree, build_tree
+
+TEN_KS = ["3M_2018_10K", "AMAZON_2019_10K", "BOEING_2018_10K", "AMERICANEXPRESS_2022_10K", "PEPSICO_2022_10K"]
+ALL_DOCS = TEN_KS + [
+    "JPMORGAN_2021Q1_10Q",
+    "FOOTLOCKER_2022_8K_dated-2022-05-20",
+    "ULTABEAUTY_2023Q4_EARNINGS",
+    "AMCOR_2023Q4_EARNINGS",
+]
+
+ITEM_TITLES = {
+    "item_1": r"item\s*1\.?\s*busines",
+    "item_1a": r"item\s*1a\.?\s*risk\s*factors",
+    "item_7": r"item\s*7\.?\s*management",
+    "item_7a": r"item\s*7a\.?\s*quantitative",
+    "item_8": r"item\s*8\.?\s*financial\s*statements",
+}
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def on_start_page(tree: Tree, node_id: str, pattern: str) -> bool:
+    """The title ``pattern`` (whitespace-insensitive) is printed on the node's first page."""
+    node = tree.get(node_id)
+    return re.search(squash(pattern).replace(r"\s*", ""), squash(tree.page_text(node.start_page))) is not None
+
+
+def nodes_of_kind(tree: Tree, kind: str) -> list:
+    return [n for n in tree.walk() if n.kind == kind]
+
+
+# --- invariants over every document ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", ALL_DOCS)
+def test_leaves_cover_every_page_in_order(built, doc):
+    tree = built(doc)
+    leaves = tree.leaves()
+    assert leaves[0].start_page == 1
+    assert leaves[-1].end_page == tree.page_count
+    for prev, nxt in zip(leaves, leaves[1:], strict=False):
+        # next leaf starts right after, or on the boundary page the previous one ends on
+        assert nxt.start_page in (prev.end_page, prev.end_page + 1), (prev.node_id, nxt.node_id)
+        assert nxt.end_page >= nxt.start_page
+    assert len(tree.pages) == tree.page_count
+
+
+@pytest.mark.parametrize("doc", ALL_DOCS)
+def test_ids_unique_children_inside_parents(built, doc):
+    tree = built(doc)
+    ids = [n.node_id for n in tree.walk()]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z0-9_/]+", i) for i in ids)
+    for node in tree.walk():
+        for child in node.children:
+            assert node.start_page <= child.start_page <= child.end_page <= node.end_page
+            assert child.level == node.level + 1
+            assert tree.get(child.node_id) is child
+
+
+@pytest.mark.parametrize("doc", ALL_DOCS)
+def test_leaves_respect_the_limit(built, doc):
+    assert max(leaf.page_count for leaf in built(doc).leaves()) <= 5
+
+
+def test_ids_are_stable_across_rebuilds(built, fb_pdf):
+    first = built("AMAZON_2019_10K")
+    again = build_tree(fb_pdf("AMAZON_2019_10K"), use_cache=False)
+    assert [(n.node_id, n.start_page, n.end_page) for n in again.walk()] == [
+        (n.node_id, n.start_page, n.end_page) for n in first.walk()
+    ]
+    assert again.sha256 == first.sha256 and again.pages == first.pages
+
+
+# --- 10-K structure ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", TEN_KS)
+def test_10k_items_found_on_their_title_page(built, doc):
+    tree = built(doc)
+    assert tree.strategy == "sec"
+    for node_id, pattern in ITEM_TITLES.items():
+        assert node_id in tree, f"{doc}: {node_id} missing"
+        assert tree.get(node_id).kind == "item"
+        assert on_start_page(tree, node_id, pattern), f"{doc}: {node_id} title not on p.{tree.get(node_id).start_page}"
+    order = [tree.get(i).start_page for i in ITEM_TITLES]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize("doc", TEN_KS)
+def test_10k_statements_and_notes(built, doc):
+    tree = built(doc)
+    statements = {n.node_id.rsplit("/", 1)[-1]: n for n in nodes_of_kind(tree, "statement")}
+    assert {"cash_flows", "balance_sheet", "income"} <= set(statements)
+    cash = statements["cash_flows"]
+    assert on_start_page(tree, cash.node_id, r"cash\s*flows?")
+    assert re.search(r"(?i)investing\s+activities", tree.node_text(cash.node_id))
+    sheet = statements["balance_sheet"]
+    assert on_start_page(tree, sheet.node_id, r"(balance\s*sheets?|financial\s*position)")
+    assert re.search(r"(?i)total\s+assets", tree.node_text(sheet.node_id))
+    notes = nodes_of_kind(tree, "note")
+    numbers = [int(n.node_id.rsplit("note_", 1)[1]) for n in notes]
+    assert len(notes) >= 10 and numbers == sorted(numbers) and numbers[0] == 1
+    for note in notes:
+        n = note.node_id.rsplit("note_", 1)[1]
+        assert on_start_page(tree, note.node_id, rf"note\s*{n}(?!\d)"), note.node_id
+    # the notes sit inside the item that holds the statements (Item 8; Item 7 at PepsiCo)
+    parent = notes[0].node_id.split("/")[0]
+    assert parent in ("item_8", "item_7") and cash.node_id.startswith(parent + "/")
+
+
+def test_3m_known_pages_and_labels(built):
+    tree = built("3M_2018_10K")
+    assert tree.get("item_8/cash_flows").start_page == 60
+    assert tree.get("item_8/balance_sheet").start_page == 58
+    assert tree.get("item_7").start_page == 15
+    assert tree.page_label(60) == "60"
+    # FinanceBench question 03029 (capex) cites zero-based page 59 -> the cash-flow statement leaf
+    leaf = tree.leaf_for_page(60)
+    assert leaf is not None and leaf.node_id == "item_8/cash_flows"
+    # merged visual lines keep a table row on one line
+    assert "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)" in tree.page_text(60)
+
+
+def test_amex_toc_page_is_not_a_heading_and_labels_follow_print(built):
+    tree = built("AMERICANEXPRESS_2022_10K")
+    parts = nodes_of_kind(tree, "part")
+    assert [p.node_id for p in parts] == ["part_1", "part_2", "part_3", "part_4"]
+    assert parts[0].start_page == 4  # page 2 is the table of contents listing every Part
+    assert tree.get("cover").end_page < parts[0].start_page
+    assert tree.page_label(4) == "1"  # printed numbers are offset from PDF pages
+
+
+def test_pepsico_exhibits_are_split_not_notes(built):
+    tree = built("PEPSICO_2022_10K")
+    assert tree.page_count == 503
+    notes = nodes_of_kind(tree, "note")
+    assert max(n.end_page for n in notes) < tree.get("item_9").start_page + 1
+    exhibits = [n for n in tree.nodes[-1].children if n.node_id.startswith("exhibit_")] or [
+        n for n in tree.walk() if n.node_id.startswith("exhibit_")
+    ]
+    assert exhibits and exhibits[0].start_page > 120
+
+
+# --- other filing types -------------------------------------------------------------------------
+
+
+def test_jpmorgan_10q_uses_its_outline(built):
+    tree = built("JPMORGAN_2021Q1_10Q")
+    assert tree.strategy == "outline"
+    mdna = tree.get("part_1/item_2")
+    assert on_start_page(tree, mdna.node_id, r"management.s\s*discussion")
+    items = [n.node_id for n in nodes_of_kind(tree, "item") if n.node_id.startswith("part_2/")]
+    assert {"part_2/item_1", "part_2/item_1a", "part_2/item_6"} <= set(items)
+    cash = [n for n in nodes_of_kind(tree, "statement") if n.node_id.endswith("cash_flows")]
+    assert cash and on_start_page(tree, cash[0].node_id, r"statements\s*of\s*cash\s*flows")
+
+
+def test_8k_items_with_decimal_numbers(built):
+    tree = built("FOOTLOCKER_2022_8K_dated-2022-05-20")
+    items = {n.node_id: n for n in nodes_of_kind(tree, "item")}
+    assert {"item_5_07", "item_9_01"} <= set(items)
+    assert on_start_page(tree, "item_5_07", r"item\s*5\.07")
+    assert on_start_page(tree, "item_9_01", r"item\s*9\.01")
+
+
+def test_earnings_release_statements(built):
+    tree = built("ULTABEAUTY_2023Q4_EARNINGS")
+    statements = {n.node_id for n in nodes_of_kind(tree, "statement")}
+    assert "cash_flows" in statements
+    assert on_start_page(tree, "cash_flows", r"statements\s*of\s*cash\s*flows")
+    # the narrative before the statements is split by its emphasised lines, not one cover blob
+    assert tree.leaf_for_page(2).kind != "cover"
+
+
+def test_tree_json_round_trip(built, tmp_path):
+    from pageindex.tree import load_tree
+
+    tree = built("FOOTLOCKER_2022_8K_dated-2022-05-20")
+    path = tmp_path / "t.json"
+    path.write_text(tree.model_dump_json())
+    assert load_tree(path) == tree
