@@ -56,7 +56,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def ask(
         file: Path = typer.Argument(..., help="A filing PDF, or a tree JSON written by `pageindex build`."),
         question: str = typer.Argument(..., help="The question to answer."),
-        retriever: str = typer.Option("iterative", "--retriever", "-r", help="Retriever name (see --list)."),
+        retriever: str = typer.Option(
+            "iterative",
+            "--retriever",
+            "-r",
+            help="Retriever name (`pageindex retrievers` lists them with their options).",
+        ),
         model: str = typer.Option(
             None,
             "--model",
@@ -129,6 +134,21 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         else:
             _print_result(result, show_trace=trace)
         raise typer.Exit(0 if result.status != "error" else 1)
+
+    @app.command("retrievers")
+    def retrievers() -> None:
+        """List the registered retrievers with their options and defaults."""
+        from rich.table import Table
+
+        from pageindex.retrievers.base import available_retrievers
+
+        table = Table(title="Retrievers (options: --opt name=value)", show_lines=True)
+        for col in ("name", "what it does", "options (default)"):
+            table.add_column(col)
+        for name, spec in available_retrievers().items():
+            opts = "\n".join(f"{n} ({d}): {h}" for n, d, h in spec.option_help())
+            table.add_row(name, spec.description, opts or "-")
+        console.print(table)
 
 
 def _build(path: Path):

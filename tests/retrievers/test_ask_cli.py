@@ -83,3 +83,10 @@ def test_ask_bad_input_is_one_clear_line(fb_pdf, tmp_path):
     out = ask(str(tmp_path / "missing.pdf"), "q", "-r", "agent", "-m", "scripted")
     assert out.exit_code == 2 and "missing.pdf" in out.output
     assert "Traceback" not in out.output
+
+
+def test_retrievers_lists_names_and_option_defaults():
+    out = runner.invoke(app, ["retrievers"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "agent" in out.output and "iterative" in out.output
+    assert "max_turns (12)" in out.output and "max_iterations (4)" in out.output
