@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pageindex.tree import build_tree, default_cache_dir
 from pageindex.tree import build as build_module
+from pageindex.tree import build_tree, default_cache_dir
 from pageindex.tree.cache import TreeCache, file_sha256
 from tests.tree.pdf_factory import make_pdf
 

@@ -92,7 +92,9 @@ def test_10k_items_found_on_their_title_page(built, doc):
     for node_id, pattern in ITEM_TITLES.items():
         assert node_id in tree, f"{doc}: {node_id} missing"
         assert tree.get(node_id).kind == "item"
-        assert on_start_page(tree, node_id, pattern), f"{doc}: {node_id} title not on p.{tree.get(node_id).start_page}"
+        assert on_start_page(tree, node_id, pattern), (
+            f"{doc}: {node_id} title not on p.{tree.get(node_id).start_page}"
+        )
     order = [tree.get(i).start_page for i in ITEM_TITLES]
     assert order == sorted(order)
 

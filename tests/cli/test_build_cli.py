@@ -1,0 +1,107 @@
+"""``pageindex build`` / ``pageindex tree``: output files, the printed TOC, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+from tests.tree.pdf_factory import encrypted_pdf, make_pdf, scanned_pdf, zero_page_pdf
+
+runner = CliRunner()
+FILING = "FOOTLOCKER_2022_8K_dated-2022-05-20"
+
+
+def test_build_writes_tree_json_and_reuses_cache(fb_pdf, tmp_path):
+    out = tmp_path / "tree.json"
+    cache = tmp_path / "cache"
+    result = runner.invoke(app, ["build", str(fb_pdf(FILING)), "-o", str(out), "--cache-dir", str(cache)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["doc_id"] == FILING and data["page_count"] == 4
+    assert {"item_5_07", "item_9_01"} <= {n["node_id"] for n in data["nodes"]}
+    assert "4 pages" in result.output and "strategy sec" in result.output
+    assert len(list(cache.iterdir())) == 1
+    again = runner.invoke(app, ["build", str(fb_pdf(FILING)), "--cache-dir", str(cache)])
+    assert again.exit_code == 0 and len(list(cache.iterdir())) == 1
+
+
+def test_tree_prints_indented_toc_from_json_and_pdf(fb_pdf, tmp_path):
+    out = tmp_path / "tree.json"
+    runner.invoke(app, ["build", str(fb_pdf(FILING)), "-o", str(out), "--no-cache"])
+    from_json = runner.invoke(app, ["tree", str(out)])
+    assert from_json.exit_code == 0, from_json.output
+    lines = from_json.output.splitlines()
+    assert lines[0].startswith(FILING) and "strategy: sec" in lines[0]
+    item = next(line for line in lines if "item_5_07" in line)
+    assert "Item 5.07" in item and "[p. 2" in item
+    from_pdf = runner.invoke(app, ["tree", str(fb_pdf(FILING)), "--no-cache"])
+    assert from_pdf.exit_code == 0 and from_pdf.output == from_json.output
+
+
+def test_max_leaf_pages_option_splits_further(fb_pdf, tmp_path):
+    out = tmp_path / "tree.json"
+    result = runner.invoke(
+        app, ["build", str(fb_pdf("AMAZON_2019_10K")), "-o", str(out), "--no-cache", "--max-leaf-pages", "2"]
+    )
+    assert result.exit_code == 0, result.output
+
+    def leaves(nodes):
+        for n in nodes:
+            yield from leaves(n["children"]) if n["children"] else [n]
+
+    assert max(n["end_page"] - n["start_page"] + 1 for n in leaves(json.loads(out.read_text())["nodes"])) <= 2
+
+
+def _not_pdf(path):
+    path.write_text("hello")
+    return path
+
+
+def _truncated(path):
+    good = make_pdf(path.with_name("whole.pdf"), [["Item 1. Business"], ["Item 2. Properties"]])
+    path.write_bytes(good.read_bytes()[:300])
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "words"),
+    [
+        ("missing.pdf", lambda p: p, "file not found"),
+        ("text.pdf", _not_pdf, "not a PDF"),
+        ("cut.pdf", _truncated, "corrupt or truncated"),
+        ("locked.pdf", encrypted_pdf, "encrypted"),
+        ("empty.pdf", zero_page_pdf, "no pages"),
+        ("scan.pdf", scanned_pdf, "no text layer"),
+    ],
+)
+def test_bad_input_one_line_exit_2_no_output(tmp_path, name, make, words):
+    path = make(tmp_path / name)
+    out = tmp_path / "tree.json"
+    cache = tmp_path / "cache"
+    for args in (
+        ["build", str(path), "-o", str(out), "--cache-dir", str(cache)],
+        ["tree", str(path), "--no-cache"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        text = result.output.strip()
+        assert len(text.splitlines()) == 1 and name in text and words in text
+        assert "Traceback" not in text
+    assert not out.exists()
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_tree_rejects_a_json_that_is_not_a_tree(tmp_path):
+    bad = tmp_path / "other.json"
+    bad.write_text('{"hello": 1}')
+    result = runner.invoke(app, ["tree", str(bad)])
+    assert result.exit_code == 2 and "not a tree JSON" in result.output
+
+
+def test_help_on_both_commands():
+    for cmd in ("build", "tree"):
+        result = runner.invoke(app, [cmd, "--help"])
+        assert result.exit_code == 0 and "--no-cache" in result.output
