@@ -29,7 +29,6 @@ REMOTE_DOCUMENTS = "data/financebench_document_information.jsonl"
 REMOTE_PDF = "pdfs/{doc_name}.pdf"
 RAW_DIR = "raw"  # upstream files, unchanged
 MANIFEST_FILE = "manifest.json"
-CHUNK = 1 << 16
 
 
 class FetchError(Exception):
@@ -127,7 +126,8 @@ def download(client: httpx.Client, url: str, dest: Path, *, retries: int = 3, ba
         if attempt:
             time.sleep(backoff * 2 ** (attempt - 1))
         offset = part.stat().st_size if part.exists() else 0
-        headers = {"Range": f"bytes={offset}-"} if offset else {}
+        # identity encoding: byte ranges then count the bytes we store
+        headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={offset}-"} if offset else {})
         try:
             with client.stream("GET", url, headers=headers) as response:
                 status = response.status_code
@@ -155,7 +155,7 @@ def download(client: httpx.Client, url: str, dest: Path, *, retries: int = 3, ba
                     total = int(response.headers["content-length"])
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with part.open(mode) as fh:
-                    for chunk in response.iter_bytes(CHUNK):
+                    for chunk in response.iter_raw():  # as received, so a drop loses nothing kept
                         fh.write(chunk)
             size = part.stat().st_size
             if total is not None and size != total:
@@ -176,12 +176,14 @@ class _Fetcher:
         base_url: str,
         client: httpx.Client,
         retries: int,
+        backoff: float,
         progress: Callable[[FetchEvent], None] | None,
     ) -> None:
         self.root = root
         self.base_url = base_url.rstrip("/")
         self.client = client
         self.retries = retries
+        self.backoff = backoff
         self.progress = progress
         self.manifest = load_manifest(root)
         self.manifest.base_url = self.base_url
@@ -204,7 +206,7 @@ class _Fetcher:
             dest.unlink()  # present but not matching the manifest: corrupt or unknown
         self.manifest.files.pop(rel, None)
         try:
-            resumed = download(self.client, url, dest, retries=self.retries)
+            resumed = download(self.client, url, dest, retries=self.retries, backoff=self.backoff)
             if pdf:
                 with dest.open("rb") as fh:
                     head = fh.read(1024)
@@ -242,6 +244,7 @@ def fetch_financebench(
     *,
     base_url: str = DEFAULT_BASE_URL,
     retries: int = 3,
+    backoff: float = 0.5,
     timeout: float = 60.0,
     client: httpx.Client | None = None,
     progress: Callable[[FetchEvent], None] | None = None,
@@ -256,7 +259,7 @@ def fetch_financebench(
     own_client = client is None
     http = client or httpx.Client(timeout=httpx.Timeout(timeout, connect=15.0), follow_redirects=True)
     try:
-        fetcher = _Fetcher(root, base_url, http, retries, progress)
+        fetcher = _Fetcher(root, base_url, http, retries, backoff, progress)
         raw_questions = f"{RAW_DIR}/{Path(REMOTE_QUESTIONS).name}"
         raw_documents = f"{RAW_DIR}/{Path(REMOTE_DOCUMENTS).name}"
         for rel, remote in ((raw_questions, REMOTE_QUESTIONS), (raw_documents, REMOTE_DOCUMENTS)):

@@ -1,0 +1,254 @@
+"""The FinanceBench downloader against a local HTTP server (127.0.0.1) that this test starts.
+
+The server serves a small upstream-shaped tree (the demo filings as if they were FinanceBench)
+and supports Range requests; it can cut a response short, ignore Range, or 404.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.datasets import load_financebench, validate_dataset
+from bench.datasets.demo import write_demo_dataset
+from bench.datasets.fetch import (
+    MANIFEST_FILE,
+    REMOTE_DOCUMENTS,
+    REMOTE_QUESTIONS,
+    FetchError,
+    fetch_financebench,
+    load_manifest,
+)
+
+DOCS = ["NORTHWIND_2023_10K", "BLUEFIN_2022_10K", "GRANITEPEAK_2023_10K"]
+
+
+@dataclass
+class ServerState:
+    files: dict[str, bytes]
+    cut_once: dict[str, int] = field(default_factory=dict)  # path -> bytes sent before dropping
+    ignore_range: set[str] = field(default_factory=set)
+    log: list[tuple[str, str | None]] = field(default_factory=list)
+
+    def requests(self, path: str) -> list[str | None]:
+        return [rng for p, rng in self.log if p == path]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        state: ServerState = self.server.state  # type: ignore[attr-defined]
+        path = unquote(self.path)
+        range_header = self.headers.get("Range")
+        state.log.append((path, range_header))
+        data = state.files.get(path)
+        if data is None:
+            self._send(404, b"Not Found")
+            return
+        start, status = 0, 200
+        if range_header and path not in state.ignore_range:
+            start = int(re.fullmatch(r"bytes=(\d+)-", range_header).group(1))
+            if start >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(data)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            status = 206
+        body = data[start:]
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        self.end_headers()
+        cut = state.cut_once.pop(path, None)
+        if cut is not None:
+            self.wfile.write(body[:cut])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """Files as the upstream repository lays them out, made from the demo dataset."""
+    demo = write_demo_dataset(tmp_path_factory.mktemp("upstream"))
+    docs = (demo.path / "documents.jsonl").read_text()
+    unused = json.dumps({"doc_name": "UNUSED_2020_10K", "company": "Unused", "doc_type": "10k"}) + "\n"
+    files = {
+        "/" + REMOTE_QUESTIONS: (demo.path / "questions.jsonl").read_bytes(),
+        "/" + REMOTE_DOCUMENTS: (docs + unused).encode(),
+    }
+    for doc in DOCS:
+        files[f"/pdfs/{doc}.pdf"] = demo.pdf_path(doc).read_bytes()
+    return files
+
+
+@pytest.fixture()
+def server(upstream: dict[str, bytes]) -> Iterator[tuple[str, ServerState]]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state = ServerState(files=dict(upstream))
+    httpd.state = state  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _fetch(out: Path, url: str, **kw):
+    return fetch_financebench(out, base_url=url, backoff=0.0, timeout=10.0, **kw)
+
+
+def test_fetch_downloads_converts_and_records_manifest(server, upstream, tmp_path: Path) -> None:
+    url, state = server
+    events = []
+    report = _fetch(tmp_path / "fb", url, progress=events.append)
+    out = tmp_path / "fb"
+    assert report.count("downloaded") == 5 and report.failed == []
+    assert [e.path for e in events] == [
+        "raw/financebench_open_source.jsonl",
+        "raw/financebench_document_information.jsonl",
+        *[f"pdfs/{d}.pdf" for d in DOCS],
+    ]
+    assert (report.questions, report.documents) == (18, 3)
+    assert (out / "questions.jsonl").read_bytes() == upstream["/" + REMOTE_QUESTIONS]
+    doc_rows = [json.loads(line) for line in (out / "documents.jsonl").open()]
+    assert [r["doc_name"] for r in doc_rows] == DOCS  # the unused filing is left out
+    manifest = load_manifest(out)
+    for doc in DOCS:
+        data = upstream[f"/pdfs/{doc}.pdf"]
+        assert (out / "pdfs" / f"{doc}.pdf").read_bytes() == data
+        entry = manifest.files[f"pdfs/{doc}.pdf"]
+        assert entry.size == len(data)
+        assert entry.sha256 == hashlib.sha256(data).hexdigest()
+        assert entry.url == f"{url}/pdfs/{doc}.pdf"
+        assert not (out / "pdfs" / f"{doc}.pdf.part").exists()
+    ds = load_financebench(out)
+    assert ds.name == "financebench" and len(ds.questions) == 18
+    assert validate_dataset(ds).dropped == []
+    assert all(rng is None for _, rng in state.log)
+
+
+def test_rerun_skips_verified_files_and_replaces_corrupt_ones(server, upstream, tmp_path: Path) -> None:
+    url, state = server
+    out = tmp_path / "fb"
+    _fetch(out, url)
+    state.log.clear()
+    again = _fetch(out, url)
+    assert again.count("skipped") == 5 and state.log == []
+
+    corrupt = out / "pdfs" / f"{DOCS[0]}.pdf"
+    data = bytearray(corrupt.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, different content
+    corrupt.write_bytes(bytes(data))
+    (out / "pdfs" / f"{DOCS[1]}.pdf").unlink()
+    third = _fetch(out, url)
+    statuses = {e.path: e.status for e in third.events}
+    assert statuses[f"pdfs/{DOCS[0]}.pdf"] == "replaced"
+    assert statuses[f"pdfs/{DOCS[1]}.pdf"] == "downloaded"
+    assert statuses[f"pdfs/{DOCS[2]}.pdf"] == "skipped"
+    assert sorted(p for p, _ in state.log) == sorted([f"/pdfs/{DOCS[0]}.pdf", f"/pdfs/{DOCS[1]}.pdf"])
+    assert corrupt.read_bytes() == upstream[f"/pdfs/{DOCS[0]}.pdf"]
+
+
+def test_dropped_connection_resumes_with_a_range_request(server, upstream, tmp_path: Path) -> None:
+    url, state = server
+    path = f"/pdfs/{DOCS[1]}.pdf"
+    state.cut_once[path] = 20_000
+    report = _fetch(tmp_path / "fb", url)
+    assert state.requests(path) == [None, "bytes=20000-"]
+    assert {e.path: e.status for e in report.events}[f"pdfs/{DOCS[1]}.pdf"] == "resumed"
+    assert (tmp_path / "fb" / "pdfs" / f"{DOCS[1]}.pdf").read_bytes() == upstream[path]
+
+
+def test_partial_file_from_an_interrupted_run_is_resumed(server, upstream, tmp_path: Path) -> None:
+    url, state = server
+    out = tmp_path / "fb"
+    (out / "pdfs").mkdir(parents=True)
+    path = f"/pdfs/{DOCS[2]}.pdf"
+    (out / "pdfs" / f"{DOCS[2]}.pdf.part").write_bytes(upstream[path][:30_000])
+    _fetch(out, url)
+    assert state.requests(path) == ["bytes=30000-"]
+    assert (out / "pdfs" / f"{DOCS[2]}.pdf").read_bytes() == upstream[path]
+    assert load_manifest(out).files[f"pdfs/{DOCS[2]}.pdf"].size == len(upstream[path])
+
+
+def test_server_ignoring_range_or_stale_part_starts_over(server, upstream, tmp_path: Path) -> None:
+    url, state = server
+    out = tmp_path / "fb"
+    (out / "pdfs").mkdir(parents=True)
+    ignored, stale = f"/pdfs/{DOCS[0]}.pdf", f"/pdfs/{DOCS[1]}.pdf"
+    state.ignore_range.add(ignored)
+    (out / "pdfs" / f"{DOCS[0]}.pdf.part").write_bytes(b"junk" * 100)
+    (out / "pdfs" / f"{DOCS[1]}.pdf.part").write_bytes(
+        b"x" * (len(upstream[stale]) + 10)
+    )  # longer than the file
+    _fetch(out, url)
+    assert (out / "pdfs" / f"{DOCS[0]}.pdf").read_bytes() == upstream[ignored]
+    assert state.requests(stale) == [f"bytes={len(upstream[stale]) + 10}-", None]
+    assert (out / "pdfs" / f"{DOCS[1]}.pdf").read_bytes() == upstream[stale]
+
+
+def test_missing_or_non_pdf_files_fail_alone(server, tmp_path: Path) -> None:
+    url, state = server
+    del state.files[f"/pdfs/{DOCS[0]}.pdf"]
+    state.files[f"/pdfs/{DOCS[1]}.pdf"] = b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\n"
+    report = _fetch(tmp_path / "fb", url, retries=1)
+    failed = {e.path: e.detail for e in report.failed}
+    assert set(failed) == {f"pdfs/{DOCS[0]}.pdf", f"pdfs/{DOCS[1]}.pdf"}
+    assert "HTTP 404" in failed[f"pdfs/{DOCS[0]}.pdf"]
+    assert "not a PDF" in failed[f"pdfs/{DOCS[1]}.pdf"]
+    assert (tmp_path / "fb" / "pdfs" / f"{DOCS[2]}.pdf").exists()
+    assert len(state.requests(f"/pdfs/{DOCS[0]}.pdf")) == 1  # a 404 is not retried
+    manifest = json.loads((tmp_path / "fb" / MANIFEST_FILE).read_text())
+    assert f"pdfs/{DOCS[1]}.pdf" not in manifest["files"]
+
+
+def test_missing_metadata_is_an_error(server, tmp_path: Path) -> None:
+    url, state = server
+    del state.files["/" + REMOTE_QUESTIONS]
+    with pytest.raises(FetchError, match="financebench_open_source.jsonl: HTTP 404"):
+        _fetch(tmp_path / "fb", url)
+
+
+def test_cli_fetch_and_validate(server, tmp_path: Path) -> None:
+    from pageindex.cli import app
+
+    url, _ = server
+    runner = CliRunner()
+    out = tmp_path / "fb"
+    result = runner.invoke(app, ["bench", "datasets", "fetch", "financebench", str(out), "--base-url", url])
+    assert result.exit_code == 0, result.output
+    assert "18 questions over 3 filings; files: 5 downloaded" in result.output
+    result = runner.invoke(app, ["bench", "datasets", "fetch", "financebench", str(out), "--base-url", url])
+    assert "5 skipped" in result.output and result.exit_code == 0
+    result = runner.invoke(app, ["bench", "datasets", "validate", str(out)])
+    assert result.exit_code == 0 and "18 kept, 0 dropped" in result.output
+    result = runner.invoke(app, ["bench", "datasets", "fetch", "squad", str(out)])
+    assert result.exit_code == 2 and "unknown dataset 'squad'" in result.output
