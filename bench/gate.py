@@ -117,7 +117,7 @@ def _drop_rule(run: Run, baseline: Run, scope: str, rules: GateRules) -> RuleRes
         verdict = "within the allowed drop"
     test = "McNemar" if rules.method == "mcnemar" else "paired bootstrap"
     message = (
-        f"max-drop [{scope}]: drop {100 * drop:+.1f} pp vs baseline {baseline.run_id} "
+        f"max-drop [{scope}]: drop {100 * drop + 0.0:+.1f} pp vs baseline {baseline.run_id} "
         f"({_pct(cmp.accuracy_a.value)} -> {_pct(cmp.accuracy_b.value)} on {cmp.n_pairs} shared samples, "
         f"{len(cmp.regressed)} lost / {len(cmp.improved)} gained, {test} p={cmp.test.p_value:.3g}) "
         f"(allowed <= {100 * max_drop:.1f} pp); {verdict}"

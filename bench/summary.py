@@ -191,7 +191,9 @@ def samples_frame(samples: Sequence[Sample], default_model: str | None = None) -
         for s in samples
     ]
     frame = pd.DataFrame(rows, columns=list(_EMPTY_COLUMNS))
-    frame["retriever_model"] = frame["retriever"] + " / " + frame["model"]
+    frame["retriever_model"] = frame["retriever"].where(
+        frame["model"] == NO_VALUE, frame["retriever"] + " / " + frame["model"]
+    )
     return frame
 
 

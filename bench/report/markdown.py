@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from bench.compare import run_differences
 from bench.summary import Run, summary_rows
 
 MAX_CELL = 90
+_NUMERIC = re.compile(r"^[-+$]?[\d,.]*%?( \[[\d., ]+\])?$|^-$|^unknown$|^\d+/\d+/\d+$")
 
 
 def _cell(x: object) -> str:
@@ -21,7 +23,8 @@ def md_table(rows: Sequence[dict[str, object]]) -> str:
         return "_(none)_\n"
     cols = list(dict.fromkeys(k for r in rows for k in r))
     head = "| " + " | ".join(_cell(c) for c in cols) + " |"
-    sep = "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(cols))) + "|"
+    numeric = [i > 0 and all(_NUMERIC.match(_cell(r.get(c, "-"))) for r in rows) for i, c in enumerate(cols)]
+    sep = "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"
     body = ["| " + " | ".join(_cell(r.get(c, "-")) for c in cols) + " |" for r in rows]
     return "\n".join([head, sep, *body]) + "\n"
 
