@@ -234,18 +234,25 @@ class TitleMatch(BaseModel):
     score: float  # 0..100
 
 
+def _title_words(text: str) -> str:
+    words = [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS_EN and len(w) > 1]
+    return " ".join(words)
+
+
 def match_titles(tree: Tree, text: str, *, min_score: float = 70.0, limit: int = 3) -> list[TitleMatch]:
-    """Sections whose title matches ``text`` (fuzzy, word-order free), best first."""
-    query = " ".join(tokenize(text))
+    """Sections whose title matches ``text`` (fuzzy, word-order free), best first; ties go to the
+    title closest overall, then to the deeper section."""
+    query = _title_words(text)
     if not query:
         return []
-    matches: list[TitleMatch] = []
+    scored: list[tuple[float, float, int, TitleMatch]] = []
     for node in tree.walk():
-        title = " ".join(tokenize(node.title))
+        title = _title_words(node.title)
         if not title:
             continue
         score = fuzz.token_set_ratio(query, title)
         if score >= min_score:
-            matches.append(TitleMatch(node_id=node.node_id, title=node.title, score=float(score)))
-    matches.sort(key=lambda m: -m.score)
-    return matches[:limit]
+            match = TitleMatch(node_id=node.node_id, title=node.title, score=float(score))
+            scored.append((-score, -fuzz.token_sort_ratio(query, title), -node.level, match))
+    scored.sort(key=lambda t: t[:3])
+    return [m for *_, m in scored[:limit]]
