@@ -5,16 +5,27 @@ Public API (everything else lives in the subpackages)::
     from pageindex import build_tree, retrieve
     tree = build_tree("3M_2018_10K.pdf")
     result = retrieve(tree, "What was FY2018 capex?", retriever="iterative", llm="openai/gpt-4o-mini")
+
+Names are imported on first use, so ``import pageindex`` (and the CLI's start-up) stays cheap.
 """
 
-from pageindex.retrievers import (
-    QuestionContext,
-    RetrievalResult,
-    aretrieve,
-    available_retrievers,
-    retrieve,
-)
-from pageindex.tree import Node, PDFError, Tree, build_tree, load_tree
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "build_tree": "pageindex.tree",
+    "load_tree": "pageindex.tree",
+    "Tree": "pageindex.tree.model",
+    "Node": "pageindex.tree.model",
+    "PDFError": "pageindex.tree",
+    "retrieve": "pageindex.retrievers",
+    "aretrieve": "pageindex.retrievers",
+    "available_retrievers": "pageindex.retrievers",
+    "QuestionContext": "pageindex.retrievers",
+    "RetrievalResult": "pageindex.retrievers.result",
+}
 
 __all__ = [
     "Node",
@@ -28,3 +39,16 @@ __all__ = [
     "load_tree",
     "retrieve",
 ]
+
+if TYPE_CHECKING:
+    from pageindex.retrievers import QuestionContext, aretrieve, available_retrievers, retrieve
+    from pageindex.retrievers.result import RetrievalResult
+    from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree.model import Node, Tree
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pageindex' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
