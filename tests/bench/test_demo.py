@@ -223,3 +223,26 @@ def test_bad_dataset_drops_exactly_the_bad_filings(tmp_path: Path) -> None:
     assert len(result.kept) == 18
     again = load_financebench(tmp_path / "bad")
     assert again.documents["BAD_SCANNED_2023_10K"].extra["bad_kind"] == "scanned"
+
+
+def test_committed_demo_dataset_is_what_the_generator_writes(demo) -> None:
+    committed = Path(__file__).resolve().parents[2] / "datasets" / "demo"
+    for name in ("questions.jsonl", "documents.jsonl", "dataset.json"):
+        assert (committed / name).read_bytes() == (demo.path / name).read_bytes(), name
+    for doc_id in demo.documents:
+        assert _page_texts(committed / "pdfs" / f"{doc_id}.pdf") == _page_texts(demo.pdf_path(doc_id))
+
+
+def test_ensure_demo_dataset_rebuilds_only_when_stale(tmp_path: Path) -> None:
+    from bench.datasets.demo import ensure_demo_dataset
+
+    first = ensure_demo_dataset(tmp_path / "d")
+    pdf = first.pdf_path("BLUEFIN_2022_10K")
+    stamp = pdf.stat().st_mtime_ns
+    assert ensure_demo_dataset(tmp_path / "d").sha256 == first.sha256
+    assert pdf.stat().st_mtime_ns == stamp  # reused, not rewritten
+    info = tmp_path / "d" / "dataset.json"
+    info.write_text(info.read_text().replace('"version": ', '"version": -'))
+    assert ensure_demo_dataset(tmp_path / "d").sha256 == first.sha256
+    assert pdf.stat().st_mtime_ns != stamp  # rewritten: the stored version did not match
+    assert ensure_demo_dataset(tmp_path / "d", seed=3).sha256 != first.sha256
