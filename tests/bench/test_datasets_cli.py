@@ -1,0 +1,50 @@
+"""``pageindex bench datasets demo|validate`` from the command line (fetch is in test_fetch.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+
+runner = CliRunner()
+
+
+def test_demo_then_validate_lists_dropped_bad_filings(tmp_path: Path) -> None:
+    out = tmp_path / "bad"
+    result = runner.invoke(app, ["bench", "datasets", "demo", str(out), "--bad"])
+    assert result.exit_code == 0, result.output
+    assert "wrote demo-bad dataset" in result.output and "25 questions over 10 filings" in result.output
+    result = runner.invoke(app, ["bench", "datasets", "validate", str(out)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "25 questions, 18 kept, 7 dropped" in result.output
+    for reason in (
+        "pdf_unreadable",
+        "pdf_encrypted",
+        "pdf_empty",
+        "pdf_no_text",
+        "pdf_too_large",
+        "pdf_missing",
+    ):
+        assert reason in result.output
+    strict = runner.invoke(app, ["bench", "datasets", "validate", str(out), "--strict"])
+    assert strict.exit_code == 1
+    no_limit = runner.invoke(app, ["bench", "datasets", "validate", str(out), "--max-pages", "0"])
+    assert "19 kept, 6 dropped" in no_limit.output
+
+
+def test_demo_hostile_and_seed(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["bench", "datasets", "demo", str(tmp_path / "h"), "--hostile", "--seed", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote demo-hostile dataset" in result.output
+    assert '"seed": 3' in (tmp_path / "h" / "dataset.json").read_text()
+
+
+def test_validate_missing_directory_is_one_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "datasets", "validate", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert "no such dataset directory" in result.output
+    assert "Traceback" not in result.output
