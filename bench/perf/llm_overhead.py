@@ -1,0 +1,171 @@
+"""Is the LLM client ever the bottleneck? Requests/s and per-call overhead against a slow server.
+
+Usage: ``python bench/perf/llm_overhead.py [--delay 0.2] [--levels 1,8,32,64] [--calls-per-worker 8]``
+
+Starts ``python -m pageindex.llm.testing`` (an OpenAI-compatible server that answers every chat
+request after ``--delay`` seconds) in a subprocess, then for each concurrency level c runs c workers
+through one ``LLMClient`` (``concurrency=c``), each making ``--calls-per-worker`` sequential
+``chat()`` calls. Prints requests/s against the ideal ``c / delay`` and the overhead per call
+(wall time of ``chat()`` minus the server delay; it includes the local network and the test
+server's own work). A plain ``httpx2`` POST loop at the target level shows the floor that overhead
+without any client logic would have. Target: at c=32 and 200 ms, >= 90% of 160 rps and < 2 ms
+overhead per call; exit status 1 if missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import httpx2
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pageindex.llm import Message, make_client
+
+console = Console()
+TARGET_LEVEL = 32
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of another process (Linux /proc)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pageindex.llm.testing", "--delay", str(delay)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        proc.kill()
+        raise SystemExit(f"test server did not start: {line!r}")
+    return proc, line.removeprefix("listening on ")
+
+
+async def run_client(base_url: str, level: int, calls: int) -> tuple[float, list[float], float]:
+    client = make_client(
+        "openai/bench-model", base_url=base_url, api_key="bench", concurrency=level, max_retries=0, timeout=30
+    )
+    await client.chat([Message(role="user", content="warm up")])
+    latencies: list[float] = []
+
+    async def worker(w: int) -> None:
+        for i in range(calls):
+            started = time.perf_counter()
+            await client.chat([Message(role="user", content=f"question {w}-{i}: what was revenue?")])
+            latencies.append(time.perf_counter() - started)
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker(w) for w in range(level)))
+    return time.perf_counter() - started, latencies, time.process_time() - cpu_started
+
+
+async def run_raw(base_url: str, level: int, calls: int) -> tuple[float, list[float], float]:
+    """The same load with bare HTTP posts: the floor for network + test-server cost."""
+    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    async with httpx2.AsyncClient(base_url=base_url, limits=limits, timeout=30) as http:
+        latencies: list[float] = []
+
+        async def post(text: str) -> None:
+            body = {
+                "model": "bench-model",
+                "messages": [{"role": "user", "content": text}],
+                "temperature": 0.0,
+            }
+            response = await http.post(
+                "/chat/completions",
+                content=json.dumps(body),
+                headers={"Authorization": "Bearer bench", "Content-Type": "application/json"},
+            )
+            response.json()
+
+        await post("warm up")
+
+        async def worker(w: int) -> None:
+            for i in range(calls):
+                started = time.perf_counter()
+                await post(f"question {w}-{i}: what was revenue?")
+                latencies.append(time.perf_counter() - started)
+
+        started, cpu_started = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker(w) for w in range(level)))
+        return time.perf_counter() - started, latencies, time.process_time() - cpu_started
+
+
+def main(
+    delay: float = typer.Option(0.2, help="Server delay per reply, seconds."),
+    levels: str = typer.Option("1,8,32,64", help="Comma-separated concurrency levels."),
+    calls_per_worker: int = typer.Option(8, help="Sequential calls each worker makes."),
+) -> None:
+    proc, base_url = start_server(delay)
+    table = Table(
+        "client",
+        "concurrency",
+        "calls",
+        "req/s",
+        "ideal",
+        "% ideal",
+        "overhead mean ms",
+        "p50 ms",
+        "p95 ms",
+        "client CPU ms/call",
+        "server CPU ms/call",
+        title=f"LLM client against a {delay * 1000:.0f} ms server ({base_url})",
+    )
+    missed = False
+    try:
+        rows = [("LLMClient", int(level)) for level in levels.split(",")] + [("raw httpx2", TARGET_LEVEL)]
+        for name, level in rows:
+            runner = run_client if name == "LLMClient" else run_raw
+            server_started = process_cpu_s(proc.pid)
+            wall, latencies, cpu_s = asyncio.run(runner(base_url, level, calls_per_worker))
+            cpu_ms = cpu_s * 1000 / len(latencies)
+            server_ms = (process_cpu_s(proc.pid) - server_started) * 1000 / (len(latencies) + 1)
+            rps = len(latencies) / wall
+            ideal = level / delay
+            overhead = [(lat - delay) * 1000 for lat in latencies]
+            mean = statistics.fmean(overhead)
+            p50 = statistics.median(overhead)
+            p95 = statistics.quantiles(overhead, n=20)[-1] if len(overhead) >= 20 else max(overhead)
+            table.add_row(
+                name,
+                str(level),
+                str(len(latencies)),
+                f"{rps:.1f}",
+                f"{ideal:.0f}",
+                f"{100 * rps / ideal:.1f}%",
+                f"{mean:.2f}",
+                f"{p50:.2f}",
+                f"{p95:.2f}",
+                f"{cpu_ms:.2f}",
+                f"{server_ms:.2f}",
+            )
+            if name == "LLMClient" and level == TARGET_LEVEL:
+                missed = rps < 0.9 * ideal or mean >= 2.0
+                verdict = (
+                    f"c={level}: {rps:.1f} req/s (target >= {0.9 * ideal:.0f}), "
+                    f"latency overhead {mean:.2f} ms/call (target < 2 ms), "
+                    f"client CPU {cpu_ms:.2f} ms/call"
+                )
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    console.print(table)
+    if TARGET_LEVEL in [int(level) for level in levels.split(",")]:
+        console.print(("[red]MISSED[/] " if missed else "[green]OK[/] ") + verdict, highlight=False)
+    raise typer.Exit(1 if missed else 0)
+
+
+if __name__ == "__main__":
+    typer.run(main)
