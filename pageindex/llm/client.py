@@ -431,6 +431,12 @@ class LLMClient:
             usage=record,
         )
 
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP connections (optional; they are also dropped with the loop)."""
+        backend = self._backends.pop(asyncio.get_running_loop(), None)
+        if backend is not None:
+            await backend.sdk.close()
+
     # ------------------------------------------------------------------ preflight
     async def check(self) -> None:
         """Fail fast with :class:`LLMConfigError` if the endpoint is unreachable or rejects the key

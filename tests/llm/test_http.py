@@ -96,6 +96,23 @@ def test_structured_output_and_validation_retry(serve):
     assert second.response_model == "Revenue"
 
 
+def test_structured_json_mode_over_http(serve):
+    server = serve('{"amount_musd": 1.5, "fiscal_year": 1800}', '{"amount_musd": 1.5, "fiscal_year": 2019}')
+    client = client_for(server, json_mode=True)
+
+    async def run():
+        try:
+            return await client.structured(ask(), Revenue)
+        finally:
+            await client.aclose()
+
+    out = asyncio.run(run())
+    assert out.value.fiscal_year == 2019 and out.attempts == 2
+    first = server.chat_requests[0]["body"]
+    assert "tools" not in first and first["response_format"] == {"type": "json_object"}
+    assert "fiscal_year 1800 is not plausible" in str(server.chat_requests[1]["body"]["messages"])
+
+
 def test_structured_gives_up_with_typed_error_and_raw_reply(serve):
     server = serve('{"amount_musd": "lots"', '{"amount_musd": 1, "fiscal_year": 1066}')
     client = client_for(server)
