@@ -53,6 +53,10 @@ _MONTHS = (
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
+# "(1) Current Health and (2) Two Peaks": a one-digit enumerator inside running text.
+_INLINE_ENUMERATOR = re.compile(
+    r"\((\d)\)[ \t]+(?!(?:thousands?|millions?|billions?|trillions?|percent)\b)[A-Za-z]"
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ def extract_quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` except years, days of dates, list markers and parts of names
     (``FY2019``, ``10-K``, ``Q2``)."""
     markers = {m.start(1) for m in _LIST_MARKER.finditer(text)}
+    markers |= {m.start(1) for m in _INLINE_ENUMERATOR.finditer(text)}
     found: list[Quantity] = []
     for m in _NUMBER.finditer(text):
         num = m.group("num")
@@ -118,11 +123,11 @@ def extract_quantities(text: str) -> list[Quantity]:
         scale_word = (m.group("scale") or "").lower()
         scale = 1.0
         if scale_word:
-            # A lone letter (m, b, k) is a scale only after a currency sign: "$8.7B", not "3M".
+            # A lone letter (m, b, k) is a scale only after a currency sign: "$8.7B"; without one,
+            # "3M" is a name, not a figure.
             if scale_word in _SINGLE_LETTER and not m.group("cur"):
-                scale_word = ""
-            else:
-                scale = SCALES[scale_word]
+                continue
+            scale = SCALES[scale_word]
         clean = num.replace(",", "")
         value = float(clean)
         decimals = len(clean.split(".")[1]) if "." in clean else 0
@@ -167,8 +172,19 @@ def _forms(q: Quantity) -> list[tuple[float, float]]:
     return forms
 
 
+def _pairs(gold: Quantity, answer: Quantity) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The (gold form, answer form) pairs worth comparing. Two percents compare as written; a percent
+    gold against a plain answer only as a ratio ("40%" is "0.4", not a bare "40")."""
+    if gold.percent and answer.percent:
+        return [(_forms(gold)[0], _forms(answer)[0])]
+    if gold.percent:
+        return [(_forms(gold)[1], _forms(answer)[0])]
+    return [(g, a) for g in _forms(gold) for a in _forms(answer)]
+
+
 def quantities_match(
-    gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True
+    gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True,
+    rescale: bool = True,
 ) -> bool:
     """True when ``answer`` states ``gold`` to the precision either was written with.
 
@@ -176,23 +192,42 @@ def quantities_match(
     answer has at least two significant digits (so "$1.6 billion" matches 1,577 million but a bare
     "1" does not match 1.33), or ``rel_tol`` of the gold value. Magnitudes are compared (signs are
     written too many ways: "(473)", "-$473", "a decline of 473"). When either side has no stated
-    scale, the answer may be off by a power of 1,000 ("1577" in a question "in USD millions").
+    scale, the answer may be off by a power of 1,000 ("1577" in a question "in USD millions") —
+    unless ``rescale`` is False or either side is a percent (a percent has no thousands scale).
     """
     both_scaled = gold.scale_stated and answer.scale_stated
-    powers = [1.0] if both_scaled else _POWERS
-    for g_val, g_unit in _forms(gold):
+    fixed = both_scaled or not rescale or gold.percent or answer.percent
+    powers = [1.0] if fixed else _POWERS
+    for (g_val, g_unit), (a_val, a_unit) in _pairs(gold, answer):
         g_abs = abs(g_val)
-        for a_val, a_unit in _forms(answer):
-            if gold.percent and answer.percent and (g_val, a_val) != (gold.value, answer.value):
-                continue  # both percent: compare as written
-            for p in powers:
-                a_abs = abs(a_val) * p
-                tol = 0.5 * g_unit
-                if answer_precision and answer.significant_digits >= 2:
-                    tol = max(tol, 0.5 * a_unit * p)
-                tol = max(tol, rel_tol * g_abs) * (1 + 1e-9) + 1e-12
-                if math.isclose(a_abs, g_abs) or abs(a_abs - g_abs) <= tol:
-                    if g_abs == 0 and a_abs != 0:
-                        continue
-                    return True
+        for p in powers:
+            a_abs = abs(a_val) * p
+            tol = 0.5 * g_unit
+            if answer_precision and answer.significant_digits >= 2:
+                tol = max(tol, 0.5 * a_unit * p)
+            tol = max(tol, rel_tol * g_abs) * (1 + 1e-9) + 1e-12
+            if math.isclose(a_abs, g_abs) or abs(a_abs - g_abs) <= tol:
+                if g_abs == 0 and a_abs != 0:
+                    continue
+                return True
+    return False
+
+
+def implied_by_difference(gold: Quantity, quantities: list[Quantity], *, limit: int = 24) -> bool:
+    """Whether ``gold`` is the gap between two stated figures of the same kind: an answer that gives a
+    margin of 22.5% and then 21.4% has stated a 1.1 point change without writing it. Both figures
+    are rounded, so the gap may be off by one step of their last digit (plus half a step of the
+    gold's). Percent golds pair with percent figures, amounts with amounts; only the first
+    ``limit`` figures are paired."""
+    head = [q for q in quantities[:limit] if q.percent == gold.percent]
+    for i, a in enumerate(head):
+        for b in head[i + 1 :]:
+            if a.value == b.value or (a.scale_stated and b.scale_stated and a.scale != b.scale):
+                continue
+            gap = abs(a.value - b.value)
+            if not gold.percent and not (a.scale_stated and b.scale_stated and gold.scale_stated):
+                continue  # amounts only when every scale is written out
+            tol = max(a.unit, b.unit) + 0.5 * gold.unit
+            if abs(gap - abs(gold.value)) <= tol * (1 + 1e-9):
+                return True
     return False

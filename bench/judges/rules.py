@@ -20,7 +20,13 @@ from __future__ import annotations
 import re
 
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
-from bench.judges.numbers import Quantity, extract_quantities, number_quantity, quantities_match
+from bench.judges.numbers import (
+    Quantity,
+    extract_quantities,
+    implied_by_difference,
+    number_quantity,
+    quantities_match,
+)
 
 # ------------------------------------------------------------------ refusals
 # Strong: the model says it cannot or will not answer. Counted in the opening of the answer.
@@ -53,7 +59,10 @@ _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
 # After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
 _ATTEMPT = re.compile(
     r"\bhowever,? (?:we|i) can\b|\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
-    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b",
+    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b|"
+    # A hedged conclusion is still an answer: "..., it can be inferred that ...", "suggests that it
+    # likely ...".
+    r"\bit can be (?:inferred|concluded)\b|\b(?:suggests?|indicates?) that (?:\w+ ){0,3}likely\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
@@ -63,13 +72,19 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
-def refusal_hits(answer: str, *, opening_sentences: int = 3) -> list[str]:
-    """Refusal phrases in the answer's opening: strong ones in the first ``opening_sentences``
-    sentences, weak ones ("the context does not include ...") in the first sentence (or the second
-    when the first only restates the task)."""
+def refusal_hits(answer: str, *, opening_sentences: int = 3, closing_sentences: int = 0) -> list[str]:
+    """Refusal phrases in the answer's opening or close: strong ones in the first
+    ``opening_sentences`` sentences or the last ``closing_sentences`` (an answer that works through
+    the task and concludes "so I cannot calculate it" refused; used for questions asking for a
+    figure, where a closing "cannot" means no figure was given), weak ones ("the context does not
+    include ...") in the first sentence (or the second when the first only restates the task)."""
     parts = sentences(answer)
     opening = " ".join(parts[:opening_sentences])
+    closing = ""
+    if closing_sentences:
+        closing = " ".join(parts[max(opening_sentences, len(parts) - closing_sentences) :])
     hits = [m.group(0) for m in _STRONG.finditer(opening)]
+    hits += [m.group(0) for m in _STRONG.finditer(closing)]
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
     if hits and _ATTEMPT.search(answer):
@@ -93,15 +108,38 @@ def stance(text: str) -> str | None:
 
 
 def implied_stance(question: str, answer: str) -> str | None:
-    """For a yes/no question, the stance of an answer that does not open with yes or no: ``no`` when
-    its first sentence is negated, else ``yes``. Weaker evidence than :func:`stance`."""
+    """For a yes/no question, the stance of an answer that does not open with yes or no, read from
+    the sentence that restates the question's predicate ("... it is reasonable to conclude that the
+    business is capital intensive", "... the margin profile is not improving"): ``no`` when that
+    sentence is negated, else ``yes``. A concluding sentence ("therefore", "in summary", "this
+    suggests") wins over an earlier one. None when no sentence restates the question (an answer
+    about something else has no stance). Weaker evidence than :func:`stance`."""
     explicit = stance(answer)
     if explicit or not _YES_NO_QUESTION.match(question):
         return explicit
-    parts = sentences(answer)
-    if not parts:
+    asked = content_words((sentences(question) or [question])[0])
+    if len(asked) < 2:
         return None
-    return "no" if _NEGATION.search(parts[0]) else "yes"
+    restating = [
+        s for s in sentences(answer) if len(asked & content_words(s)) / len(asked) >= _RESTATES
+    ]
+    if not restating:
+        return None
+    concluding = [s for s in restating if _CONCLUDES.search(s)]
+    chosen = concluding[-1] if concluding else restating[0]
+    return "no" if _NEGATION.search(_NOT_ONLY.sub("", chosen)) else "yes"
+
+
+_RESTATES = 0.6
+# Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
+_METRIC_QUESTION = re.compile(
+    r"\b(?:margins?|working capital|ratio|percent(?:age)?|rates?|growth|return on)\b|%", re.IGNORECASE
+)
+_CONCLUDES = re.compile(
+    r"\b(?:therefore|thus|hence|in summary|in conclusion|overall|conclude|suggests?|indicates?)\b",
+    re.IGNORECASE,
+)
+_NOT_ONLY = re.compile(r"\bnot only\b|\bno longer\b", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------ text overlap
@@ -144,6 +182,18 @@ def overlap(gold: str, answer: str) -> float:
 _QUESTION_SCALE = re.compile(
     r"\b(?:in|USD|US\$|\$)\s*(?:USD\s*)?(thousands|millions|billions)\b", re.IGNORECASE
 )
+
+
+_REQUESTED_PRECISION = re.compile(
+    r"\bround(?:ed|ing)?\b[^.?!]{0,60}?\b(?:decimal|places?|significant|digits?)\b|"
+    r"\bto (?:one|two|three|\d) decimal",
+    re.IGNORECASE,
+)
+
+
+def requested_precision(question: str) -> bool:
+    """The question asks for a rounding ("round to one decimal place", "to two decimals")."""
+    return bool(_REQUESTED_PRECISION.search(question))
 
 
 _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
@@ -194,7 +244,7 @@ class RulesJudge:
     name = "rules"
 
     def __init__(
-        self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5, implied_stance: bool = False,
+        self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5, implied_stance: bool = True,
         answer_precision: bool = True,
     ) -> None:
         self.implied_stance = implied_stance
@@ -221,8 +271,8 @@ class RulesJudge:
         golds = gold_quantities(question, gold_answer)
         found = extract_quantities(answer)
         stated = stated_quantities(answer) if numeric_gold else found
-        matched = [g for g in golds if self._found(g, stated)]
-        refusals = refusal_hits(answer)
+        matched = [g for g in golds if self._found(g, stated, question=question)]
+        refusals = refusal_hits(answer, closing_sentences=1 if numeric_gold else 0)
         details: dict[str, object] = {
             "gold_numbers": [g.text for g in golds],
             "answer_numbers": len(found),
@@ -238,7 +288,11 @@ class RulesJudge:
                 return "incorrect", True, f"answer states {stated[-1].text}, gold is {golds[0].text}", details
             return "incorrect", False, "no number in the answer", details
 
-        if refusals and not matched:
+        # A firm refusal that quotes part of the answer ("20% in FY2021, but FY2022 is not given, so
+        # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
+        # A soft "is not explicitly stated" after a partial answer is an answer.
+        strong = any(_STRONG.search(h) for h in refusals)
+        if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
         if gold_stance and not answer_stance and self.implied_stance:
@@ -251,7 +305,15 @@ class RulesJudge:
             if share >= 0.5:
                 return "correct", share == 1, f"{len(matched)}/{len(golds)} gold numbers found", details
             if same_stance:
-                return "correct", False, f"both say {gold_stance}; gold numbers not all found", details
+                # Same yes/no but other figures: right only if the gold's figure is a change the
+                # answer's own figures imply (margins of 22.5% and 21.4%: a 1.1 point decline).
+                # When the question is about a metric, figures that differ from the gold's are the
+                # answer and they are wrong; otherwise they are supporting detail.
+                if not _METRIC_QUESTION.search(question):
+                    return "correct", False, f"both say {gold_stance}; gold numbers not all found", details
+                if any(implied_by_difference(g, found) for g in golds):
+                    return "correct", False, f"both say {gold_stance}; gold change implied", details
+                return "incorrect", False, f"both say {gold_stance} but with other figures", details
             return "incorrect", not matched, f"{len(matched)}/{len(golds)} gold numbers found", details
         if same_stance:
             return "correct", False, f"both say {gold_stance}", details
@@ -260,9 +322,15 @@ class RulesJudge:
         verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
         return verdict, False, f"content-word overlap {score:.2f}", details
 
-    def _found(self, gold: Quantity, candidates: list[Quantity]) -> bool:
+    def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
+        # A bare fraction gold (0.308, no scale) is a ratio: thousands/millions do not apply to it.
+        rescale = gold.scale_stated or gold.percent or abs(gold.value) >= 1
+        # "Round to one decimal place": an answer coarser than asked does not get its own tolerance.
+        answer_precision = self.answer_precision and not requested_precision(question)
         return any(
-            quantities_match(gold, a, rel_tol=self.rel_tol, answer_precision=self.answer_precision)
+            quantities_match(
+                gold, a, rel_tol=self.rel_tol, answer_precision=answer_precision, rescale=rescale
+            )
             for a in candidates
         )
 

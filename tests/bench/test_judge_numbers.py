@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bench.judges.numbers import extract_quantities, number_quantity, quantities_match
+from bench.judges.numbers import (
+    extract_quantities,
+    implied_by_difference,
+    number_quantity,
+    quantities_match,
+)
 
 
 def texts(s: str) -> list[str]:
@@ -28,7 +33,7 @@ def test_skips_years_dates_list_markers_and_names() -> None:
     assert texts("In FY2019 and 2020, per the 10-K filed January 28, 2023") == []
     assert texts("1. Revenue\n2) Costs grew 4.5%") == ["4.5"]
     # A lone letter is a scale only after a currency sign: "3M" is a company, "$3M" three million.
-    assert extract_quantities("3M reported")[0].value == 3
+    assert texts("3M reported") == []
     assert extract_quantities("$3M reported")[0].value == 3e6
     assert texts("a quick ratio of 0.54x") == ["0.54"]
 
@@ -45,8 +50,42 @@ def test_skips_years_dates_list_markers_and_names() -> None:
         (number_quantity(24.26), "24.3", True),  # answer precision (3 significant digits)
         (number_quantity(1.33), "1", False),  # a bare "1" is too coarse to match
         (number_quantity(42.69), "42.57 days", False),
+        (number_quantity(0.05), "5.2%", True),  # a percent against a ratio gold
+        (number_quantity(0.005), "5.2%", False),  # ... but never rescaled by thousands
+        (number_quantity(0.25, scale=1e9, scale_stated=True), "25%", False),  # amount vs percent
     ],
 )
 def test_quantities_match(gold, answer: str, expected: bool) -> None:
     (a,) = extract_quantities(answer)
     assert quantities_match(gold, a) is expected
+
+
+def test_inline_enumerators_are_not_figures() -> None:
+    assert texts("two deals: (1) Acme Ltd and (2) Widget Co for $40 million") == ["40"]
+    # A parenthesised negative stays a figure.
+    assert texts("a loss of (7) million") == ["7"]
+
+
+def test_percent_gold_needs_a_percent_or_a_ratio() -> None:
+    (gold,) = extract_quantities("the segment was 35% of sales")
+    (bare,) = extract_quantities("there are 35 stores")
+    (ratio,) = extract_quantities("a share of 0.35")
+    assert not quantities_match(gold, bare) and quantities_match(gold, ratio)
+
+
+def test_rescale_can_be_switched_off() -> None:
+    (amount,) = extract_quantities("$12,345 million")
+    assert quantities_match(number_quantity(0.012), amount)  # thousands-power rescaling
+    assert not quantities_match(number_quantity(0.012), amount, rescale=False)
+
+
+def test_gold_change_implied_by_two_stated_figures() -> None:
+    (gold,) = extract_quantities("a decline of 2.3%")
+    stated = extract_quantities("margin fell from 31.4% to 29.1% while revenue was $5 million")
+    assert implied_by_difference(gold, stated)
+    near = extract_quantities("margin fell from 31.4% to 29.0%")  # 2.4: within rounding of both
+    assert implied_by_difference(gold, near)
+    far = extract_quantities("margin fell from 31.4% to 28.6%")
+    assert not implied_by_difference(gold, far)
+    (points,) = extract_quantities("2.3")  # plain figures do not pair with percents
+    assert not implied_by_difference(points, stated)

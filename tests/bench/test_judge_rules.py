@@ -86,6 +86,91 @@ def test_yes_no_and_overlap(rules: RulesJudge) -> None:
     assert v.verdict == "correct" and not v.confident
 
 
+def test_requested_rounding_is_the_precision_an_answer_must_meet(rules: RulesJudge) -> None:
+    q = "What is Foo Corp's FY2021 gross margin (in percent, round to one decimal place)?"
+    assert rules.judge_sync(q, 0.412, "Gross margin was 41.2%.").verdict == "correct"
+    assert rules.judge_sync(q, 0.412, "Gross margin was about 41%.").verdict == "incorrect"
+    # Without a requested rounding the answer's own precision counts.
+    assert rules.judge_sync("What is Foo's gross margin?", 0.412, "About 41%.").verdict == "correct"
+
+
+def test_fraction_gold_is_not_matched_by_rescaled_amounts(rules: RulesJudge) -> None:
+    q = "What is Foo Corp's FY2020 return on assets? Round to two decimal places."
+    answer = "Net income was $15,210 million and average assets $240,000 million, so ROA is 6.34%."
+    assert rules.judge_sync(q, 0.02, answer).verdict == "incorrect"
+    assert rules.judge_sync(q, 0.063, "ROA is 6.3%.").verdict == "correct"
+
+
+def test_closing_refusal_on_a_figure_question(rules: RulesJudge) -> None:
+    q = "What is Foo Corp's 3-year revenue CAGR (in percent)?"
+    answer = (
+        "The CAGR formula is (End / Start)^(1/n) - 1, where n is 3. Revenue for the final year is "
+        "$812 million. Therefore, I cannot calculate the CAGR without the starting revenue."
+    )
+    assert rules.judge_sync(q, 0.052, answer).verdict == "refusal"
+    # A closing caveat on a text question does not turn an answer into a refusal.
+    text_q = "Is net debt a useful metric for Foo Corp?"
+    caveat = (
+        "No. Net debt is not a useful metric for Foo. Foo is a bank. Deposits are its raw material. "
+        "I cannot give a net debt figure that would mean anything."
+    )
+    assert rules.judge_sync(text_q, "No, it is a bank.", caveat).verdict != "refusal"
+
+
+def test_firm_refusal_beats_a_partial_figure_but_a_soft_one_does_not(rules: RulesJudge) -> None:
+    q = "How did Foo's tax rate change from FY2020 to FY2021?"
+    gold = "It went from 18% in FY2020 to 24% in FY2021."
+    firm = "The FY2020 rate was 18%, but FY2021 is missing, so I cannot determine the change."
+    assert rules.judge_sync(q, gold, firm).verdict == "refusal"
+    soft = "The rate rose from 18% to about 30%. The exact FY2021 rate is not explicitly stated."
+    assert rules.judge_sync(q, gold, soft).verdict != "refusal"
+
+
+def test_hedged_conclusion_is_an_answer(rules: RulesJudge) -> None:
+    q = "Is Foo Corp a capital-intensive business?"
+    gold = "No, its fixed assets are a small share of total assets."
+    answer = (
+        "It is not possible to definitively determine this from the context. However, the heavy "
+        "plant spending suggests that Foo likely is a capital-intensive business."
+    )
+    v = rules.judge_sync(q, gold, answer)
+    assert v.verdict == "incorrect"
+
+
+def test_stance_read_from_the_sentence_restating_the_question(rules: RulesJudge) -> None:
+    q = "Does Foo Corp have an improving operating margin profile as of FY2022?"
+    gold = "No. Operating margin declined."
+    later_no = (
+        "Operating margin went from 12.0% in FY2021 to 10.5% in FY2022. "
+        "This suggests that Foo's operating margin profile is not improving."
+    )
+    assert rules.judge_sync(q, gold, later_no).verdict == "correct"
+    later_yes = "Costs fell. Therefore, Foo Corp has an improving operating margin profile."
+    assert rules.judge_sync(q, gold, later_yes).verdict == "incorrect"
+    # An answer about something else takes no stance.
+    off_topic = "Here is a summary of Foo's 10-K: revenue grew and the board met four times."
+    assert stance_of(q, off_topic) is None
+
+
+def stance_of(question: str, answer: str) -> str | None:
+    from bench.judges.rules import implied_stance
+
+    return implied_stance(question, answer)
+
+
+def test_same_stance_with_other_figures_on_a_metric_question(rules: RulesJudge) -> None:
+    q = "Did Foo's net margin increase in FY2022?"
+    gold = "Yes, net margin rose from 8.0% to 9.5%."
+    assert rules.judge_sync(q, gold, "Yes, net margin rose from 11.2% to 12.9%.").verdict == "incorrect"
+    # The gold's figure as a change the answer implies (10.1% - 8.6% = 1.5 points).
+    change_gold = "Yes, net margin rose by 1.5%."
+    assert rules.judge_sync(q, change_gold, "Yes: 8.6% in FY2021, 10.1% in FY2022.").verdict == "correct"
+    # On a question that is not about a metric, figures are supporting detail.
+    q2 = "Does Foo face material litigation?"
+    gold2 = "Yes, including a $120 million patent suit."
+    assert rules.judge_sync(q2, gold2, "Yes, Foo lost a $75 million contract case.").verdict == "correct"
+
+
 def test_verdict_is_serialisable(rules: RulesJudge) -> None:
     v = rules.judge_sync(Q_CAPEX, 1577, "$1,577 million")
     again = JudgeVerdict.model_validate_json(v.model_dump_json())
@@ -111,8 +196,8 @@ def test_agreement_with_human_labels(fb_dir: Path) -> None:
     human = [normalize_label(r["label"]) for r in rows]
     judged = [rules.judge_sync(r["question"], r["gold_answer"], r["model_answer"]).verdict for r in rows]
     overall = agreement(human, judged)
-    assert overall.accuracy >= 0.85 and overall.kappa >= 0.74
+    assert overall.accuracy >= 0.90 and overall.kappa >= 0.83
     for name in sorted({r["file"] for r in rows}):
         idx = [i for i, r in enumerate(rows) if r["file"] == name]
         part = agreement([human[i] for i in idx], [judged[i] for i in idx])
-        assert part.accuracy >= 0.82, name
+        assert part.accuracy >= 0.86, name
