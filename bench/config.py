@@ -41,6 +41,17 @@ class RunConfig(BaseModel):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
     similarity_threshold: float = Field(0.92, gt=0, le=1)
+    scripted_policy: str | None = None  # module:function or file.py:function answering "scripted" models
+
+    def with_overrides(self, overrides: dict[str, Any]) -> RunConfig:
+        """This config with the operational settings a resumed run may change (others are refused)."""
+        bad = sorted(set(overrides) - RESUME_OVERRIDES)
+        if bad:
+            raise ValueError(
+                f"cannot change {', '.join(bad)} when resuming (the run keeps its stored settings); "
+                f"only {', '.join(sorted(RESUME_OVERRIDES))} may change"
+            )
+        return self.model_validate({**self.model_dump(), **overrides})
 
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")
     @classmethod
@@ -48,6 +59,24 @@ class RunConfig(BaseModel):
         if isinstance(value, str):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
+
+
+# Settings that do not change what a sample means, so ``--resume`` may change them.
+RESUME_OVERRIDES = frozenset(
+    {
+        "concurrency",
+        "budget_tokens",
+        "budget_usd",
+        "timeout_s",
+        "max_retries",
+        "cache",
+        "cache_path",
+        "tree_cache_dir",
+        "scripted_policy",
+        "base_url",
+        "judge_base_url",
+    }
+)
 
 
 def configured_model(explicit: str | None) -> str | None:
@@ -93,3 +122,43 @@ def parse_option(text: str) -> tuple[str, str, Any]:
     except json.JSONDecodeError:
         value = raw
     return retriever.strip(), name.strip(), value
+
+
+def load_policy(spec: str) -> Any:
+    """``package.module:function`` or ``path/to/file.py:function`` -> the function (a scripted
+    model's policy). Raises ``ValueError`` with a message naming the spec."""
+    import importlib
+    import importlib.util
+
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise ValueError(f"scripted policy {spec!r}: write module:function or file.py:function")
+    try:
+        if target.endswith(".py"):
+            path = Path(target)
+            if not path.exists():
+                raise ValueError(f"scripted policy {spec!r}: {path} not found")
+            module_spec = importlib.util.spec_from_file_location(f"_pageindex_policy_{path.stem}", path)
+            if module_spec is None or module_spec.loader is None:
+                raise ValueError(f"scripted policy {spec!r}: cannot import {path}")
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        raise ValueError(f"scripted policy {spec!r}: {exc}") from None
+    policy = getattr(module, attr, None)
+    if not callable(policy):
+        raise ValueError(f"scripted policy {spec!r}: {target} has no function {attr!r}")
+    return policy
+
+
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:api[-_]?key|key|token|access[-_]?token|sig|signature)=)[^&#]*")
+
+
+def safe_url(url: str | None) -> str | None:
+    """A URL with any user:password and key-like query values removed (for ``run.json``)."""
+    if not url:
+        return url
+    url = re.sub(r"^([a-zA-Z][\w+.-]*://)[^/@]*@", r"\1", url)
+    return _SECRET_QUERY.sub(r"\1REDACTED", url)

@@ -26,7 +26,7 @@ from typing import Any
 import jsonlines
 from pydantic import BaseModel, Field
 
-from bench.config import LLM_RETRIEVERS, RunConfig, configured_model
+from bench.config import LLM_RETRIEVERS, RunConfig, configured_model, load_policy, safe_url
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
@@ -138,7 +138,11 @@ class Runner:
     """One run. Build with a config, then ``await runner.run()``.
 
     ``retriever_llm`` / ``judge_llm`` replace the clients the config would make (tests pass
-    scripted clients); ``events`` receives one event per finished sample.
+    scripted clients); ``scripted`` answers every model spec ``scripted`` (a ``ScriptedModel``,
+    a policy function, or ``module:function``; default ``config.scripted_policy``) through
+    clients the runner makes, so the run's budget, cache, retries and ledger apply to it;
+    ``resume_overrides`` changes operational settings of a resumed run (see
+    :data:`bench.config.RESUME_OVERRIDES`); ``events`` receives one event per finished sample.
     """
 
     def __init__(
@@ -150,6 +154,8 @@ class Runner:
         judge_llm: Any = None,
         events: EventBus | None = None,
         command: list[str] | None = None,
+        scripted: Any = None,
+        resume_overrides: dict[str, Any] | None = None,
     ):
         self.config = config
         self.resume_dir = resume_dir
@@ -157,6 +163,9 @@ class Runner:
         self.command = command if command is not None else list(sys.argv)
         self._retriever_llm = retriever_llm
         self._judge_llm = judge_llm
+        self._scripted = scripted
+        self._scripted_model: Any = None
+        self.resume_overrides = dict(resume_overrides or {})
         self.stop = asyncio.Event()
         self.stop_reason: RunStatus | None = None
         self.warnings: list[str] = []
@@ -172,6 +181,10 @@ class Runner:
             stored = info.extra.get("config")
             if stored:
                 self.config = RunConfig.model_validate(stored)
+            try:
+                self.config = self.config.with_overrides(self.resume_overrides)
+            except ValueError as exc:
+                raise RunSetupError(str(exc)) from None
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
         if (run_dir / "samples.jsonl").exists() and (run_dir / "samples.jsonl").stat().st_size:
@@ -196,24 +209,48 @@ class Runner:
             "concurrency": max(cfg.concurrency, 1) * 2,
             "cache": self._cache(),
         }
+
+        def client(spec: str, role: str, base_url: str | None) -> Any:
+            if spec.split("/", 1)[0] == "scripted":
+                return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
+            return make_client(spec, role=role, base_url=base_url, **common)
+
         retriever_llm = self._retriever_llm
         if retriever_llm is None and model:
-            retriever_llm = make_client(model, role="retriever", base_url=cfg.base_url, **common)
+            retriever_llm = client(model, "retriever", cfg.base_url)
         judge_llm = self._judge_llm
         judge = self._judge_name(model)
+        judge_url = cfg.judge_base_url or cfg.base_url
         if judge_llm is None and judge in {"llm", "hybrid"}:
             jm = cfg.judge_model or model
             if not jm:
                 raise RunSetupError(f"--judge {judge} needs a model: pass --judge-model or --model")
-            judge_llm = make_client(jm, role="judge", base_url=cfg.judge_base_url or cfg.base_url, **common)
+            judge_llm = client(jm, "judge", judge_url)
         if judge_llm is None and judge == "panel":
             if len(cfg.judge_models) < 2:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
-            judge_llm = [
-                make_client(m, role="judge", base_url=cfg.judge_base_url or cfg.base_url, **common)
-                for m in cfg.judge_models
-            ]
+            judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
         return retriever_llm, judge_llm, budget
+
+    def _scripted_for(self, spec: str) -> Any:
+        """The run's one scripted model (shared by every ``scripted`` client)."""
+        from pageindex.llm import ScriptedModel
+
+        if self._scripted_model is None:
+            source = self._scripted if self._scripted is not None else self.config.scripted_policy
+            if source is None:
+                raise RunSetupError(
+                    f"model {spec!r} needs a scripted policy: pass --scripted-policy module:function"
+                )
+            if isinstance(source, str):
+                try:
+                    source = load_policy(source)
+                except ValueError as exc:
+                    raise RunSetupError(str(exc)) from None
+            self._scripted_model = (
+                source if isinstance(source, ScriptedModel) else ScriptedModel(policy=source)
+            )
+        return self._scripted_model
 
     def _cache(self) -> Any:
         if self.config.cache == "off":
@@ -303,6 +340,8 @@ class Runner:
             if self._retriever_llm is None
             else getattr(self._retriever_llm, "spec", "scripted")
         )
+        if model and model.split("/", 1)[0] == "scripted" and self._retriever_llm is None:
+            self._scripted_for(model)  # a missing policy is a set-up error, before any work
         retrievers, skipped = choose_retrievers(cfg, model)
         for name in retrievers:  # unknown options fail now, not per sample
             get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
@@ -333,11 +372,11 @@ class Runner:
             judge_model = ",".join(cfg.judge_models)
         elif judge_name != "rules":
             judge_model = getattr(judge_llm, "spec", None)
-        urls = {"retriever": cfg.base_url, "judge": cfg.judge_base_url or cfg.base_url}
+        urls = {"retriever": safe_url(cfg.base_url), "judge": safe_url(cfg.judge_base_url or cfg.base_url)}
         info = previous or RunInfo(run_id=run_id, started_at=_now())
         info = info.model_copy(
             update={
-                "command": self.command,
+                "command": safe_command(self.command),
                 "package_version": _package_version(),
                 "git_commit": _git_commit(),
                 "dataset": DatasetInfo(
@@ -363,7 +402,15 @@ class Runner:
                 "status": "running",
                 "ended_at": None,
                 "skipped_retrievers": skipped,
-                "extra": {**(previous.extra if previous else {}), "config": cfg.model_dump(mode="json")},
+                "extra": {
+                    **(previous.extra if previous else {}),
+                    "config": cfg.model_copy(
+                        update={
+                            "base_url": safe_url(cfg.base_url),
+                            "judge_base_url": safe_url(cfg.judge_base_url),
+                        }
+                    ).model_dump(mode="json"),
+                },
             }
         )
         _write_json(run_dir / "run.json", info)
@@ -396,9 +443,7 @@ class Runner:
                 except BudgetExceeded:
                     self.request_stop("aborted_due_to_budget")
                     return
-                if self.stop.is_set() and self.stop_reason == "interrupted":
-                    return
-                if store.append(sample):
+                if store.append(sample):  # finished is finished: kept even after a Ctrl-C
                     written += 1
                     progress.add(sample)
                     self.events.publish(
@@ -420,7 +465,7 @@ class Runner:
         status: RunStatus = self.stop_reason or "finished"
         info = info.model_copy(update={"status": status, "ended_at": _now()})
         _write_json(run_dir / "run.json", info)
-        summary = summarize(store.samples, info, dropped)
+        summary = summarize(sorted(store.samples, key=lambda s: s.key), info, dropped)
         write_summary(run_dir, summary)
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(
@@ -441,6 +486,24 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
+
+
+def safe_command(argv: list[str]) -> list[str]:
+    """The command line with URLs stripped of credentials and any ``--api-key`` value hidden."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append("REDACTED")
+            hide_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        if name in {"--api-key", "--key", "--token"}:
+            out.append(f"{name}=REDACTED" if eq else name)
+            hide_next = not eq
+            continue
+        out.append(safe_url(arg) if "://" in arg else arg)
+    return out
 
 
 def _write_json(path: Path, model: BaseModel) -> None:

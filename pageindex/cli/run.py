@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, err_console, fail, scripted_client
+from pageindex.cli._common import SCRIPTED_POLICY_ENV, console, err_console, fail
 
 EXIT_BUDGET = 3
 EXIT_INTERRUPTED = 130
@@ -58,7 +58,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         question_id: list[str] = typer.Option(
             [], "--question-id", help="Only this question id (repeatable)."
         ),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", help="Samples in flight at once."),
+        concurrency: int = typer.Option(
+            None, "--concurrency", "-c", help="Samples in flight at once (default 4)."
+        ),
         budget: str = typer.Option(
             None,
             "--budget",
@@ -72,7 +74,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Continue this run directory with its stored settings; skips finished samples.",
         ),
         cache: str = typer.Option(
-            "off", "--cache", help="LLM cache: off | rw (record and reuse) | replay (cache only, no network)."
+            None,
+            "--cache",
+            help="LLM cache: off (default) | rw (record and reuse) | replay (cache only, no network).",
         ),
         cache_path: Path = typer.Option(
             None, "--cache-path", help="LLM cache file (default: user cache dir)."
@@ -80,15 +84,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         opt: list[str] = typer.Option(
             [], "--opt", help="Retriever option RETRIEVER.NAME=VALUE, repeatable (e.g. agent.max_turns=8)."
         ),
-        timeout: float = typer.Option(60.0, "--timeout", help="Seconds per model call before it is retried."),
+        timeout: float = typer.Option(
+            None, "--timeout", help="Seconds per model call before it is retried (default 60)."
+        ),
         max_retries: int = typer.Option(
-            3, "--max-retries", help="Retries per model call (429, 5xx, timeouts)."
+            None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
         scripted_policy: str = typer.Option(
             None,
             "--scripted-policy",
             help="With --model scripted (tests, demos): module:function or file.py:function answering "
-            "each request.",
+            f"each request, e.g. bench.faults.scripted:policy (or ${SCRIPTED_POLICY_ENV}).",
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     ) -> None:
@@ -101,12 +107,50 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.llm.types import LLMError
         from pageindex.retrievers.base import RetrieverConfigError
 
+        if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
+            scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
             options: dict[str, dict[str, object]] = {}
             for text in opt:
                 name, key, value = parse_option(text)
                 options.setdefault(name, {})[key] = value
             budget_tokens, budget_usd = parse_budget(budget) if budget else (None, None)
+            # What a resumed run may change; everything else comes from its run.json.
+            operational = {
+                "concurrency": concurrency,
+                "timeout_s": timeout,
+                "max_retries": max_retries,
+                "cache": cache,
+                "cache_path": cache_path,
+                "scripted_policy": scripted_policy,
+                "base_url": base_url,
+                "judge_base_url": judge_base_url,
+            }
+            if budget:
+                operational.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
+            overrides = {k: v for k, v in operational.items() if v is not None}
+            if resume is not None:
+                fixed = {
+                    "--data-dir": data_dir,
+                    "--retrievers": retrievers,
+                    "--model": model,
+                    "--judge": judge,
+                    "--judge-model": judge_model,
+                    "--judge-models": judge_models,
+                    "--limit": limit,
+                    "--question-type": question_type,
+                    "--question-id": question_id,
+                    "--repeats": None if repeats == 1 else repeats,
+                    "--out": out,
+                    "--opt": opt,
+                }
+                given = [name for name, value in fixed.items() if value]
+                if given:
+                    fail(
+                        f"--resume continues the run with its stored settings; drop {', '.join(given)} "
+                        "(only --budget, --concurrency, --timeout, --max-retries, --cache, --cache-path, "
+                        "--base-url, --judge-base-url and --scripted-policy may change)"
+                    )
             config = RunConfig(
                 data_dir=data_dir,
                 retrievers=retrievers or [],
@@ -119,27 +163,18 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 limit=limit,
                 question_types=question_type,
                 question_ids=question_id,
-                concurrency=concurrency,
                 budget_tokens=budget_tokens,
                 budget_usd=budget_usd,
                 repeats=repeats,
                 out=out,
-                cache=cache,
-                cache_path=cache_path,
                 retriever_options=options,
-                timeout_s=timeout,
-                max_retries=max_retries,
+                **{k: v for k, v in overrides.items() if k not in {"budget_tokens", "budget_usd"}},
             )
         except ValueError as exc:
             fail(str(exc).splitlines()[0] if "validation error" not in str(exc) else str(exc))
-        retriever_llm = judge_llm = None
-        if model == "scripted" or (resume is None and scripted_policy):
-            retriever_llm = scripted_client(scripted_policy, role="retriever")
-            judge_llm = scripted_client(scripted_policy, role="judge") if judge in {"llm", "hybrid"} else None
-
         events = EventBus()
         runner = Runner(
-            config, resume_dir=resume, retriever_llm=retriever_llm, judge_llm=judge_llm, events=events
+            config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None
         )
 
         async def _main():
