@@ -222,6 +222,8 @@ class ChatPolicy:
             return self._structured(chat, self.extract_values(chat))
         if model == "SynthesisReply":
             return self._structured(chat, self.synthesis(chat))
+        if model == "FollowupReply" or "more pages will be looked up" in system:
+            return self._structured(chat, self.followup(chat))
         if model == "GateReply":
             return self._structured(chat, {"rejected": []})
         if model == "AnswerWithSources" or "using only the pages you are given" in system:
@@ -350,6 +352,22 @@ class ChatPolicy:
         if figure is None:
             return {"status": "fail", "reason": "these pages show no figure for the question"}
         return _answer(figure, question, "")
+
+    # -- followup --------------------------------------------------------------------
+    def followup(self, chat: ChatRequest) -> dict[str, Any]:
+        """Answer when the pages hold a matching figure; else ask once for the statement."""
+        question = _field(chat.text_of("user"), "Question") or chat.text_of("user")
+        pages = "\n".join(
+            str(m.get("content") or "") for m in chat.messages if m.get("role") in ("user", "tool")
+        )
+        figure = best_figure(pages, question)
+        passes = sum(1 for m in chat.messages if m.get("role") == "assistant")
+        if figure is not None and (figure.score > 0 or passes >= 1):
+            return {**_answer(figure, question, ""), "missing": []}
+        if passes == 0:
+            item = " ".join(sorted(words(question), key=question.lower().find)[:4])
+            return {"status": "incomplete", "answer": "", "missing": [f"{item} (financial statements)"]}
+        return {"status": "fail", "reason": "the pages shown hold no figure for the question"}
 
     # -- iterative synthesis ---------------------------------------------------------
     def synthesis(self, chat: ChatRequest) -> dict[str, Any]:
