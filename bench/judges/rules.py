@@ -142,6 +142,52 @@ _CONCLUDES = re.compile(
 _NOT_ONLY = re.compile(r"\bnot only\b|\bno longer\b", re.IGNORECASE)
 
 
+# ------------------------------------------------------------------ names
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z]\.|[A-Z][a-z]+))+\b")
+
+
+def missing_names(question: str, gold: str, answer: str) -> list[str]:
+    """Proper names in the gold ("Jane Q. Doe", "Acme Holdings") that the question does not
+    already give and the answer never mentions (none of their words appear in it)."""
+    asked = question.lower()
+    said = answer.lower()
+    missing = []
+    for m in _NAME.finditer(gold):
+        words = [w for w in re.findall(r"[A-Za-z]{2,}", m.group(0)) if w.lower() not in _STOP]
+        if not words or any(w.lower() in asked for w in words):
+            continue
+        if not any(re.search(rf"\b{re.escape(w.lower())}\b", said) for w in words):
+            missing.append(m.group(0))
+    return missing
+
+
+# ------------------------------------------------------------------ direction
+_UP = r"increas|rise|rose|risen|grew|grow|improv|higher|expand"
+_DOWN = r"decreas|declin|fell|fall|drop|lower|shrank|shrink|contract|deteriorat"
+_DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\w*", re.IGNORECASE)
+_DIRECTION_QUESTION = re.compile(
+    rf"\b(?:{_UP})\w*\s+or\s+(?:{_DOWN})|\b(?:{_DOWN})\w*\s+or\s+(?:{_UP})", re.IGNORECASE
+)
+
+
+def direction(text: str) -> str | None:
+    """``up``/``down``: the first direction word of the text's first sentence that has one."""
+    for part in sentences(text):
+        m = _DIRECTION.search(part)
+        if m:
+            return "up" if m.group("up") else "down"
+    return None
+
+
+def direction_conflict(question: str, gold: str, answer: str) -> str | None:
+    """For an "increase or decrease?" question, the gold's and the answer's direction when they
+    differ ("up vs down"), else None."""
+    if not _DIRECTION_QUESTION.search(question):
+        return None
+    want, got = direction(gold), direction(answer)
+    return f"gold says {want}, answer says {got}" if want and got and want != got else None
+
+
 # ------------------------------------------------------------------ text overlap
 _STOP = set(
     """a an the and or of in on at to for from by with as is are was were be been being it its this that
@@ -297,6 +343,8 @@ class RulesJudge:
         gold_stance, answer_stance = stance(gold), stance(answer)
         if gold_stance and not answer_stance and self.implied_stance:
             answer_stance = implied_stance(question, answer)
+        if conflict := direction_conflict(question, gold, answer):
+            return "incorrect", True, conflict, details
         if gold_stance and answer_stance and gold_stance != answer_stance:
             return "incorrect", True, f"gold says {gold_stance}, answer says {answer_stance}", details
         same_stance = bool(gold_stance) and gold_stance == answer_stance
@@ -316,6 +364,8 @@ class RulesJudge:
                 return "incorrect", False, f"both say {gold_stance} but with other figures", details
             return "incorrect", not matched, f"{len(matched)}/{len(golds)} gold numbers found", details
         if same_stance:
+            if names := missing_names(question, gold, answer):
+                return "incorrect", False, f"both say {gold_stance}; answer lacks {names[0]}", details
             return "correct", False, f"both say {gold_stance}", details
         score = overlap(gold, answer)
         details["overlap"] = round(score, 3)

@@ -171,6 +171,26 @@ def test_same_stance_with_other_figures_on_a_metric_question(rules: RulesJudge) 
     assert rules.judge_sync(q2, gold2, "Yes, Foo lost a $75 million contract case.").verdict == "correct"
 
 
+def test_increase_or_decrease_question_compares_directions(rules: RulesJudge) -> None:
+    q = "Did Foo's marketing spend as a share of revenue increase or decrease in FY2022?"
+    gold = "It decreased in FY2022, from 9% to 8% of revenue."
+    wrong = "Foo's marketing spend as a share of revenue increased in FY2022, as campaigns expanded."
+    v = rules.judge_sync(q, gold, wrong)
+    assert (v.verdict, v.confident) == ("incorrect", True) and "down" in v.reasoning
+    right = "It fell: marketing spend as a share of revenue declined in FY2022."
+    assert rules.judge_sync(q, gold, right).verdict == "correct"
+
+
+def test_same_stance_without_the_gold_name_is_incorrect(rules: RulesJudge) -> None:
+    q = "Did any director of Foo Corp resign during FY2022?"
+    gold = "Yes, Maria T. Okafor resigned in March."
+    assert rules.judge_sync(q, gold, "Yes, Daniel Brook resigned from the board.").verdict == "incorrect"
+    assert rules.judge_sync(q, gold, "Yes, director Okafor resigned in March.").verdict == "correct"
+    # A name the question already gives is not a key the answer must repeat.
+    q2 = "Did Foo Corp pay a dividend in FY2022?"
+    assert rules.judge_sync(q2, "Yes, Foo Corp paid $1 per share.", "Yes, it did.").verdict == "correct"
+
+
 def test_verdict_is_serialisable(rules: RulesJudge) -> None:
     v = rules.judge_sync(Q_CAPEX, 1577, "$1,577 million")
     again = JudgeVerdict.model_validate_json(v.model_dump_json())
@@ -196,8 +216,8 @@ def test_agreement_with_human_labels(fb_dir: Path) -> None:
     human = [normalize_label(r["label"]) for r in rows]
     judged = [rules.judge_sync(r["question"], r["gold_answer"], r["model_answer"]).verdict for r in rows]
     overall = agreement(human, judged)
-    assert overall.accuracy >= 0.90 and overall.kappa >= 0.83
+    assert overall.accuracy >= 0.909 and overall.kappa >= 0.85
     for name in sorted({r["file"] for r in rows}):
         idx = [i for i, r in enumerate(rows) if r["file"] == name]
         part = agreement([human[i] for i in idx], [judged[i] for i in idx])
-        assert part.accuracy >= 0.86, name
+        assert part.accuracy >= 0.88, name
