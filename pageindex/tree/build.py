@@ -18,7 +18,7 @@ from pageindex.tree.labels import page_labels
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
 from pageindex.tree.pdf import PdfDocument, read_pdf
-from pageindex.tree.split import header_texts, split_long, subheading_drafts, window_drafts
+from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 
 BUILDER_VERSION = "1.0"
 
@@ -82,8 +82,8 @@ def load_tree(json_path: str | Path) -> Tree:
 def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: int = 5) -> Tree:
     pages = doc.pages
     n = len(pages)
-    headers = header_texts(pages)
-    drafts, strategy, outline = _structure(doc, headers)
+    rules = SubheadingRules.for_pages(pages)
+    drafts, strategy, outline = _structure(doc, rules)
     roots = nest(drafts, 1, n) if drafts else []
     if roots:
         first = roots[0]
@@ -95,7 +95,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
     for root in roots:
-        split_long(root, pages, max_leaf_pages, headers, outline, use_subheadings=strategy != "windows")
+        split_long(root, pages, max_leaf_pages, rules, outline, use_subheadings=strategy != "windows")
     nodes = _to_nodes(roots)
     return Tree(
         doc_id=doc.path.stem,
@@ -110,7 +110,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     )
 
 
-def _structure(doc: PdfDocument, headers: set[str]) -> tuple[list[Draft], str, list[Draft]]:
+def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], str, list[Draft]]:
     """(section drafts, strategy name, outline drafts usable as sub-headings)."""
     pages = doc.pages
     sec = detect_sec(pages)
@@ -128,9 +128,9 @@ def _structure(doc: PdfDocument, headers: set[str]) -> tuple[list[Draft], str, l
     if len(statements) >= 2:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
         first = min(drafts, key=lambda d: (d.start_page, d.y))
-        drafts += subheading_drafts(pages, 1, first.start_page, -1.0, _RANK["statement"], headers, first.y)
+        drafts += subheading_drafts(pages, 1, first.start_page, -1.0, _RANK["statement"], rules, first.y)
         return drafts, "sec", outline
-    subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, headers)
+    subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, rules)
     if len(subs) >= 2:
         return subs, "emphasis", outline
     return [], "windows", outline

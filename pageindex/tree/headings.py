@@ -89,7 +89,7 @@ class Heading:
 
 
 def compact(text: str) -> str:
-    return re.sub(r"\s+", "", text).lower()
+    return "".join(text.split()).lower()
 
 
 def _emphasised(line: Line) -> bool:

@@ -27,7 +27,6 @@ from pageindex.tree.errors import (
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORECASE)
 _TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
-_WS = re.compile(r"\s+")
 
 
 @dataclass(slots=True)
@@ -44,11 +43,12 @@ class Line:
     y0: float
     y1: float
     size: float
+    color: int = 0  # sRGB of the line's text when all its spans share one colour, else -1
 
     @property
     def compact(self) -> str:
         """Text with all whitespace removed, lower-cased: robust to split words ("Busines s")."""
-        return _WS.sub("", self.text).lower()
+        return "".join(self.text.split()).lower()
 
 
 @dataclass(slots=True)
@@ -115,7 +115,9 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 if not text.strip():
                     continue
                 x0, y0, x1, y1 = span["bbox"]
-                spans.append(((y0 + y1) / 2, x0, x1, y0, y1, text, _is_bold(span), span["size"]))
+                spans.append(
+                    ((y0 + y1) / 2, x0, x1, y0, y1, text, _is_bold(span), span["size"], span["color"])
+                )
     if not spans:
         return []
     spans.sort(key=lambda s: (s[0], s[1]))
@@ -135,7 +137,8 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
         prev_x1 = None
         bold_chars = chars = 0
         size = 0.0
-        for _, x0, x1, _y0, _y1, text, bold, sz in group:
+        colors = {s[8] for s in group}
+        for _, x0, x1, _y0, _y1, text, bold, sz, _color in group:
             if prev_x1 is not None and x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
                 parts.append(" ")
             parts.append(text)
@@ -146,13 +149,12 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 bold_chars += n
             if sz > size:
                 size = sz
-        text = _WS.sub(" ", "".join(parts)).strip()
+        text = " ".join("".join(parts).split())
         if not text:
             continue
         lx0 = group[0][1]
         lx1 = max(s[2] for s in group)
-        letters = [c for c in text if c.isalpha()]
-        caps = len(letters) >= 3 and all(c.isupper() for c in letters)
+        caps = text.isupper() and sum(1 for c in text if c.isalpha()) >= 3
         centred = abs((lx0 + lx1) / 2 - mid_page) < width * 0.06 and (lx1 - lx0) < width * 0.75
         lines.append(
             Line(
@@ -166,6 +168,7 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 y0=min(s[3] for s in group),
                 y1=max(s[4] for s in group),
                 size=size,
+                color=colors.pop() if len(colors) == 1 else -1,
             )
         )
     return lines

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from pageindex.tree.draft import Draft
 from pageindex.tree.headings import at_top
@@ -15,6 +16,15 @@ from pageindex.tree.pdf import Line, Page
 
 _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
+
+
+def body_color(pages: list[Page]) -> int:
+    """The colour most of the document's text is set in."""
+    counts: Counter[int] = Counter()
+    for page in pages[:: max(1, len(pages) // 40)]:
+        for line in page.lines:
+            counts[line.color] += len(line.text)
+    return counts.most_common(1)[0][0] if counts else 0
 
 
 def header_texts(pages: list[Page]) -> set[str]:
@@ -25,9 +35,25 @@ def header_texts(pages: list[Page]) -> set[str]:
     return {text for text, n in counts.items() if n >= 3}
 
 
-def is_subheading(line: Line, headers: set[str]) -> bool:
+@dataclass(frozen=True, slots=True)
+class SubheadingRules:
+    """What counts as a sub-heading in one document: its running headers and its body colour."""
+
+    headers: frozenset[str]
+    body: int
+
+    @classmethod
+    def for_pages(cls, pages: list[Page]) -> SubheadingRules:
+        return cls(frozenset(header_texts(pages)), body_color(pages))
+
+    def accepts(self, line: Line) -> bool:
+        return is_subheading(line, self.headers, self.body)
+
+
+def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0) -> bool:
     text = line.text
-    if not (line.bold or (line.caps and len(text) > 8)):
+    accent = line.color not in (body, -1) and len(text) < 100  # a heading set in a colour of its own
+    if not (line.bold or (line.caps and len(text) > 8) or accent):
         return False
     if not 3 <= len(text) <= 160:
         return False
@@ -49,26 +75,45 @@ def subheading_drafts(
     last: int,
     after_y: float,
     rank: int,
-    headers: set[str],
+    rules: SubheadingRules,
     before_y: float = float("inf"),
+    per_page: int = 2,
 ) -> list[Draft]:
-    """The first sub-heading on each page ``first..last``: on ``first`` only below ``after_y``,
-    on ``last`` only above ``before_y``."""
+    """Sub-headings on pages ``first..last``: on ``first`` only below ``after_y``, on ``last``
+    only above ``before_y``. A heading directly followed by another (a heading over a
+    sub-heading) counts once; at most ``per_page`` per page (the first ones and the last,
+    which titles the text running on to the next pages)."""
     out: list[Draft] = []
     for number in range(first, last + 1):
         page = pages[number - 1]
+        found: list[Draft] = []
+        previous_was_heading = False
         for line in page.lines:
             if number == first and line.y0 <= after_y:
                 continue
             if number == last and line.y0 >= before_y:
                 break
-            if is_subheading(line, headers):
-                out.append(
-                    Draft(
-                        "heading", slug(line.text), line.text[:120], number, line.y0, at_top(page, line), rank
+            if rules.accepts(line):
+                if previous_was_heading and found:
+                    found[-1].title = f"{found[-1].title} — {line.text}"[:120]
+                else:
+                    found.append(
+                        Draft(
+                            "heading",
+                            slug(line.text),
+                            line.text[:120],
+                            number,
+                            line.y0,
+                            at_top(page, line),
+                            rank,
+                        )
                     )
-                )
-                break
+                previous_was_heading = True
+            else:
+                previous_was_heading = False
+        if len(found) > per_page:
+            found = found[: per_page - 1] + found[-1:]
+        out.extend(found)
     return out
 
 
@@ -109,13 +154,13 @@ def split_long(
     node: Draft,
     pages: list[Page],
     max_pages: int,
-    headers: set[str],
+    rules: SubheadingRules,
     outline: list[Draft] | None = None,
     use_subheadings: bool = True,
 ) -> None:
     """Recursively give every leaf longer than ``max_pages`` children that cover it."""
     for child in node.children:
-        split_long(child, pages, max_pages, headers, outline, use_subheadings)
+        split_long(child, pages, max_pages, rules, outline, use_subheadings)
     if node.children or node.page_count <= max_pages:
         return
     subs: list[Draft] = []
@@ -124,7 +169,7 @@ def split_long(
             subs = _outline_inside(node, outline, node.rank + 1)
         if not subs:
             subs = subheading_drafts(
-                pages, node.start_page, node.end_page, node.y, node.rank + 1, headers, node.end_y
+                pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y
             )
         subs = [d for d in subs if d.start_page > node.start_page or not d.at_top]
     if not subs:
