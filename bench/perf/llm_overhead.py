@@ -7,8 +7,10 @@ request after ``--delay`` seconds) in a subprocess, then for each concurrency le
 through one ``LLMClient`` (``concurrency=c``), each making ``--calls-per-worker`` sequential
 ``chat()`` calls. Prints requests/s against the ideal ``c / delay`` and the overhead per call
 (wall time of ``chat()`` minus the server delay; it includes the local network and the test
-server's own work). A plain ``httpx2`` POST loop at the target level shows the floor that overhead
-without any client logic would have. Target: at c=32 and 200 ms, >= 90% of 160 rps and < 2 ms
+server's own work) and the client process's CPU time per call. Two reference rows at the target
+level: a plain ``httpx2`` POST loop (the floor for network + server cost without any client logic),
+and the client with an in-process transport that sleeps ``--delay`` (no sockets, no server: the
+client's own overhead alone). Target: at c=32 and 200 ms, >= 90% of 160 rps and < 2 ms
 overhead per call; exit status 1 if missed.
 """
 
@@ -28,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pageindex.llm import Message, make_client
+from pageindex.llm.wire import completion_body
 
 console = Console()
 TARGET_LEVEL = 32
@@ -53,9 +56,32 @@ def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
     return proc, line.removeprefix("listening on ")
 
 
-async def run_client(base_url: str, level: int, calls: int) -> tuple[float, list[float], float]:
+class CannedTransport(httpx2.AsyncBaseTransport):
+    """Answers in-process after ``delay`` seconds: no sockets, no server process."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        reply = completion_body(model="bench-model", content="ok", prompt_tokens=9, completion_tokens=1)
+        self.body = json.dumps(reply).encode()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        await request.aread()
+        await asyncio.sleep(self.delay)
+        headers = {"content-type": "application/json"}
+        return httpx2.Response(200, content=self.body, headers=headers, request=request)
+
+
+async def run_client(
+    base_url: str, level: int, calls: int, transport: httpx2.AsyncBaseTransport | None = None
+) -> tuple[float, list[float], float]:
     client = make_client(
-        "openai/bench-model", base_url=base_url, api_key="bench", concurrency=level, max_retries=0, timeout=30
+        "openai/bench-model",
+        base_url=base_url,
+        api_key="bench",
+        concurrency=level,
+        max_retries=0,
+        timeout=30,
+        transport=transport,
     )
     await client.chat([Message(role="user", content="warm up")])
     latencies: list[float] = []
@@ -125,11 +151,17 @@ def main(
     )
     missed = False
     try:
-        rows = [("LLMClient", int(level)) for level in levels.split(",")] + [("raw httpx2", TARGET_LEVEL)]
+        rows = [("LLMClient", int(level)) for level in levels.split(",")]
+        rows += [("raw httpx2", TARGET_LEVEL), ("LLMClient in-process", TARGET_LEVEL)]
         for name, level in rows:
-            runner = run_client if name == "LLMClient" else run_raw
             server_started = process_cpu_s(proc.pid)
-            wall, latencies, cpu_s = asyncio.run(runner(base_url, level, calls_per_worker))
+            if name == "raw httpx2":
+                run = run_raw(base_url, level, calls_per_worker)
+            elif name == "LLMClient":
+                run = run_client(base_url, level, calls_per_worker)
+            else:
+                run = run_client(base_url, level, calls_per_worker, CannedTransport(delay))
+            wall, latencies, cpu_s = asyncio.run(run)
             cpu_ms = cpu_s * 1000 / len(latencies)
             server_ms = (process_cpu_s(proc.pid) - server_started) * 1000 / (len(latencies) + 1)
             rps = len(latencies) / wall

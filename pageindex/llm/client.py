@@ -34,6 +34,7 @@ import time
 import weakref
 from typing import Any, TypeVar
 
+import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import InstructorRetryException
@@ -105,6 +106,7 @@ class LLMClient:
         concurrency: int = 8,
         json_mode: bool = False,
         pricing: Pricing | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
         tag: dict[str, Any] | None = None,
     ) -> None:
         self._spec = spec
@@ -113,6 +115,7 @@ class LLMClient:
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.budget = budget
         self.scripted = scripted
+        self.transport = transport
         self.timeout = timeout
         self.max_retries = max_retries
         self.concurrency = concurrency
@@ -168,7 +171,7 @@ class LLMClient:
             if self.replay_only:
                 raise AssertionError("replay-only clients never reach the network")
             api_key = self._spec.api_key.get_secret_value() if self._spec.api_key else "scripted"
-            inner = ScriptedTransport(self.scripted) if self.scripted is not None else None
+            inner = ScriptedTransport(self.scripted) if self.scripted is not None else self.transport
             http_client = make_http_client(api_key, inner)
             sdk = openai.AsyncOpenAI(
                 api_key=api_key,
@@ -509,6 +512,7 @@ def make_client(
     json_mode: bool = False,
     pricing: Pricing | None = None,
     tag: dict[str, Any] | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> LLMClient:
     """Build a client from a spec string; raises :class:`LLMConfigError` on a bad spec or missing key.
 
@@ -516,7 +520,8 @@ def make_client(
     or None (no cache). ``replay/<model>`` without a cache uses the default cache file read-only.
     ``scripted`` answers every request from a :class:`ScriptedModel` (required for ``scripted``;
     with another spec, e.g. ``openai/gpt-4o-mini``, the scripted model stands in for that model so
-    pricing applies).
+    pricing applies). ``transport`` replaces the HTTP transport under the SDK (fault injection,
+    benchmarks); retries, redaction and everything above it stay the same.
     """
     if scripted is not None:
         parsed = parse_spec(spec, base_url=base_url or SCRIPTED_BASE_URL, api_key=api_key or "scripted")
@@ -539,6 +544,7 @@ def make_client(
         max_retries=max_retries,
         concurrency=concurrency,
         json_mode=json_mode,
+        transport=transport,
         pricing=pricing,
         tag=tag,
     )
