@@ -1,0 +1,89 @@
+"""Saved analyst sessions: one JSON file per name under ``$PAGEINDEX_CACHE_DIR/sessions``
+(default ``~/.cache/pageindex/sessions``), written atomically."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from pageindex.analyst.session import AnalystSession
+from pageindex.tree.cache import write_atomic
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def default_sessions_dir() -> Path:
+    root = os.environ.get("PAGEINDEX_CACHE_DIR")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "pageindex"
+    return base / "sessions"
+
+
+class SessionNameError(ValueError):
+    """A session name that cannot be a file name."""
+
+
+class Opened(BaseModel):
+    """What :meth:`SessionStore.open` found."""
+
+    session: AnalystSession
+    status: str  # "new", "reopened", "expired" (an old one was found idle too long and replaced)
+    idle_s: float = 0.0
+
+
+class SessionStore:
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_sessions_dir()
+
+    def path_for(self, name: str) -> Path:
+        if not _NAME.match(name):
+            raise SessionNameError(
+                f"session name {name!r} must be 1-100 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit"
+            )
+        return self.directory / f"{name}.json"
+
+    def history_path(self, name: str) -> Path:
+        return self.path_for(name).with_suffix(".history")
+
+    def load(self, name: str) -> AnalystSession | None:
+        path = self.path_for(name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return None
+        try:
+            return AnalystSession.model_validate_json(text)
+        except ValueError:
+            return None  # an unreadable session is started afresh, never trusted
+
+    def save(self, session: AnalystSession) -> Path:
+        if not session.name:
+            raise SessionNameError("only a named session can be saved")
+        path = self.path_for(session.name)
+        write_atomic(path, session.model_dump_json(indent=1))
+        return path
+
+    def delete(self, name: str) -> bool:
+        path = self.path_for(name)
+        existed = path.exists()
+        path.unlink(missing_ok=True)
+        return existed
+
+    def names(self) -> list[str]:
+        return sorted(p.stem for p in self.directory.glob("*.json")) if self.directory.exists() else []
+
+    def open(self, name: str, fresh: AnalystSession, *, now: float) -> Opened:
+        """The saved session ``name`` if it exists, is about the same documents and has not
+        expired under ``fresh.limits``; otherwise ``fresh`` (named ``name``)."""
+        fresh.name = name
+        old = self.load(name)
+        if old is None or [d.sha256 for d in old.documents] != [d.sha256 for d in fresh.documents]:
+            return Opened(session=fresh, status="new")
+        old.limits = fresh.limits  # the limits asked for now apply, also to the expiry check
+        idle = old.idle_for(now)
+        if old.is_expired(now):
+            return Opened(session=fresh, status="expired", idle_s=idle)
+        return Opened(session=old, status="reopened", idle_s=idle)
