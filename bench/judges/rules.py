@@ -341,12 +341,15 @@ class RulesJudge:
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
+        explicit = bool(answer_stance)
         if gold_stance and not answer_stance and self.implied_stance:
             answer_stance = implied_stance(question, answer)
         if conflict := direction_conflict(question, gold, answer):
             return "incorrect", True, conflict, details
         if gold_stance and answer_stance and gold_stance != answer_stance:
-            return "incorrect", True, f"gold says {gold_stance}, answer says {answer_stance}", details
+            # A stance read from a restating sentence is weaker evidence: not confident (hybrid asks).
+            how = "says" if explicit else "implies"
+            return "incorrect", explicit, f"gold says {gold_stance}, answer {how} {answer_stance}", details
         same_stance = bool(gold_stance) and gold_stance == answer_stance
         if golds and found:
             share = len(matched) / len(golds)

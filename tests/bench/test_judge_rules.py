@@ -146,7 +146,8 @@ def test_stance_read_from_the_sentence_restating_the_question(rules: RulesJudge)
     )
     assert rules.judge_sync(q, gold, later_no).verdict == "correct"
     later_yes = "Costs fell. Therefore, Foo Corp has an improving operating margin profile."
-    assert rules.judge_sync(q, gold, later_yes).verdict == "incorrect"
+    v = rules.judge_sync(q, gold, later_yes)
+    assert (v.verdict, v.confident) == ("incorrect", False)  # an implied stance is not confident
     # An answer about something else takes no stance.
     off_topic = "Here is a summary of Foo's 10-K: revenue grew and the board met four times."
     assert stance_of(q, off_topic) is None
