@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 import httpx2
 import instructor
 import openai
-from instructor.core.exceptions import InstructorRetryException
+from instructor.core.exceptions import InstructorError
 from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
@@ -396,12 +396,14 @@ class LLMClient:
                     value, completion = await backend.structured.chat.completions.create_with_completion(
                         response_model=response_model, max_retries=max_retries, **params, **extra
                     )
-                except InstructorRetryException as exc:
+                except InstructorError as exc:
+                    # Retries exhausted, or a reply instructor cannot use at all (e.g. cut off by
+                    # max_tokens): a typed, recorded error -- unless an HTTP failure caused it.
                     latency = time.perf_counter() - started
                     error = self._error(exc)
                     if error is not exc:
                         raise error from exc
-                    raise self._invalid_output(exc, response_model, latency, tag) from exc
+                    raise self._invalid_output(exc, response_model, latency, tag, len(attempts)) from exc
                 except Exception as exc:
                     raise self._error(exc) from exc
                 latency = time.perf_counter() - started
@@ -417,16 +419,26 @@ class LLMClient:
         return StructuredResponse[response_model](value=value, usage=record, attempts=n_attempts)
 
     def _invalid_output(
-        self, exc: Any, response_model: type[BaseModel], latency: float, tag: dict[str, Any] | None
+        self,
+        exc: Any,
+        response_model: type[BaseModel],
+        latency: float,
+        tag: dict[str, Any] | None,
+        seen_attempts: int,
     ) -> StructuredOutputError:
-        n_attempts = int(getattr(exc, "n_attempts", 0) or 1)
-        total = getattr(exc, "total_usage", None)
+        n_attempts = int(getattr(exc, "n_attempts", 0) or seen_attempts or 1)
+        total = getattr(exc, "total_usage", None) or getattr(
+            getattr(exc, "last_completion", None), "usage", None
+        )
         total_dict = total.model_dump(mode="json") if hasattr(total, "model_dump") else None
         usage = _usage(total_dict, latency, calls=n_attempts)
         record = self._record(usage, tag, error=StructuredOutputError.kind)
         raw = _raw_reply(getattr(exc, "last_completion", None))
         last_error = str(exc).strip().splitlines()
-        reason = next((line.strip() for line in last_error if "error" in line.lower()), "validation failed")
+        reason = next(
+            (line.strip() for line in last_error if "error" in line.lower()),
+            last_error[0] if last_error else "validation failed",
+        )
         return StructuredOutputError(
             f"{self.spec}: reply did not validate as {response_model.__name__} after {n_attempts} "
             f"attempt(s): {self._spec.redact(reason)[:300]}",

@@ -110,6 +110,7 @@ class ScriptedReply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int = 0
+    finish_reason: str | None = None  # default: "tool_calls" or "stop"
 
 
 @dataclass
@@ -164,6 +165,7 @@ class ScriptedModel:
         completion_tokens: int | None = None,
         cached_tokens: int = 0,
         delay_s: float = 0.0,
+        finish_reason: str | None = None,
     ) -> ScriptedReply:
         return ScriptedReply(
             content=content,
@@ -173,6 +175,7 @@ class ScriptedModel:
             completion_tokens=completion_tokens,
             cached_tokens=cached_tokens,
             delay_s=delay_s,
+            finish_reason=finish_reason,
         )
 
     @staticmethod
@@ -283,6 +286,7 @@ class ScriptedModel:
             completion_tokens=completion,
             cached_tokens=reply.cached_tokens,
             completion_id=f"scripted-{request.index}",
+            finish_reason=reply.finish_reason,
         )
         return WireReply(body=body, delay_s=reply.delay_s)
 

@@ -14,6 +14,7 @@ from pageindex.llm import (
     Message,
     ScriptedExhausted,
     ScriptedModel,
+    StructuredOutputError,
     ToolCallError,
     ToolSpec,
     UsageLedger,
@@ -230,3 +231,17 @@ def test_bind_adds_tag():
     assert client.ledger.records()[0].tag == {"retriever": "agent", "sample_id": "s1", "iteration": 0}
     assert client.ledger.by("sample_id").keys() == {"s1", None}
     assert client.ledger.total(retriever="agent").calls == 2
+
+
+def test_truncated_structured_reply_is_a_typed_recorded_error():
+    class Small(BaseModel):
+        x: int
+
+    sm = ScriptedModel(
+        replies=[ScriptedModel.reply(value='{"x": 1', finish_reason="length", completion_tokens=3)]
+    )
+    client = make_client("scripted", scripted=sm)
+    with pytest.raises(StructuredOutputError, match="max_tokens") as info:
+        asyncio.run(client.structured(user("q"), Small))
+    assert info.value.usage.completion_tokens == 3
+    assert client.ledger.records()[0].error == "invalid_output"
