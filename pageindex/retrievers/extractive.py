@@ -29,9 +29,13 @@ _YEAR = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
 _INLINE_ROW = re.compile(
     r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+(?P<nums>[$(\-\u2014]?\s*\d[\d,.\s$()%\-\u2014]*)$"
 )
+_TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
+_MONTH_END = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
+)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
 _AMOUNT_WORDS = re.compile(
-    r"\b(how much|how many|amount|total|value|what (?:is|was|were) the|ratio|margin|percent|%|usd|"
+    r"\b(how much|how many|amount|total|value|what (?:is|was|were|are)\b|ratio|margin|percent|%|usd|"
     r"\$|million|billion|per share|number)\b",
     re.IGNORECASE,
 )
@@ -108,11 +112,14 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
             label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
         header_years = _YEAR.findall(line)
-        if not figures and len(header_years) >= 2 and len(tokenize(_YEAR.sub("", line))) <= 3:
+        if not figures and len(header_years) >= 2 and (
+            len(tokenize(_YEAR.sub("", line))) <= 3 or _TRAILING_YEARS.search(line)
+        ):
             years = header_years  # "Years ended December 31 2018 2017 2016"
             i = j
             continue
-        if figures and len(label) <= 160 and not _is_year_list(figures):
+        is_date = bool(_MONTH_END.search(label)) and len(figures) == 1  # "as of December 31"
+        if figures and len(label) <= 160 and not _is_year_list(figures) and not is_date:
             flush_prose()
             # a label wrapped over two lines: "Adjustments to reconcile ... to net cash / provided by ..."
             if label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page:
@@ -141,15 +148,16 @@ def question_years(query: str) -> list[str]:
 
 def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, years: list[str]) -> float:
     tokens = set(tokenize(candidate.label if candidate.kind == "row" else candidate.text))
-    overlap = sum(w for t, w in weights.items() if t in tokens)
+    matched = [t for t in tokens if t in weights]
+    overlap = sum(weights[t] for t in matched)
     if overlap <= 0:
         return 0.0
-    length = len(tokens)
-    score = overlap / (1.0 + 0.015 * max(0, length - 8))
+    precision = len(matched) / len(tokens)  # a short label made of question words beats a long sentence
+    score = overlap * (0.5 + precision)
     if candidate.kind == "row" and wants_amount:
-        score *= 1.35
+        score *= 1.5
         if years and candidate.years and any(y in candidate.years for y in years):
-            score *= 1.2
+            score *= 1.3
     return score
 
 
@@ -173,9 +181,11 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
     higher-ranked page wins ties.
     """
     weights: dict[str, float] = {}
+    asked = set(tokenize(query))
     for token in tokenize(expand_query(query)):
         if not re.fullmatch(r"(?:19|20)\d{2}", token):  # the year picks the column, not the row
-            weights[token] = ranker.idf(token)
+            # words the question uses count fully, synonyms added for it at half weight
+            weights[token] = ranker.idf(token) * (1.0 if token in asked else 0.5)
     wants_amount = bool(_AMOUNT_WORDS.search(query))
     years = question_years(query)
     scored: list[Candidate] = []

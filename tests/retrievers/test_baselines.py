@@ -1,0 +1,153 @@
+"""The bm25 and extractive baselines, and the shared BM25 ranking, over real FinanceBench filings."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from pageindex.llm import ScriptedModel, make_client
+from pageindex.retrievers import RetrieverConfigError, retrieve
+from pageindex.retrievers.extractive import page_candidates, question_years
+from pageindex.retrievers.ranking import expand_query, match_titles, ranker_for, tokenize
+from tests.retrievers.policies import CAPEX_Q, shown_pages, usage_of
+
+ANSWER = {"status": "answer", "answer": "$1,577 million",
+          "sources": [{"node_id": "", "page": 60, "quote": "(1,577)"}], "confidence": 0.9}
+
+
+def assert_usage_exact(result, sm):
+    prompt, completion, calls = usage_of(sm)
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.llm_calls) == (
+        prompt, completion, calls)
+
+
+# ------------------------------------------------------------------ ranking
+def test_tokenize_and_expand():
+    assert tokenize("Purchases of property, plant and equipment (PP&E): 1,577") == [
+        "purchas", "property", "plant", "equipment", "pp", "1577"]
+    assert "purchases property plant equipment" in expand_query("What is the capital expenditure?")
+
+
+def test_page_ranking_finds_the_cash_flow_statement(tree_3m):
+    ranker = ranker_for(tree_3m, "page")
+    assert ranker is ranker_for(tree_3m, "page")  # built once per document
+    pages = ranker.top_pages(CAPEX_Q, 5)
+    assert len(pages) == 5 and 60 in pages
+    assert ranker.top_pages(CAPEX_Q, 5, exclude_pages={60}) == [p for p in ranker.top_pages(CAPEX_Q, 6)
+                                                                 if p != 60][:5]
+    assert ranker.search("zzqx flurbo", 5) == []
+    sections = ranker_for(tree_3m, "section").search(CAPEX_Q, 3)
+    assert [h.rank for h in sections] == [1, 2, 3]
+    assert all(tree_3m.get(h.chunk.key).is_leaf for h in sections)
+
+
+def test_title_matching(tree_3m):
+    assert match_titles(tree_3m, "cash flow statement", min_score=85)[0].node_id == "item_8/cash_flows"
+    assert match_titles(tree_3m, "note on long-term debt", min_score=85)[0].node_id == "item_8/note_12"
+    assert match_titles(tree_3m, "zzqx flurbo") == []
+
+
+# ------------------------------------------------------------------ bm25
+def test_bm25_answers_from_the_top_pages(tree_3m):
+    sm = ScriptedModel(replies=[ANSWER])
+    result = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=make_client("scripted", scripted=sm))
+    expected = ranker_for(tree_3m, "page").top_pages(CAPEX_Q, 5)
+    assert result.status == "answer" and result.answer == "$1,577 million"
+    assert result.extra["retrieved_pages"] == expected
+    assert [r["pages"][0] for r in result.extra["ranked"]] == expected
+    markers = [int(p) for p in re.findall(r"\[page (\d+)", sm.requests[0].last_user)]
+    assert markers == expected  # shown in rank order, each once
+    assert result.pages_fetched == sorted(expected) == shown_pages(sm)
+    assert result.sources[0].verified is True
+    assert result.prompt_version == "answer_from_pages_v1"
+    assert_usage_exact(result, sm)
+
+
+def test_bm25_sections_are_unrolled_and_capped(tree_3m):
+    sm = ScriptedModel(replies=[ANSWER])
+    result = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=make_client("scripted", scripted=sm),
+                      unit="section", top_k=6, max_pages=3)
+    hits = ranker_for(tree_3m, "section").search(CAPEX_Q, 6)
+    unrolled = list(dict.fromkeys(p for h in hits for p in h.chunk.pages))
+    assert len(unrolled) > 3 and any(len(h.chunk.pages) > 1 for h in hits)
+    assert result.extra["retrieved_pages"] == unrolled[:3]
+    unrolled = unrolled[:3]
+    assert result.pages_fetched == sorted(unrolled) == shown_pages(sm)
+
+
+def test_bm25_without_matching_words_fails_without_a_model_call(tree_3m):
+    sm = ScriptedModel(replies=[])
+    result = retrieve(tree_3m, "zzqx flurbo?", retriever="bm25", llm=make_client("scripted", scripted=sm))
+    assert result.status == "fail" and sm.requests == [] and result.pages_fetched == []
+
+
+def test_bm25_malformed_replies_are_bounded(tree_3m):
+    sm = ScriptedModel(policy=lambda req: "not json at all")
+    result = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=make_client("scripted", scripted=sm))
+    assert result.status == "error" and result.error_kind == "invalid_output"
+    assert len(sm.requests) == 3
+    assert_usage_exact(result, sm)
+
+
+def test_bm25_options_are_checked(tree_3m):
+    llm = make_client("scripted", scripted=ScriptedModel())
+    with pytest.raises(RetrieverConfigError, match="unknown option 'k'"):
+        retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=llm, k=3)
+    with pytest.raises(RetrieverConfigError, match="option 'unit'"):
+        retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=llm, unit="chapter")
+
+
+# ------------------------------------------------------------------ extractive
+def test_statement_rows_with_year_columns(tree_3m):
+    rows = {c.label: c for c in page_candidates(tree_3m.page_text(60), 60) if c.kind == "row"}
+    ppe = rows["Purchases of property, plant and equipment (PP&E)"]
+    assert ppe.values == ["(1,577)", "(1,373)", "(1,420)"] and ppe.years == ["2018", "2017", "2016"]
+    selected = {c.label: c for c in page_candidates(tree_3m.page_text(14), 14) if c.kind == "row"}
+    assert selected["Net sales"].values[:2] == ["$32,765", "$31,657"]
+    assert selected["Net sales"].years == ["2018", "2017", "2016", "2015", "2014"]
+
+
+def test_rows_in_one_cell_per_line_layout(fb_dir):
+    """FinanceBench's own evidence text puts each cell on its own line; rows are rebuilt from it."""
+    first = json.loads((fb_dir / "questions.jsonl").read_text().splitlines()[0])
+    text = first["evidence"][0]["evidence_text"]
+    rows = {c.label: c for c in page_candidates(text, 60) if c.kind == "row"}
+    ppe = rows["Purchases of property, plant and equipment (PP&E)"]
+    assert ppe.values == ["(1,577)", "(1,373)", "(1,420)"] and ppe.years == ["2018", "2017", "2016"]
+    assert question_years("FY2017 - FY2019 average, vs 2016") == ["2017", "2019", "2016"]
+
+
+def test_extractive_answers_without_a_model(tree_3m):
+    result = retrieve(tree_3m, CAPEX_Q, retriever="extractive")
+    assert result.status == "answer"
+    assert result.answer == "Purchases of property, plant and equipment (PP&E): (1,577) (2018)"
+    src = result.sources[0]
+    assert src.page in result.extra["retrieved_pages"] and src.quote == "(1,577)" and src.verified is True
+    assert result.usage.llm_calls == 0 and result.usage.total_tokens == 0
+    assert result.pages_fetched == sorted(result.extra["retrieved_pages"])
+    assert result.extra["retrieved_pages"] == ranker_for(tree_3m, "page").top_pages(CAPEX_Q, 5)
+
+
+def test_extractive_picks_the_asked_year_column(tree_3m):
+    result = retrieve(tree_3m, "What were 3M's net sales in FY2017?",
+                      retriever="extractive")
+    assert result.status == "answer"
+    assert result.answer == "Net sales: $31,657 (2017)"
+    assert result.sources[0].page == 14 and result.sources[0].verified is True
+
+
+def test_extractive_fails_when_nothing_matches(tree_3m):
+    result = retrieve(tree_3m, "zzqx flurbo?", retriever="extractive")
+    assert result.status == "fail" and result.pages_fetched == []
+    with pytest.raises(RetrieverConfigError, match="unknown option 'model'"):
+        retrieve(tree_3m, CAPEX_Q, retriever="extractive", model="x")
+
+
+def test_extractive_on_a_second_filing(fb_tree):
+    tree = fb_tree("AMCOR_2023Q4_EARNINGS")
+    result = retrieve(tree, "What was Amcor's adjusted EPS?", retriever="extractive")
+    assert result.status == "answer" and result.sources[0].verified is True
+    assert Counter(result.extra["retrieved_pages"]).most_common(1)[0][1] == 1
