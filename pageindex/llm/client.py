@@ -5,7 +5,9 @@ test model plugs in as the SDK's HTTP transport, so tests exercise the same path
 
 Retries: the OpenAI SDK's own machinery (``max_retries``) retries HTTP 408/409/429/5xx, timeouts and
 connection errors with exponential backoff (0.5 s doubling, capped at 8 s, minus up to 25 % jitter)
-and honours ``Retry-After`` / ``retry-after-ms`` up to 120 s; ``timeout`` is per HTTP attempt.
+and honours ``Retry-After`` / ``retry-after-ms`` when it is between 0 and 120 s (a longer one means
+"do not retry"); ``timeout`` is per HTTP attempt (checked in openai 3.3 ``_base_client``; the
+tests pin the behaviour: a 429 with Retry-After, a 500 storm making exactly 1 + max_retries requests).
 After the cap the call raises :class:`LLMCallError` (:class:`LLMTimeout` for timeouts); a rejected
 key (401/403) or unknown model (404) raises :class:`LLMConfigError`. Messages name the spec and base
 URL and never contain the key.
