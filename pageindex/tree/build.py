@@ -121,7 +121,7 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     outline_items = sum(1 for d in outline if d.kind == "item")
     if outline and outline_items > max(1, len(items)):
         return outline, "outline", outline
-    if len(items) >= 2 or (items and statements):
+    if items:  # Item headings need strong emphasis; one is enough (an 8-K may have a single Item)
         return [_from_heading(h) for h in sec], "sec", outline
     if outline:
         return outline, "outline", outline

@@ -115,7 +115,9 @@ def _is_notes_index(page: Page) -> bool:
 
 
 def _is_toc_page(page: Page) -> bool:
-    items = sum(1 for line in page.lines if _ITEM.match(line.text))
+    item_lines = [line.text for line in page.lines if _ITEM.match(line.text)]
+    numbered = sum(1 for text in item_lines if _ENDS_IN_PAGE_NUMBER.search(text))
+    items = len(item_lines) if len(item_lines) >= 8 or numbered >= 3 else 0
     notes = 0 if _is_notes_index(page) else sum(1 for line in page.lines if _NOTE.match(line.text))
     parts = {compact(line.text) for line in page.lines if _PART.match(line.text) and len(line.text) < 60}
     return items >= 5 or notes >= 8 or len(parts) >= 3

@@ -192,3 +192,19 @@ def test_tree_json_round_trip(built, tmp_path):
     path = tmp_path / "t.json"
     path.write_text(tree.model_dump_json())
     assert load_tree(path) == tree
+
+
+def test_10q_items_restart_in_part_2(fb_pdf, tree_cache_dir):
+    """Part II lists all its short Items on one page: that page is content, not a contents page."""
+    tree = build_tree(fb_pdf("AMCOR_2023Q2_10Q"), cache_dir=tree_cache_dir)
+    assert tree.get("part_1/item_2").start_page == 33
+    assert on_start_page(tree, "part_1/item_2", r"item\s*2\.\s*management")
+    part2 = tree.get("part_2")
+    assert part2.start_page == 51
+    assert [c.node_id for c in part2.children][:3] == ["part_2/item_1", "part_2/item_1a", "part_2/item_2"]
+
+
+def test_single_item_8k(fb_pdf, tree_cache_dir):
+    tree = build_tree(fb_pdf("PEPSICO_2023_8K_dated-2023-05-05"), cache_dir=tree_cache_dir)
+    assert tree.strategy == "sec"
+    assert on_start_page(tree, "item_5_07", r"item\s*5\.07")
