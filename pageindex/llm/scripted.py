@@ -23,7 +23,8 @@ Token counts are deterministic: ``prompt_tokens = ceil(P / 4)`` where P is the n
 characters in all message contents plus the raw arguments of tool calls inside assistant
 messages (tool definitions are free); ``completion_tokens = ceil(C / 4)`` where C is the length
 of the reply text plus the raw arguments of its tool calls. ``cached_tokens`` is 0. Every request
-is recorded in ``.requests`` (a :class:`ScriptedRequest` with both counts filled in).
+is recorded in ``.requests`` (a :class:`ScriptedRequest` with both counts filled in) -- every HTTP
+attempt, so an SDK retry after a scripted 429 shows up as a second request.
 """
 
 from __future__ import annotations

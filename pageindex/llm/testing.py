@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import threading
 from typing import Any
 
@@ -137,12 +138,13 @@ class FakeOpenAIServer:
         self._loop.close()
 
     async def _startup(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
         self._runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=0.1)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        sockets = site._server.sockets if site._server is not None else []  # noqa: SLF001
-        self.port = sockets[0].getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
 
     def stop(self) -> None:
         if self._loop is not None and self._thread is not None and self._thread.is_alive():
