@@ -115,6 +115,7 @@ class Analyst:
         use_session: bool = True,
         clock: Callable[[], float] = time.time,
         progress: ProgressSink | None = None,
+        context: dict[str, Any] | None = None,
     ) -> None:
         self.tree = tree
         self.llm = llm
@@ -129,6 +130,7 @@ class Analyst:
         self.use_session = use_session
         self.progress: ProgressSink = progress or NullProgress()
         self.last: AnalystAnswer | None = None
+        self.context = dict(context or {})  # QuestionContext fields for the retriever (e.g. evidence_pages)
 
     @property
     def step_limit(self) -> tuple[str, int | None]:
@@ -225,7 +227,12 @@ class Analyst:
         self.progress.stage(f"{self.retriever} retriever")
         query = question + (self._failure_note() if self.use_session else "")
         result = await aretrieve(
-            self.tree, query, retriever=self.retriever, llm=self._client(), **self.options
+            self.tree,
+            query,
+            retriever=self.retriever,
+            llm=self._client(),
+            context=QuestionContext.model_validate(self.context),
+            **self.options,
         )
         result.query = question
         return result

@@ -1,4 +1,5 @@
-"""``pageindex ask FILE "question"``: answer one question about one filing with a retriever."""
+"""``pageindex ask FILE... ["question"]``: answer a question about one or more filings, or open an
+interactive analyst session (see :mod:`pageindex.analyst`)."""
 
 from __future__ import annotations
 
@@ -51,11 +52,26 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
+    """``["A.pdf", "B.pdf", "compare ..."]`` -> ([A.pdf, B.pdf], "compare ..."). Leading arguments
+    that name a PDF or tree JSON (or an existing file) are inputs; the rest is the question."""
+    files: list[Path] = []
+    rest = list(args)
+    while rest and (rest[0].lower().endswith((".pdf", ".json")) or Path(rest[0]).is_file()):
+        files.append(Path(rest.pop(0)))
+    question = " ".join(rest).strip() or None
+    return files, question
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @app.command("ask")
     def ask(
-        file: Path = typer.Argument(..., help="A filing PDF, or a tree JSON written by `pageindex build`."),
-        question: str = typer.Argument(..., help="The question to answer."),
+        inputs: list[str] = typer.Argument(
+            ...,
+            help="One or more filing PDFs (or tree JSONs from `pageindex build -o`), then the question. "
+            "Without a question: an interactive session.",
+            metavar="FILE... [QUESTION]",
+        ),
         retriever: str = typer.Option(
             "iterative",
             "--retriever",
@@ -84,30 +100,48 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         evidence_page: list[int] = typer.Option(
             [], "--evidence-page", help="Gold evidence PDF page (1-based), repeatable; used by the oracle."
         ),
+        session_name: str = typer.Option(
+            None,
+            "--session",
+            "-s",
+            help="Save the session under this name and reopen it next time "
+            "(in $PAGEINDEX_CACHE_DIR/sessions or ~/.cache/pageindex/sessions).",
+        ),
+        session_ttl: float = typer.Option(
+            1440.0, "--session-ttl", min=0.01, help="Minutes of inactivity after which a session expires."
+        ),
+        session_max_chars: int = typer.Option(
+            200_000,
+            "--session-max-chars",
+            min=0,
+            help="Cap on what a session keeps (characters); the oldest material is evicted first.",
+        ),
+        no_reuse: bool = typer.Option(
+            False, "--no-reuse", help="Do not answer from the session's material (always search the filing)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the whole RetrievalResult as JSON."),
         trace: bool = typer.Option(False, "--trace", help="Also print every trace event."),
     ) -> None:
-        """Answer QUESTION about FILE and print the answer, its sources and a trace summary."""
+        """Answer a QUESTION about one or more filings (answer, confidence, numbered citations marked
+        verified or not), or open an interactive session when no question is given."""
+        from pageindex.analyst.engine import Analyst
+        from pageindex.analyst.session import AnalystSession, SessionLimits
+        from pageindex.analyst.store import SessionNameError, SessionStore
+        from pageindex.cli._common import err_console
         from pageindex.llm.types import BudgetExceeded, LLMError
-        from pageindex.retrievers.base import QuestionContext, RetrieverConfigError, aretrieve, get_retriever
-        from pageindex.tree import PDFError, load_tree
+        from pageindex.retrievers.base import RetrieverConfigError, get_retriever
 
+        files, question = split_inputs(inputs)
+        if not files:
+            fail(f"{inputs[0]}: not a PDF or tree JSON (give the filing first, then the question)")
         try:
             opts = parse_options(option)
-            get_retriever(retriever)
+            spec = get_retriever(retriever)
         except (ValueError, RetrieverConfigError) as exc:
             fail(str(exc))
-        if not file.exists():
-            fail(f"{file}: file not found")
-        try:
-            tree = load_tree(file) if file.suffix.lower() == ".json" else _build(file)
-        except PDFError as exc:
-            fail(str(exc))
-        except (OSError, ValueError) as exc:
-            fail(f"{file}: cannot read tree ({exc})")
+        tree = _load_trees(files)
 
         llm = None
-        spec = get_retriever(retriever)
         model = model or os.environ.get("PAGEINDEX_MODEL")
         if spec.needs_llm or model:
             if not model:
@@ -116,24 +150,91 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 llm = _client(model, base_url, scripted_policy)
             except (ValueError, LLMError) as exc:
                 fail(f"model {model}: {exc}")
+        import time
 
-        import asyncio
-
-        context = QuestionContext(evidence_pages=evidence_page)
+        limits = SessionLimits(idle_ttl_s=session_ttl * 60, max_chars=session_max_chars)
+        session = AnalystSession.for_tree(tree, limits=limits)
+        store = SessionStore()
+        if session_name:
+            try:
+                opened = store.open(session_name, session, now=time.time())
+            except SessionNameError as exc:
+                fail(str(exc))
+            session = opened.session
+            if opened.status == "reopened":
+                err_console.print(
+                    f"[dim]session {session_name}: reopened ({len(session.turns)} questions, "
+                    f"{len(session.findings)} findings, {len(session.sections)} sections read)[/]",
+                    highlight=False,
+                )
+            elif opened.status == "expired":
+                err_console.print(
+                    f"[yellow]session {session_name}: expired after {opened.idle_s / 60:.0f} idle minutes; "
+                    "starting afresh[/]",
+                    highlight=False,
+                )
         try:
-            result = asyncio.run(
-                aretrieve(tree, question, retriever=retriever, llm=llm, context=context, **opts)
+            analyst = Analyst(
+                tree,
+                llm=llm,
+                retriever=retriever,
+                options=opts,
+                session=session,
+                use_session=not no_reuse,
+                context={"evidence_pages": evidence_page},
             )
         except RetrieverConfigError as exc:
             fail(str(exc))
-        except BudgetExceeded as exc:
-            result = exc.partial_result  # type: ignore[attr-defined]
 
+        def save() -> None:
+            if session_name:
+                try:
+                    store.save(analyst.session)
+                except OSError as exc:
+                    err_console.print(f"[yellow]could not save session {session_name}: {exc}[/]")
+
+        if question is None:
+            from pageindex.analyst.repl import run_repl
+
+            run_repl(
+                analyst,
+                console=console,
+                progress_console=err_console,
+                save=save,
+                history_file=store.history_path(session_name)
+                if session_name
+                else store.directory / "history",
+                prompt=f"{tree.doc_id}> " if len(files) == 1 else "filings> ",
+            )
+            raise typer.Exit(0)
+
+        import asyncio
+
+        from pageindex.analyst.progress import NullProgress, RichProgress
+        from pageindex.analyst.render import print_answer
+
+        progress = RichProgress(err_console, tree) if err_console.is_terminal else NullProgress()
+        analyst.progress = progress
+        try:
+            if isinstance(progress, RichProgress):
+                with progress:
+                    answer = asyncio.run(analyst.ask(question))
+            else:
+                answer = asyncio.run(analyst.ask(question))
+        except RetrieverConfigError as exc:
+            fail(str(exc))
+        except BudgetExceeded as exc:
+            fail(f"model {model}: budget exhausted ({exc})", code=1)
+        save()
         if as_json:
-            typer.echo(result.model_dump_json(indent=2))
+            out = answer.cited.model_copy(deep=True)
+            out.extra["session_use"] = answer.use.model_dump(mode="json")
+            if answer.searched is not None:
+                out.extra["searched"] = answer.searched.model_dump(mode="json")
+            typer.echo(out.model_dump_json(indent=2))
         else:
-            _print_result(result, show_trace=trace)
-        raise typer.Exit(0 if result.status != "error" else 1)
+            print_answer(console, tree, answer, show_trace=trace)
+        raise typer.Exit(0 if answer.result.status != "error" else 1)
 
     @app.command("retrievers")
     def retrievers() -> None:
@@ -151,10 +252,30 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(table)
 
 
-def _build(path: Path):
-    from pageindex.tree import build_tree
+def _load_trees(files: list[Path]):
+    """Trees of the input files (built from PDFs or read from tree JSONs), combined when several,
+    with cached section summaries applied when there are any."""
+    from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree.combine import combine_trees
+    from pageindex.tree.summaries import apply_cached_summaries
 
-    return build_tree(path)
+    trees = []
+    for file in files:
+        if not file.exists():
+            fail(f"{file}: file not found")
+        try:
+            tree = load_tree(file) if file.suffix.lower() == ".json" else build_tree(file)
+        except PDFError as exc:
+            fail(str(exc))
+        except (OSError, ValueError) as exc:
+            fail(f"{file}: cannot read tree ({exc})")
+        trees.append(apply_cached_summaries(tree))
+    if len(trees) == 1:
+        return trees[0]
+    try:
+        return combine_trees(trees)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _client(model: str, base_url: str | None, scripted_policy: str | None):
@@ -170,36 +291,3 @@ def _client(model: str, base_url: str | None, scripted_policy: str | None):
         scripted = policy if isinstance(policy, ScriptedModel) else ScriptedModel(policy=policy)
         return make_client("scripted", role="retriever", scripted=scripted)
     return make_client(model, role="retriever", base_url=base_url)
-
-
-def _print_result(result, *, show_trace: bool) -> None:
-    from rich.table import Table
-
-    style = {"answer": "bold green", "fail": "bold yellow", "error": "bold red"}[result.status]
-    console.print(
-        f"[{style}]{result.status}[/] ({result.retriever}, {result.prompt_version})", highlight=False
-    )
-    if result.status == "answer":
-        console.print(result.answer, highlight=False, markup=False)
-    else:
-        console.print(result.reason or result.error or "", highlight=False, markup=False)
-    if result.sources:
-        table = Table(title="Sources", show_lines=False)
-        for col in ("page", "printed", "section", "quote", "verified"):
-            table.add_column(col)
-        for s in result.sources:
-            verified = {True: "yes", False: "NO", None: "-"}[s.verified]
-            table.add_row(
-                str(s.page), s.page_label or "-", f"{s.node_id} {s.title}".strip(), s.quote or "", verified
-            )
-        console.print(table)
-    u = result.usage
-    console.print(
-        f"iterations {result.iterations} · turns {result.turns} · tool calls {result.tool_calls} · "
-        f"llm calls {u.llm_calls} · tokens {u.prompt_tokens}+{u.completion_tokens} · "
-        f"pages {result.pages_fetched} · {result.latency_s:.2f}s",
-        highlight=False,
-    )
-    if show_trace:
-        for e in result.trace:
-            console.print(f"{e.t:7.3f}s {e.kind:<10} {e.message}", highlight=False, markup=False)

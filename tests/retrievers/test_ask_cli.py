@@ -34,7 +34,9 @@ def test_ask_prints_answer_sources_and_summary(fb_pdf):
     assert out.exit_code == 0, out.output
     text = out.output
     assert "answer" in text and "$1,577 million" in text
-    assert "item_8/cash_flows" in text and "(1,577)" in text and "yes" in text  # source row, verified
+    # numbered citation: section, PDF page, printed page, quote, verified on the page
+    assert '[1] item_8/cash_flows' in text and "PDF page 60, printed 60" in text
+    assert '"(1,577)" · verified' in text
     assert "iterations 1" in text and "tool calls 1" in text and "pages [60]" in text
     assert "synthesis -> answer" in text  # --trace lines
 
