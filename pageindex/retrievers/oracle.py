@@ -8,7 +8,9 @@ to be an oracle about.
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, field_validator
 
 from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
@@ -19,6 +21,16 @@ class OracleOptions(RetrieverOptions):
     pages: list[int] | None = Field(
         None, description="evidence pages (1-based PDF) to use instead of the question's gold pages"
     )
+    @field_validator("pages", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """``--opt pages=56,60`` on the command line arrives as the text "56,60"."""
+        if isinstance(value, str):
+            return [int(p) for p in value.replace(" ", "").split(",") if p]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return [value]
+        return value
+
     max_chars_per_page: int | None = Field(None, ge=100, description="truncate each page (None = whole)")
 
 

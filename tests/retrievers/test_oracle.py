@@ -49,6 +49,9 @@ def test_pages_option_overrides_and_bad_pages_are_dropped(tree_3m):
     assert result.status == "answer"
     assert result.pages_fetched == [56, 60] == shown_pages(sm)
     assert any("outside 1..160" in e.message for e in result.trace)
+    # the command line passes "--opt pages=56,60" as text
+    sm = ScriptedModel(replies=[ANSWER])
+    assert oracle(tree_3m, sm, pages="56,60").pages_fetched == [56, 60] == shown_pages(sm)
 
 
 def test_without_gold_pages_it_is_an_error_and_no_model_call(tree_3m):
