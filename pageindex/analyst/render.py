@@ -34,10 +34,16 @@ def citation_line(n: int, s: Source, *, multi_doc: bool) -> str:
 
 def usage_line(result: RetrievalResult) -> str:
     u = result.usage
+    by_doc = result.extra.get("pages_by_doc")
+    pages = (
+        ", ".join(f"{doc} {pages}" for doc, pages in by_doc.items()) or "[]"
+        if isinstance(by_doc, dict)
+        else str(result.pages_fetched)
+    )
     return (
         f"iterations {result.iterations} · turns {result.turns} · tool calls {result.tool_calls} · "
         f"llm calls {u.llm_calls} · tokens {u.prompt_tokens}+{u.completion_tokens} · "
-        f"pages {result.pages_fetched} · {result.latency_s:.2f}s"
+        f"pages {pages} · {result.latency_s:.2f}s"
     )
 
 
@@ -53,7 +59,7 @@ def session_line(answer: AnalystAnswer) -> str | None:
     if use.mode == "session":
         return (
             f"From the session: {use.cache_hits} cache hits ({use.findings_reused} findings, "
-            f"{use.sections_reused} sections already read) · {use.tokens_spent:,} tokens spent · "
+            f"{use.sections_reused} section(s) already read) · {use.tokens_spent:,} tokens spent · "
             f"≈{use.tokens_saved:,} tokens saved"
         )
     return f"From the session: nothing usable (checked first; {use.tokens_spent:,} tokens in all)"
@@ -109,8 +115,11 @@ def print_trace(console: Console, result: RetrievalResult) -> None:
 
 
 def print_sources(console: Console, tree: Tree, answer: AnalystAnswer | None) -> None:
-    if answer is None or not answer.cited.sources:
-        console.print("No sources yet.")
+    if answer is None:
+        console.print("No answer yet.")
+        return
+    if not answer.cited.sources:
+        console.print("The last answer cites no sources.")
         return
     for n, source in enumerate(answer.cited.sources, 1):
         console.print(

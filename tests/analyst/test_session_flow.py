@@ -1,0 +1,133 @@
+"""Follow-ups answered from the session, repeated failed searches, not-found, expiry and eviction,
+with the scripted analyst model over the real 3M 2018 10-K."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pageindex.analyst.engine import Analyst
+from pageindex.analyst.session import AnalystSession, SessionFinding, SessionLimits
+from pageindex.analyst.store import SessionStore
+from pageindex.llm import ScriptedModel, make_client
+from pageindex.retrievers.result import Finding
+from tests.analyst.policies import CAPEX_Q, FOLLOWUP_Q, MISSING_Q, analyst_policy
+
+CASH_FLOWS, PAGE = "item_8/cash_flows", 60
+
+
+class Clock:
+    def __init__(self, t: float = 1_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_analyst(
+    tree, clock=None, limits: SessionLimits | None = None, **kw
+) -> tuple[Analyst, ScriptedModel]:
+    sm = ScriptedModel(policy=analyst_policy)
+    clock = clock or Clock()
+    session = AnalystSession.for_tree(tree, limits=limits, now=clock())
+    analyst = Analyst(tree, llm=make_client("scripted", scripted=sm), session=session, clock=clock, **kw)
+    return analyst, sm
+
+
+def tokens(sm: ScriptedModel, start: int = 0) -> int:
+    return sum(r.prompt_tokens + r.completion_tokens for r in sm.requests[start:])
+
+
+def test_followup_from_session_costs_fewer_tokens_than_cold(analyst_tree):
+    tree = analyst_tree("3M_2018_10K")
+    analyst, sm = make_analyst(tree)
+    first = asyncio.run(analyst.ask(CAPEX_Q))
+    assert first.result.status == "answer" and first.use.mode == "cold"
+    assert first.result.usage.total_tokens == tokens(sm) and len(sm.requests) == 3  # extract x2 + synthesis
+
+    before = len(sm.requests)
+    follow = asyncio.run(analyst.ask(FOLLOWUP_Q))
+    session_requests = sm.requests[before:]
+    assert [r.response_model for r in session_requests] == ["SessionReply"]  # one call, no index, no search
+    assert "[page 60 | printed 60]" in session_requests[0].messages[-1].content  # section text re-offered
+    result = follow.result
+    assert result.status == "answer" and result.retriever == "session"
+    assert [(s.node_id, s.page, s.quote, s.verified) for s in result.sources] == [
+        (CASH_FLOWS, PAGE, "(1,577)", True)
+    ]
+    assert result.pages_fetched == [PAGE]
+    spent = tokens(sm, before)
+    assert result.usage.total_tokens == spent == follow.use.tokens_spent
+
+    cold_analyst, cold_sm = make_analyst(tree)
+    cold = asyncio.run(cold_analyst.ask(FOLLOWUP_Q))
+    assert cold.result.status == "answer" and cold.use.mode == "cold" and len(cold_sm.requests) == 3
+    assert cold.result.usage.total_tokens == tokens(cold_sm)
+    assert spent < cold.result.usage.total_tokens / 5  # the figures: e.g. 1,020 vs 10,207 tokens
+
+    use = follow.use
+    assert use.mode == "session" and use.findings_reused == 2 and use.sections_reused == 1
+    assert use.cache_hits == 3
+    assert use.tokens_saved == first.result.usage.total_tokens - spent
+
+
+def test_not_found_then_the_same_search_is_not_repeated(analyst_tree):
+    tree = analyst_tree("3M_2018_10K")
+    analyst, sm = make_analyst(tree)
+    missing = asyncio.run(analyst.ask(MISSING_Q))
+    assert missing.result.status == "fail" and missing.not_found
+    assert missing.searched is not None and missing.searched.sections == ["item_1a"]
+    assert missing.searched.pages == [10, 11]  # risk factors read as far as the first slice went
+    assert "does not report" in (missing.result.reason or "")
+    assert analyst.session.failures[-1].search.item == MISSING_Q
+
+    asked = len(sm.requests)
+    again = asyncio.run(analyst.ask("how many Bitcoin did 3M hold at the end of 2018"))
+    assert len(sm.requests) == asked  # no model call at all
+    assert again.use.mode == "repeat_failed" and again.use.cache_hits == 1
+    assert again.use.tokens_saved == missing.result.usage.total_tokens > 0
+    assert again.result.status == "fail" and "already searched in this session" in again.result.reason
+
+    other_year = asyncio.run(analyst.ask("How many bitcoin did 3M hold at the end of 2017?"))
+    assert other_year.use.mode == "session_then_retriever"  # different numbers: a new search
+    assert len(sm.requests) > asked
+
+
+def test_idle_session_expires(analyst_tree, tmp_path):
+    tree = analyst_tree("3M_2018_10K")
+    clock = Clock()
+    analyst, sm = make_analyst(tree, clock=clock, limits=SessionLimits(idle_ttl_s=60))
+    asyncio.run(analyst.ask(CAPEX_Q))
+    assert analyst.session.has_material()
+
+    store = SessionStore(tmp_path / "sessions")
+    analyst.session.name = "expiring"
+    store.save(analyst.session)
+    clock.t += 61
+    fresh = AnalystSession.for_tree(tree, limits=SessionLimits(idle_ttl_s=60), now=clock())
+    opened = store.open("expiring", fresh, now=clock())
+    assert opened.status == "expired" and opened.idle_s == 61 and not opened.session.turns
+    assert (
+        store.open("expiring", AnalystSession.for_tree(tree, now=clock()), now=clock()).status == "reopened"
+    )
+
+    follow = asyncio.run(analyst.ask(FOLLOWUP_Q))  # the live session expires too
+    assert follow.expired and follow.use.mode == "cold" and follow.result.retriever == "iterative"
+    assert [t.question for t in analyst.session.turns] == [FOLLOWUP_Q]
+
+
+def test_size_cap_evicts_oldest_material_first(analyst_tree):
+    tree = analyst_tree("3M_2018_10K")
+    session = AnalystSession.for_tree(tree, limits=SessionLimits(max_chars=10_000), now=0)
+    for t in (1.0, 2.0, 3.0):
+        f = Finding(label=f"fact {t}", value="1" * 3500, page=PAGE, section=CASH_FLOWS)
+        session.findings.append(SessionFinding(finding=f, question="q", turn=int(t), added_at=t))
+    size = session.findings[0].size
+    assert session.material_chars() == 3 * size > 10_000 >= 2 * size
+    assert session.evict() == 1 and session.evicted == 1
+    assert [f.finding.label for f in session.findings] == ["fact 2.0", "fact 3.0"]
+
+    analyst, sm = make_analyst(tree, limits=SessionLimits(max_chars=0))  # keeps nothing
+    asyncio.run(analyst.ask(CAPEX_Q))
+    assert not analyst.session.has_material() and analyst.session.evicted == 3  # 2 findings + 1 section
+    follow = asyncio.run(analyst.ask(FOLLOWUP_Q))
+    assert follow.use.mode == "cold" and "SessionReply" not in [r.response_model for r in sm.requests]
