@@ -1,0 +1,102 @@
+"""``pageindex ask`` in analyst mode: saved and reopened sessions, several filings, not-found."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+from pageindex.tree.combine import combine_trees
+from tests.analyst.conftest import POLICIES
+from tests.analyst.policies import CAPEX_Q, COMPARE_Q, FOLLOWUP_Q, MISSING_Q
+
+runner = CliRunner()
+SCRIPTED = ["-m", "scripted", "--scripted-policy", f"{POLICIES}:analyst_policy"]
+
+
+def ask(*args: str):
+    return runner.invoke(app, ["ask", *args, *SCRIPTED], catch_exceptions=False, env={"COLUMNS": "200"})
+
+
+def test_saved_session_is_reopened_by_name(fb_pdf, analyst_tree):
+    analyst_tree("3M_2018_10K")  # tree in the shared cache
+    pdf = str(fb_pdf("3M_2018_10K"))
+    first = ask(pdf, CAPEX_Q, "--session", "q4-review", "--json")
+    assert first.exit_code == 0, first.output
+    data = json.loads(first.stdout)
+    assert data["retriever"] == "iterative" and data["extra"]["session_use"]["mode"] == "cold"
+    path = Path(os.environ["PAGEINDEX_CACHE_DIR"]) / "sessions" / "q4-review.json"
+    saved = json.loads(path.read_text())
+    assert [t["question"] for t in saved["turns"]] == [CAPEX_Q]
+    assert [s["node_id"] for s in saved["sections"]] == ["item_8/cash_flows"]
+
+    second = ask(pdf, FOLLOWUP_Q, "--session", "q4-review")  # a new process would see the same file
+    assert second.exit_code == 0, second.output
+    assert "session q4-review: reopened (1 questions, 2 findings, 1 sections read)" in second.output
+    assert "answer (session, session_answer_v1)" in second.output
+    assert (
+        "[1] item_8/cash_flows Consolidated Statement of Cash Flow s · PDF page 60, printed 60 · "
+        '"(1,577)" · verified' in second.output
+    )
+    assert "From the session: 3 cache hits (2 findings, 1 section(s) already read)" in second.output
+    assert len(json.loads(path.read_text())["turns"]) == 2
+
+    saved = json.loads(path.read_text())
+    saved["last_used_at"] -= 3 * 3600  # three idle hours
+    path.write_text(json.dumps(saved))
+    third = ask(pdf, FOLLOWUP_Q, "--session", "q4-review", "--session-ttl", "120")
+    assert third.exit_code == 0, third.output
+    assert "expired after 180 idle minutes" in third.output and "answer (iterative" in third.output
+
+    bad = ask(pdf, CAPEX_Q, "--session", "../escape")
+    assert bad.exit_code == 2 and "session name '../escape'" in bad.output
+
+
+def test_two_filings_citations_name_their_document(fb_pdf, analyst_tree):
+    a, b = analyst_tree("3M_2018_10K"), analyst_tree("AMCOR_2023Q4_EARNINGS")
+    combined = combine_trees([a, b])
+    assert combined.get("AMCOR_2023Q4_EARNINGS:cash_flows").start_page == a.page_count + 9
+    assert combined.page_text(a.page_count + 9) == b.page_text(9)
+    assert combined.page_label(a.page_count + 9) == "9" and combined.locate(a.page_count + 9) == (
+        "AMCOR_2023Q4_EARNINGS",
+        9,
+    )
+    assert combined.global_page("3M_2018_10K", 60) == 60 and "3M_2018_10K:item_8/cash_flows" in combined
+
+    out = ask(str(fb_pdf("3M_2018_10K")), str(fb_pdf("AMCOR_2023Q4_EARNINGS")), COMPARE_Q, "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["status"] == "answer"
+    assert [
+        (s["doc_id"], s["node_id"], s["page"], s["page_label"], s["quote"], s["verified"])
+        for s in data["sources"]
+    ] == [
+        ("3M_2018_10K", "item_8/cash_flows", 60, "60", "(1,577)", True),
+        ("AMCOR_2023Q4_EARNINGS", "cash_flows", 9, "9", "(527)", True),
+    ]
+    assert data["extra"]["pages_by_doc"] == {"3M_2018_10K": [60], "AMCOR_2023Q4_EARNINGS": [9]}
+
+    text = ask(str(fb_pdf("3M_2018_10K")), str(fb_pdf("AMCOR_2023Q4_EARNINGS")), COMPARE_Q).output
+    assert (
+        "[2] AMCOR_2023Q4_EARNINGS · cash_flows GAAP Statement of Cash Flows · PDF page 9, printed 9" in text
+    )
+
+
+def test_not_found_says_what_was_searched(fb_pdf, analyst_tree):
+    analyst_tree("3M_2018_10K")
+    out = ask(str(fb_pdf("3M_2018_10K")), MISSING_Q)
+    assert out.exit_code == 0, out.output
+    assert "Not found in this filing." in out.output
+    assert "Searched: sections item_1a · pages 10, 11" in out.output
+    assert "Citations" not in out.output
+
+
+def test_bad_input(fb_pdf, tmp_path):
+    out = ask("notes.txt", "q")
+    assert out.exit_code == 2 and "notes.txt: not a PDF or tree JSON" in out.output
+    out = ask(str(fb_pdf("3M_2018_10K")), str(fb_pdf("3M_2018_10K")), "q")
+    assert out.exit_code == 2 and "distinct" in out.output
+    assert "Traceback" not in out.output
