@@ -30,6 +30,15 @@ def build(
     max_leaf_pages: int = typer.Option(
         5, "--max-leaf-pages", min=1, help="Split leaves longer than this many pages."
     ),
+    summaries: bool = typer.Option(
+        False, "--summaries", help="Also write a one-line LLM summary per section (cached; cost shown first)."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Model for --summaries, e.g. openai/gpt-4o-mini."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint for --summaries."
+    ),
 ) -> None:
     from pageindex.tree import PDFError, build_tree
     from pageindex.tree.cache import write_atomic
@@ -38,6 +47,10 @@ def build(
         result = build_tree(pdf, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages)
     except PDFError as exc:
         fail(str(exc))
+    if summaries:
+        from pageindex.cli._summaries import build_summaries
+
+        result = build_summaries(result, model=model, base_url=base_url, cache_dir=cache_dir, console=console)
     if output is not None:
         try:
             write_atomic(output, result.model_dump_json(indent=1))

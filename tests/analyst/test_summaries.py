@@ -45,3 +45,35 @@ def test_summaries_are_estimated_recorded_cached_and_indexed(analyst_tree, tmp_p
     index = render_index(apply_cached_summaries(tree, tmp_path))
     assert "- exhibit_4_6 | Exhibit 4.6 | pages 4-6 | What exhibit_4_6 says, in one line." in index
     assert apply_cached_summaries(tree, tmp_path / "empty") is tree
+
+
+def test_build_summaries_cli_prints_estimate_then_actual(fb_pdf, analyst_tree, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    analyst_tree("AMCOR_2022_8K_dated-2022-07-01")
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", f"{Path(__file__)}:summary_policy")
+    args = [
+        "build",
+        str(fb_pdf("AMCOR_2022_8K_dated-2022-07-01")),
+        "--cache-dir",
+        str(tmp_path),
+        "--summaries",
+    ]
+    runner = CliRunner()
+    out = runner.invoke(
+        app, [*args, "-m", "scripted", "-o", str(tmp_path / "t.json")], env={"COLUMNS": "300"}
+    )
+    assert out.exit_code == 0, out.output
+    first, second = out.output.splitlines()[:2]
+    assert first.startswith("summaries: 5 sections with scripted: estimated ")
+    assert second.startswith("summaries: 5 written to ") and "in 5 calls" in second
+    assert first.split("estimated ")[1].split(" prompt")[0] == second.split("actual ")[1].split("+")[0]
+    assert "What exhibit_4_7 says, in one line." in (tmp_path / "t.json").read_text()
+    again = runner.invoke(app, [*args, "-m", "scripted"], env={"COLUMNS": "300"})
+    assert "summaries: 5 cached in " in again.output and "(no model calls)" in again.output
+    missing = runner.invoke(app, args)
+    assert missing.exit_code == 2 and "--summaries needs --model" in missing.output

@@ -1,0 +1,61 @@
+"""``pageindex build --summaries --model M``: the part that writes section summaries (kept out of
+build.py so that command stays thin)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+
+from pageindex.cli._common import fail, scripted_client
+from pageindex.tree.model import Tree
+
+
+def _cost(value: float | None) -> str:
+    return "unknown cost (model not in the pricing table)" if value is None else f"${value:.4f}"
+
+
+def build_summaries(
+    tree: Tree, *, model: str | None, base_url: str | None, cache_dir: Path | None, console: Console
+) -> Tree:
+    """Summarise every section of ``tree`` with ``model`` (cost estimate printed first, actual
+    usage after); returns the tree with summaries. Cached per tree, model and prompt version."""
+    from pageindex.llm import LLMError, make_client
+    from pageindex.tree.summaries import (
+        apply_summaries,
+        estimate_summaries,
+        load_summaries,
+        summarize_tree,
+        summary_path,
+    )
+
+    if not model:
+        fail("--summaries needs --model (e.g. openai/gpt-4o-mini)")
+    try:
+        llm = scripted_client(None) if model == "scripted" else make_client(model, base_url=base_url)
+    except LLMError as exc:
+        fail(f"model {model}: {exc}")
+    path = summary_path(tree, llm.spec, cache_dir)
+    cached = load_summaries(tree, llm.spec, cache_dir)
+    if cached is None:
+        est = estimate_summaries(tree, llm.spec, pricing=llm.pricing)
+        console.print(
+            f"summaries: {est.sections} sections with {llm.spec}: estimated {est.prompt_tokens:,} prompt + "
+            f"{est.completion_tokens:,} completion tokens, {_cost(est.cost_usd)}",
+            highlight=False,
+        )
+    try:
+        out = asyncio.run(summarize_tree(tree, llm, cache_dir=cache_dir))
+    except LLMError as exc:
+        fail(f"model {model}: summaries failed ({exc})", code=1)
+    if cached is not None:
+        console.print(f"summaries: {len(out.summaries)} cached in {path} (no model calls)", highlight=False)
+    else:
+        u = out.usage
+        console.print(
+            f"summaries: {len(out.summaries)} written to {path}; actual {u.prompt_tokens:,}+"
+            f"{u.completion_tokens:,} tokens in {u.calls} calls, {_cost(u.cost_usd)}",
+            highlight=False,
+        )
+    return apply_summaries(tree, out)
