@@ -108,17 +108,26 @@ def sections_in(text: str) -> list[Section]:
 
 
 def rank_sections(sections: list[Section], question: str) -> list[Section]:
-    """Sections whose titles best match the question first; statements and leaves win ties."""
-    qwords = expanded_words(question)
+    """Sections whose titles best match the question first (the question's own words count more
+    than their synonyms); a named statement and leaves win ties."""
+    direct = words(question)
+    related = expanded_words(question) - direct
     lowered = question.lower()
 
     def score(s: Section) -> float:
         title = s.title.replace(" s ", "s ").lower()
-        overlap = len(qwords & words(title))
+        twords = words(title)
         bonus = 40 if "statement" in lowered and "statement" in title else 0
         leaf_bonus = 5 if "/" in s.node_id else 0
         width = min(s.end - s.start, 40)
-        return overlap * 100 + bonus + leaf_bonus + fuzz.token_set_ratio(lowered, title) / 4 - width
+        return (
+            len(direct & twords) * 100
+            + len(related & twords) * 30
+            + bonus
+            + leaf_bonus
+            + fuzz.token_set_ratio(lowered, title) / 4
+            - width
+        )
 
     return sorted(sections, key=score, reverse=True)
 
