@@ -401,7 +401,8 @@ def soak(
         done_kills = resumes = torn = 0
         while done_kills < kills:
             have = _line_count(samples_file) if samples_file.exists() else 0
-            target = have + rng.randint(1, max(2, limit * len(SOAK_RETRIEVERS) // (kills + 2)))
+            step = max(1, (limit * len(SOAK_RETRIEVERS) - have) // (kills - done_kills + 1))
+            target = have + rng.randint(1, 2 * step - 1)  # kills spread over the whole run
             if not run_and_kill(argv, env=env, samples_file=samples_file, kill_after_samples=target):
                 say("the run finished before the next kill")
                 break

@@ -162,8 +162,9 @@ def test_rules_judge_crash_and_resume(fb_subset: Path, tree_cache: Path, tmp_pat
     rows = load_samples(crashed / "samples.jsonl")
     assert sorted(r.key for r in rows) == sorted(r.key for r in ref_rows)  # no loss, no duplicate
     by_key = {r.key: r for r in ref_rows}
-    assert all((r.answer, r.verdict, r.tokens) == (by_key[r.key].answer, by_key[r.key].verdict, by_key[r.key].tokens)
-               for r in rows)  # fmt: skip
+    for r in rows:
+        ref = by_key[r.key]
+        assert (r.answer, r.verdict, r.tokens) == (ref.answer, ref.verdict, ref.tokens)
     assert check_run(crashed).ok
     a = comparable_summary(json.loads((crashed / "summary.json").read_text()))
     b = comparable_summary(json.loads((reference.run_dir / "summary.json").read_text()))
