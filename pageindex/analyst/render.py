@@ -78,7 +78,7 @@ def print_answer(console: Console, tree: Tree, answer: AnalystAnswer, *, show_tr
             f"confidence {conf}",
             highlight=False,
         )
-        console.print(result.answer, highlight=False, markup=False)
+        console.print(result.answer, highlight=False, markup=False, soft_wrap=True)
         if result.sources:
             console.print("[bold]Citations[/]")
             for n, source in enumerate(result.sources, 1):
@@ -87,7 +87,7 @@ def print_answer(console: Console, tree: Tree, answer: AnalystAnswer, *, show_tr
             console.print("[yellow]No citations: the answer is not anchored to any page.[/]")
     elif result.status == "fail":
         console.print(f"[bold yellow]Not found in {where}.[/]", highlight=False, soft_wrap=True)
-        console.print(result.reason or "", highlight=False, markup=False)
+        console.print(result.reason or "", highlight=False, markup=False, soft_wrap=True)
         searched = answer.searched
         if searched is not None:
             pages = ", ".join(map(str, searched.pages)) or "none"
@@ -111,7 +111,7 @@ def print_answer(console: Console, tree: Tree, answer: AnalystAnswer, *, show_tr
 
 def print_trace(console: Console, result: RetrievalResult) -> None:
     for e in result.trace:
-        console.print(f"{e.t:7.3f}s {e.kind:<10} {e.message}", highlight=False, markup=False)
+        console.print(f"{e.t:7.3f}s {e.kind:<10} {e.message}", highlight=False, markup=False, soft_wrap=True)
 
 
 def print_sources(console: Console, tree: Tree, answer: AnalystAnswer | None) -> None:
@@ -144,10 +144,12 @@ def print_page(console: Console, tree: Tree, spec: str) -> None:
                 page = tree.global_page(doc, page)
         text = tree.page_text(page)
     except ValueError:
-        console.print(f"usage: /page N (a PDF page number), got {spec!r}", highlight=False, markup=False)
+        console.print(
+            f"usage: /page N (a PDF page number), got {spec!r}", highlight=False, markup=False, soft_wrap=True
+        )
         return
     except (IndexError, KeyError) as exc:
-        console.print(f"no such page: {exc}", highlight=False, markup=False)
+        console.print(f"no such page: {exc}", highlight=False, markup=False, soft_wrap=True)
         return
     label = tree.page_label(page)
     head = f"page {page}" + (f" (printed {label})" if label else "")
@@ -155,7 +157,7 @@ def print_page(console: Console, tree: Tree, spec: str) -> None:
         name, local = tree.locate(page)
         head = f"{name} page {local}" + (f" (printed {label})" if label else "")
     console.rule(head)
-    console.print(text, highlight=False, markup=False)
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
     console.rule()
 
 
@@ -166,4 +168,5 @@ def print_session(console: Console, session: AnalystSession) -> None:
         f"{len(session.failures)} failed searches · {session.material_chars():,} of "
         f"{session.limits.max_chars:,} chars · {session.evicted} evicted",
         highlight=False,
+        soft_wrap=True,
     )
