@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -429,6 +430,7 @@ class Runner:
         progress = RunProgress(total=len(todo), skipped=len(store.samples))
         self.events.publish(RunEvent(kind="run_started", run_id=run_id, progress=progress))
         written = 0
+        secrets = secrets_of(cfg)
         work: Iterator[tuple[Question, str, int]] = iter(todo)
 
         async def worker() -> None:
@@ -443,6 +445,7 @@ class Runner:
                 except BudgetExceeded:
                     self.request_stop("aborted_due_to_budget")
                     return
+                sample = scrub(sample, secrets)
                 if store.append(sample):  # finished is finished: kept even after a Ctrl-C
                     written += 1
                     progress.add(sample)
@@ -486,6 +489,37 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
+
+
+_SECRET_ENV = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+
+
+def secrets_of(config: RunConfig) -> list[str]:
+    """Strings that must never reach the results: API keys and tokens from the environment, and
+    credentials written into the configured URLs (``user:KEY@host``, ``?api-key=KEY``)."""
+    found = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8}
+    for url in (config.base_url, config.judge_base_url):
+        if not url:
+            continue
+        userinfo = re.match(r"^[a-zA-Z][\w+.-]*://([^/@]*)@", url)
+        if userinfo:
+            found |= {part for part in userinfo.group(1).split(":") if len(part) >= 8}
+        found |= {m.group(1) for m in re.finditer(r"[?&][^=&#]*=([^&#]{8,})", url)}
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(sample: Sample, secrets: list[str]) -> Sample:
+    """``sample`` with every secret replaced by ``***`` (a last line of defence: the LLM layer
+    already redacts keys from its errors)."""
+    if not secrets:
+        return sample
+    text = sample.model_dump_json()
+    if not any(secret in text for secret in secrets):
+        return sample
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    log.warning("removed a credential from sample %s before writing it", sample.key)
+    return Sample.model_validate_json(text)
 
 
 def safe_command(argv: list[str]) -> list[str]:
