@@ -46,7 +46,8 @@ def load_object(spec: str) -> Any:
 
 def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwargs: Any) -> Any:
     """A client answering from a scripted policy (``--model scripted``). The policy is
-    ``module:function`` / ``file.py:function`` or ``$PAGEINDEX_SCRIPTED_POLICY``."""
+    ``module:function`` / ``file.py:function`` (a function of a ScriptedRequest, or a
+    ScriptedModel) or ``$PAGEINDEX_SCRIPTED_POLICY``."""
     from pageindex.llm import ScriptedModel, make_client
 
     spec = policy_spec or os.environ.get(SCRIPTED_POLICY_ENV)
@@ -56,4 +57,24 @@ def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwarg
         policy = load_object(spec)
     except (ValueError, ImportError) as exc:
         fail(f"scripted policy {spec}: {exc}")
-    return make_client("scripted", role=role, scripted=ScriptedModel(policy=policy), **kwargs)
+    scripted = policy if isinstance(policy, ScriptedModel) else ScriptedModel(policy=policy)
+    return make_client("scripted", role=role, scripted=scripted, **kwargs)
+
+
+def model_client(
+    model: str, *, role: str = "retriever", base_url: str | None = None, scripted_policy: str | None = None
+) -> Any:
+    """The client for ``--model``; for a real server, checked reachable before any work starts
+    (one clear line naming the model and URL, never the key, and exit 2 otherwise)."""
+    import asyncio
+
+    from pageindex.llm import LLMError, make_client
+
+    if model == "scripted":
+        return scripted_client(scripted_policy, role=role)
+    try:
+        client = make_client(model, role=role, base_url=base_url)
+        asyncio.run(client.check())
+    except LLMError as exc:
+        fail(str(exc))
+    return client

@@ -3,39 +3,13 @@ interactive analyst session (see :mod:`pageindex.analyst`)."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from pageindex.cli._common import console, fail
-
-SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
-
-
-def load_object(spec: str) -> Any:
-    """``package.module:name`` or ``path/to/file.py:name`` -> the object."""
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise ValueError(f"{spec!r} is not of the form module:function or file.py:function")
-    if target.endswith(".py"):
-        path = Path(target)
-        if not path.exists():
-            raise ValueError(f"policy file {path} not found")
-        module_spec = importlib.util.spec_from_file_location(f"_pageindex_policy_{path.stem}", path)
-        if module_spec is None or module_spec.loader is None:
-            raise ValueError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ValueError(f"{target} has no attribute {attr!r}") from None
+from pageindex.cli._common import SCRIPTED_POLICY_ENV, console, fail, model_client
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -279,15 +253,4 @@ def _load_trees(files: list[Path]):
 
 
 def _client(model: str, base_url: str | None, scripted_policy: str | None):
-    from pageindex.llm import ScriptedModel, make_client
-
-    if model == "scripted":
-        policy_spec = scripted_policy or os.environ.get(SCRIPTED_POLICY_ENV)
-        if not policy_spec:
-            raise ValueError(
-                f"--model scripted needs --scripted-policy module:function (or ${SCRIPTED_POLICY_ENV})"
-            )
-        policy = load_object(policy_spec)
-        scripted = policy if isinstance(policy, ScriptedModel) else ScriptedModel(policy=policy)
-        return make_client("scripted", role="retriever", scripted=scripted)
-    return make_client(model, role="retriever", base_url=base_url)
+    return model_client(model, role="retriever", base_url=base_url, scripted_policy=scripted_policy)

@@ -263,7 +263,7 @@ class LLMClient:
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return LLMConfigError(
                 f"{self.base_url} rejected the API key for {self.spec} "
-                f"(HTTP {exc.status_code}); check OPENAI_API_KEY / --api-key"
+                f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
             )
         if isinstance(exc, openai.NotFoundError):
             return LLMConfigError(
@@ -473,7 +473,9 @@ class LLMClient:
             error = self._error(exc)
             if isinstance(error, LLMConfigError):
                 raise error from None
-            raise LLMConfigError(f"cannot reach {self._spec.where()}: {error}") from None
+            where = self._spec.where()
+            reason = str(error).removeprefix(f"{where}: ")
+            raise LLMConfigError(f"cannot reach {where}: {reason}") from None
 
 
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:

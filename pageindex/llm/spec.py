@@ -75,7 +75,7 @@ def parse_spec(
         if not key:
             if _is_official_openai(url):
                 raise LLMConfigError(
-                    f"no API key for {text} at {url}: set OPENAI_API_KEY (or pass --api-key), "
+                    f"no API key for {text} at {url}: set OPENAI_API_KEY "
                     "or point --base-url / OPENAI_BASE_URL at a server that needs none"
                 )
             key = PLACEHOLDER_KEY
@@ -118,5 +118,5 @@ def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:
     if response.status_code in (401, 403):
         raise LLMConfigError(
             f"{spec.base_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
-            "check OPENAI_API_KEY / --api-key"
+            "check OPENAI_API_KEY"
         )
