@@ -1,0 +1,124 @@
+"""A real ``pageindex bench run`` process: SIGKILL and resume (torn line dropped with a warning,
+every sample exactly once, summary equal to an uninterrupted run from the same cache), and
+Ctrl-C (summary written, clear message, exit 130; a second Ctrl-C exits at once, files intact)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.datasets.demo import write_demo_dataset
+from bench.faults.soak import bench_run_command, check_run, comparable_summary, run_and_kill, tear_last_line
+from bench.samples import load_samples
+
+SLOW_POLICY = """
+import time
+from bench.faults.scripted import policy as plausible
+
+def policy(request):
+    time.sleep(0.01)  # a model that takes a moment, so signals land mid-run
+    return plausible(request)
+"""
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("proc")
+    write_demo_dataset(root / "data")
+    (root / "slow.py").write_text(SLOW_POLICY)
+    env = {**os.environ, "PAGEINDEX_CACHE_DIR": str(root / "cache")}
+    env.pop("OPENAI_API_KEY", None)
+    return {"root": root, "env": env}
+
+
+def args(setup: dict, out: Path, *extra: str) -> list[str]:
+    root = setup["root"]
+    return bench_run_command(
+        "--data-dir", str(root / "data"), "-r", "agent,planner,iterative", "--model", "scripted",
+        "--scripted-policy", f"{root / 'slow.py'}:policy", "--judge", "llm", "--limit", "4",
+        "--concurrency", "2", "--cache", "rw", "--cache-path", str(root / "llm.sqlite"), "--out", str(out),
+        "-q", *extra,
+    )  # fmt: skip
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(setup, tmp_path):
+    env, samples = setup["env"], tmp_path / "run" / "samples.jsonl"
+    assert run_and_kill(args(setup, tmp_path / "run"), env=env, samples_file=samples, kill_after_samples=4)
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["status"] == "running" and not (tmp_path / "run" / "summary.json").exists()
+    kept = len(load_samples(samples))
+    assert 4 <= kept < 12
+    assert tear_last_line(samples)  # the kill landed mid-write
+
+    resume = bench_run_command("--resume", str(tmp_path / "run"), "-q")
+    done = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "dropped a partial last line" in done.stderr
+    assert f"{kept - 1} already done" in " ".join(done.stdout.split())
+    check = check_run(tmp_path / "run")
+    assert check.ok and check.samples == 12 and check.status == "finished", check
+
+    reference = subprocess.run(
+        args(setup, tmp_path / "ref"), env=env, capture_output=True, text=True, timeout=120
+    )
+    assert reference.returncode == 0, reference.stderr
+    a = comparable_summary(json.loads((tmp_path / "run" / "summary.json").read_text()))
+    b = comparable_summary(json.loads((tmp_path / "ref" / "summary.json").read_text()))
+    assert a == b
+    rows = {s.key: (s.answer, s.verdict, s.tokens) for s in load_samples(samples)}
+    ref = {s.key: (s.answer, s.verdict, s.tokens) for s in load_samples(tmp_path / "ref" / "samples.jsonl")}
+    assert rows == ref
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never reached {n} lines (exit {proc.poll()})")
+
+
+def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
+    env = setup["env"]
+    out = tmp_path / "int"
+    proc = subprocess.Popen(
+        args(setup, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for_lines(out / "samples.jsonl", 3, proc)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted: no new samples start" in stderr and f"--resume {out}" in " ".join(stderr.split())
+    info = json.loads((out / "run.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    assert info["status"] == "interrupted" == summary["status"]
+    check = check_run(out)
+    assert not check.duplicated and not check.summary_mismatches and 3 <= check.samples < 12
+    assert summary["n_samples"] == check.samples
+
+    # A second Ctrl-C: out at once, no summary rewritten, the sample file still loads.
+    out2 = tmp_path / "int2"
+    proc = subprocess.Popen(
+        args(setup, out2), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for_lines(out2 / "samples.jsonl", 2, proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 5
+    partial = load_samples(out2 / "samples.jsonl")
+    assert len(partial) >= 2 and len({s.key for s in partial}) == len(partial)
+    done = subprocess.run(
+        bench_run_command("--resume", str(out2), "-q"), env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert check_run(out2).ok and check_run(out2).samples == 12
