@@ -34,7 +34,16 @@ def _code_version() -> str:
 
 CODE_VERSION = _code_version()
 
-_RANK = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note": 3}
+_RANK = {
+    "part": 1,
+    "item": 2,
+    "exhibit": 2,
+    "financials": 2,
+    "back": 2,
+    "statement": 3,
+    "notes": 3,
+    "note": 3,
+}
 
 
 def build_tree(

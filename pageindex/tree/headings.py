@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from pageindex.tree.pdf import Line, Page
 
 # kinds of heading, and their nesting level in the tree
-LEVEL = {"part": 1, "item": 2, "exhibit": 2, "statement": 3, "notes": 3, "note": 3}
+LEVEL = {
+    "part": 1,
+    "item": 2,
+    "exhibit": 2,
+    "financials": 2,  # statements printed after the last Item ("F-pages")
+    "back": 2,  # exhibit index / signatures closing those F-pages
+    "opening": 3,  # auditor's report / index opening those F-pages
+    "statement": 3,
+    "notes": 3,
+    "note": 3,
+}
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
 _PART = re.compile(r"^part\s*(iv|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)
@@ -97,13 +107,19 @@ def _emphasised(line: Line) -> bool:
 
 
 def at_top(page: Page, line: Line) -> bool:
-    """True when little text precedes ``line`` on its page (a running header at most)."""
-    before = 0
+    """True when little text precedes ``line`` on its page (a running header at most).
+
+    Little means under 120 characters, or at most three short lines (a running header, a
+    company name; body lines are longer) when the line still sits in the top 18% of the page.
+    """
+    before = count = longest = 0
     for other in page.lines:
         if other is line:
             break
         before += len(other.text)
-    return before < 120
+        count += 1
+        longest = max(longest, len(other.text))
+    return before < 120 or (count <= 3 and longest < 100 and line.y0 < page.height * 0.18)
 
 
 def _is_notes_index(page: Page) -> bool:
@@ -114,10 +130,27 @@ def _is_notes_index(page: Page) -> bool:
     )
 
 
+def _listed_without_body(page: Page, item_rows: list[int]) -> bool:
+    """True when the Item lines follow one another with (almost) no text between them.
+
+    A contents page lists Items back to back (a wrapped title at most); a page that really
+    holds several short Items (Part III "incorporated by reference") has body text between
+    them. Measured: median gap 0 characters on every FinanceBench contents page, 99+ on
+    every content page with 5+ Items.
+    """
+    lines = page.lines
+    gaps = sorted(
+        sum(len(lines[k].text) for k in range(a + 1, b))
+        for a, b in zip(item_rows, item_rows[1:], strict=False)
+    )
+    return not gaps or gaps[len(gaps) // 2] < 40
+
+
 def _is_toc_page(page: Page) -> bool:
-    item_lines = [line.text for line in page.lines if _ITEM.match(line.text)]
-    numbered = sum(1 for text in item_lines if _ENDS_IN_PAGE_NUMBER.search(text))
-    items = len(item_lines) if len(item_lines) >= 8 or numbered >= 3 else 0
+    item_rows = [i for i, line in enumerate(page.lines) if _ITEM.match(line.text)]
+    numbered = sum(1 for i in item_rows if _ENDS_IN_PAGE_NUMBER.search(page.lines[i].text))
+    listed = len(item_rows) >= 8 and _listed_without_body(page, item_rows)
+    items = len(item_rows) if listed or numbered >= 3 else 0
     notes = 0 if _is_notes_index(page) else sum(1 for line in page.lines if _NOTE.match(line.text))
     parts = {compact(line.text) for line in page.lines if _PART.match(line.text) and len(line.text) < 60}
     return items >= 5 or notes >= 8 or len(parts) >= 3
@@ -144,6 +177,14 @@ def item_key(m: re.Match[str]) -> str:
     if m.group(3):
         return f"item_{num}{m.group(3).lower()}"
     return f"item_{num}"
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A readable id fragment: lower case, underscores, at most ``limit`` characters."""
+    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if len(s) > limit:
+        s = s[:limit].rsplit("_", 1)[0] or s[:limit]
+    return s or "section"
 
 
 def _clean_title(text: str) -> str:
@@ -289,8 +330,13 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
             h.order = h.order[1:]
     headings = accepted_parts + items
     index_pages = toc_pages | {p.number for p in pages if _is_notes_index(p)}
-    headings += _detect_financials(pages, index_pages, items)
-    headings += _dedupe_exhibits(exhibits, items)
+    exhibits = _dedupe_exhibits(exhibits, items)
+    financials = _detect_financials(pages, index_pages, *_financial_zone(items, pages))
+    if items and len(_statement_kinds(financials)) < 2:
+        # Item 8 may only point to statements printed after the last Item ("see page F-1")
+        financials = _back_matter_financials(pages, index_pages, items, exhibits) or financials
+    headings += financials
+    headings += exhibits
     headings.sort(key=lambda h: (h.page, h.y, h.level))
     return headings
 
@@ -319,8 +365,69 @@ def _financial_zone(items: list[Heading], pages: list[Page]) -> tuple[int, int]:
     return 1, end
 
 
-def _detect_financials(pages: list[Page], toc_pages: set[int], items: list[Heading]) -> list[Heading]:
-    _, zone_end = _financial_zone(items, pages)
+def _statement_kinds(headings: list[Heading]) -> set[str]:
+    return {h.key.split("_")[0] for h in headings if h.kind == "statement"}
+
+
+_FINANCIALS_START = re.compile(
+    r"^(?:reportofindependentregisteredpublicaccountingfirm|indextoconsolidatedfinancialstatements"
+    r"|indextofinancialstatements|(?:consolidated)?financialstatements(?:andsupplementarydata)?$)"
+)
+_BACK_MATTER = re.compile(r"^(?:exhibitindex|indextoexhibits|exhibits?|signatures?)$")
+
+
+def _back_matter_financials(
+    pages: list[Page], index_pages: set[int], items: list[Heading], exhibits: list[Heading]
+) -> list[Heading]:
+    """Statements and notes printed after the last Item (the "F-pages" many 10-Ks attach after
+    Part IV, Item 8 saying "begin on page F-1"), under one ``financials`` section.
+
+    Used only when the Item 8 zone holds fewer than two kinds of statement; the section
+    starts at the auditor's report or an index to the statements when one precedes them,
+    and ends at an exhibit index, signatures or the first exhibit after the notes.
+    """
+    last_item = max(h.page for h in items)
+    end = min((h.page for h in exhibits), default=pages[-1].number + 1) - 1
+    if end <= last_item:
+        return []
+    found = _detect_financials(pages, index_pages, last_item + 1, end)
+    if len(_statement_kinds(found)) < 2:
+        return []
+    first = min(found, key=lambda h: (h.page, h.y))
+    opening: list[Heading] = []  # the auditor's report, an index to the statements
+    for page in pages[last_item : first.page]:
+        for idx, line in enumerate(page.lines[:6]):
+            if (line.bold or line.caps or line.centred or idx < 3) and _FINANCIALS_START.match(line.compact):
+                if page.number == first.page and line.y0 >= first.y:
+                    break
+                title = _clean_title(line.text)
+                opening.append(
+                    Heading("opening", slug(title), title, page.number, line.y0, at_top(page, line))
+                )
+                break
+    head = opening[0] if opening else first
+    start = Heading(
+        "financials", "financial_statements", "Financial Statements", head.page, head.y, head.at_top
+    )
+    found = opening + found
+    last = max(found, key=lambda h: (h.page, h.y))
+    for page in pages[last.page - 1 : end]:
+        for idx, line in enumerate(page.lines):
+            if page.number == last.page and line.y0 <= last.y:
+                continue
+            if (line.bold or line.caps) and idx < 6 and _BACK_MATTER.match(line.compact):
+                key = "exhibit_index" if "exhibit" in line.compact else "signatures"
+                found.append(
+                    Heading("back", key, _clean_title(line.text), page.number, line.y0, at_top(page, line))
+                )
+                return [start, *found]
+    return [start, *found]
+
+
+def _detect_financials(
+    pages: list[Page], toc_pages: set[int], zone_start: int, zone_end: int
+) -> list[Heading]:
+    """Statements, the notes title and the notes on pages ``zone_start..zone_end``."""
     out: list[Heading] = []
     seen_statements: dict[str, int] = {}
     last_statement_page = -10
@@ -328,8 +435,8 @@ def _detect_financials(pages: list[Page], toc_pages: set[int], items: list[Headi
     notes_title: Heading | None = None
     note_cands: list[Heading] = []
     numbered_cands: list[Heading] = []
-    for page in pages:
-        if page.number in toc_pages or page.number > zone_end:
+    for page in pages[zone_start - 1 : zone_end]:
+        if page.number in toc_pages:
             continue
         page_statements: list[tuple[str, Line]] = []
         for idx, line in enumerate(page.lines):

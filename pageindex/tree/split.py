@@ -11,8 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from pageindex.tree.draft import Draft
-from pageindex.tree.headings import at_top
+from pageindex.tree.headings import at_top, slug
 from pageindex.tree.pdf import Line, Page
+
+__all__ = ["SubheadingRules", "slug", "split_long", "subheading_drafts", "window_drafts"]
 
 _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
@@ -203,11 +205,3 @@ def split_long(
     for child in node.children:
         if child.page_count > max_pages:
             child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
-
-
-def slug(text: str, limit: int = 40) -> str:
-    """A readable id fragment: lower case, underscores, at most ``limit`` characters."""
-    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-    if len(s) > limit:
-        s = s[:limit].rsplit("_", 1)[0] or s[:limit]
-    return s or "section"

@@ -208,3 +208,28 @@ def test_single_item_8k(fb_pdf, tree_cache_dir):
     tree = build_tree(fb_pdf("PEPSICO_2023_8K_dated-2023-05-05"), cache_dir=tree_cache_dir)
     assert tree.strategy == "sec"
     assert on_start_page(tree, "item_5_07", r"item\s*5\.07")
+
+
+def test_statements_printed_after_part_iv(built):
+    """Netflix 2015: Item 8 points to the F-pages after Item 15; they form their own section
+    (index, auditor's report, statements, notes), closed by the signatures."""
+    tree = built("NETFLIX_2015_10K")
+    assert tree.get("item_8").end_page == 33
+    assert (tree.get("item_15").start_page, tree.get("item_15").end_page) == (37, 37)
+    fs = tree.get("financial_statements")
+    assert (fs.start_page, fs.end_page) == (38, 63)
+    found = {n.node_id: n.start_page for n in fs.children if n.kind == "statement"}
+    assert found == {
+        "financial_statements/income": 40,
+        "financial_statements/comprehensive_income": 41,
+        "financial_statements/cash_flows": 42,
+        "financial_statements/balance_sheet": 43,
+        "financial_statements/equity": 44,
+    }
+    assert on_start_page(tree, "financial_statements/cash_flows", "statements of cash flows")
+    notes = [n for n in fs.children if n.kind == "note"]
+    assert [n.node_id for n in notes] == [f"financial_statements/note_{i}" for i in range(1, 14)]
+    assert notes[0].start_page == 45 and on_start_page(tree, notes[0].node_id, "1. Organization")
+    assert tree.get("signatures").start_page == 64
+    # the "Statements of Operations" table in Selected Financial Data is no statement
+    assert not [n for n in tree.walk() if n.kind == "statement" and n.start_page < 38]
