@@ -82,21 +82,27 @@ def _package_version() -> str:
         return "unknown"
 
 
-def default_demo_dir() -> Path:
+REPO_DEMO_DIR = Path(__file__).resolve().parents[1] / "datasets" / "demo"
+
+
+def demo_dataset_dir() -> Path:
+    """The demo dataset: the copy committed in ``datasets/demo`` (a test keeps it equal to the
+    generator's output), else one generated into the user cache dir (kept current)."""
+    if (REPO_DEMO_DIR / "questions.jsonl").exists():
+        return REPO_DEMO_DIR
+    from bench.datasets.demo import ensure_demo_dataset
+
     base = os.environ.get("PAGEINDEX_CACHE_DIR") or Path.home() / ".cache" / "pageindex"
-    return Path(base) / "demo-data"
+    demo_dir = Path(base) / "demo-data"
+    ensure_demo_dataset(demo_dir)
+    return demo_dir
 
 
 def load_dataset(config: RunConfig) -> Dataset:
     from bench.datasets.financebench import load_financebench
 
     if config.data_dir is None:
-        from bench.datasets.demo import write_demo_dataset
-
-        demo_dir = default_demo_dir()
-        if not (demo_dir / "questions.jsonl").exists():
-            write_demo_dataset(demo_dir)
-        return load_financebench(demo_dir, name="demo")
+        return load_financebench(demo_dataset_dir(), name="demo")
     return load_financebench(config.data_dir)
 
 
@@ -190,7 +196,6 @@ class Runner:
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
         if (run_dir / "samples.jsonl").exists() and (run_dir / "samples.jsonl").stat().st_size:
             raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
-        run_dir.mkdir(parents=True, exist_ok=True)
         return run_dir, None
 
     def _make_clients(self, model: str | None) -> tuple[Any, Any, Any]:
@@ -232,6 +237,21 @@ class Runner:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
             judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
         return retriever_llm, judge_llm, budget
+
+    async def _preflight(self, *clients: Any) -> None:
+        """Fail before any work when a model is unreachable or its key is rejected (one clear line
+        naming the model and URL; never the key). Clients given by the caller are trusted."""
+        from pageindex.llm import LLMError
+
+        given = {id(self._retriever_llm), id(self._judge_llm)}
+        flat = [c for x in clients for c in (x if isinstance(x, list) else [x])]
+        for client in flat:
+            if client is None or id(client) in given or getattr(client, "scripted", None) is not None:
+                continue
+            try:
+                await client.check()
+            except LLMError as exc:
+                raise RunSetupError(str(exc)) from None
 
     def _scripted_for(self, spec: str) -> Any:
         """The run's one scripted model (shared by every ``scripted`` client)."""
@@ -350,6 +370,9 @@ class Runner:
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
 
+        retriever_llm, judge_llm, budget = self._make_clients(model)
+        await self._preflight(retriever_llm, judge_llm)
+
         dataset = load_dataset(cfg)
         from bench.datasets.validation import validate_dataset
 
@@ -362,7 +385,6 @@ class Runner:
         dropped = [*validation.dropped, *tree_dropped]
         questions = [q for q in questions if q.doc_id in trees]
 
-        retriever_llm, judge_llm, budget = self._make_clients(model)
         judge_name = self._judge_name(model)
         from bench.judges.base import make_judge
 
@@ -414,6 +436,7 @@ class Runner:
                 },
             }
         )
+        run_dir.mkdir(parents=True, exist_ok=True)  # only now: a set-up error leaves nothing behind
         _write_json(run_dir / "run.json", info)
         with jsonlines.open(run_dir / "dropped.jsonl", mode="w") as out:
             out.write_all([d.model_dump(mode="json") for d in dropped])
