@@ -12,25 +12,10 @@ import math
 import re
 from dataclasses import dataclass
 
-SCALES: dict[str, float] = {
-    "thousand": 1e3,
-    "thousands": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "millions": 1e6,
-    "mn": 1e6,
-    "mm": 1e6,
-    "mil": 1e6,
-    "m": 1e6,
-    "billion": 1e9,
-    "billions": 1e9,
-    "bn": 1e9,
-    "b": 1e9,
-    "trillion": 1e12,
-    "trillions": 1e12,
-    "tn": 1e12,
-    "t": 1e12,
-}
+from pageindex.retrievers.numbers import SCALES as _RETRIEVER_SCALES
+
+# The retrievers' scale words, plus two the judge also meets in model answers ("$5 mil", "$2T").
+SCALES: dict[str, float] = {**_RETRIEVER_SCALES, "mil": 1e6, "t": 1e12}
 _SINGLE_LETTER = {"k", "m", "b", "t"}
 
 _NUMBER = re.compile(
