@@ -17,7 +17,7 @@ from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
 from pageindex.tree.labels import page_labels
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
-from pageindex.tree.pdf import PdfDocument, read_pdf
+from pageindex.tree.pdf import PdfDocument, mark_underlined, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 
 BUILDER_VERSION = "1.0"
@@ -103,8 +103,20 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
             )
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
+
+    def underline(first: int, last: int) -> None:
+        mark_underlined(doc.path, pages, range(first, last + 1))
+
     for root in roots:
-        split_long(root, pages, max_leaf_pages, rules, outline, use_subheadings=strategy != "windows")
+        split_long(
+            root,
+            pages,
+            max_leaf_pages,
+            rules,
+            outline,
+            use_subheadings=strategy != "windows",
+            underline=underline,
+        )
     nodes = _to_nodes(roots)
     return Tree(
         doc_id=doc.path.stem,

@@ -44,6 +44,7 @@ class Line:
     y1: float
     size: float
     color: int = 0  # sRGB of the line's text when all its spans share one colour, else -1
+    underlined: bool = False  # set only by mark_underlined (drawings are read on demand)
 
     @property
     def compact(self) -> str:
@@ -57,6 +58,7 @@ class Page:
     width: float
     height: float
     lines: list[Line] = field(default_factory=list)
+    underlines_read: bool = False
 
     @property
     def text(self) -> str:
@@ -199,3 +201,50 @@ def read_pdf(path: str | Path) -> PdfDocument:
     if not any(page.lines for page in pages):
         raise PDFNoTextError(p)
     return PdfDocument(path=p, pages=pages, toc=toc)
+
+
+def _rules(drawings: list[dict]) -> list[tuple[float, float, float]]:
+    """Thin horizontal strokes or filled bars as (x0, x1, y): candidate underlines."""
+    out = []
+    for d in drawings:
+        x0, y0, x1, y1 = d["rect"]
+        if y1 - y0 <= 2.0 and x1 - x0 >= 8.0:
+            out.append((x0, x1, (y0 + y1) / 2))
+    return out
+
+
+def mark_underlined(path: str | Path, pages: list[Page], numbers: range) -> None:
+    """Set ``Line.underlined`` on pages ``numbers`` (1-based), reading their vector drawings.
+
+    Drawings cost about as much as the text itself, so they are read only for the pages a
+    caller asks about (long sections with no emphasised sub-headings). A line is underlined
+    when strokes just below it span at least 90% of its width and reach no further than it.
+    """
+    wanted = [n for n in numbers if 1 <= n <= len(pages) and not pages[n - 1].underlines_read]
+    if not wanted:
+        return
+    try:
+        doc = pymupdf.open(path)
+    except Exception:  # the file moved or changed since it was read: no underlines
+        return
+    try:
+        for n in wanted:
+            page = pages[n - 1]
+            page.underlines_read = True
+            try:
+                rules = _rules(doc[n - 1].get_cdrawings())
+            except Exception:
+                continue
+            if not rules:
+                continue
+            for line in page.lines:
+                width = line.x1 - line.x0
+                under = [
+                    (x0, x1)
+                    for x0, x1, y in rules
+                    if line.y1 - 3.0 <= y <= line.y1 + 3.0 and x0 >= line.x0 - 3.0 and x1 <= line.x1 + 3.0
+                ]
+                if width > 0 and sum(x1 - x0 for x0, x1 in under) >= 0.9 * width:
+                    line.underlined = True
+    finally:
+        doc.close()

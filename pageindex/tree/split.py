@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pageindex.tree.draft import Draft
@@ -71,6 +72,46 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     return True
 
 
+_TERMINAL = re.compile(r"[.,;:]$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
+_SMALL = {"and", "or", "of", "the", "for", "to", "in", "on", "with", "by", "a", "an", "from", "at", "as"}
+
+
+def is_plain_subheading(page: Page, index: int, headers: frozenset[str] | set[str]) -> bool:
+    """A sub-heading set in body type: underlined, or a short title-case line standing alone
+    (the line before it ends a paragraph, the line after it starts body text). Used only in
+    long sections that have no emphasised sub-headings."""
+    lines = page.lines
+    line = lines[index]
+    text = line.text
+    if not 4 <= len(text) <= 120 or not text[0].isupper():
+        return False
+    if sum(c.isalpha() for c in text) < 4 or len(_NUMBERISH.findall(text)) > 2:
+        return False
+    c = line.compact
+    if c in headers or _SKIP.search(c):
+        return False
+    if line.underlined:
+        return True
+    words = _WORD.findall(text)
+    if len(text) > 80 or _TERMINAL.search(text) or not 2 <= len(words) <= 12:
+        return False
+    if any(not w[0].isupper() and w.lower() not in _SMALL for w in words):
+        return False  # title case: every word capitalised but the small ones
+    nxt = lines[index + 1] if index + 1 < len(lines) else None
+    if nxt is None or len(nxt.text) < 60 or nxt.x0 < line.x0 - 2.0:
+        return False
+    if index > 0:
+        prev = lines[index - 1]
+        right = max(other.x1 for other in lines)
+        ends_paragraph = prev.text.endswith((".", ":", ")", "”", '"')) or prev.x1 < right - 0.25 * (
+            right - prev.x0
+        )
+        if not ends_paragraph or len(prev.text) >= 60 and not prev.text.endswith("."):
+            return False
+    return True
+
+
 def subheading_drafts(
     pages: list[Page],
     first: int,
@@ -80,22 +121,24 @@ def subheading_drafts(
     rules: SubheadingRules,
     before_y: float = float("inf"),
     per_page: int = 2,
+    plain: bool = False,
 ) -> list[Draft]:
     """Sub-headings on pages ``first..last``: on ``first`` only below ``after_y``, on ``last``
     only above ``before_y``. A heading directly followed by another (a heading over a
     sub-heading) counts once; at most ``per_page`` per page (the first ones and the last,
-    which titles the text running on to the next pages)."""
+    which titles the text running on to the next pages). ``plain`` looks for headings set in
+    body type (:func:`is_plain_subheading`) instead of emphasised ones."""
     out: list[Draft] = []
     for number in range(first, last + 1):
         page = pages[number - 1]
         found: list[Draft] = []
         previous_was_heading = False
-        for line in page.lines:
+        for index, line in enumerate(page.lines):
             if number == first and line.y0 <= after_y:
                 continue
             if number == last and line.y0 >= before_y:
                 break
-            if rules.accepts(line):
+            if is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line):
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {line.text}"[:120]
                 else:
@@ -159,24 +202,68 @@ def split_long(
     rules: SubheadingRules,
     outline: list[Draft] | None = None,
     use_subheadings: bool = True,
+    underline: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Recursively give every leaf longer than ``max_pages`` children that cover it."""
+    """Recursively give every leaf longer than ``max_pages`` children that cover it.
+
+    Sub-headings come from the outline, then emphasised lines, then (for a section with
+    neither) headings set in body type: underlined lines, read on demand through
+    ``underline(first, last)``, or short title-case lines standing alone. Page windows last.
+    """
     for child in node.children:
-        split_long(child, pages, max_pages, rules, outline, use_subheadings)
+        split_long(child, pages, max_pages, rules, outline, use_subheadings, underline)
     if node.children or node.page_count <= max_pages:
         return
     subs: list[Draft] = []
     if use_subheadings and node.kind != "window":
         if outline:
-            subs = _outline_inside(node, outline, node.rank + 1)
+            subs = _inside(node, _outline_inside(node, outline, node.rank + 1))
         if not subs:
-            subs = subheading_drafts(
-                pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y
+            subs = _inside(
+                node,
+                subheading_drafts(
+                    pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y
+                ),
             )
-        subs = [d for d in subs if d.start_page > node.start_page or not d.at_top]
+        if not subs:
+            subs = _plain_inside(node, pages, rules, underline)
     if not subs:
         node.children = window_drafts(node.start_page, node.end_page, max_pages, node.rank + 1)
         return
+    _attach(node, subs)
+    for child in node.children:
+        if child.page_count <= max_pages:
+            continue
+        plain = _plain_inside(child, pages, rules, underline) if use_subheadings else []
+        if plain:
+            _attach(child, plain)
+            for grandchild in child.children:
+                if grandchild.page_count > max_pages:
+                    grandchild.children = window_drafts(
+                        grandchild.start_page, grandchild.end_page, max_pages, grandchild.rank + 1
+                    )
+        else:
+            child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
+
+
+def _inside(node: Draft, subs: list[Draft]) -> list[Draft]:
+    return [d for d in subs if d.start_page > node.start_page or not d.at_top]
+
+
+def _plain_inside(
+    node: Draft, pages: list[Page], rules: SubheadingRules, underline: Callable[[int, int], None] | None
+) -> list[Draft]:
+    if underline is not None:
+        underline(node.start_page, node.end_page)
+    found = subheading_drafts(
+        pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y, plain=True
+    )
+    return _inside(node, found)
+
+
+def _attach(node: Draft, subs: list[Draft]) -> None:
+    """Make ``subs`` (reading order, inside ``node``) its children, with an opening child
+    when the first one starts on a later page."""
     for i, d in enumerate(subs):
         nxt = subs[i + 1] if i + 1 < len(subs) else None
         if nxt is None:
@@ -200,8 +287,5 @@ def split_long(
             end_page=max(node.start_page, end),
             end_y=first.y if shared else float("inf"),
         )
-        subs.insert(0, intro)
+        subs = [intro, *subs]
     node.children = subs
-    for child in node.children:
-        if child.page_count > max_pages:
-            child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)

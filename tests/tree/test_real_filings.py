@@ -233,3 +233,19 @@ def test_statements_printed_after_part_iv(built):
     assert tree.get("signatures").start_page == 64
     # the "Statements of Operations" table in Selected Financial Data is no statement
     assert not [n for n in tree.walk() if n.kind == "statement" and n.start_page < 38]
+
+
+def test_litigation_note_split_at_underlined_headings(built):
+    """CVS 2022 sets the matters of its litigation note as underlined body-type lines; they
+    split the long section (FinanceBench 01107 cites pages 173-174) instead of page windows."""
+    tree = built("CVSHEALTH_2022_10K")
+    parent = "item_8/note_16/litigation_and_regulatory_proceedings"
+    kids = {c.node_id.rsplit("/", 1)[1]: (c.start_page, c.kind) for c in tree.get(parent).children}
+    assert kids["usual_and_customary_pricing_litigation"] == (173, "heading")
+    assert kids["controlled_substances_litigation_audits"] == (174, "heading")
+    assert all(kind != "window" for _, kind in kids.values())
+    for page in (173, 174):
+        leaf = min(
+            (n for n in tree.leaves() if n.start_page <= page <= n.end_page), key=lambda n: n.page_count
+        )
+        assert leaf.kind == "heading" and leaf.page_count <= 2, leaf.node_id
