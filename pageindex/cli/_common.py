@@ -11,8 +11,8 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
+err_console = Console(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
 
 
