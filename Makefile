@@ -1,6 +1,7 @@
 # Two commands for a fresh machine:  `make demo` (the main job) and `make test` (the tests).
 # Both create .venv and install the package on first use.
 PY ?= python3
+ARGS ?=
 VENV := .venv
 BIN := $(VENV)/bin
 
@@ -14,7 +15,7 @@ $(BIN)/pageindex: pyproject.toml
 install: $(BIN)/pageindex
 
 demo: install
-	$(BIN)/pageindex bench run --demo
+	$(BIN)/pageindex bench run $(ARGS)
 
 test: install
 	$(BIN)/python -m pytest -n 2
