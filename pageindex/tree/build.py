@@ -19,6 +19,7 @@ from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
 from pageindex.tree.pdf import PdfDocument, mark_underlined, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
+from pageindex.tree.titles import repair_title, word_counts
 
 BUILDER_VERSION = "1.0"
 
@@ -117,6 +118,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
             use_subheadings=strategy != "windows",
             underline=underline,
         )
+    _repair_titles(roots, pages)
     nodes = _to_nodes(roots)
     return Tree(
         doc_id=doc.path.stem,
@@ -129,6 +131,14 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         pages=[page.text for page in pages],
         strategy=strategy,
     )
+
+
+def _repair_titles(roots: list[Draft], pages: list) -> None:
+    """Re-join renderer-split words in display titles (ids keep the text as printed)."""
+    drafts = [d for r in roots for d in r.walk() if d.kind != "window"]
+    counts = word_counts([d.title for d in drafts], (page.text for page in pages))
+    for d in drafts:
+        d.title = repair_title(d.title, counts)
 
 
 def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], str, list[Draft]]:

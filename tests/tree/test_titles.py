@@ -1,0 +1,66 @@
+"""Display titles: renderer-split words re-joined only where it is safe."""
+
+from __future__ import annotations
+
+import pytest
+
+from pageindex.tree.titles import repair_title, word_counts
+
+PAGES = [
+    "Our business and the properties we lease. Cash flows from operating activities.",
+    "The business grew. Total cash flows. Equity and the consolidated statements.",
+    "Scheduled payments are listed in Schedule D. We went to the top of the list.",
+    "We moved into new markets, and into others.",
+]
+
+
+def repaired(title: str, pages: list[str] = PAGES) -> str:
+    return repair_title(title, word_counts([title], pages))
+
+
+@pytest.mark.parametrize(
+    ("title", "want"),
+    [
+        ("Item 1. Busines s.", "Item 1. Business."),  # joined word printed unsplit elsewhere
+        ("Item 2. Propertie s.", "Item 2. Properties."),
+        ("Consolidated Statement of Cash Flow s", "Consolidated Statement of Cash Flows"),
+        ("CONSOLID ATED BALANCE SHEETS", "CONSOLIDATED BALANCE SHEETS"),  # filing word, long pieces
+        ("FINANCIAL CONDITION AND LIQUIDI TY", "FINANCIAL CONDITION AND LIQUIDITY"),
+        ("PART II I", "PART III"),
+        ("PART I V", "PART IV"),
+        ("Part II", "Part II"),
+        ("SCHEDULE D", "SCHEDULE D"),  # a label after a word of its own, though "scheduled" is common
+        ("Exhibit A", "Exhibit A"),
+        ("Article I. General", "Article I. General"),
+        ("Plans to grow in to new markets", "Plans to grow in to new markets"),  # two words stay apart
+        ("Other Informatio n.", "Other Information."),  # filing vocabulary needs no evidence
+        ("Zyx q", "Zyx q"),  # unknown joined word
+    ],
+)
+def test_repair_title(title, want):
+    assert repaired(title) == want
+
+
+def test_title_cut_at_the_limit_keeps_its_cut_last_word():
+    title = ("Fluctuations in the market generally may cause the market price " * 3)[:118].rstrip() + " to p"
+    assert repaired(title) == title
+
+
+def test_repair_only_changes_whitespace():
+    for title in ["Item 1. Busines s.", "PART II I", "CONSOLID ATED", "Equit y and Incom e"]:
+        assert "".join(repaired(title).split()) == "".join(title.split())
+
+
+def test_3m_titles_repaired_ids_unchanged(built):
+    tree = built("3M_2018_10K")
+    assert tree.get("item_1").title == "Item 1. Business."
+    assert tree.get("part_3").title == "PART III"
+    assert tree.get("item_8/income").title == "Consolidated Statement of Income"
+    assert tree.get("item_8/cash_flows").title == "Consolidated Statement of Cash Flows"
+    assert tree.get("item_8/balance_sheet").title == "Consolidated Balance Sheet"
+    # ids keep the text as printed, so they stay what they were
+    assert tree.get("item_7/overvi_ew").title == "OVERVIEW"
+    for node in tree.walk():
+        if node.kind in ("item", "statement", "part"):
+            squashed = "".join(node.title.split()).lower()
+            assert squashed in "".join(tree.page_text(node.start_page).split()).lower(), node.node_id
