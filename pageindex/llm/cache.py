@@ -7,6 +7,13 @@ URL). Modes: ``off`` (never read or write), ``rw`` (read, and write every new re
 (read only; a miss raises :class:`ReplayMiss`). Rows keep the reply and its original usage, so
 replayed runs report the same token figures, marked ``cached``.
 
+Failures: a call's *final* failure (after the retries: HTTP errors, timeouts, malformed replies,
+output that never validated) is recorded too, in a separate ``failures`` table: error kind, class,
+message, the raw reply (both already free of keys) and any tokens spent. ``replay`` reproduces the
+same typed error for the same request key, so a run that ended on (or recovered from) a failed
+call replays exactly. ``rw`` never reuses a recorded failure: it calls the model again, and a
+success replaces the failure record. ``stats`` counts replies and failures apart.
+
 The database runs in WAL mode with a busy timeout: several processes and threads may write at
 once. Each thread gets its own connection; writes within a thread are serialised by a lock.
 Default path: ``$PAGEINDEX_CACHE_DIR/llm.sqlite``, else ``~/.cache/pageindex/llm.sqlite``.
@@ -42,6 +49,15 @@ CREATE TABLE IF NOT EXISTS replies (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replies_model ON replies(model);
+CREATE TABLE IF NOT EXISTS failures (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    request TEXT NOT NULL,
+    error_kind TEXT NOT NULL,
+    failure TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -67,6 +83,9 @@ class CacheStats(BaseModel):
     completion_tokens: int = 0
     oldest: float | None = None
     newest: float | None = None
+    failures: int = 0  # recorded final failures (replayed as the same typed error in mode replay)
+    failures_by_kind: dict[str, int] = {}  # error kind -> count (timeout, call_failed, ...)
+    failures_by_model: dict[str, int] = {}
 
 
 class LLMCache:
@@ -80,6 +99,8 @@ class LLMCache:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.failure_hits = 0  # recorded failures served (mode replay)
+        self.failure_writes = 0
 
     def __repr__(self) -> str:
         return f"LLMCache({str(self.path)!r}, mode={self.mode!r})"
@@ -144,7 +165,8 @@ class LLMCache:
         prompt_tokens: int,
         completion_tokens: int,
     ) -> None:
-        """Store a reply (only in mode ``rw``; first writer wins on a duplicate key)."""
+        """Store a reply (only in mode ``rw``; first writer wins on a duplicate key) and drop any
+        failure recorded for the same key."""
         if not self.writable:
             return
         conn = self._connect()
@@ -160,8 +182,57 @@ class LLMCache:
             time.time(),
         )
         with self._lock:
-            conn.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+                conn.execute("DELETE FROM failures WHERE key = ?", (key,))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         self.writes += 1
+
+    def get_failure(self, key: str) -> dict[str, Any] | None:
+        """The recorded final failure for ``key`` (``kind``, ``type``, ``message``, ``raw``,
+        ``usage``), or None. Only mode ``replay`` reads failures: ``rw`` retries them live."""
+        if self.mode != "replay":
+            return None
+        conn = self._connect(create=False)
+        if conn is None:
+            return None
+        with self._lock:
+            row = conn.execute("SELECT failure FROM failures WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        self.failure_hits += 1
+        return json.loads(row[0])
+
+    def put_failure(
+        self, key: str, *, model: str, kind: str, request: dict[str, Any], failure: dict[str, Any]
+    ) -> None:
+        """Record a call's final failure (only in mode ``rw``; the latest one wins; never over a
+        stored reply). ``failure`` must already be free of keys."""
+        if not self.writable:
+            return
+        conn = self._connect()
+        assert conn is not None
+        row = (
+            key,
+            model,
+            kind,
+            json.dumps(request, default=str),
+            str(failure.get("kind", "llm_error")),
+            json.dumps(failure, default=str),
+            time.time(),
+            key,
+        )
+        with self._lock:
+            conn.execute(
+                "INSERT OR REPLACE INTO failures SELECT ?, ?, ?, ?, ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM replies WHERE key = ?)",
+                row,
+            )
+        self.failure_writes += 1
 
     # ------------------------------------------------------------------ maintenance
     def stats(self) -> CacheStats:
@@ -176,6 +247,15 @@ class LLMCache:
             ).fetchone()
             by_model = dict(conn.execute("SELECT model, COUNT(*) FROM replies GROUP BY model ORDER BY model"))
             by_kind = dict(conn.execute("SELECT kind, COUNT(*) FROM replies GROUP BY kind ORDER BY kind"))
+            failures = conn.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+            failures_by_kind = dict(
+                conn.execute(
+                    "SELECT error_kind, COUNT(*) FROM failures GROUP BY error_kind ORDER BY error_kind"
+                )
+            )
+            failures_by_model = dict(
+                conn.execute("SELECT model, COUNT(*) FROM failures GROUP BY model ORDER BY model")
+            )
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(
             path=str(self.path),
@@ -188,18 +268,24 @@ class LLMCache:
             completion_tokens=completion,
             oldest=oldest,
             newest=newest,
+            failures=failures,
+            failures_by_kind=failures_by_kind,
+            failures_by_model=failures_by_model,
         )
 
     def clear(self, model: str | None = None) -> int:
-        """Delete every row (or only one model's); returns how many were deleted."""
+        """Delete every row (or only one model's), recorded failures included; returns how many
+        replies and failures were deleted."""
         if not self.path.exists():
             return 0
         conn = self._connect()
         assert conn is not None
         with self._lock:
-            if model is None:
-                deleted = conn.execute("DELETE FROM replies").rowcount
-            else:
-                deleted = conn.execute("DELETE FROM replies WHERE model = ?", (model,)).rowcount
+            deleted = 0
+            for table in ("replies", "failures"):
+                if model is None:
+                    deleted += conn.execute(f"DELETE FROM {table}").rowcount
+                else:
+                    deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
             conn.execute("VACUUM")
         return deleted

@@ -15,6 +15,22 @@ URL and never contain the key.
 Concurrency: one semaphore per endpoint (base URL) and event loop, shared by every client pointing
 there; its size is the ``concurrency`` of the first client that used it.
 
+Malformed replies: an HTTP 200 whose body is truncated / not JSON, or JSON without a usable
+``choices[0].message`` (see ``http.py``), is retried like a 5xx by the same SDK machinery and within
+the same cap (at most ``1 + max_retries`` HTTP attempts per call), then raises
+:class:`MalformedReply` (an :class:`LLMCallError`) naming the model, the (credential-free) URL and
+the problem, with the last body in ``.raw``.
+
+Cache, failures and identical calls in flight: with a cache, a call's final failure
+(:class:`LLMCallError` and subclasses, :class:`StructuredOutputError`) is recorded next to the
+replies; ``replay`` raises the same typed error again (``.cached`` True, same message, the same
+usage re-entered in the ledger marked cached), ``rw`` ignores recorded failures and calls live.
+With a writable cache, identical requests (same cache key) in flight at the same time in one event
+loop are coalesced: the first makes the call, the others wait and get its reply (usage marked
+cached) or its failure, so a recorded run and its replay see the same outcomes. If the first caller
+is cancelled, or fails with an error that is not recorded (bad key, budget), a waiting caller makes
+the call itself.
+
 ``chat`` returns tool calls as :class:`ToolCall`; malformed JSON arguments, unknown tools and
 arguments that break the tool's schema do not raise -- the call carries ``error`` and the verbatim
 ``raw_arguments`` (``resp.bad_tool_calls``, ``call.raise_for_error()``), and the ledger record gets
@@ -44,9 +60,11 @@ from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
 from pageindex.llm.cache import CacheMode, LLMCache, request_key
-from pageindex.llm.http import make_http_client
+from pageindex.llm.http import MALFORMED_HEADER, PARSED_JSON, make_http_client, parse_completion
+from pageindex.llm.http import completion_problem as parse_completion_problem
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
+from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.scripted import RESPONSE_MODEL_HEADER, ScriptedModel, ScriptedRaise, ScriptedTransport
 from pageindex.llm.spec import ModelSpec, parse_spec
 from pageindex.llm.types import (
@@ -55,6 +73,7 @@ from pageindex.llm.types import (
     LLMConfigError,
     LLMError,
     LLMTimeout,
+    MalformedReply,
     Message,
     ReplayMiss,
     Role,
@@ -73,6 +92,14 @@ SCRIPTED_BASE_URL = "http://scripted.invalid/v1"
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
 )
+# In-flight calls per event loop, keyed by (cache file, request key): the single-flight table.
+_flights: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Future[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+# Failures recorded in the cache and reproduced by replay (and shared with waiting identical calls).
+_RECORDED_ERRORS: dict[str, type[LLMError]] = {
+    cls.kind: cls for cls in (LLMCallError, LLMTimeout, MalformedReply, StructuredOutputError)
+}
 _attempts: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("_attempts", default=None)
 
 
@@ -155,8 +182,13 @@ class LLMClient:
     def base_url(self) -> str | None:
         return SCRIPTED_BASE_URL if self.scripted is not None else self._spec.base_url
 
+    @property
+    def display_url(self) -> str | None:
+        """The base URL with credentials masked, for messages."""
+        return SCRIPTED_BASE_URL if self.scripted is not None else self._spec.display_url
+
     def __repr__(self) -> str:
-        return f"LLMClient({self.spec!r}, role={self.role!r}, base_url={self.base_url!r})"
+        return f"LLMClient({self.spec!r}, role={self.role!r}, base_url={self.display_url!r})"
 
     def bind(self, **tag: Any) -> LLMClient:
         """A client sharing everything with this one whose records carry ``tag`` as well."""
@@ -174,10 +206,16 @@ class LLMClient:
                 raise AssertionError("replay-only clients never reach the network")
             api_key = self._spec.api_key.get_secret_value() if self._spec.api_key else "scripted"
             inner = ScriptedTransport(self.scripted) if self.scripted is not None else self.transport
-            http_client = make_http_client(api_key, inner)
+            secrets = self._spec.secrets()
+            redact_library_logs(secrets)
+            http_client = make_http_client(secrets, inner)
+            # A query in the base URL (``?api-key=...``, ``?api-version=...``, as Azure-style proxies
+            # want) goes on every request: the SDK would otherwise append paths after it.
+            url = httpx2.URL(self.base_url or "")
             sdk = openai.AsyncOpenAI(
                 api_key=api_key,
-                base_url=self.base_url,
+                base_url=str(url.copy_with(query=None)) if url.query else self.base_url,
+                default_query=dict(url.params.multi_items()) or None,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
                 http_client=http_client,
@@ -214,9 +252,14 @@ class LLMClient:
             self.budget.add(record)
         return record
 
-    def _lookup(self, key: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    def _lookup(self, key: str, tag: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The cached reply for ``key``; in replay mode a recorded failure is raised again and a
+        miss raises :class:`ReplayMiss`."""
         stored = self.cache.get(key) if self.cache is not None else None
         if stored is None and self.replay_only:
+            failure = self.cache.get_failure(key) if self.cache is not None else None
+            if failure is not None:
+                raise self._reproduce(failure, tag)
             where = self.cache.path if self.cache is not None else "no cache"
             raise ReplayMiss(
                 f"replay miss for model {self.model} ({self.spec}): request key {key} is not in {where}; "
@@ -224,9 +267,62 @@ class LLMClient:
             )
         return stored
 
-    def _store(
-        self, key: str, kind: str, request: dict[str, Any], reply: dict[str, Any], usage: Usage
-    ) -> None:
+    async def _resolve(
+        self, key: str, kind: str, request: dict[str, Any], tag: dict[str, Any] | None, live: Any
+    ) -> tuple[dict[str, Any], bool]:
+        """The reply for ``key`` and whether it was not fetched live by this caller: from the cache,
+        from an identical call already in flight (single-flight, writable cache only), or from
+        ``live()``, whose reply (or recordable final failure) is stored."""
+        coalesce = self.cache is not None and self.cache.writable
+        while True:
+            stored = self._lookup(key, tag)
+            if stored is not None:
+                return stored, True
+            if not coalesce:
+                return await live(), False
+            assert self.cache is not None
+            flights = _flights.setdefault(asyncio.get_running_loop(), {})
+            flight_key = (str(self.cache.path), key)
+            flight = flights.get(flight_key)
+            if flight is None:
+                break
+            status, payload = await asyncio.shield(flight)
+            if status == "ok":
+                return payload, True
+            if status == "failed":
+                raise self._reproduce(payload, tag)
+            # "gone": the first caller was cancelled or hit an unrecorded error; try again.
+        flight = asyncio.get_running_loop().create_future()
+        flights[flight_key] = flight
+        outcome: tuple[str, Any] = ("gone", None)
+        try:
+            reply = await live()
+            self._store(key, kind, request, reply)
+            outcome = ("ok", reply)
+            return reply, False
+        except LLMError as exc:
+            failure = _failure_record(exc)
+            if failure is not None:
+                self.cache.put_failure(key, model=self.model, kind=kind, request=request, failure=failure)
+                outcome = ("failed", failure)
+            raise
+        finally:
+            if flights.get(flight_key) is flight:
+                del flights[flight_key]
+            flight.set_result(outcome)
+
+    def _reproduce(self, failure: dict[str, Any], tag: dict[str, Any] | None) -> LLMError:
+        """The typed error a recorded failure stands for (``cached=True``); tokens it had spent are
+        entered in the ledger again, marked cached, as a cached reply's are."""
+        cls = _RECORDED_ERRORS.get(str(failure.get("kind")), LLMCallError)
+        usage = failure.get("usage")
+        record = (
+            self._record(Usage.model_validate(usage), tag, cached=True, error=cls.kind) if usage else None
+        )
+        return cls(str(failure.get("message", "")), raw=failure.get("raw"), usage=record, cached=True)
+
+    def _store(self, key: str, kind: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
+        usage = Usage.model_validate(reply["usage"])
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -254,15 +350,20 @@ class LLMClient:
                 exc = seen
                 break
             seen = seen.__cause__ or seen.__context__
-        where = self._spec.where() if self.scripted is None else f"{self.spec} (scripted)"
+        where = self._where()
         attempts = f"after {self.max_retries + 1} attempt(s)"
         if isinstance(exc, openai.APITimeoutError):
             return LLMTimeout(f"{where}: no reply within {self.timeout:g}s {attempts}")
         if isinstance(exc, openai.APIConnectionError):
             return LLMCallError(f"{where}: cannot connect {attempts}")
+        if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
+            return MalformedReply(
+                f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts}",
+                raw=exc.response.text[:2000],
+            )
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return LLMConfigError(
-                f"{self.base_url} rejected the API key for {self.spec} "
+                f"{self.display_url} rejected the API key for {self.spec} "
                 f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
             )
         if isinstance(exc, openai.NotFoundError):
@@ -305,30 +406,36 @@ class LLMClient:
             params["max_tokens"] = max_tokens
         request = {"kind": "chat", **params}
         key = request_key(request)
-        stored = self._lookup(key, request)
-        if stored is not None:
-            usage = Usage.model_validate(stored["usage"])
-            response = self._chat_response(stored["raw"], tools, usage, tag, cached=True)
-            return response
-        self._check_budget()
-        backend = self._backend()
-        async with self._limiter():
-            started = time.perf_counter()
-            try:
-                # The SDK's generic ``post`` (its documented way to reach any endpoint) keeps all of its
-                # retry / timeout / error machinery but skips the typed request transform and response
-                # model construction, which cost about 1 ms of CPU per call; we parse the JSON ourselves.
-                text = await backend.sdk.post("/chat/completions", body=params, cast_to=str)
-                raw = json.loads(text)
-            except Exception as exc:
-                raise self._error(exc) from exc
-            latency = time.perf_counter() - started
-        if not isinstance(raw, dict):
-            raise LLMCallError(f"{self.spec}: the reply is not a JSON object", raw=str(raw)[:2000])
-        usage = _usage(raw.get("usage"), latency, calls=1)
-        response = self._chat_response(raw, tools, usage, tag)
-        self._store(key, "chat", request, {"raw": raw, "usage": usage.model_dump()}, usage)
-        return response
+
+        async def live() -> dict[str, Any]:
+            self._check_budget()
+            backend = self._backend()
+            async with self._limiter():
+                started = time.perf_counter()
+                try:
+                    # The SDK's generic ``post`` (its documented way to reach any endpoint) keeps all
+                    # of its retry / timeout / error machinery but skips the typed request transform
+                    # and response model construction (about 1 ms of CPU per call). The transport has
+                    # already parsed and checked the JSON (http.py); we take it from there.
+                    http = await backend.sdk.post("/chat/completions", body=params, cast_to=httpx2.Response)
+                except Exception as exc:
+                    raise self._error(exc) from exc
+                latency = time.perf_counter() - started
+            raw = http.extensions.get(PARSED_JSON)
+            if raw is None:  # pragma: no cover - only if a transport bypasses the check
+                raw, problem = parse_completion(http.content)
+                if problem is not None:
+                    raise MalformedReply(
+                        f"malformed reply from {self._where()}: {problem}", raw=http.text[:2000]
+                    )
+            return {"raw": raw, "usage": _usage(raw.get("usage"), latency, calls=1).model_dump()}
+
+        reply, cached = await self._resolve(key, "chat", request, tag, live)
+        usage = Usage.model_validate(reply["usage"])
+        return self._chat_response(reply["raw"], tools, usage, tag, cached=cached)
+
+    def _where(self) -> str:
+        return self._spec.where() if self.scripted is None else f"{self.spec} (scripted)"
 
     def _chat_response(
         self,
@@ -339,11 +446,11 @@ class LLMClient:
         *,
         cached: bool = False,
     ) -> ChatResponse:
-        choices = raw.get("choices") or []
-        if not choices:
-            self._record(usage, tag, cached=cached, error="call_failed")
-            raise LLMCallError(f"{self.spec}: the reply has no choices", raw=str(raw)[:2000])
-        message = choices[0].get("message") or {}
+        problem = parse_completion_problem(raw)
+        if problem is not None:  # pragma: no cover - replies are checked before they are stored
+            raise MalformedReply(f"malformed reply from {self._where()}: {problem}", raw=str(raw)[:2000])
+        choices = raw["choices"]
+        message = choices[0]["message"]
         calls = [parse_tool_call(c, tools or []) for c in message.get("tool_calls") or []]
         error = "bad_tool_call" if any(c.error for c in calls) else None
         record = self._record(usage, tag, cached=cached, error=error)
@@ -381,44 +488,52 @@ class LLMClient:
             **params,
         }
         key = request_key(request)
-        stored = self._lookup(key, request)
-        if stored is not None:
-            record = self._record(Usage.model_validate(stored["usage"]), tag, cached=True)
-            value = response_model.model_validate(stored["value"])
-            return StructuredResponse[response_model](value=value, usage=record, attempts=stored["attempts"])
-        self._check_budget()
-        backend = self._backend()
-        extra = {"extra_headers": {RESPONSE_MODEL_HEADER: response_model.__name__}} if self.scripted else {}
-        attempts: list[Any] = []
-        token = _attempts.set(attempts)
-        try:
-            async with self._limiter():
-                started = time.perf_counter()
-                try:
-                    value, completion = await backend.structured.chat.completions.create_with_completion(
-                        response_model=response_model, max_retries=max_retries, **params, **extra
-                    )
-                except InstructorError as exc:
-                    # Retries exhausted, or a reply instructor cannot use at all (e.g. cut off by
-                    # max_tokens): a typed, recorded error -- unless an HTTP failure caused it.
+        live_value: list[T] = []
+
+        async def live() -> dict[str, Any]:
+            self._check_budget()
+            backend = self._backend()
+            extra = (
+                {"extra_headers": {RESPONSE_MODEL_HEADER: response_model.__name__}} if self.scripted else {}
+            )
+            attempts: list[Any] = []
+            token = _attempts.set(attempts)
+            try:
+                async with self._limiter():
+                    started = time.perf_counter()
+                    try:
+                        value, completion = await backend.structured.chat.completions.create_with_completion(
+                            response_model=response_model, max_retries=max_retries, **params, **extra
+                        )
+                    except InstructorError as exc:
+                        # Retries exhausted, or a reply instructor cannot use at all (e.g. cut off by
+                        # max_tokens): a typed, recorded error -- unless an HTTP failure caused it.
+                        latency = time.perf_counter() - started
+                        error = self._error(exc)
+                        if error is not exc:
+                            raise error from exc
+                        raise self._invalid_output(exc, response_model, latency, tag, len(attempts)) from exc
+                    except Exception as exc:
+                        raise self._error(exc) from exc
                     latency = time.perf_counter() - started
-                    error = self._error(exc)
-                    if error is not exc:
-                        raise error from exc
-                    raise self._invalid_output(exc, response_model, latency, tag, len(attempts)) from exc
-                except Exception as exc:
-                    raise self._error(exc) from exc
-                latency = time.perf_counter() - started
-        finally:
-            _attempts.reset(token)
-        n_attempts = max(len(attempts), 1)
-        value = _as_exact_type(value, response_model)
-        raw = completion.model_dump(mode="json", exclude_none=True)
-        usage = _usage(raw.get("usage"), latency, calls=n_attempts)
-        record = self._record(usage, tag)
-        reply = {"value": value.model_dump(mode="json"), "usage": usage.model_dump(), "attempts": n_attempts}
-        self._store(key, "structured", request, reply, usage)
-        return StructuredResponse[response_model](value=value, usage=record, attempts=n_attempts)
+            finally:
+                _attempts.reset(token)
+            n_attempts = max(len(attempts), 1)
+            value = _as_exact_type(value, response_model)
+            live_value.append(value)
+            usage = _usage(
+                completion.model_dump(mode="json", exclude_none=True).get("usage"), latency, calls=n_attempts
+            )
+            return {
+                "value": value.model_dump(mode="json"),
+                "usage": usage.model_dump(),
+                "attempts": n_attempts,
+            }
+
+        reply, cached = await self._resolve(key, "structured", request, tag, live)
+        record = self._record(Usage.model_validate(reply["usage"]), tag, cached=cached)
+        value = live_value[0] if live_value and not cached else response_model.model_validate(reply["value"])
+        return StructuredResponse[response_model](value=value, usage=record, attempts=reply["attempts"])
 
     def _invalid_output(
         self,
@@ -564,3 +679,20 @@ def make_client(
         pricing=pricing,
         tag=tag,
     )
+
+
+def _failure_record(exc: LLMError) -> dict[str, Any] | None:
+    """What the cache keeps of a call's final failure (None if it is not recorded: config errors,
+    budget, replay misses, and failures that were themselves reproduced)."""
+    if exc.cached or not isinstance(exc, LLMCallError | StructuredOutputError):
+        return None
+    usage = None
+    if exc.usage is not None:
+        usage = Usage.model_validate(exc.usage.model_dump(include=set(Usage.model_fields))).model_dump()
+    return {
+        "kind": exc.kind,
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "raw": exc.raw[:4000] if exc.raw else None,
+        "usage": usage,
+    }

@@ -1,55 +1,149 @@
-"""The HTTP client under the OpenAI SDK: connection pool, and key redaction of error replies.
+"""The HTTP client under the OpenAI SDK: connection pool, key redaction of error replies, and
+detection of malformed chat completions.
 
-Some servers echo the API key they were given in their 401 body ("Incorrect API key provided:
-sk-..."). The SDK puts that body into its exception text, and instructor logs it. To keep keys out
-of every message and log, error replies (status >= 400) pass through :class:`RedactingTransport`,
-which rewrites their body with the key (and anything shaped like an OpenAI key) masked. Successful
-replies are passed on untouched.
+Redaction: some servers echo the API key they were given in their 401 body ("Incorrect API key
+provided: sk-..."). The SDK puts that body into its exception text, and instructor logs it. To
+keep keys out of every message and log, error replies (status >= 400) pass through
+:class:`RedactingTransport`, which rewrites their body with the credentials (the key, and any
+inside the base URL) and anything shaped like an OpenAI key masked.
+
+Malformed replies: a ``200`` to ``POST .../chat/completions`` whose body is not JSON (truncated,
+an HTML page) or is JSON without a usable ``choices[0].message`` is turned into a ``502`` carrying
+the header ``x-pageindex-malformed: <reason>`` and the (redacted) body. The SDK's own retry
+machinery then retries it like any 5xx -- within the same ``max_retries`` cap, so a call never
+makes more than ``1 + max_retries`` HTTP attempts -- and the client reports the final one as
+:class:`~pageindex.llm.types.MalformedReply` with the raw body kept. Valid completions pass
+unchanged, with their parsed JSON in ``response.extensions["pageindex.json"]`` so the client does
+not parse them twice.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from typing import Any
+
 import httpx2
 
-from pageindex.llm.spec import redact
+from pageindex.llm.redact import redact
 
 # Same pool the SDK uses by default.
 CONNECTION_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+MALFORMED_HEADER = "x-pageindex-malformed"
+MALFORMED_STATUS = 502
+PARSED_JSON = "pageindex.json"
 _DROP_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 
 
+def completion_problem(data: Any) -> str | None:
+    """Why parsed JSON is not a usable ``chat.completion`` (None when it is)."""
+    if not isinstance(data, dict):
+        return f"expected a chat.completion object, got a JSON {type(data).__name__}"
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = data.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        found = (
+            "empty"
+            if isinstance(choices, list)
+            else ("missing" if choices is None else type(choices).__name__)
+        )
+        keys = ", ".join(sorted(map(str, data))[:8]) or "none"
+        detail = f"; server error: {str(error)[:200]}" if error else f"; top-level keys: {keys}"
+        return f"no choices (choices is {found}){detail}"
+    first = choices[0]
+    if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
+        return "choices[0] has no message object"
+    return None
+
+
+def parse_completion(content: bytes) -> tuple[Any, str | None]:
+    """Parse a chat-completions body: ``(data, None)`` or ``(None, reason)``."""
+    try:
+        data = json.loads(content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        what = f"{exc.msg}, char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)[:100]
+        return None, f"the body is not valid JSON ({what}; {len(content)} bytes, truncated?)"
+    return data, completion_problem(data)
+
+
 class RedactingTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport, secret: str | None) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, secrets: str | Iterable[str] | None) -> None:
         self.inner = inner
-        self.secret = secret
+        self.secrets = [secrets] if isinstance(secrets, str) else list(secrets or [])
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self.inner.handle_async_request(request)
-        if response.status_code < 400:
+        if response.status_code >= 400:
+            content = await _read(response, request)
+            return _rebuild(response, request, response.status_code, redact(_text(content), self.secrets))
+        if (
+            response.status_code != 200
+            or request.method != "POST"
+            or not request.url.path.endswith("/chat/completions")
+        ):
             return response
-        decoded = httpx2.Response(
-            response.status_code, headers=response.headers, stream=response.stream, request=request
-        )
-        try:
-            await decoded.aread()
-        finally:
-            await decoded.aclose()
-        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROP_HEADERS]
-        return httpx2.Response(
-            response.status_code,
-            headers=headers,
-            content=redact(decoded.text, self.secret).encode(),
-            request=request,
-            extensions=response.extensions,
+        content = await _read(response, request)
+        data, problem = parse_completion(content)
+        if problem is None:
+            rebuilt = _rebuild(response, request, 200, content)
+            rebuilt.extensions = {**rebuilt.extensions, PARSED_JSON: data}
+            return rebuilt
+        return _rebuild(
+            response,
+            request,
+            MALFORMED_STATUS,
+            redact(_text(content), self.secrets),
+            extra_headers={
+                MALFORMED_HEADER: problem.encode("ascii", "replace").decode(),
+                "x-should-retry": "true",
+            },
         )
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
+async def _read(response: httpx2.Response, request: httpx2.Request) -> bytes:
+    """The decoded body of a transport-level response (content-encoding undone)."""
+    if hasattr(response, "_content"):
+        return response.content
+    decoded = httpx2.Response(
+        response.status_code, headers=response.headers, stream=response.stream, request=request
+    )
+    try:
+        return await decoded.aread()
+    finally:
+        await decoded.aclose()
+
+
+def _text(content: bytes) -> str:
+    return content.decode("utf-8", "replace")
+
+
+def _rebuild(
+    response: httpx2.Response,
+    request: httpx2.Request,
+    status: int,
+    content: bytes | str,
+    extra_headers: dict[str, str] | None = None,
+) -> httpx2.Response:
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROP_HEADERS]
+    headers += list((extra_headers or {}).items())
+    return httpx2.Response(
+        status,
+        headers=headers,
+        content=content.encode() if isinstance(content, str) else content,
+        request=request,
+        extensions=response.extensions,
+    )
+
+
 def make_http_client(
-    secret: str | None, inner: httpx2.AsyncBaseTransport | None = None
+    secrets: str | Iterable[str] | None, inner: httpx2.AsyncBaseTransport | None = None
 ) -> httpx2.AsyncClient:
-    """An ``httpx2.AsyncClient`` for ``openai.AsyncOpenAI(http_client=...)``."""
+    """An ``httpx2.AsyncClient`` for ``openai.AsyncOpenAI(http_client=...)``; ``secrets`` are masked
+    in every error body."""
     transport = inner if inner is not None else httpx2.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
-    return httpx2.AsyncClient(transport=RedactingTransport(transport, secret), follow_redirects=True)
+    return httpx2.AsyncClient(transport=RedactingTransport(transport, secrets), follow_redirects=True)

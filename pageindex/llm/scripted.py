@@ -17,7 +17,9 @@ the queue is used first, then the policy. A reply may be:
 * an ``Exception`` -- raised by ``client.chat`` / ``client.structured`` unchanged;
 * ``ScriptedModel.http_error(429, retry_after=0.01)`` / ``ScriptedModel.timeout()`` -- a failed HTTP
   exchange, retried by the SDK like a real one (each retry takes the next reply);
-* ``ScriptedModel.reply(...)`` -- full control, including token counts and a delay.
+* ``ScriptedModel.reply(...)`` -- full control, including token counts and a delay;
+* ``ScriptedModel.raw_body('{"choices": [')`` -- an HTTP 200 whose body is exactly that text
+  (truncated or wrong-shaped JSON; the client retries it like a 5xx, see ``http.py``).
 
 Token counts are deterministic: ``prompt_tokens = ceil(P / 4)`` where P is the number of
 characters in all message contents plus the raw arguments of tool calls inside assistant
@@ -112,6 +114,7 @@ class ScriptedReply:
     completion_tokens: int | None = None
     cached_tokens: int = 0
     finish_reason: str | None = None  # default: "tool_calls" or "stop"
+    raw_body: str | None = None  # sent verbatim as a 200 application/json body
 
 
 @dataclass
@@ -124,6 +127,10 @@ class WireReply:
     delay_s: float = 0.0
     timeout: bool = False
     raise_error: BaseException | None = None
+    text: str | None = None  # a verbatim body instead of ``body``
+
+    def content(self) -> bytes:
+        return (self.text if self.text is not None else json.dumps(self.body)).encode()
 
 
 class ScriptedRaise(openai.OpenAIError):
@@ -193,6 +200,11 @@ class ScriptedModel:
         return ScriptedReply(status=status, headers=all_headers, error_message=message)
 
     @staticmethod
+    def raw_body(text: str, *, delay_s: float = 0.0) -> ScriptedReply:
+        """An HTTP 200 with exactly ``text`` as its JSON body (e.g. truncated or wrong-shaped)."""
+        return ScriptedReply(raw_body=text, delay_s=delay_s)
+
+    @staticmethod
     def timeout() -> ScriptedReply:
         return ScriptedReply(timeout=True)
 
@@ -255,6 +267,8 @@ class ScriptedModel:
             return WireReply(raise_error=reply)
         if reply.timeout:
             return WireReply(timeout=True, delay_s=reply.delay_s)
+        if reply.raw_body is not None:
+            return WireReply(text=reply.raw_body, delay_s=reply.delay_s)
         if reply.status >= 400:
             return WireReply(
                 status=reply.status,
@@ -345,4 +359,5 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
             await asyncio.sleep(wire.delay_s)
         if wire.raise_error is not None:
             raise ScriptedRaise(wire.raise_error)
-        return httpx2.Response(wire.status, headers=wire.headers, json=wire.body, request=request)
+        headers = {"content-type": "application/json", **wire.headers}
+        return httpx2.Response(wire.status, headers=headers, content=wire.content(), request=request)

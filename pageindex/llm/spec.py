@@ -8,19 +8,22 @@ that does want one answers 401, reported as :class:`LLMConfigError`). ``ollama/<
 shorthand for ``http://localhost:11434/v1`` (or ``OLLAMA_BASE_URL``). ``replay/<model>`` answers
 only from the cache and never touches the network. ``scripted`` is the test model.
 
-Errors name the spec and the base URL, never the key (keys are ``SecretStr`` and redacted).
+Errors name the spec and the base URL, never the key (keys are ``SecretStr`` and redacted) and
+never URL credentials: :meth:`ModelSpec.where` shows the base URL with any ``user:key@`` part and
+credential-like query values (``?api-key=...``) masked, and :meth:`ModelSpec.redact` masks the key
+and those URL credentials wherever a server or library echoes them (see ``redact.py``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Literal
 
 import httpx
 from pydantic import BaseModel, SecretStr
 
+from pageindex.llm.redact import redact, redact_url, url_secrets
 from pageindex.llm.types import LLMConfigError
 
 Provider = Literal["openai", "ollama", "replay", "scripted"]
@@ -40,12 +43,26 @@ class ModelSpec(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
 
+    @property
+    def display_url(self) -> str | None:
+        """The base URL with credentials masked (``https://***@host/v1?api-key=***``)."""
+        return redact_url(self.base_url)
+
     def where(self) -> str:
-        """``'openai/gpt-4o-mini at https://api.openai.com/v1'`` for error messages."""
-        return f"{self.spec} at {self.base_url}" if self.base_url else self.spec
+        """``'openai/gpt-4o-mini at https://api.openai.com/v1'`` for error messages (credentials masked)."""
+        return f"{self.spec} at {self.display_url}" if self.base_url else self.spec
+
+    def secrets(self) -> list[str]:
+        """Every credential this spec carries: the API key and those inside the base URL."""
+        key = [self.api_key.get_secret_value()] if self.api_key else []
+        return key + url_secrets(self.base_url)
 
     def redact(self, text: str) -> str:
-        return redact(text, self.api_key.get_secret_value() if self.api_key else None)
+        return redact(text, self.secrets())
+
+    def __repr_args__(self):  # type: ignore[no-untyped-def]
+        for name, value in super().__repr_args__():
+            yield name, (self.display_url if name == "base_url" else value)
 
 
 def parse_spec(
@@ -75,7 +92,7 @@ def parse_spec(
         if not key:
             if _is_official_openai(url):
                 raise LLMConfigError(
-                    f"no API key for {text} at {url}: set OPENAI_API_KEY "
+                    f"no API key for {text} at {redact_url(url)}: set OPENAI_API_KEY "
                     "or point --base-url / OPENAI_BASE_URL at a server that needs none"
                 )
             key = PLACEHOLDER_KEY
@@ -86,16 +103,6 @@ def parse_spec(
 def _is_official_openai(url: str) -> bool:
     host = httpx.URL(url).host
     return host == "api.openai.com" or host.endswith(".openai.com")
-
-
-_KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{4,}")
-
-
-def redact(text: str, secret: str | None = None) -> str:
-    """Remove an API key (and anything shaped like an OpenAI key) from ``text``."""
-    if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return _KEY_PATTERN.sub(r"\1***", text)
 
 
 def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:
@@ -117,6 +124,6 @@ def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:
         raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
     if response.status_code in (401, 403):
         raise LLMConfigError(
-            f"{spec.base_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
+            f"{spec.display_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
             "check OPENAI_API_KEY"
         )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import socket
 import threading
 from typing import Any
@@ -110,7 +109,7 @@ class FakeOpenAIServer:
         return web.Response(
             status=wire.status,
             headers=wire.headers,
-            text=json.dumps(wire.body),
+            body=wire.content(),
             content_type="application/json",
         )
 

@@ -10,6 +10,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from pageindex.llm.redact import redact
+
 Role = Literal["retriever", "judge", "summarizer"]
 T = TypeVar("T", bound=BaseModel)
 
@@ -110,14 +112,22 @@ class StructuredResponse(BaseModel, Generic[T]):
 
 # ---------------------------------------------------------------------------- errors
 class LLMError(Exception):
-    """Base of every error the LLM layer raises. Messages never contain API keys."""
+    """Base of every error the LLM layer raises. Messages never contain API keys: the client masks
+    the keys it knows, and as a last net anything shaped like a credential (``sk-...`` keys, URL
+    user-info, ``?api-key=`` values) is masked here, in the message and in ``raw``.
+
+    ``cached`` is True when the error was not met live but reproduced from the cache (``replay``
+    of a recorded failure) or shared from an identical request in flight at the same time."""
 
     kind = "llm_error"
 
-    def __init__(self, message: str, *, raw: str | None = None, usage: Usage | None = None):
-        super().__init__(message)
-        self.raw = raw
+    def __init__(
+        self, message: str, *, raw: str | None = None, usage: Usage | None = None, cached: bool = False
+    ):
+        super().__init__(redact(message))
+        self.raw = redact(raw) if raw else raw
         self.usage = usage  # tokens spent before the failure, when known
+        self.cached = cached
 
 
 class LLMConfigError(LLMError):
@@ -134,6 +144,14 @@ class LLMCallError(LLMError):
 
 class LLMTimeout(LLMCallError):
     kind = "timeout"
+
+
+class MalformedReply(LLMCallError):
+    """HTTP 200 but no usable chat completion: a truncated or non-JSON body, or JSON of the wrong
+    shape (no ``choices``). Retried like a 5xx within the same ``max_retries`` cap; ``raw`` keeps
+    the body of the last attempt."""
+
+    kind = "malformed_reply"
 
 
 class StructuredOutputError(LLMError):

@@ -1,0 +1,135 @@
+"""Keeping credentials out of every message the LLM layer produces.
+
+Three kinds of secret reach the layer: the API key, credentials in a base URL's user-info
+(``https://user:KEY@proxy/v1``) and credential-like query values (``?api-key=KEY``,
+``?token=...``, ``?sig=...``). :func:`redact_url` masks the last two in a URL for display;
+:func:`url_secrets` lists them so they can be masked wherever they are echoed (a server's error
+body, an exception text); :func:`redact` masks given secrets plus anything *shaped* like a
+credential: OpenAI-style keys, URL user-info and credential query values;
+:func:`redact_library_logs` does the same to the log records of httpx2, openai and instructor
+(which print request URLs at INFO/DEBUG). This module imports nothing from the layer, so the
+error types can use it as a last safety net.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+MASK = "***"
+MIN_SECRET_LEN = 4
+# Placeholder keys sent to servers that need none: not secrets, and too common to mask.
+NOT_SECRETS = frozenset({"not-needed", "ollama", "scripted"})
+
+_SENSITIVE_NAME = re.compile(r"key|token|secret|pass|pwd|sig|auth|cred|session", re.IGNORECASE)
+_KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{4,}")
+# scheme://userinfo@  ->  scheme://***@
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@?#'\"<>]+@")
+# ?api-key=VALUE / &access_token=VALUE  ->  ?api-key=***
+_QUERY_VALUE = re.compile(r"([?&;]([^=&\s#'\"<>]*)=)([^&\s#'\"<>]+)")
+
+
+def is_sensitive_param(name: str) -> bool:
+    """Whether a query parameter name looks like it carries a credential (``api-version`` does not)."""
+    return bool(_SENSITIVE_NAME.search(name)) and name.lower() not in {"api-version", "api_version"}
+
+
+def redact_url(url: str | None) -> str | None:
+    """``https://u:KEY@host/v1?api-key=K&api-version=1`` -> ``https://***@host/v1?api-key=***&api-version=1``."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    query = _QUERY_VALUE.sub(_mask_query_value, "?" + parts.query)[1:] if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials inside a URL (user-info parts and credential-like query values)."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [parts.username, parts.password, parts.netloc.rpartition("@")[0] if "@" in parts.netloc else None]
+    found += [
+        value for name, value in parse_qsl(parts.query, keep_blank_values=False) if is_sensitive_param(name)
+    ]
+    return [s for s in dict.fromkeys(found) if s and len(s) >= MIN_SECRET_LEN]
+
+
+def redact(text: str, secrets: str | Iterable[str | None] | None = None) -> str:
+    """Mask ``secrets`` (one or several) and anything shaped like a credential in ``text``."""
+    if not text:
+        return text
+    if isinstance(secrets, str):
+        secrets = [secrets]
+    # Longest first, so a secret that contains another one is masked whole.
+    for secret in sorted((s for s in secrets or () if s), key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_LEN and secret not in NOT_SECRETS and secret in text:
+            text = text.replace(secret, MASK)
+    if "sk-" in text:
+        text = _KEY_PATTERN.sub(r"\1***", text)
+    if "://" in text:
+        text = _USERINFO.sub(rf"\1{MASK}@", text)
+    if "=" in text and ("?" in text or "&" in text):
+        text = _QUERY_VALUE.sub(_mask_query_value, text)
+    return text
+
+
+def _mask_query_value(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{MASK}" if is_sensitive_param(match.group(2)) else match.group(0)
+
+
+# Loggers of the libraries under the client that print request URLs or error bodies.
+LIBRARY_LOGGERS = (
+    "httpx2",
+    "httpx",
+    "openai",
+    "openai._base_client",
+    "instructor",
+    "instructor.v2",
+    "instructor.v2.retry",
+    "instructor.v2.patch",
+)
+
+
+class RedactingFilter(logging.Filter):
+    """Masks credential-shaped text (URL user-info, ``?api-key=`` values, ``sk-`` keys) and the
+    registered secrets in every record of the logger it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message, self.secrets)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:  # tracebacks quote the URL too
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def redact_library_logs(secrets: Iterable[str] = ()) -> None:
+    """Attach the redacting filter to :data:`LIBRARY_LOGGERS` (once) and register ``secrets``."""
+    _FILTER.secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET_LEN and s not in NOT_SECRETS)
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
