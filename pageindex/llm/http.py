@@ -84,12 +84,13 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
             or not request.url.path.endswith("/chat/completions")
         ):
             return response
-        content = await _read(response, request)
+        # Read the body in place (``aread`` undoes any content-encoding and keeps the bytes, so
+        # the client above does not read the stream again): no second Response object per call.
+        content = await response.aread()
         data, problem = parse_completion(content)
         if problem is None:
-            rebuilt = _rebuild(response, request, 200, content)
-            rebuilt.extensions = {**rebuilt.extensions, PARSED_JSON: data}
-            return rebuilt
+            response.extensions = {**response.extensions, PARSED_JSON: data}
+            return response
         return _rebuild(
             response,
             request,
