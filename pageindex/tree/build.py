@@ -17,7 +17,7 @@ from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
 from pageindex.tree.labels import page_labels
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
-from pageindex.tree.pdf import PdfDocument, mark_underlined, read_pdf
+from pageindex.tree.pdf import PdfDocument, UnderlineReader, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
@@ -105,20 +105,22 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
 
-    def underline(first: int, last: int) -> None:
-        mark_underlined(doc.path, pages, range(first, last + 1))
-
-    for root in roots:
-        split_long(
-            root,
-            pages,
-            max_leaf_pages,
-            rules,
-            outline,
-            use_subheadings=strategy != "windows",
-            underline=underline,
-        )
-    _repair_titles(roots, pages)
+    underline = UnderlineReader(doc.path, pages)
+    try:
+        for root in roots:
+            split_long(
+                root,
+                pages,
+                max_leaf_pages,
+                rules,
+                outline,
+                use_subheadings=strategy != "windows",
+                underline=underline,
+            )
+    finally:
+        underline.close()
+    texts = [page.text for page in pages]
+    _repair_titles(roots, texts)
     nodes = _to_nodes(roots)
     return Tree(
         doc_id=doc.path.stem,
@@ -128,15 +130,15 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         builder_version=BUILDER_VERSION,
         page_labels=page_labels(pages),
         nodes=nodes,
-        pages=[page.text for page in pages],
+        pages=texts,
         strategy=strategy,
     )
 
 
-def _repair_titles(roots: list[Draft], pages: list) -> None:
+def _repair_titles(roots: list[Draft], texts: list[str]) -> None:
     """Re-join renderer-split words in display titles (ids keep the text as printed)."""
     drafts = [d for r in roots for d in r.walk() if d.kind != "window"]
-    counts = word_counts([d.title for d in drafts], (page.text for page in pages))
+    counts = word_counts([d.title for d in drafts], texts)
     for d in drafts:
         d.title = repair_title(d.title, counts)
 

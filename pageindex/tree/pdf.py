@@ -213,38 +213,55 @@ def _rules(drawings: list[dict]) -> list[tuple[float, float, float]]:
     return out
 
 
-def mark_underlined(path: str | Path, pages: list[Page], numbers: range) -> None:
-    """Set ``Line.underlined`` on pages ``numbers`` (1-based), reading their vector drawings.
+class UnderlineReader:
+    """Marks ``Line.underlined`` on the pages asked for, reading their vector drawings.
 
     Drawings cost about as much as the text itself, so they are read only for the pages a
-    caller asks about (long sections with no emphasised sub-headings). A line is underlined
-    when strokes just below it span at least 90% of its width and reach no further than it.
+    caller asks about (long sections with no emphasised sub-headings); the PDF is opened on
+    the first request and kept open until :meth:`close`. A line is underlined when strokes
+    just below it span at least 90% of its width and reach no further than it.
     """
-    wanted = [n for n in numbers if 1 <= n <= len(pages) and not pages[n - 1].underlines_read]
-    if not wanted:
-        return
-    try:
-        doc = pymupdf.open(path)
-    except Exception:  # the file moved or changed since it was read: no underlines
-        return
-    try:
+
+    def __init__(self, path: str | Path, pages: list[Page]) -> None:
+        self.path = Path(path)
+        self.pages = pages
+        self._doc: pymupdf.Document | None = None
+        self._failed = False
+
+    def __call__(self, first: int, last: int) -> None:
+        wanted = [n for n in range(first, last + 1) if 1 <= n <= len(self.pages)]
+        wanted = [n for n in wanted if not self.pages[n - 1].underlines_read]
+        if not wanted or self._failed:
+            return
+        if self._doc is None:
+            try:
+                self._doc = pymupdf.open(self.path)
+            except Exception:  # the file moved or changed since it was read: no underlines
+                self._failed = True
+                return
         for n in wanted:
-            page = pages[n - 1]
+            page = self.pages[n - 1]
             page.underlines_read = True
             try:
-                rules = _rules(doc[n - 1].get_cdrawings())
+                rules = _rules(self._doc[n - 1].get_cdrawings())
             except Exception:
                 continue
-            if not rules:
-                continue
-            for line in page.lines:
-                width = line.x1 - line.x0
-                under = [
-                    (x0, x1)
-                    for x0, x1, y in rules
-                    if line.y1 - 3.0 <= y <= line.y1 + 3.0 and x0 >= line.x0 - 3.0 and x1 <= line.x1 + 3.0
-                ]
-                if width > 0 and sum(x1 - x0 for x0, x1 in under) >= 0.9 * width:
-                    line.underlined = True
-    finally:
-        doc.close()
+            if rules:
+                _mark(page, rules)
+
+    def close(self) -> None:
+        if self._doc is not None:
+            self._doc.close()
+            self._doc = None
+
+
+def _mark(page: Page, rules: list[tuple[float, float, float]]) -> None:
+    for line in page.lines:
+        width = line.x1 - line.x0
+        under = [
+            (x0, x1)
+            for x0, x1, y in rules
+            if line.y1 - 3.0 <= y <= line.y1 + 3.0 and x0 >= line.x0 - 3.0 and x1 <= line.x1 + 3.0
+        ]
+        if width > 0 and sum(x1 - x0 for x0, x1 in under) >= 0.9 * width:
+            line.underlined = True

@@ -20,7 +20,7 @@ FILING_WORDS = frozenset(
     data debt derivatives directors disclosures discussion earnings equity executive exhibits
     factors financial flows governance goodwill income independence information instruments
     intangible leases legal liabilities liquidity management market notes officers operations
-    overview ownership pension principal procedures proceedings properties qualitative
+    overview ownership pension principal procedures proceedings pronouncements properties qualitative
     quantitative relationships results revenue revenues risk schedules segment segments security
     selected sheet sheets shareholders statement statements stockholders summary supplementary
     taxes transactions unresolved
@@ -32,6 +32,7 @@ _ROMAN_SPLIT = re.compile(r"\b(PART|Part)\s+(I{1,3})\s+(I{1,2}|V)\b")
 _TOKEN = re.compile(r"\S+")
 _WORD = re.compile(r"[A-Za-z]+")
 _ROMANS = {"I", "II", "III", "IV"}
+_ROMAN_LABELS = frozenset("ii iv vi ix xi".split())  # "Article II": a label, not a split word
 _CUT_AT = 115  # titles are cut at 120 characters
 
 
@@ -51,18 +52,26 @@ def _candidates(title: str) -> list[tuple[str, str]]:
     return out
 
 
+def _plausible(a: str, b: str) -> bool:
+    """Pieces worth counting: a one- or two-letter tail that is no word of its own, or longer
+    pieces that join into a filing word (most adjacent words in a title are just words)."""
+    if len(b) <= 2:
+        return b not in _SHORT_WORDS and b not in _ROMAN_LABELS
+    return a + b in FILING_WORDS
+
+
 def word_counts(titles: Iterable[str], texts: Iterable[str]) -> Counter[str]:
     """How often each word a repair of ``titles`` would consult appears in ``texts``."""
     wanted: set[str] = set()
     for title in titles:
         for a, b in _candidates(title):
-            wanted.update((a, b, a + b))
+            if _plausible(a, b):
+                wanted.update((a, b, a + b))
     counts: Counter[str] = Counter()
     if not wanted:
         return counts
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, wanted), key=len, reverse=True)) + r")\b")
-    for text in texts:
-        counts.update(pattern.findall(text.lower()))
+    counts.update(pattern.findall("\n".join(texts).lower()))
     return counts
 
 
@@ -70,7 +79,7 @@ def _joins(a: str, b: str, counts: Counter[str], label: bool = False) -> bool:
     """Whether pieces ``a`` and ``b`` (lower case) are one split word. ``label``: ``b`` is a
     single capital letter, which after a word of its own is a label ("SCHEDULE D", "Class A")."""
     joined = a + b
-    if label and (a in FILING_WORDS or counts[a] >= 2):
+    if not _plausible(a, b) or label and (a in FILING_WORDS or counts[a] >= 2):
         return False
     if joined not in FILING_WORDS and counts[joined] < 2:
         return False
