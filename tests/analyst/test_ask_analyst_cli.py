@@ -38,7 +38,7 @@ def test_saved_session_is_reopened_by_name(fb_pdf, analyst_tree):
     assert "session q4-review: reopened (1 questions, 2 findings, 1 sections read)" in second.output
     assert "answer (session, session_answer_v1)" in second.output
     assert (
-        "[1] item_8/cash_flows Consolidated Statement of Cash Flow s · PDF page 60, printed 60 · "
+        "[1] item_8/cash_flows Consolidated Statement of Cash Flows · PDF page 60, printed 60 · "
         '"(1,577)" · verified' in second.output
     )
     assert "From the session: 3 cache hits (2 findings, 1 section(s) already read)" in second.output

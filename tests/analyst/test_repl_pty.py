@@ -44,10 +44,10 @@ def test_interactive_session_in_a_pty(fb_pdf, analyst_tree, tmp_path):
         child.expect_exact(PROMPT)
         out = screen(child)
         assert "iteration 1 of 4" in out  # live progress
-        assert "reading item_8/cash_flows Consolidated Statement of Cash Flow s (page 60)" in out
+        assert "reading item_8/cash_flows Consolidated Statement of Cash Flows (page 60)" in out
         assert "confidence 0.90" in out
         assert (
-            "[1] item_8/cash_flows Consolidated Statement of Cash Flow s · PDF page 60, printed 60 · "
+            "[1] item_8/cash_flows Consolidated Statement of Cash Flows · PDF page 60, printed 60 · "
             '"(1,577)" · verified' in out
         )
 
