@@ -50,6 +50,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             console.print(
                 "by kind: " + ", ".join(f"{k} {n}" for k, n in info.by_kind.items()), highlight=False
             )
+        if info.failures:
+            kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())
+            console.print(
+                f"recorded failures: {info.failures} ({kinds}); replayed as the same error in replay mode, "
+                "retried live in rw mode",
+                highlight=False,
+            )
 
     @cache_app.command("clear")
     def clear(
@@ -59,15 +66,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     ) -> None:
-        """Delete cached replies (all, or one model's)."""
+        """Delete cached replies and recorded failures (all, or one model's)."""
         from pageindex.llm import LLMCache, LLMError
 
         cache = LLMCache(path)
-        what = f"{model} replies" if model else "all replies"
+        what = f"{model} replies and failures" if model else "all replies and failures"
         if not yes and not typer.confirm(f"Delete {what} from {cache.path}?"):
             raise typer.Exit(1)
         try:
             deleted = cache.clear(model)
         except LLMError as exc:
             fail(str(exc))
-        console.print(f"deleted {deleted} replies from {cache.path}", highlight=False)
+        console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)

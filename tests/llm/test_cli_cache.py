@@ -20,16 +20,20 @@ def test_cache_stats_and_clear(tmp_path, monkeypatch):
         cache.put(
             f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=100, completion_tokens=5
         )
+    cache.put_failure(
+        "k9", model="llama3.1", kind="chat", request={}, failure={"kind": "timeout", "message": "timed out"}
+    )
     stats = runner.invoke(app, ["cache", "stats"])
     assert stats.exit_code == 0
+    assert "recorded failures: 1 (timeout 1)" in stats.output
     assert "3 replies" in stats.output and "300 prompt + 15 completion tokens" in stats.output
     assert "gpt-4o-mini" in stats.output and "llama3.1" in stats.output
 
     refused = runner.invoke(app, ["cache", "clear"], input="n\n")
     assert refused.exit_code == 1 and cache.stats().entries == 3
     one = runner.invoke(app, ["cache", "clear", "--model", "llama3.1", "--yes"])
-    assert one.exit_code == 0 and "deleted 1 replies" in one.output
+    assert one.exit_code == 0 and "deleted 2 replies and failures" in one.output
     other = tmp_path / "elsewhere.sqlite"
     assert "empty" in runner.invoke(app, ["cache", "stats", "--path", str(other)]).output
     everything = runner.invoke(app, ["cache", "clear", "-y"])
-    assert "deleted 2 replies" in everything.output and cache.stats().entries == 0
+    assert "deleted 2 replies and failures" in everything.output and cache.stats().entries == 0
