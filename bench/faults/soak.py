@@ -17,14 +17,12 @@ compares the two summaries. It prints:
 * retries per call (max and mean) from the server's count of the SDK's retry header, and the cap;
 * resumes survived, torn lines dropped, and whether the summaries are equal.
 
-The replay can reproduce only what the cache holds: replies of calls that succeeded. A call
-that failed for good (retries exhausted, a truncated or wrong-shaped body, an invalid structured
-reply) is not cached, so where the recorded run recovered from such a failure (a re-plan, an
-extraction round), the replay meets a ``ReplayMiss`` instead. Such samples are counted as
-*unreplayable* and listed apart; every other sample must be identical (status, verdict, answer,
-tokens, calls), and when there are none the two summaries must be equal. Why the rules judge
-and no repeats: two *identical* calls in flight at once (the same judge call for two retrievers
-with the same answer, or two repeats) can meet different faults while the cache keeps one.
+The replay reproduces what the cache holds: the replies of calls that succeeded and the final
+failures of calls that did not (retries exhausted, a truncated or wrong-shaped body, an invalid
+structured reply), which replay as the same typed error. Identical calls in flight at once are
+sent once (single-flight), so recording and replay agree. Every sample must therefore be
+identical (status, verdict, answer, tokens, calls) and the two summaries equal; a sample whose
+replay still meets a ``ReplayMiss`` is reported as *unreplayable* and fails the soak.
 
 Exit code 0 when the targets hold (0 lost, 0 duplicated, retries never above the cap, every
 status terminal, summaries equal), 1 otherwise.
@@ -329,7 +327,8 @@ class SoakReport(BaseModel):
             and self.reference.ok
             and self.retries.max_retries_seen <= self.retry_cap
             and not self.unexplained
-            and (self.summaries_equal or bool(self.unreplayable))
+            and not self.unreplayable
+            and self.summaries_equal
             and self.check.status == "finished"
         )
 
@@ -472,7 +471,7 @@ def print_report(report: SoakReport, console: Console) -> None:
         f"summary        {'matches' if not c.summary_mismatches else 'DOES NOT match'} samples.jsonl; "
         f"{same} the uninterrupted replay",
         f"replay         {c.samples - len(report.unreplayable) - len(report.unexplained)} samples identical, "
-        f"{len(report.unreplayable)} unreplayable (a failed call is not cached), "
+        f"{len(report.unreplayable)} unreplayable (replay miss), "
         f"{len(report.unexplained)} unexplained differences",
         *[f"  {line}" for line in (report.summary_diff if report.unexplained else [])],
         f"time           {report.seconds:.0f} s",
