@@ -153,7 +153,9 @@ async def run_raw(base_url: str, level: int, calls: int) -> tuple[float, list[fl
 def main(
     delay: float = typer.Option(0.2, help="Server delay per reply, seconds."),
     levels: str = typer.Option("1,8,32,64", help="Comma-separated concurrency levels."),
-    calls_per_worker: int = typer.Option(8, help="Sequential calls each worker makes."),
+    calls_per_worker: int = typer.Option(
+        25, help="Sequential calls each worker makes (enough to reach a steady state)."
+    ),
 ) -> None:
     proc, base_url = start_server(delay)
     table = Table(
