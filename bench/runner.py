@@ -109,7 +109,7 @@ def load_dataset(config: RunConfig) -> Dataset:
 def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], dict[str, str]]:
     """The retrievers to run and those skipped (with why). Unknown names are an error."""
     known = available_retrievers()
-    wanted = config.retrievers or ([*LLM_RETRIEVERS, "extractive"] if model else ["extractive"])
+    wanted = config.retrievers or [*LLM_RETRIEVERS, "extractive"]  # without a model the LLM ones are skipped
     unknown = [r for r in wanted if r not in known]
     if unknown:
         raise RunSetupError(

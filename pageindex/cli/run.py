@@ -12,6 +12,10 @@ import typer
 from pageindex.cli._common import SCRIPTED_POLICY_ENV, console, err_console, fail
 
 EXIT_BUDGET = 3
+HOW_TO_MODEL = (
+    "Set OPENAI_API_KEY (OpenAI), or pass --model ollama/<model> (local Ollama) or --model openai/<model> "
+    "--base-url URL (any OpenAI-compatible server: vLLM, llama.cpp, LiteLLM)."
+)
 EXIT_INTERRUPTED = 130
 
 
@@ -217,9 +221,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         for warning in outcome.warnings:
             err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        for name, why in outcome.skipped_retrievers.items():
-            console.print(f"[yellow]skipped retriever {name}:[/] {why}", highlight=False)
         print_summary(outcome.summary, console=console)
+        if outcome.skipped_retrievers:
+            skipped = outcome.skipped_retrievers
+            no_model = all("needs a model" in why for why in skipped.values())
+            console.print(
+                f"[yellow]skipped retrievers {', '.join(skipped)}:[/] no model is configured. {HOW_TO_MODEL}"
+                if no_model
+                else "; ".join(f"skipped retriever {k}: {v}" for k, v in skipped.items()),
+                highlight=False,
+            )
         console.print(
             f"run {outcome.run_id}: {outcome.status}; {outcome.samples_written} samples written"
             f"{f', {outcome.samples_skipped} already done' if outcome.samples_skipped else ''}; "

@@ -1,0 +1,43 @@
+"""``pageindex bench run`` as a newcomer meets it: the main job with no model, and a model that
+cannot be reached."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from bench.samples import load_samples
+from pageindex.cli import app
+
+
+def test_main_job_without_a_model_runs_extractive_and_says_what_it_skipped(tmp_path, monkeypatch):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    out = CliRunner().invoke(app, ["bench", "run", "--quiet", "--out", str(tmp_path / "run")])
+    assert out.exit_code == 0, out.output
+    assert "skipped retrievers agent, planner, iterative: no model is configured" in out.output
+    assert "OPENAI_API_KEY" in out.output and "ollama/" in out.output
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["status"] == "finished" and info["judge"] == "rules" and info["dataset"]["name"] == "demo"
+    assert set(info["skipped_retrievers"]) == {"agent", "planner", "iterative"}
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == info["dataset"]["questions"] == 18
+    assert {s.retriever for s in samples} == {"extractive"}
+    assert all(s.verdict in {"correct", "incorrect", "refusal"} and s.judge == "rules" for s in samples)
+
+
+def test_unreachable_model_fails_before_any_work(tmp_path):
+    out = CliRunner().invoke(
+        app,
+        [
+            "bench", "run", "--quiet", "--model", "openai/gpt-4o-mini", "--base-url", "http://127.0.0.1:9/v1",
+            "--max-retries", "0", "--out", str(tmp_path / "run"),
+        ],
+        env={"OPENAI_API_KEY": "sk-test-secret-123"},
+    )  # fmt: skip
+    assert out.exit_code == 2
+    assert "cannot reach openai/gpt-4o-mini at http://127.0.0.1:9/v1" in out.output
+    assert "sk-test-secret-123" not in out.output
+    assert not (tmp_path / "run").exists()
