@@ -75,6 +75,21 @@ class Comparison(BaseModel):
     groups: list[GroupComparison] = Field(default_factory=list)
 
 
+def _bare_model(spec: str) -> str:
+    return spec.split("/", 1)[1] if "/" in spec else spec
+
+
+def _same_model(a: str | None, b: str | None) -> bool:
+    """Equal specs, or a ``replay/<model>`` run against the run that recorded ``<provider>/<model>``
+    (replay answers from exactly those recorded replies: the CI recipe)."""
+    if a == b:
+        return True
+    if not a or not b:
+        return False
+    pa, pb = (",".join(_bare_model(m) for m in x.split(",")) for x in (a, b))
+    return pa == pb and ("replay/" in a or "replay/" in b)
+
+
 def run_differences(a: Run, b: Run) -> list[str]:
     """What makes two runs' accuracy figures not comparable like for like."""
     ia, ib = a.info, b.info
@@ -87,6 +102,8 @@ def run_differences(a: Run, b: Run) -> list[str]:
         ("judge prompt version", ia.judge_prompt_version, ib.judge_prompt_version),
     ]
     for what, va, vb in checks:
+        if what == "judge model" and _same_model(va, vb):
+            continue
         if va != vb:
             out.append(f"{what} differs: {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}")
     for run in (a, b):
