@@ -27,12 +27,14 @@ from typing import Any
 import jsonlines
 from pydantic import BaseModel, Field
 
-from bench.config import LLM_RETRIEVERS, RunConfig, configured_model, load_policy, safe_url
+from bench.config import LLM_RETRIEVERS, RunConfig, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, SampleStore
 from bench.summary import Summary, summarize, write_summary
+from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
+from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
 from pageindex.retrievers.base import QuestionContext, aretrieve, available_retrievers, get_retriever
 from pageindex.tree.model import Tree
@@ -395,7 +397,10 @@ class Runner:
             judge_model = ",".join(cfg.judge_models)
         elif judge_name != "rules":
             judge_model = getattr(judge_llm, "spec", None)
-        urls = {"retriever": safe_url(cfg.base_url), "judge": safe_url(cfg.judge_base_url or cfg.base_url)}
+        urls = {
+            "retriever": redact_url(cfg.base_url),
+            "judge": redact_url(cfg.judge_base_url or cfg.base_url),
+        }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
         info = info.model_copy(
             update={
@@ -429,8 +434,8 @@ class Runner:
                     **(previous.extra if previous else {}),
                     "config": cfg.model_copy(
                         update={
-                            "base_url": safe_url(cfg.base_url),
-                            "judge_base_url": safe_url(cfg.judge_base_url),
+                            "base_url": redact_url(cfg.base_url),
+                            "judge_base_url": redact_url(cfg.judge_base_url),
                         }
                     ).model_dump(mode="json"),
                 },
@@ -522,27 +527,20 @@ def secrets_of(config: RunConfig) -> list[str]:
     credentials written into the configured URLs (``user:KEY@host``, ``?api-key=KEY``)."""
     found = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8}
     for url in (config.base_url, config.judge_base_url):
-        if not url:
-            continue
-        userinfo = re.match(r"^[a-zA-Z][\w+.-]*://([^/@]*)@", url)
-        if userinfo:
-            found |= {part for part in userinfo.group(1).split(":") if len(part) >= 8}
-        found |= {m.group(1) for m in re.finditer(r"[?&][^=&#]*=([^&#]{8,})", url)}
+        found |= set(url_secrets(url))
     return sorted(found, key=len, reverse=True)
 
 
 def scrub(sample: Sample, secrets: list[str]) -> Sample:
-    """``sample`` with every secret replaced by ``***`` (a last line of defence: the LLM layer
-    already redacts keys from its errors)."""
+    """``sample`` with every secret masked (a last line of defence: the LLM layer already redacts
+    keys from its errors)."""
     if not secrets:
         return sample
     text = sample.model_dump_json()
     if not any(secret in text for secret in secrets):
         return sample
-    for secret in secrets:
-        text = text.replace(secret, "***")
     log.warning("removed a credential from sample %s before writing it", sample.key)
-    return Sample.model_validate_json(text)
+    return Sample.model_validate_json(redact(text, secrets))
 
 
 def safe_command(argv: list[str]) -> list[str]:
@@ -551,15 +549,15 @@ def safe_command(argv: list[str]) -> list[str]:
     hide_next = False
     for arg in argv:
         if hide_next:
-            out.append("REDACTED")
+            out.append(MASK)
             hide_next = False
             continue
         name, eq, value = arg.partition("=")
         if name in {"--api-key", "--key", "--token"}:
-            out.append(f"{name}=REDACTED" if eq else name)
+            out.append(f"{name}={MASK}" if eq else name)
             hide_next = not eq
             continue
-        out.append(safe_url(arg) if "://" in arg else arg)
+        out.append(redact(arg))
     return out
 
 

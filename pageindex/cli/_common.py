@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
-from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -22,41 +19,20 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def load_object(spec: str) -> Any:
-    """``package.module:name`` or ``path/to/file.py:name`` -> the object (for --scripted-policy)."""
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise ValueError(f"{spec!r} is not of the form module:function or file.py:function")
-    if target.endswith(".py"):
-        path = Path(target)
-        if not path.exists():
-            raise ValueError(f"policy file {path} not found")
-        module_spec = importlib.util.spec_from_file_location(f"_pageindex_policy_{path.stem}", path)
-        if module_spec is None or module_spec.loader is None:
-            raise ValueError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ValueError(f"{target} has no attribute {attr!r}") from None
-
-
 def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwargs: Any) -> Any:
     """A client answering from a scripted policy (``--model scripted``). The policy is
     ``module:function`` / ``file.py:function`` (a function of a ScriptedRequest, or a
     ScriptedModel) or ``$PAGEINDEX_SCRIPTED_POLICY``."""
     from pageindex.llm import ScriptedModel, make_client
+    from pageindex.llm.scripted import load_policy
 
     spec = policy_spec or os.environ.get(SCRIPTED_POLICY_ENV)
     if not spec:
         fail(f"--model scripted needs --scripted-policy module:function (or ${SCRIPTED_POLICY_ENV})")
     try:
-        policy = load_object(spec)
-    except (ValueError, ImportError) as exc:
-        fail(f"scripted policy {spec}: {exc}")
+        policy = load_policy(spec)
+    except ValueError as exc:
+        fail(str(exc))
     scripted = policy if isinstance(policy, ScriptedModel) else ScriptedModel(policy=policy)
     return make_client("scripted", role=role, scripted=scripted, **kwargs)
 

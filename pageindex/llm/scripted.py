@@ -361,3 +361,34 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
             raise ScriptedRaise(wire.raise_error)
         headers = {"content-type": "application/json", **wire.headers}
         return httpx2.Response(wire.status, headers=headers, content=wire.content(), request=request)
+
+
+def load_policy(spec: str) -> Callable[..., Any] | ScriptedModel:
+    """``package.module:function`` or ``path/to/file.py:function`` -> the policy it names (a function
+    of a :class:`ScriptedRequest`, or a :class:`ScriptedModel`), for ``--scripted-policy``.
+    Raises ``ValueError`` with a message naming the spec."""
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise ValueError(f"scripted policy {spec!r}: write module:function or file.py:function")
+    try:
+        if target.endswith(".py"):
+            path = Path(target)
+            if not path.exists():
+                raise ValueError(f"scripted policy {spec!r}: {path} not found")
+            module_spec = importlib.util.spec_from_file_location(f"_pageindex_policy_{path.stem}", path)
+            if module_spec is None or module_spec.loader is None:
+                raise ValueError(f"scripted policy {spec!r}: cannot import {path}")
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        raise ValueError(f"scripted policy {spec!r}: {exc}") from None
+    policy = getattr(module, attr, None)
+    if not (isinstance(policy, ScriptedModel) or callable(policy)):
+        raise ValueError(f"scripted policy {spec!r}: {target} has no function {attr!r}")
+    return policy

@@ -112,7 +112,7 @@ def test_api_key_echoed_by_the_server_never_reaches_the_results(demo, trees, tmp
         assert "HTTP 500" in everything
         assert KEY not in everything and KEY[8:24] not in everything  # ...without the key
     info = json.loads((in_url.run_dir / "run.json").read_text())
-    assert info["base_urls"]["retriever"] == srv.base_url
+    assert info["base_urls"]["retriever"] == srv.base_url.replace("://", "://***@")  # credentials masked
 
 
 def test_hostile_filing_text_does_not_change_verdicts(tmp_path):
