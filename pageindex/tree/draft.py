@@ -62,26 +62,35 @@ def nest(flat: list[Draft], first_page: int, last_page: int) -> list[Draft]:
     return roots
 
 
+def intro_for(node: Draft, first: Draft) -> Draft | None:
+    """The opening child of ``node`` when its first child ``first`` starts on a later page: it runs
+    from the node's start to the page before ``first`` (or into ``first``'s page when ``first`` does
+    not start at the top of it)."""
+    if first.start_page <= node.start_page:
+        return None
+    shared = not first.at_top
+    end = first.start_page if shared else first.start_page - 1
+    return Draft(
+        "heading",
+        "intro",
+        node.title,
+        node.start_page,
+        node.y,
+        node.at_top,
+        node.rank + 1,
+        end_page=max(node.start_page, end),
+        end_y=first.y if shared else float("inf"),
+    )
+
+
 def fill_intros(node: Draft) -> None:
     """Give ``node`` an opening child when its first child starts on a later page."""
     for child in node.children:
         fill_intros(child)
     if not node.children:
         return
-    first = node.children[0]
-    if first.start_page > node.start_page:
-        end = first.start_page - 1 if first.at_top else first.start_page
-        intro = Draft(
-            "heading",
-            "intro",
-            node.title,
-            node.start_page,
-            node.y,
-            node.at_top,
-            node.rank + 1,
-            end_page=max(node.start_page, end),
-            end_y=first.y if end == first.start_page else float("inf"),
-        )
+    intro = intro_for(node, node.children[0])
+    if intro is not None:
         node.children.insert(0, intro)
     last = node.children[-1]
     if last.end_page < node.end_page:  # cannot happen with nest(); kept for split results

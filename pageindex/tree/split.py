@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pageindex.tree.draft import Draft
+from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
 from pageindex.tree.pdf import Line, Page
 
@@ -272,20 +272,7 @@ def _attach(node: Draft, subs: list[Draft]) -> None:
             d.end_page = max(d.start_page, nxt.start_page - 1)
         else:
             d.end_page, d.end_y = nxt.start_page, nxt.y
-    first = subs[0]
-    if first.start_page > node.start_page:
-        shared = not first.at_top
-        end = first.start_page if shared else first.start_page - 1
-        intro = Draft(
-            "heading",
-            "intro",
-            node.title,
-            node.start_page,
-            node.y,
-            node.at_top,
-            node.rank + 1,
-            end_page=max(node.start_page, end),
-            end_y=first.y if shared else float("inf"),
-        )
+    intro = intro_for(node, subs[0])
+    if intro is not None:
         subs = [intro, *subs]
     node.children = subs
