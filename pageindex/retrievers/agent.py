@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from pageindex.llm.types import Message
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
 from pageindex.retrievers.index import render_index
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
-from pageindex.retrievers.replies import AnswerWithSources, ReplyParseError, parse_json_reply
+from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
-from pageindex.retrievers.tools import FETCH_SECTION_TOOL
+from pageindex.retrievers.toolloop import tool_loop
 
 PROMPT_VERSION = "agent_v1"
 
@@ -35,29 +34,19 @@ async def agent(run: RetrievalRun, opts: AgentOptions) -> RetrievalResult:
     prompt = load_prompt(PROMPT_VERSION)
     index = render_index(run.tree, max_depth=opts.index_depth, summaries=opts.summaries)
     messages = prompt.messages(question=run.query, index=index, injection_notice=INJECTION_NOTICE)
-    for turn in range(1, opts.max_turns + 1):
-        run.turns = turn
-        resp = await run.chat(
-            messages, tools=[FETCH_SECTION_TOOL], role="agent", tag={"turn": turn}, max_tokens=opts.max_tokens
-        )
-        if resp.tool_calls:
-            messages.append(Message(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
-            messages += await run.run_tool_calls(resp.tool_calls, withhold_repeats=True)
-            continue
-        try:
-            reply = parse_json_reply(resp.content, AnswerWithSources)
-        except ReplyParseError as exc:
-            run.event("error", f"turn {turn}: malformed reply: {exc}", raw=(resp.content or "")[:500])
-            messages.append(Message(role="assistant", content=resp.content or ""))
-            messages.append(
-                Message(
-                    role="user",
-                    content=f"Your reply was not valid: {exc}. Either call fetch_section, or reply with the "
-                    'JSON object only ({"status": "answer", ...} or {"status": "fail", ...}).',
-                )
-            )
-            continue
-        run.event("decision", f"turn {turn}: {reply.status}", reply=reply.model_dump(mode="json"))
-        return run.result_from_answer(reply, turns=turn)
-    run.event("decision", f"no answer within max_turns={opts.max_turns}")
-    return run.result("fail", reason=f"no answer within max_turns={opts.max_turns}", turns=opts.max_turns)
+    reply = await tool_loop(
+        run,
+        messages,
+        AnswerWithSources,
+        max_turns=opts.max_turns,
+        role="agent",
+        what="agent",
+        format_hint="Either call fetch_section, or reply with the JSON object only "
+        '({"status": "answer", ...} or {"status": "fail", ...}).',
+        max_tokens=opts.max_tokens,
+    )
+    if reply is None:
+        run.event("decision", f"no answer within max_turns={opts.max_turns}")
+        return run.result("fail", reason=f"no answer within max_turns={opts.max_turns}")
+    run.event("decision", f"turn {run.turns}: {reply.status}", reply=reply.model_dump(mode="json"))
+    return run.result_from_answer(reply)

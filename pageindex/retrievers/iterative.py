@@ -27,9 +27,10 @@ from pageindex.llm.types import Message, StructuredOutputError, ToolCall
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
 from pageindex.retrievers.index import render_index
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
-from pageindex.retrievers.replies import ReplyParseError, parse_json_reply, source_for_page
+from pageindex.retrievers.replies import source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
-from pageindex.retrievers.tools import FETCH_SECTION_TOOL, FetchArgs
+from pageindex.retrievers.toolloop import tool_loop
+from pageindex.retrievers.tools import FetchArgs
 
 EXTRACT_PROMPT = "iterative_extract_v1"
 SYNTH_PROMPT = "iterative_synth_v1"
@@ -191,43 +192,29 @@ async def _extract(
         injection_notice=INJECTION_NOTICE,
     )
     read: list[str] = []
-    for turn in range(1, opts.max_extract_turns + 1):
-        run.turns += 1
-        resp = await run.chat(
-            messages,
-            tools=[FETCH_SECTION_TOOL],
-            role="extraction",
-            tag={"iteration": iteration, "turn": turn},
-            max_tokens=opts.max_tokens,
+
+    async def fetch(calls: list[ToolCall]) -> list[Message]:
+        return [_fetch_guarded(run, opts, call, read=read, extracted=extracted) for call in calls]
+
+    reply = await tool_loop(
+        run,
+        messages,
+        ExtractionReply,
+        max_turns=opts.max_extract_turns,
+        role="extraction",
+        what=f"iteration {iteration}",
+        format_hint='Reply with the JSON object only ({"status": "found", ...} or {"status": "fail", ...}).',
+        tag={"iteration": iteration},
+        max_tokens=opts.max_tokens,
+        run_tools=fetch,
+    )
+    if reply is not None and reply.status == "fail":
+        tried = list(dict.fromkeys(read + [t for t in reply.tried if t not in read]))
+        return Extraction(
+            sections=read,
+            failure=FailedSearch(item=item, reason=reply.reason or "not found", tried=tried),
         )
-        if resp.tool_calls:
-            messages.append(Message(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
-            for call in resp.tool_calls:
-                messages.append(_fetch_guarded(run, opts, call, read=read, extracted=extracted))
-            continue
-        try:
-            reply = parse_json_reply(resp.content, ExtractionReply)
-        except ReplyParseError as exc:
-            run.event(
-                "error",
-                f"iteration {iteration}: malformed extraction reply: {exc}",
-                raw=(resp.content or "")[:500],
-            )
-            messages.append(Message(role="assistant", content=resp.content or ""))
-            messages.append(
-                Message(
-                    role="user",
-                    content=f"Your reply was not valid: {exc}. Reply with the JSON "
-                    'object only ({"status": "found", ...} or {"status": "fail", ...}).',
-                )
-            )
-            continue
-        if reply.status == "fail":
-            tried = list(dict.fromkeys(read + [t for t in reply.tried if t not in read]))
-            return Extraction(
-                sections=read,
-                failure=FailedSearch(item=item, reason=reply.reason or "not found", tried=tried),
-            )
+    if reply is not None:
         return Extraction(sections=read, findings=[_finding(run, f) for f in reply.findings])
     return Extraction(
         sections=read,

@@ -1,0 +1,63 @@
+"""The tool-using loop the agent and the iterative extraction agent share: call the model with
+``fetch_section``, run the tool calls it makes, and stop at the first reply that parses into
+the expected JSON model. A reply that does not parse is sent back with the parse error and
+costs a turn; running out of turns returns ``None``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pageindex.llm.types import Message, ToolCall
+from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
+from pageindex.retrievers.tools import FETCH_SECTION_TOOL
+
+T = TypeVar("T", bound=BaseModel)
+ToolRunner = Callable[[list[ToolCall]], Awaitable[list[Message]]]
+
+
+async def tool_loop(
+    run: RetrievalRun,
+    messages: list[Message],
+    reply_model: type[T],
+    *,
+    max_turns: int,
+    role: str,
+    what: str,
+    format_hint: str,
+    tag: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    run_tools: ToolRunner | None = None,
+) -> T | None:
+    """Loop until a valid ``reply_model`` reply or ``max_turns`` model calls (each counted in
+    ``run.turns``). ``what`` names the loop in trace events ("turn 3", "iteration 2");
+    ``format_hint`` tells the model what a valid reply looks like; ``run_tools`` replaces the
+    default tool runner (``run.run_tool_calls`` with repeats withheld)."""
+
+    async def default_tools(calls: list[ToolCall]) -> list[Message]:
+        return await run.run_tool_calls(calls, withhold_repeats=True)
+
+    run_tools = run_tools or default_tools
+    for turn in range(1, max_turns + 1):
+        run.turns += 1
+        resp = await run.chat(
+            messages,
+            tools=[FETCH_SECTION_TOOL],
+            role=role,
+            tag={**(tag or {}), "turn": turn},
+            max_tokens=max_tokens,
+        )
+        if resp.tool_calls:
+            messages.append(Message(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
+            messages += await run_tools(resp.tool_calls)
+            continue
+        try:
+            return parse_json_reply(resp.content, reply_model)
+        except ReplyParseError as exc:
+            run.event("error", f"{what}: malformed {role} reply: {exc}", raw=(resp.content or "")[:500])
+            messages.append(Message(role="assistant", content=resp.content or ""))
+            messages.append(Message(role="user", content=f"Your reply was not valid: {exc}. {format_hint}"))
+    return None
