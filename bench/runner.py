@@ -33,6 +33,7 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, SampleStore
 from bench.summary import Summary, summarize, write_summary
+from pageindex.atomic import write_atomic
 from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -562,9 +563,7 @@ def safe_command(argv: list[str]) -> list[str]:
 
 
 def _write_json(path: Path, model: BaseModel) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, model.model_dump_json(indent=2) + "\n")
 
 
 async def run_benchmark(config: RunConfig, **kwargs: Any) -> RunOutcome:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bench.runinfo import RunInfo
 from bench.samples import Sample, read_samples_file
 from bench.stats import Proportion, cluster_bootstrap_interval, wilson_interval
+from pageindex.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -321,9 +322,7 @@ def summarize(samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[An
 def write_summary(run_dir: Path, summary: Summary) -> Path:
     """Write ``summary.json`` into ``run_dir`` (atomically: temp file + rename)."""
     path = Path(run_dir) / "summary.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, summary.model_dump_json(indent=2) + "\n")
     return path
 
 

@@ -22,6 +22,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from bench.datasets.financebench import DOCUMENTS_FILE, INFO_FILE, PDF_DIR, QUESTIONS_FILE
+from pageindex.atomic import write_atomic
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/patronus-ai/financebench/main"
 REMOTE_QUESTIONS = "data/financebench_open_source.jsonl"
@@ -95,9 +96,7 @@ def load_manifest(root: Path) -> Manifest:
 
 
 def save_manifest(root: Path, manifest: Manifest) -> None:
-    tmp = root / f"{MANIFEST_FILE}.tmp"
-    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(root / MANIFEST_FILE)
+    write_atomic(root / MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
 
 
 def is_verified(root: Path, rel: str, manifest: Manifest) -> bool:

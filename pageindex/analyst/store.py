@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from pageindex.analyst.session import AnalystSession
-from pageindex.tree.cache import write_atomic
+from pageindex.atomic import write_atomic
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

@@ -40,8 +40,8 @@ def build(
         None, "--base-url", help="OpenAI-compatible endpoint for --summaries."
     ),
 ) -> None:
+    from pageindex.atomic import write_atomic
     from pageindex.tree import PDFError, build_tree
-    from pageindex.tree.cache import write_atomic
 
     try:
         result = build_tree(pdf, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages)

@@ -25,8 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pageindex.atomic import write_atomic
 from pageindex.llm.types import Message
-from pageindex.tree.cache import default_cache_dir, write_atomic
+from pageindex.tree.cache import default_cache_dir
 from pageindex.tree.model import Node, Tree
 
 PROMPT_VERSION = "summary_v1"
