@@ -303,7 +303,7 @@ class Runner:
             except Exception as exc:  # a bad filing drops its questions, never the run
                 detail = f"{dataset.pdf_path(doc_id).name}: {exc}"
                 dropped += [
-                    DroppedQuestion(question_id=q.question_id, reason="tree_build_failed", detail=detail)
+                    DroppedQuestion.of(q, "tree_build_failed", detail)
                     for q in questions
                     if q.doc_id == doc_id
                 ]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
 from bench.samples import Sample, read_samples_file
 from bench.stats import Proportion, cluster_bootstrap_interval, wilson_interval
@@ -38,24 +39,15 @@ GROUPINGS: tuple[GroupBy, ...] = ("retriever", "model", "question_type", "doc_ty
 NO_VALUE = "-"
 
 
-class DroppedQuestion(BaseModel):
-    """One row of ``dropped.jsonl``: a question left out by dataset validation."""
-
-    model_config = ConfigDict(extra="allow")
-
-    question_id: str
-    reason: str  # short code (pdf_missing, duplicate, ...) or "code: detail"
-    detail: str = ""
-    question_type: str | None = None
-    doc_type: str | None = None
-
-    @classmethod
-    def of(cls, row: Any) -> DroppedQuestion:
-        """From this model, the dataset loader's own ``DroppedQuestion`` or a plain dict."""
-        if isinstance(row, cls):
-            return row
-        data = row.model_dump(mode="json") if isinstance(row, BaseModel) else dict(row)
-        return cls.model_validate(data)
+def _as_dropped(row: Any) -> DroppedQuestion:
+    """A ``dropped.jsonl`` row from the model itself or a plain dict (hand-made runs)."""
+    return (
+        row
+        if isinstance(row, DroppedQuestion)
+        else DroppedQuestion.model_validate(
+            row.model_dump(mode="json") if isinstance(row, BaseModel) else dict(row)
+        )
+    )
 
 
 class Stat(BaseModel):
@@ -297,7 +289,7 @@ def group_summaries(
 def summarize(samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[Any] = ()) -> Summary:
     """The :class:`Summary` of a run (what ``summary.json`` holds)."""
     frame = samples_frame(samples, default_model=run_info.model)
-    dropped = [DroppedQuestion.of(d) for d in dropped]
+    dropped = [_as_dropped(d) for d in dropped]
     reasons: dict[str, int] = {}
     for d in dropped:
         key = d.reason.split(":", 1)[0].strip() or d.reason

@@ -45,6 +45,18 @@ class DroppedQuestion(BaseModel):
     question_id: str
     reason: str  # short code: malformed, pdf_missing, pdf_unreadable, ... (see validation.DROP_REASONS)
     detail: str = ""  # one sentence naming the file or question it concerns
+    question_type: str | None = None  # so summaries can count drops per group
+    doc_type: str | None = None
+
+    @classmethod
+    def of(cls, question: Question, reason: str, detail: str = "") -> DroppedQuestion:
+        return cls(
+            question_id=question.question_id,
+            reason=reason,
+            detail=detail,
+            question_type=question.question_type or None,
+            doc_type=question.doc_type or None,
+        )
 
 
 class Dataset(BaseModel):

@@ -131,13 +131,8 @@ def _duplicates(questions: list[Question], threshold: float) -> tuple[list[Quest
     by_doc: dict[str, list[tuple[Question, str, tuple[str, ...]]]] = {}
     for q in questions:
         if q.question_id in seen_ids:
-            dropped.append(
-                DroppedQuestion(
-                    question_id=q.question_id,
-                    reason="duplicate_id",
-                    detail=f"question id {q.question_id} appears more than once; the first is kept",
-                )
-            )
+            detail = f"question id {q.question_id} appears more than once; the first is kept"
+            dropped.append(DroppedQuestion.of(q, "duplicate_id", detail))
             continue
         norm = default_process(q.question)
         numbers = _numbers(q.question)
@@ -145,19 +140,15 @@ def _duplicates(questions: list[Question], threshold: float) -> tuple[list[Quest
         hit: DroppedQuestion | None = None
         for other, other_norm, other_numbers in earlier:
             if norm == other_norm:
-                hit = DroppedQuestion(
-                    question_id=q.question_id,
-                    reason="duplicate",
-                    detail=f"same text as {other.question_id} on {q.doc_id}",
-                )
+                hit = DroppedQuestion.of(q, "duplicate", f"same text as {other.question_id} on {q.doc_id}")
                 break
             if numbers == other_numbers:
                 score = fuzz.ratio(norm, other_norm, score_cutoff=threshold * 100) / 100
                 if score >= threshold:
-                    hit = DroppedQuestion(
-                        question_id=q.question_id,
-                        reason="near_duplicate",
-                        detail=f"{score:.2f} similar to {other.question_id} on {q.doc_id} "
+                    hit = DroppedQuestion.of(
+                        q,
+                        "near_duplicate",
+                        f"{score:.2f} similar to {other.question_id} on {q.doc_id} "
                         f"(threshold {threshold:.2f})",
                     )
                     break
@@ -195,22 +186,14 @@ def validate_dataset(
             )
             pdfs[q.doc_id] = check
         if not check.ok:
-            dropped.append(
-                DroppedQuestion(
-                    question_id=q.question_id, reason=check.reason or "pdf_unreadable", detail=check.detail
-                )
-            )
+            dropped.append(DroppedQuestion.of(q, check.reason or "pdf_unreadable", check.detail))
             continue
         beyond = [p for p in q.evidence_pages if p < 1 or p > check.page_count]
         if beyond:
-            dropped.append(
-                DroppedQuestion(
-                    question_id=q.question_id,
-                    reason="evidence_page_out_of_range",
-                    detail=f"evidence page(s) {beyond} (1-based) beyond the {check.page_count} pages "
-                    f"of {q.doc_id}.pdf",
-                )
+            detail = (
+                f"evidence page(s) {beyond} (1-based) beyond the {check.page_count} pages of {q.doc_id}.pdf"
             )
+            dropped.append(DroppedQuestion.of(q, "evidence_page_out_of_range", detail))
             continue
         survivors.append(q)
     kept, duplicates = _duplicates(survivors, similarity_threshold)

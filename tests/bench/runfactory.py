@@ -108,7 +108,8 @@ def write_run(
             "".join(json.dumps(d) + "\n" for d in dropped), encoding="utf-8"
         )
     if write_summary_file:
-        from bench.summary import DroppedQuestion, summarize, write_summary
+        from bench.datasets.models import DroppedQuestion
+        from bench.summary import summarize, write_summary
 
         write_summary(directory, summarize(samples, info, [DroppedQuestion(**d) for d in dropped]))
     return directory
