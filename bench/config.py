@@ -40,6 +40,7 @@ class RunConfig(BaseModel):
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    json_mode: bool = False  # structured outputs as JSON content, for servers without tools/JSON schema
     similarity_threshold: float = Field(0.92, gt=0, le=1)
     scripted_policy: str | None = None  # module:function or file.py:function answering "scripted" models
 

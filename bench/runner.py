@@ -215,6 +215,7 @@ class Runner:
             "budget": budget,
             "timeout": cfg.timeout_s,
             "max_retries": cfg.max_retries,
+            "json_mode": cfg.json_mode,
             "concurrency": max(cfg.concurrency, 1) * 2,
             "cache": self._cache(),
         }

@@ -444,9 +444,20 @@ def _field(text: str, name: str) -> str:
 
 
 def _schema_name(chat: ChatRequest) -> str | None:
+    """The response model a structured request asks for: named in ``response_format`` (JSON-schema
+    mode), or the title of the JSON schema that JSON mode writes into the system message."""
     fmt = chat.response_format or {}
     if fmt.get("type") == "json_schema":
         return (fmt.get("json_schema") or {}).get("name")
+    if fmt.get("type") == "json_object":
+        system = chat.text_of("system")
+        start = system.find("{", system.find("json_schema"))
+        if start >= 0:
+            try:
+                schema, _ = json.JSONDecoder().raw_decode(system[start:])
+            except ValueError:
+                return None
+            return schema.get("title") if isinstance(schema, dict) else None
     return None
 
 

@@ -38,7 +38,12 @@ def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwarg
 
 
 def model_client(
-    model: str, *, role: str = "retriever", base_url: str | None = None, scripted_policy: str | None = None
+    model: str,
+    *,
+    role: str = "retriever",
+    base_url: str | None = None,
+    scripted_policy: str | None = None,
+    json_mode: bool = False,
 ) -> Any:
     """The client for ``--model``; for a real server, checked reachable before any work starts
     (one clear line naming the model and URL, never the key, and exit 2 otherwise)."""
@@ -47,9 +52,9 @@ def model_client(
     from pageindex.llm import LLMError, make_client
 
     if model == "scripted":
-        return scripted_client(scripted_policy, role=role)
+        return scripted_client(scripted_policy, role=role, json_mode=json_mode)
     try:
-        client = make_client(model, role=role, base_url=base_url)
+        client = make_client(model, role=role, base_url=base_url, json_mode=json_mode)
         asyncio.run(client.check())
     except LLMError as exc:
         fail(str(exc))

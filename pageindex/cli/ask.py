@@ -62,6 +62,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         base_url: str = typer.Option(
             None, "--base-url", help="OpenAI-compatible endpoint (else $OPENAI_BASE_URL)."
         ),
+        json_mode: bool = typer.Option(
+            False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
+        ),
         option: list[str] = typer.Option(
             [], "--opt", "-o", help="Retriever option name=value, repeatable (e.g. --opt max_turns=6)."
         ),
@@ -121,7 +124,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
             try:
-                llm = _client(model, base_url, scripted_policy)
+                llm = _client(model, base_url, scripted_policy, json_mode)
             except (ValueError, LLMError) as exc:
                 fail(f"model {model}: {exc}")
         import time
@@ -252,5 +255,7 @@ def _load_trees(files: list[Path]):
         fail(str(exc))
 
 
-def _client(model: str, base_url: str | None, scripted_policy: str | None):
-    return model_client(model, role="retriever", base_url=base_url, scripted_policy=scripted_policy)
+def _client(model: str, base_url: str | None, scripted_policy: str | None, json_mode: bool = False):
+    return model_client(
+        model, role="retriever", base_url=base_url, scripted_policy=scripted_policy, json_mode=json_mode
+    )

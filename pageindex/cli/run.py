@@ -100,6 +100,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="With --model scripted (tests, demos): module:function or file.py:function answering "
             f"each request, e.g. bench.faults.scripted:policy (or ${SCRIPTED_POLICY_ENV}).",
         ),
+        json_mode: bool = typer.Option(
+            False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
+        ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     ) -> None:
         """Run a dataset through retrievers, judge every answer, write results/RUN_ID/."""
@@ -147,6 +150,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     "--repeats": None if repeats == 1 else repeats,
                     "--out": out,
                     "--opt": opt,
+                    "--json-mode": json_mode,
                 }
                 given = [name for name, value in fixed.items() if value]
                 if given:
@@ -170,6 +174,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 repeats=repeats,
                 out=out,
                 retriever_options=options,
+                json_mode=json_mode,
                 **{k: v for k, v in overrides.items() if k not in {"budget_tokens", "budget_usd"}},
             )
         except ValueError as exc:

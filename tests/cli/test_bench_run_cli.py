@@ -41,3 +41,21 @@ def test_unreachable_model_fails_before_any_work(tmp_path):
     assert "cannot reach openai/gpt-4o-mini at http://127.0.0.1:9/v1" in out.output
     assert "sk-test-secret-123" not in out.output
     assert not (tmp_path / "run").exists()
+
+
+def test_json_mode_runs_structured_retrievers_without_tool_calls(tmp_path, fb_dir):
+    """``--json-mode`` (servers without tool or JSON-schema support): structured replies come back
+    as JSON content and every retriever still answers."""
+    out = CliRunner().invoke(
+        app,
+        [
+            "bench", "run", "--quiet", "--data-dir", str(fb_dir), "--limit", "2", "-r", "iterative,planner",
+            "--model", "scripted", "--scripted-policy", "bench.faults.scripted:policy", "--judge", "llm",
+            "--json-mode", "--out", str(tmp_path / "run"),
+        ],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["extra"]["config"]["json_mode"] is True
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == 4 and all(s.status == "answer" and s.verdict is not None for s in samples)
