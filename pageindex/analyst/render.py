@@ -4,14 +4,21 @@ from the session, and -- when nothing was found -- "not found in this filing" wi
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table as RichTable
+from rich.text import Text
 
 from pageindex.analyst.engine import AnalystAnswer
 from pageindex.analyst.session import AnalystSession
 from pageindex.retrievers.result import RetrievalResult, Source
 from pageindex.tree.combine import CombinedTree
+from pageindex.tree.errors import PDFError
 from pageindex.tree.model import Tree
+from pageindex.tree.tables import PageTable, page_tables
 
 VERIFIED = {
     True: "[green]verified[/]",
@@ -129,8 +136,17 @@ def print_sources(console: Console, tree: Tree, answer: AnalystAnswer | None) ->
         )
 
 
-def print_page(console: Console, tree: Tree, spec: str) -> None:
-    """``/page N`` (a PDF page; with several documents ``DOC:N`` or ``N`` of the combined numbering)."""
+class PageRef(NamedTuple):
+    """A page the user named: its number in ``tree``, and the filing and page it is in that filing."""
+
+    page: int
+    source: str
+    local: int
+    heading: str
+
+
+def resolve_page(tree: Tree, spec: str, command: str = "/page") -> PageRef | str:
+    """``N`` or ``DOC:N`` -> a :class:`PageRef`, or the message to print when it names no page."""
     spec = spec.strip()
     doc, _, num = spec.rpartition(":") if ":" in spec else ("", "", spec)
     doc = doc.strip()
@@ -142,23 +158,69 @@ def print_page(console: Console, tree: Tree, spec: str) -> None:
                     raise KeyError(doc)
             else:
                 page = tree.global_page(doc, page)
-        text = tree.page_text(page)
+        tree.page_text(page)
     except ValueError:
-        console.print(
-            f"usage: /page N (a PDF page number), got {spec!r}", highlight=False, markup=False, soft_wrap=True
-        )
-        return
+        return f"usage: {command} N (a PDF page number), got {spec!r}"
     except (IndexError, KeyError) as exc:
-        console.print(f"no such page: {exc}", highlight=False, markup=False, soft_wrap=True)
-        return
+        return f"no such page: {exc}"
     label = tree.page_label(page)
-    head = f"page {page}" + (f" (printed {label})" if label else "")
+    printed = f" (printed {label})" if label else ""
     if isinstance(tree, CombinedTree):
         name, local = tree.locate(page)
-        head = f"{name} page {local}" + (f" (printed {label})" if label else "")
-    console.rule(head)
-    console.print(text, highlight=False, markup=False, soft_wrap=True)
+        part = tree.part_for_page(page)
+        source = part.source if part is not None else tree.source
+        return PageRef(page, source, local, f"{name} page {local}{printed}")
+    return PageRef(page, tree.source, page, f"page {page}{printed}")
+
+
+def print_page(console: Console, tree: Tree, spec: str) -> None:
+    """``/page N`` (a PDF page; with several documents ``DOC:N`` or ``N`` of the combined numbering)."""
+    ref = resolve_page(tree, spec)
+    if isinstance(ref, str):
+        console.print(ref, highlight=False, markup=False, soft_wrap=True)
+        return
+    console.rule(ref.heading)
+    console.print(tree.page_text(ref.page), highlight=False, markup=False, soft_wrap=True)
     console.rule()
+
+
+def table_view(table: PageTable, title: str) -> RichTable:
+    """A page table as a rich Table: first column the row labels, the others right-aligned values."""
+    view = RichTable(title=title, title_justify="left", show_header=False, box=box.SIMPLE_HEAD)
+    for j in range(table.n_cols):
+        if j == 0:
+            view.add_column(overflow="fold")
+        else:
+            view.add_column(justify="right", no_wrap=True)
+    for row in table.rows:
+        view.add_row(*(Text(cell) for cell in row + [""] * (table.n_cols - len(row))))
+    return view
+
+
+def print_tables(console: Console, tree: Tree, spec: str) -> None:
+    """``/tables N``: every table on that page, read from the PDF (pdfplumber, or pymupdf when
+    pdfplumber fragments it); ``DOC:N`` with several documents, as for ``/page``."""
+    ref = resolve_page(tree, spec, "/tables")
+    if isinstance(ref, str):
+        console.print(ref, highlight=False, markup=False, soft_wrap=True)
+        return
+    try:
+        with console.status(f"reading tables on {ref.heading}"):
+            tables = page_tables(ref.source, ref.local)
+    except (PDFError, ValueError) as exc:
+        console.print(f"cannot read tables: {exc}", highlight=False, markup=False, soft_wrap=True)
+        return
+    if not tables:
+        console.print(
+            f"no tables found on {ref.heading}; /page {spec.strip()} shows its text",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return
+    for t in tables:
+        title = f"{ref.heading} · table {t.index + 1} of {len(tables)} · {t.method}"
+        console.print(table_view(t, title))
 
 
 def print_session(console: Console, session: AnalystSession) -> None:

@@ -2,7 +2,8 @@
 
 Lines are questions, except commands: ``/sources`` (citations of the last answer), ``/trace``
 (every step of the last answer), ``/page N`` (the text of PDF page N; ``DOC:N`` with several
-filings), ``/session`` (what the session holds), ``/history`` (questions so far), ``/help``,
+filings), ``/tables N`` (the tables on page N read from the PDF as rows and columns; ``DOC:N``
+too), ``/session`` (what the session holds), ``/history`` (questions so far), ``/help``,
 ``/quit`` (or Ctrl-D). Input is read with ``input()`` and GNU readline when available, so
 arrow keys recall earlier questions; the history is kept in a file beside the saved session.
 """
@@ -22,10 +23,11 @@ from pageindex.analyst.render import (
     print_page,
     print_session,
     print_sources,
+    print_tables,
     print_trace,
 )
 
-HELP = "Ask a question, or: /sources  /trace  /page N  /session  /history  /help  /quit"
+HELP = "Ask a question, or: /sources  /trace  /page N  /tables N  /session  /history  /help  /quit"
 
 
 def _setup_history(path: Path | None) -> Callable[[], None]:
@@ -89,6 +91,8 @@ def run_repl(
                     print_trace(console, analyst.last.result)
             elif command == "/page":
                 print_page(console, analyst.tree, arg)
+            elif command == "/tables":
+                print_tables(console, analyst.tree, arg)
             elif command == "/session":
                 print_session(console, analyst.session)
             elif command == "/history":
