@@ -38,7 +38,7 @@ def test_interactive_session_in_a_pty(fb_pdf, analyst_tree, tmp_path):
     )
     try:
         child.expect_exact(PROMPT)
-        assert "/sources" in screen(child) and "/page N" in screen(child)
+        assert "/sources" in screen(child) and "/page N" in screen(child) and "/tables N" in screen(child)
 
         child.sendline(CAPEX_Q)
         child.expect_exact(PROMPT)
@@ -65,6 +65,18 @@ def test_interactive_session_in_a_pty(fb_pdf, analyst_tree, tmp_path):
         child.sendline("/page 60")
         child.expect_exact(PROMPT)
         assert "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)" in screen(child)
+
+        child.sendline("/tables 60")
+        child.expect_exact(PROMPT)
+        out = screen(child)
+        assert "page 60 (printed 60) · table 1 of 1 · pymupdf" in out
+        assert re.search(r"\(PP&E\) +\(1,577\) +\(1,373\) +\(1,420\)", out)
+        assert "Purchases of property, plant and equipment (PP&E)" in out
+        assert re.search(r"Net income including noncontrolling interest +\$5,363 +\$4,869 +\$5,058", out)
+
+        child.sendline("/tables 5")
+        child.expect_exact(PROMPT)
+        assert "no tables found on page 5" in screen(child)
 
         child.sendline("/trace")
         child.expect_exact(PROMPT)
