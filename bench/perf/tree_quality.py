@@ -42,9 +42,14 @@ def evidence_pages(data_dir: Path) -> list[tuple[str, str, int]]:
 
 
 def leaf_for(tree: Tree, page: int):
-    """The smallest leaf containing ``page`` (pages shared at boundaries belong to two)."""
+    """The smallest leaf containing ``page``; among equally small ones a named one.
+
+    A page shared at section boundaries belongs to every leaf that starts or ends on it (a
+    10-K cover page holds the title page, the Section 12(b) securities, the filer status...):
+    an agent fetching any of them reads the page.
+    """
     found = [leaf for leaf in tree.leaves() if leaf.start_page <= page <= leaf.end_page]
-    return min(found, key=lambda n: n.page_count) if found else None
+    return min(found, key=lambda n: (n.page_count, n.kind in _UNNAMED)) if found else None
 
 
 def named_path(tree: Tree, node_id: str) -> bool:

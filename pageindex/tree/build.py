@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 
 from pageindex.tree.cache import TreeCache, file_sha256
+from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import PDFMissingError
 from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
@@ -99,9 +100,13 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         first = roots[0]
         if first.start_page > 1 or not first.at_top:
             cover_end = first.start_page - 1 if first.at_top else first.start_page
-            roots.insert(
-                0, Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
-            )
+            cover = Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
+            if not first.at_top:
+                cover.end_y = first.y  # the cover ends where the first section starts on that page
+            roots.insert(0, cover)
+        for root in roots:
+            if root.kind == "cover" and not root.children:
+                add_cover_structure(root, pages, rules)
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
 

@@ -146,7 +146,8 @@ def _listed_without_body(page: Page, item_rows: list[int]) -> bool:
     return not gaps or gaps[len(gaps) // 2] < 40
 
 
-def _is_toc_page(page: Page) -> bool:
+def is_toc_page(page: Page) -> bool:
+    """A contents page: many Items listed back to back or with page numbers, many notes, or 3+ Parts."""
     item_rows = [i for i, line in enumerate(page.lines) if _ITEM.match(line.text)]
     numbered = sum(1 for i in item_rows if _ENDS_IN_PAGE_NUMBER.search(page.lines[i].text))
     listed = len(item_rows) >= 8 and _listed_without_body(page, item_rows)
@@ -227,7 +228,7 @@ def statement_key(c: str) -> str | None:
 
 def detect_sec(pages: list[Page]) -> list[Heading]:
     """Parts, Items, statements, notes and exhibits, in reading order."""
-    toc_pages = {p.number for p in pages if _is_toc_page(p)}
+    toc_pages = {p.number for p in pages if is_toc_page(p)}
     parts: list[Heading] = []
     items: list[Heading] = []
     exhibits: list[Heading] = []

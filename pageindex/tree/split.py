@@ -15,7 +15,7 @@ from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
 from pageindex.tree.pdf import Line, Page
 
-__all__ = ["SubheadingRules", "slug", "split_long", "subheading_drafts", "window_drafts"]
+__all__ = ["SubheadingRules", "attach", "slug", "split_long", "subheading_drafts", "window_drafts"]
 
 _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
@@ -230,13 +230,13 @@ def split_long(
     if not subs:
         node.children = window_drafts(node.start_page, node.end_page, max_pages, node.rank + 1)
         return
-    _attach(node, subs)
+    attach(node, subs)
     for child in node.children:
         if child.page_count <= max_pages:
             continue
         plain = _plain_inside(child, pages, rules, underline) if use_subheadings else []
         if plain:
-            _attach(child, plain)
+            attach(child, plain)
             for grandchild in child.children:
                 if grandchild.page_count > max_pages:
                     grandchild.children = window_drafts(
@@ -261,7 +261,7 @@ def _plain_inside(
     return _inside(node, found)
 
 
-def _attach(node: Draft, subs: list[Draft]) -> None:
+def attach(node: Draft, subs: list[Draft]) -> None:
     """Make ``subs`` (reading order, inside ``node``) its children, with an opening child
     when the first one starts on a later page."""
     for i, d in enumerate(subs):
