@@ -13,8 +13,9 @@ never run this over a whole document):
 Rows are then cleaned so a statement reads as label + one cell per period: whitespace and
 line breaks collapse to one space; a number split across cells (``'(10'`` + ``')'``,
 ``'$'`` + ``'466'``, ``'12.5'`` + ``'%'``) is joined; empty rows and columns are dropped,
-and adjacent columns that never both hold text in one row are merged (a value spanning two
-grid cells in some rows and one in others).
+dot leaders are removed; adjacent columns that never both hold text in one row are merged (a
+value spanning two grid cells in some rows and one in others). A column heading split over two
+grid cells (``"December"`` | ``"28, 2019"``) is left as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pageindex.tree.pdf import open_pdf
 
 Method = Literal["pdfplumber", "pymupdf"]
 
+_LEADERS = re.compile(r"\s*\.{3,}[\s.]*")  # dot leaders: "Net income........"
 _OPENERS = frozenset({"$", "€", "£", "¥", "(", "($", "$("})
 _CLOSERS = re.compile(r"^[)%]+$|^\)?%\)?$")
 _NUMBER_GAPS = (
@@ -71,7 +73,7 @@ def clean_cell(text: str | None) -> str:
     """One line of text with numbers put back together: ``'( 1 ,577 )\\n'`` -> ``'(1,577)'``."""
     if not text:
         return ""
-    out = " ".join(text.split())
+    out = " ".join(_LEADERS.sub(" ", text).split())
     for pattern, repl in _NUMBER_GAPS:
         out = pattern.sub(repl, out)
     return out

@@ -108,6 +108,8 @@ def test_cell_cleaning():
     assert clean_cell(" ( 1 ,577 )\n") == "(1,577)"
     assert clean_cell("Adjustments to reconcile\nnet income") == "Adjustments to reconcile net income"
     assert clean_cell(None) == ""
+    assert clean_cell("Trade receivables, net ........... . ..") == "Trade receivables, net"  # dot leaders
+    assert clean_cell("U.S. ...") == "U.S."
     rows = clean_rows(
         [
             ["Write-offs", "", "(10", ")", "", "(10", ")", None],
