@@ -27,8 +27,7 @@ class CoverBlock:
 
     key: str
     pattern: re.Pattern[str]
-    title: str  # display title; a heading printed on a short line of its own shows as printed
-    printed: bool = True  # False: the block opens with a sentence, always show ``title``
+    title: str  # display title (printed lines may have split words or run on into the text)
 
 
 COVER_BLOCKS: tuple[CoverBlock, ...] = (
@@ -42,7 +41,7 @@ COVER_BLOCKS: tuple[CoverBlock, ...] = (
         re.compile(r"^securitiesregisteredpursuanttosection12\(g\)"),
         "Securities registered pursuant to Section 12(g) of the Act",
     ),
-    CoverBlock("filer_status", re.compile(r"^indicatebycheckmark"), "Filer status (check marks)", False),
+    CoverBlock("filer_status", re.compile(r"^indicatebycheckmark"), "Filer status (check marks)"),
     CoverBlock(
         "shares_outstanding",
         re.compile(
@@ -50,7 +49,6 @@ COVER_BLOCKS: tuple[CoverBlock, ...] = (
             r"|(?:therewere|registranthad)[\d,.]+(?:million)?(?:ordinary|common)?shares)"
         ),
         "Market value and shares outstanding",
-        False,
     ),
     CoverBlock(
         "documents_incorporated_by_reference",
@@ -59,7 +57,7 @@ COVER_BLOCKS: tuple[CoverBlock, ...] = (
     ),
 )
 _CONTENTS_TITLE = re.compile(r"^(?:tableofcontents|contents|index)$")
-_MAX_PRINTED_TITLE = 80  # a longer first line runs on into the block's text
+_NONE = re.compile(r"(?:act|1934):?none\.?$")  # "... 12(g) of the Act: None"
 _MAX_LINE = 300  # a block's first line (cover sentences run long); longer lines are merged table text
 
 
@@ -105,8 +103,7 @@ def _blocks(pages: list[Page], first: int, stop: tuple[int, float], rank: int) -
                 if block.key in seen or not block.pattern.match(c):
                     continue
                 seen.add(block.key)
-                printed = re.sub(r"\s+", " ", line.text).strip().rstrip(":").strip()
-                title = printed if block.printed and len(printed) <= _MAX_PRINTED_TITLE else block.title
+                title = block.title + (": None" if _NONE.search(c) else "")
                 found.append(
                     Draft("heading", block.key, title, page.number, line.y0, at_top(page, line), rank)
                 )
