@@ -3,6 +3,9 @@
 Strategies, in order: the SEC structure (Parts, Items, statements, notes) when the filing
 has it, merged with a real embedded outline where that adds sections; a real outline
 alone; emphasised lines (earnings releases); fixed page windows as the last resort.
+Pages before the first section form the ``cover``, which gets children for the blocks SEC
+covers print (Section 12(b)/12(g) securities, filer status, shares outstanding, documents
+incorporated by reference), its contents pages and front matter (:mod:`pageindex.tree.cover`).
 """
 
 from __future__ import annotations
