@@ -93,8 +93,14 @@ class CannedTransport(httpx2.AsyncBaseTransport):
 
 
 async def run_client(
-    base_url: str, level: int, calls: int, transport: httpx2.AsyncBaseTransport | None = None
+    base_url: str,
+    level: int,
+    calls: int,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    stagger: float = 0.0,
 ) -> tuple[float, list[float], float]:
+    """``stagger``: worker w starts ``stagger * w / level`` seconds late, so replies arrive spread
+    over the server delay instead of in bursts of ``level`` (the timed window starts once all run)."""
     client = make_client(
         "openai/bench-model",
         base_url=base_url,
@@ -108,6 +114,7 @@ async def run_client(
     latencies: list[float] = []
 
     async def worker(w: int) -> None:
+        await asyncio.sleep(stagger * w / level)
         for i in range(calls):
             started = time.perf_counter()
             await client.chat([Message(role="user", content=f"question {w}-{i}: what was revenue?")])
@@ -115,7 +122,8 @@ async def run_client(
 
     started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker(w) for w in range(level)))
-    return time.perf_counter() - started, latencies, time.process_time() - cpu_started
+    wall = time.perf_counter() - started - stagger * (level - 1) / level / 2  # mean start delay
+    return wall, latencies, time.process_time() - cpu_started
 
 
 async def run_raw(base_url: str, level: int, calls: int) -> tuple[float, list[float], float]:
@@ -177,7 +185,11 @@ def main(
     verdict = ""
     try:
         rows = [("LLMClient", int(level)) for level in levels.split(",")]
-        rows += [("raw httpx2", TARGET_LEVEL), ("LLMClient in-process", TARGET_LEVEL)]
+        rows += [
+            ("LLMClient staggered", TARGET_LEVEL),
+            ("raw httpx2", TARGET_LEVEL),
+            ("LLMClient in-process", TARGET_LEVEL),
+        ]
         for name, level in rows:
             server_started = process_cpu_s(proc.pid)
             busy_started, total_started = machine_cpu_s()
@@ -185,6 +197,8 @@ def main(
                 run = run_raw(base_url, level, calls_per_worker)
             elif name == "LLMClient":
                 run = run_client(base_url, level, calls_per_worker)
+            elif name == "LLMClient staggered":
+                run = run_client(base_url, level, calls_per_worker, stagger=delay)
             else:
                 run = run_client(base_url, level, calls_per_worker, CannedTransport(delay))
             wall, latencies, cpu_s = asyncio.run(run)
