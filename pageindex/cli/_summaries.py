@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pageindex.cli._common import fail, scripted_client
+from pageindex.cli._common import fail, model_client
 from pageindex.tree.model import Tree
 
 
@@ -21,7 +21,7 @@ def build_summaries(
 ) -> Tree:
     """Summarise every section of ``tree`` with ``model`` (cost estimate printed first, actual
     usage after); returns the tree with summaries. Cached per tree, model and prompt version."""
-    from pageindex.llm import LLMError, make_client
+    from pageindex.llm import LLMError
     from pageindex.tree.summaries import (
         apply_summaries,
         estimate_summaries,
@@ -32,10 +32,7 @@ def build_summaries(
 
     if not model:
         fail("--summaries needs --model (e.g. openai/gpt-4o-mini)")
-    try:
-        llm = scripted_client(None) if model == "scripted" else make_client(model, base_url=base_url)
-    except LLMError as exc:
-        fail(f"model {model}: {exc}")
+    llm = model_client(model, base_url=base_url)  # scripted, or a real server checked reachable first
     path = summary_path(tree, llm.spec, cache_dir)
     cached = load_summaries(tree, llm.spec, cache_dir)
     if cached is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import console, fail, model_client
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -77,15 +77,9 @@ def _build_judge(name: str, model: str | None, base_url: str | None):
         return make_judge("rules")
     if not model:
         fail(f"--judge {name} needs --judge-model (e.g. openai/gpt-4o-mini or ollama/llama3.1)")
-    try:
-        from pageindex.llm import make_client
-    except ImportError:
-        fail("the LLM layer is not available in this installation; use --judge rules")
     specs = [s.strip() for s in model.split(",") if s.strip()]
-    try:
-        clients = [make_client(s, role="judge", base_url=base_url) for s in specs]
-    except Exception as exc:  # LLMConfigError and friends: one clear line, no traceback
-        fail(f"judge model {model}: {exc}")
+    # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
+    clients = [model_client(s, role="judge", base_url=base_url) for s in specs]
     if name == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-model specs")
