@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pageindex.llm import wire
+
 
 class ChatRequest(BaseModel):
     """A parsed ``POST /v1/chat/completions`` body (non-streaming)."""
@@ -118,55 +120,39 @@ class Reply(BaseModel):
 
 
 def count_tokens(text: str) -> int:
-    """Deterministic token estimate: one token per 4 characters, at least 1 for non-empty text."""
-    return (len(text) + 3) // 4
+    """Deterministic token estimate: the scripted model's rule (one token per started 4 characters)."""
+    return wire.count_tokens(len(text))
 
 
 def completion_body(
     request: ChatRequest, reply: Reply, *, prompt_tokens: int, cached_tokens: int = 0
 ) -> dict[str, Any]:
-    """The chat.completion JSON object for ``reply``.
+    """The chat.completion JSON object for ``reply`` (built by :func:`pageindex.llm.wire.completion_body`).
 
     Tool-call ids derive from the request key, so a seeded run replays the same conversations
     (and so the same fault choices) every time."""
     tool_calls = [
-        {
-            "id": call.id or f"call_{request.key()[:12]}_{i}",
-            "type": "function",
-            "function": {
-                "name": call.name,
-                "arguments": call.arguments
-                if isinstance(call.arguments, str)
-                else json.dumps(call.arguments, ensure_ascii=False),
-            },
-        }
+        wire.wire_tool_call(
+            call.id or f"call_{request.key()[:12]}_{i}",
+            call.name,
+            call.arguments
+            if isinstance(call.arguments, str)
+            else json.dumps(call.arguments, ensure_ascii=False),
+        )
         for i, call in enumerate(reply.tool_calls)
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    completion_text = (reply.content or "") + "".join(c["function"]["arguments"] for c in tool_calls)
-    completion_tokens = count_tokens(completion_text)
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": reply.finish_reason or ("tool_calls" if tool_calls else "stop"),
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": cached_tokens},
-        },
-    }
+    body = wire.completion_body(
+        model=request.model,
+        content=reply.content,
+        tool_calls=tool_calls,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=wire.count_tokens(wire.completion_chars(reply.content, tool_calls)),
+        cached_tokens=cached_tokens,
+        completion_id=f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        finish_reason=reply.finish_reason,
+    )
+    body["created"] = int(time.time())
+    return body
 
 
 def error_body(message: str, *, kind: str, code: str | None = None) -> dict[str, Any]:
