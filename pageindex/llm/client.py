@@ -580,17 +580,9 @@ class LLMClient:
                     f"{self.spec}: replay needs a recorded cache, but {where} does not exist"
                 )
             return
-        try:
-            await self._backend().sdk.models.list(timeout=min(self.timeout, 10.0))
-        except openai.NotFoundError:
-            return  # reachable, just no model list (some servers)
-        except Exception as exc:
-            error = self._error(exc)
-            if isinstance(error, LLMConfigError):
-                raise error from None
-            where = self._spec.where()
-            reason = str(error).removeprefix(f"{where}: ")
-            raise LLMConfigError(f"cannot reach {where}: {reason}") from None
+        from pageindex.llm.preflight import preflight
+
+        self.preflight_result = await preflight(self._spec, timeout=min(self.timeout, 10.0))
 
 
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:

@@ -106,24 +106,10 @@ def _is_official_openai(url: str) -> bool:
 
 
 def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:
-    """Preflight: fail fast, before any work starts, if the server is down or rejects the key.
+    """Synchronous form of :func:`pageindex.llm.preflight.preflight` (the one preflight): raise
+    :class:`LLMConfigError` unless ``spec``'s endpoint is an OpenAI-compatible API."""
+    import asyncio
 
-    Sends ``GET {base_url}/models``. Connection errors and timeouts, and HTTP 401/403, raise
-    :class:`LLMConfigError` naming the spec and base URL; any other answer (even 404 from a
-    server without a model list) counts as reachable. ``replay`` and ``scripted`` need no server.
-    """
-    if spec.base_url is None:
-        return
-    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
-    try:
-        response = httpx.get(f"{spec.base_url}/models", headers=headers, timeout=timeout)
-    except httpx.TimeoutException:
-        raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
-    except httpx.HTTPError as exc:
-        reason = spec.redact(str(exc)) or type(exc).__name__
-        raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
-    if response.status_code in (401, 403):
-        raise LLMConfigError(
-            f"{spec.display_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
-            "check OPENAI_API_KEY"
-        )
+    from pageindex.llm.preflight import preflight
+
+    asyncio.run(preflight(spec, timeout=timeout))

@@ -1,0 +1,171 @@
+"""The one preflight: is this base URL really an OpenAI-compatible API serving this model?
+
+A socket that answers is not enough (a static file server answers too). :func:`preflight` asks
+``GET {base_url}/models`` and wants a JSON model list (``{"data": [...]}``); where a server has no
+list (HTTP 404/405/501) it sends a one-token chat completion instead and wants a JSON reply with
+``choices``. Anything else (an HTML page, a non-JSON body, a rejected key, no answer) raises
+:class:`~pageindex.llm.types.LLMConfigError` with one line naming the URL (credentials masked) and
+what came back. The run's preflight, ``ask``, ``bench judge``, ``build --summaries`` and any
+endpoint probing share this module.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, Field
+
+from pageindex.llm.spec import ModelSpec
+from pageindex.llm.types import LLMConfigError
+
+NO_LIST_STATUSES = (404, 405, 501)
+
+
+class PreflightResult(BaseModel):
+    """What the preflight found about one endpoint and model."""
+
+    url: str = Field(description="The base URL, credentials masked.")
+    via: Literal["models", "chat", "none"] = Field(
+        description='"models": a JSON model list answered; "chat": no list, a one-token chat did; '
+        '"none": nothing to check (scripted, replay).'
+    )
+    models: list[str] = Field(default_factory=list, description="Model ids the server listed.")
+    model_listed: bool | None = Field(
+        default=None, description="Whether the model is in the list (None: the server has no list)."
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="The model's entry in the list (context window hints etc.)."
+    )
+    latency_s: float = 0.0
+
+
+def describe_response(response: httpx.Response) -> str:
+    """A short, one-line account of an HTTP answer: status, kind of body and its gist."""
+    ctype = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    text = response.text if response.content else ""
+    if "html" in ctype or re.match(r"\s*<(!doctype|html)", text, re.IGNORECASE):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        gist = _squash(title.group(1)) if title else _squash(re.sub(r"<[^>]+>", " ", text))
+        return f'HTTP {response.status_code} with an HTML page ("{_clip(gist)}")'
+    try:
+        data = response.json()
+    except ValueError:
+        if not text.strip():
+            return f"HTTP {response.status_code} with an empty body"
+        return f'HTTP {response.status_code} with a non-JSON {ctype} body ("{_clip(_squash(text))}")'
+    message = _error_message(data)
+    if message:
+        return f'HTTP {response.status_code}: "{_clip(message)}"'
+    return f"HTTP {response.status_code} with JSON that is not an OpenAI answer ({_clip(_squash(str(data)))})"
+
+
+def _error_message(data: Any) -> str | None:
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return _squash(str(error["message"]))
+        if isinstance(error, str):
+            return _squash(error)
+        if isinstance(data.get("detail"), str):
+            return _squash(data["detail"])
+    return None
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    """Shorten at a word boundary, never mid-word."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] or text[:limit]
+    return cut + " …"
+
+
+async def preflight(
+    spec: ModelSpec,
+    *,
+    timeout: float = 10.0,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PreflightResult:
+    """Check ``spec``'s endpoint before any work starts; raise :class:`LLMConfigError` if it is
+    not a usable OpenAI-compatible API. Messages name the spec and URL, never the key."""
+    if spec.base_url is None:
+        return PreflightResult(url="", via="none")
+    where = spec.where()
+    url = spec.display_url or ""
+    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+    started = time.perf_counter()
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers) as http:
+        listing = await _request(http, spec, "GET", "/models", timeout)
+        if listing.status_code in (401, 403):
+            raise _key_rejected(spec, listing)
+        if listing.status_code == 200:
+            data = _json(listing)
+            if isinstance(data, dict) and isinstance(data.get("data"), list):
+                entries = [e for e in data["data"] if isinstance(e, dict)]
+                ids = [str(e.get("id")) for e in entries if e.get("id") is not None]
+                match = next((e for e in entries if _same_model(str(e.get("id", "")), spec.model)), None)
+                return PreflightResult(
+                    url=url,
+                    via="models",
+                    models=ids,
+                    model_listed=match is not None,
+                    metadata=dict(match or {}),
+                    latency_s=time.perf_counter() - started,
+                )
+            raise LLMConfigError(
+                f"{where} is not an OpenAI-compatible API: GET /models answered "
+                f"{describe_response(listing)}, not a JSON model list; --base-url is usually the "
+                "API's root ending in /v1"
+            )
+        if listing.status_code not in NO_LIST_STATUSES:
+            answer = describe_response(listing)
+            raise LLMConfigError(f"{where} failed the preflight: GET /models answered {answer}")
+        # No model list on this server: one token of chat must come back as an OpenAI reply.
+        body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+        chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
+        if chat.status_code in (401, 403):
+            raise _key_rejected(spec, chat)
+        data = _json(chat) if chat.status_code == 200 else None
+        if isinstance(data, dict) and isinstance(data.get("choices"), list):
+            return PreflightResult(url=url, via="chat", latency_s=time.perf_counter() - started)
+        raise LLMConfigError(
+            f"{where} is not an OpenAI-compatible API: GET /models answered "
+            f"{describe_response(listing)} and POST /chat/completions answered {describe_response(chat)}"
+        )
+
+
+def _same_model(listed: str, wanted: str) -> bool:
+    """Ollama lists ``llama3.1:latest`` for ``llama3.1``; llama.cpp lists a file path or alias."""
+    return listed == wanted or listed.removesuffix(":latest") == wanted or listed.rsplit("/", 1)[-1] == wanted
+
+
+async def _request(
+    http: httpx.AsyncClient, spec: ModelSpec, method: str, path: str, timeout: float, **kwargs: Any
+) -> httpx.Response:
+    try:
+        return await http.request(method, f"{spec.base_url}{path}", **kwargs)
+    except httpx.TimeoutException:
+        raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
+    except httpx.HTTPError as exc:
+        reason = spec.redact(_squash(str(exc))) or type(exc).__name__
+        raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _key_rejected(spec: ModelSpec, response: httpx.Response) -> LLMConfigError:
+    return LLMConfigError(
+        f"{spec.display_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
+        "check OPENAI_API_KEY"
+    )
