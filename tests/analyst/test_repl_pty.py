@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -24,8 +23,7 @@ def screen(child: pexpect.spawn) -> str:
 
 def test_interactive_session_in_a_pty(fb_pdf, analyst_tree, tmp_path):
     analyst_tree("3M_2018_10K")  # tree in the shared cache
-    exe = shutil.which("pageindex")
-    argv = [exe] if exe else [sys.executable, "-m", "pageindex.cli"]
+    argv = [sys.executable, "-m", "pageindex.cli"]  # the interpreter under test, never PATH
     args = [str(fb_pdf("3M_2018_10K")), "-m", "scripted", "--scripted-policy", f"{POLICIES}:analyst_policy"]
     env = dict(os.environ, COLUMNS="160", TERM="xterm")
     child = pexpect.spawn(
