@@ -42,6 +42,9 @@ class RunConfig(BaseModel):
     max_retries: int = Field(3, ge=0)
     json_mode: bool = False  # structured outputs as JSON content, for servers without tools/JSON schema
     similarity_threshold: float = Field(0.92, gt=0, le=1)
+    # A finished run with more than this share of samples in error (or with a failed judge call)
+    # exits 4: the infrastructure, not the model, decided too much of it.
+    max_error_rate: float = Field(0.2, ge=0, le=1)
     scripted_policy: str | None = None  # module:function or file.py:function answering "scripted" models
 
     def with_overrides(self, overrides: dict[str, Any]) -> RunConfig:
@@ -76,6 +79,7 @@ RESUME_OVERRIDES = frozenset(
         "scripted_policy",
         "base_url",
         "judge_base_url",
+        "max_error_rate",
     }
 )
 

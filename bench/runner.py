@@ -57,6 +57,23 @@ class RunOutcome(BaseModel):
     dropped: list[DroppedQuestion] = Field(default_factory=list)
     skipped_retrievers: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    samples_total: int = 0  # every sample of the run, this invocation's and earlier ones
+    samples_errored: int = 0  # status error, or the judge call failed
+    max_error_rate: float = 0.2
+
+    @property
+    def error_rate(self) -> float:
+        return self.samples_errored / self.samples_total if self.samples_total else 0.0
+
+    @property
+    def too_many_errors(self) -> bool:
+        """More than ``max_error_rate`` of the samples ended in error (exit 4)."""
+        return self.samples_total > 0 and self.error_rate > self.max_error_rate
+
+
+def errored(sample: Sample) -> bool:
+    """The infrastructure decided this sample: the retrieval ended in ``error`` or the judge failed."""
+    return sample.status == "error" or bool(getattr(sample, "judge_error", None))
 
 
 # ----------------------------------------------------------------------------- set-up
@@ -137,6 +154,35 @@ def select_questions(questions: list[Question], config: RunConfig) -> list[Quest
     return questions
 
 
+def explain_empty_selection(dataset: Dataset, selected: list[Question], config: RunConfig) -> None:
+    """Raise :class:`RunSetupError` naming why nothing was selected (empty file, a filter that
+    matches nothing); a selection that is not empty passes."""
+    if selected:
+        return
+    if not dataset.questions:
+        bad = f" ({len(dataset.malformed)} malformed rows dropped)" if dataset.malformed else ""
+        raise RunSetupError(f"{dataset.path}: the dataset has no questions{bad}")
+    filters = [f"--question-type {t}" for t in config.question_types]
+    filters += [f"--question-id {i}" for i in config.question_ids]
+    types = sorted({q.question_type for q in dataset.questions if q.question_type})
+    example = dataset.questions[0].question_id
+    raise RunSetupError(
+        f"{' '.join(filters) or 'the filters'} matched none of the {len(dataset.questions)} questions "
+        f"(question types: {', '.join(types) or 'none'}; ids like {example})"
+    )
+
+
+def _drop_counts(dropped: list[DroppedQuestion], dataset: Dataset) -> str:
+    counts: dict[str, int] = {}
+    for d in dropped:
+        counts[d.reason] = counts.get(d.reason, 0) + 1
+    reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items())) or "none selected"
+    return (
+        f"all {len(dropped)} selected questions were dropped ({reasons}); "
+        f"see pageindex bench datasets validate {dataset.path}"
+    )
+
+
 def new_run_id(config: RunConfig) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     digest = hashlib.sha256(RunConfig.model_dump_json(config).encode()).hexdigest()[:6]
@@ -201,8 +247,10 @@ class Runner:
             raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
         return run_dir, None
 
-    def _make_clients(self, model: str | None) -> tuple[Any, Any, Any]:
-        """(retriever client, judge client or list for a panel, budget)."""
+    def _make_clients(self, model: str | None, judge_default: str | None = None) -> tuple[Any, Any, Any]:
+        """(retriever client, judge client or list for a panel, budget). ``model`` is None when no
+        chosen retriever needs one; ``judge_default`` is the model an LLM judge falls back to."""
+        judge_default = judge_default if judge_default is not None else model
         from pageindex.llm import Budget, UsageLedger, make_client
 
         cfg = self.config
@@ -229,10 +277,10 @@ class Runner:
         if retriever_llm is None and model:
             retriever_llm = client(model, "retriever", cfg.base_url)
         judge_llm = self._judge_llm
-        judge = self._judge_name(model)
+        judge = self._judge_name(judge_default)
         judge_url = cfg.judge_base_url or cfg.base_url
         if judge_llm is None and judge in {"llm", "hybrid"}:
-            jm = cfg.judge_model or model
+            jm = cfg.judge_model or judge_default
             if not jm:
                 raise RunSetupError(f"--judge {judge} needs a model: pass --judge-model or --model")
             judge_llm = client(jm, "judge", judge_url)
@@ -374,20 +422,30 @@ class Runner:
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
 
-        retriever_llm, judge_llm, budget = self._make_clients(model)
-        await self._preflight(retriever_llm, judge_llm)
-
         dataset = load_dataset(cfg)
         from bench.datasets.validation import validate_dataset
 
+        selected = select_questions(dataset.questions, cfg)
+        explain_empty_selection(dataset, selected, cfg)
         validation = validate_dataset(
-            dataset.model_copy(update={"questions": select_questions(dataset.questions, cfg)}),
+            dataset.model_copy(update={"questions": selected}),
             similarity_threshold=cfg.similarity_threshold,
         )
         questions = validation.kept[: cfg.limit] if cfg.limit else validation.kept
+        if not questions:
+            raise RunSetupError(f"no question can run: {_drop_counts(validation.dropped, dataset)}")
+
+        # Only the models this run uses are made and preflighted (an extractive run judged by
+        # rules needs none, even with OPENAI_API_KEY set).
+        needs_model = any(get_retriever(r).needs_llm for r in retrievers)
+        retriever_llm, judge_llm, budget = self._make_clients(model if needs_model else None, model)
+        await self._preflight(retriever_llm, judge_llm)
+
         trees, tree_dropped = await self._build_trees(questions, dataset)
         dropped = [*validation.dropped, *tree_dropped]
         questions = [q for q in questions if q.doc_id in trees]
+        if not questions:
+            raise RunSetupError(f"no question can run: {_drop_counts(dropped, dataset)}")
 
         judge_name = self._judge_name(model)
         from bench.judges.base import make_judge
@@ -419,7 +477,7 @@ class Runner:
                 "retrievers": retrievers,
                 "retriever_options": {r: cfg.retriever_options.get(r, {}) for r in retrievers},
                 "prompt_versions": {r: get_retriever(r).prompt_version for r in retrievers},
-                "model": model,
+                "model": model if needs_model else None,
                 "judge": judge_name,
                 "judge_model": judge_model,
                 "judge_prompt_version": getattr(judge, "prompt_version", None),
@@ -444,6 +502,35 @@ class Runner:
             }
         )
         run_dir.mkdir(parents=True, exist_ok=True)  # only now: a set-up error leaves nothing behind
+        with _event_log(run_dir / EVENT_LOG):
+            return await self._run_samples(
+                run_dir,
+                info,
+                cfg,
+                questions,
+                retrievers,
+                skipped,
+                trees,
+                dropped,
+                retriever_llm,
+                judge,
+                run_id,
+            )
+
+    async def _run_samples(
+        self,
+        run_dir: Path,
+        info: RunInfo,
+        cfg: RunConfig,
+        questions: list[Question],
+        retrievers: list[str],
+        skipped: dict[str, str],
+        trees: dict[str, Tree],
+        dropped: list[DroppedQuestion],
+        retriever_llm: Any,
+        judge: Any,
+        run_id: str,
+    ) -> RunOutcome:
         _write_json(run_dir / "run.json", info)
         with jsonlines.open(run_dir / "dropped.jsonl", mode="w") as out:
             out.write_all([d.model_dump(mode="json") for d in dropped])
@@ -511,6 +598,9 @@ class Runner:
             dropped=dropped,
             skipped_retrievers=skipped,
             warnings=self.warnings,
+            samples_total=len(store.samples),
+            samples_errored=sum(errored(s) for s in store.samples),
+            max_error_rate=cfg.max_error_rate,
         )
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
@@ -519,6 +609,29 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
+
+
+EVENT_LOG = "events.log"
+
+
+@contextlib.contextmanager
+def _event_log(path: Path) -> Iterator[None]:
+    """Library log lines (instructor, HTTP retries, validation tracebacks) of this run go to the
+    run's ``events.log``; the terminal shows them only with ``-v``."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    if root.getEffectiveLevel() > logging.INFO:
+        root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        handler.close()
 
 
 _SECRET_ENV = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)

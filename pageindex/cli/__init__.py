@@ -8,13 +8,72 @@ command means adding a module, nothing else.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as click_exc
+    from typer._click.utils import echo
+except ImportError:  # pragma: no cover - older typer on real click
+    from click import exceptions as click_exc
+    from click.utils import echo
+
+from pageindex.cli._common import EXIT_CODES_HELP, ExitCode, err_console, one_line, setup_logging
+
+DEBUG_ENV = "PAGEINDEX_DEBUG"
+
+
+class OneLineErrors(TyperGroup):
+    """The top-level command group: every usage error (unknown option, bad value, missing argument)
+    is one line ``error: ...`` and exit 2, never a box; an unexpected exception is one line too
+    (``PAGEINDEX_DEBUG=1`` shows the traceback). Exit codes: :class:`ExitCode`."""
+
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        setup_logging(verbose=False)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except click_exc.NoArgsIsHelpError as exc:
+            echo(exc.ctx.get_help())
+            code = ExitCode.OK
+        except click_exc.ClickException as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            err_console.print(f"[bold red]error:[/] {one_line(exc.format_message())}{where}", highlight=False)
+            code = ExitCode.BAD_INPUT
+        except click_exc.Abort:
+            err_console.print("interrupted", highlight=False)
+            code = ExitCode.INTERRUPTED
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            err_console.print(
+                f"[bold red]error:[/] internal error: {type(exc).__name__}: {one_line(str(exc))} "
+                f"(set {DEBUG_ENV}=1 for the traceback)",
+                highlight=False,
+            )
+            code = ExitCode.BAD_INPUT
+        if standalone_mode:
+            sys.exit(int(code))
+        return code
+
 
 app = typer.Typer(
     name="pageindex",
+    cls=OneLineErrors,
     help="Section trees for PDF filings, retrievers over them, and a benchmark harness.",
+    epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -35,6 +94,11 @@ def _register_all() -> None:
         register = getattr(module, "register", None)
         if register is not None:
             register(app, bench)
+    for typer_app in (app, bench):  # every --help ends with the exit-code table
+        for command in typer_app.registered_commands:
+            command.epilog = command.epilog or EXIT_CODES_HELP
+    for group in app.registered_groups:
+        group.typer_instance.info.epilog = group.typer_instance.info.epilog or EXIT_CODES_HELP
 
 
 _register_all()

@@ -1,8 +1,9 @@
-"""Helpers shared by CLI modules: one console, one way to report a fatal error."""
+"""Helpers shared by CLI modules: one console, one way to report a fatal error, the exit codes."""
 
 from __future__ import annotations
 
 import os
+from enum import IntEnum
 from typing import Any, NoReturn
 
 import typer
@@ -13,10 +14,73 @@ err_console = Console(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
+class ExitCode(IntEnum):
+    """The exit codes of every command (the README's table; printed at the end of every ``--help``).
+    Where two apply, the first of INTERRUPTED, BAD_INPUT, BUDGET, ERRORS wins."""
+
+    OK = 0  # done (ask: answered, or a justified "not found")
+    CHECK_FAILED = 1  # a check failed: the gate, validate --strict, an endpoint usable only with limits
+    BAD_INPUT = 2  # bad input or configuration, unreachable, or not comparable: nothing was run
+    BUDGET = 3  # the budget was reached
+    ERRORS = 4  # finished, but too many samples ended in error (ask: error or unusable output)
+    INTERRUPTED = 130  # Ctrl-C
+
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 done; 1 a check failed (gate, validate --strict, endpoint usable only with limits); "
+    "2 bad input or configuration, unreachable, or not comparable (nothing was run); 3 budget reached; "
+    "4 finished with more than --max-error-rate of samples in error (ask: error or unusable output); "
+    "130 interrupted."
+)
+
+
+def setup_logging(verbose: bool = False) -> None:
+    """Library log lines (instructor, the HTTP client, retries) never reach the terminal unless
+    ``verbose``; a run also writes them to its ``events.log`` (see ``bench.runner``). Without a
+    handler Python would print warnings to stderr through its last-resort handler."""
+    import logging
+
+    root = logging.getLogger()
+    if not any(getattr(h, "_pageindex", False) for h in root.handlers):
+        quiet = logging.NullHandler()
+        quiet._pageindex = True  # type: ignore[attr-defined]
+        root.addHandler(quiet)
+    if verbose and not any(getattr(h, "_pageindex_verbose", False) for h in root.handlers):
+        loud = logging.StreamHandler()
+        loud.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        loud._pageindex_verbose = True  # type: ignore[attr-defined]
+        root.addHandler(loud)
+        root.setLevel(logging.INFO)
+
+
+def one_line(text: str) -> str:
+    """``text`` folded onto one line (error messages never span lines)."""
+    return " ".join(str(text).split())
+
+
+def fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
     """Print one clear error line and exit with ``code`` (2 = bad input)."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+    err_console.print(f"[bold red]error:[/] {one_line(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(int(code))
+
+
+def validation_message(exc: Exception, options: dict[str, str] | None = None) -> str:
+    """A pydantic ``ValidationError`` as one line naming the option (``options`` maps field names to
+    option spellings) and what is allowed; any other exception's first line."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    parts = []
+    for err in errors():
+        field = ".".join(str(x) for x in err.get("loc", ()) if not isinstance(x, int))
+        name = (options or {}).get(field, f"--{field.replace('_', '-')}" if field else "value")
+        ctx = err.get("ctx") or {}
+        allowed = ctx.get("expected")
+        message = err.get("msg", "invalid").removeprefix("Value error, ")
+        if allowed:
+            message = f"must be {allowed}"
+        parts.append(f"{name} {err.get('input')!r}: {message}" if "input" in err else f"{name}: {message}")
+    return "; ".join(parts)
 
 
 def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwargs: Any) -> Any:

@@ -9,14 +9,37 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import SCRIPTED_POLICY_ENV, console, err_console, fail
+from pageindex.cli._common import (
+    SCRIPTED_POLICY_ENV,
+    ExitCode,
+    console,
+    err_console,
+    fail,
+    setup_logging,
+    validation_message,
+)
 
-EXIT_BUDGET = 3
+EXIT_BUDGET = ExitCode.BUDGET
 HOW_TO_MODEL = (
     "Set OPENAI_API_KEY (OpenAI), or pass --model ollama/<model> (local Ollama) or --model openai/<model> "
     "--base-url URL (any OpenAI-compatible server: vLLM, llama.cpp, LiteLLM)."
 )
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = ExitCode.INTERRUPTED
+# RunConfig field -> the option that sets it (for one-line errors about bad values)
+OPTION_NAMES = {
+    "data_dir": "--data-dir",
+    "retrievers": "--retrievers",
+    "judge": "--judge",
+    "limit": "--limit",
+    "concurrency": "--concurrency",
+    "budget_tokens": "--budget",
+    "budget_usd": "--budget",
+    "repeats": "--repeats",
+    "cache": "--cache",
+    "timeout_s": "--timeout",
+    "max_retries": "--max-retries",
+    "max_error_rate": "--max-error-rate",
+}
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -103,7 +126,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         json_mode: bool = typer.Option(
             False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
         ),
+        max_error_rate: float = typer.Option(
+            None,
+            "--max-error-rate",
+            help="Exit 4 when more than this share of samples ended in error or a failed judge call "
+            "(default 0.2).",
+        ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="Also show library log lines (always in the run's events.log)."
+        ),
     ) -> None:
         """Run a dataset through retrievers, judge every answer, write results/RUN_ID/."""
         from bench.config import RunConfig, parse_budget, parse_option
@@ -114,6 +146,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.llm.types import LLMError
         from pageindex.retrievers.base import RetrieverConfigError
 
+        setup_logging(verbose)
         if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
@@ -132,6 +165,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 "scripted_policy": scripted_policy,
                 "base_url": base_url,
                 "judge_base_url": judge_base_url,
+                "max_error_rate": max_error_rate,
             }
             if budget:
                 operational.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
@@ -157,7 +191,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     fail(
                         f"--resume continues the run with its stored settings; drop {', '.join(given)} "
                         "(only --budget, --concurrency, --timeout, --max-retries, --cache, --cache-path, "
-                        "--base-url, --judge-base-url and --scripted-policy may change)"
+                        "--base-url, --judge-base-url, --max-error-rate and --scripted-policy may change)"
                     )
             config = RunConfig(
                 data_dir=data_dir,
@@ -178,7 +212,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 **{k: v for k, v in overrides.items() if k not in {"budget_tokens", "budget_usd"}},
             )
         except ValueError as exc:
-            fail(str(exc).splitlines()[0] if "validation error" not in str(exc) else str(exc))
+            fail(validation_message(exc, OPTION_NAMES))
         events = EventBus()
         runner = Runner(
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None
@@ -250,3 +284,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if outcome.status == "interrupted":
             err_console.print(f"interrupted; continue with: pageindex bench run --resume {outcome.run_dir}")
             raise typer.Exit(EXIT_INTERRUPTED)
+        if outcome.too_many_errors:
+            err_console.print(
+                f"[bold red]too many errors:[/] {outcome.samples_errored} of {outcome.samples_total} samples "
+                f"ended in error or a failed judge call ({outcome.error_rate:.0%}, above --max-error-rate "
+                f"{outcome.max_error_rate:g}); see {outcome.run_dir / 'samples.jsonl'}",
+                highlight=False,
+            )
+            raise typer.Exit(ExitCode.ERRORS)

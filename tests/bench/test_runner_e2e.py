@@ -82,10 +82,13 @@ def test_every_file_of_the_run_directory(llm_run: RunOutcome, fb_subset: Path):
     run_dir = llm_run.run_dir
     assert sorted(p.name for p in run_dir.iterdir()) == [
         "dropped.jsonl",
+        "events.log",
         "run.json",
         "samples.jsonl",
         "summary.json",
     ]
+    log = (run_dir / "events.log").read_text()
+    assert "HTTP Request: POST" in log  # the library's log lines of the run land here, not on the terminal
 
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "finished" and info["ended_at"] and info["started_at"] <= info["ended_at"]
