@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from pageindex.cli._common import SCRIPTED_POLICY_ENV, console, fail, model_client
+from pageindex.cli._common import SCRIPTED_POLICY_ENV, ExitCode, console, fail, model_client
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -201,7 +201,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except RetrieverConfigError as exc:
             fail(str(exc))
         except BudgetExceeded as exc:
-            fail(f"model {model}: budget exhausted ({exc})", code=1)
+            fail(f"model {model}: budget exhausted ({exc})", code=ExitCode.BUDGET)
         save()
         if as_json:
             out = answer.cited.model_copy(deep=True)
@@ -211,7 +211,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(out.model_dump_json(indent=2))
         else:
             print_answer(console, tree, answer, show_trace=trace)
-        raise typer.Exit(0 if answer.result.status != "error" else 1)
+        raise typer.Exit(ExitCode.ERRORS if answer.result.status == "error" else ExitCode.OK)
 
     @app.command("retrievers")
     def retrievers() -> None:

@@ -1,0 +1,262 @@
+"""Honest outcomes: every broken set-up gets the exit code of the README's table and one line.
+
+0 done; 1 a check failed; 2 bad input, configuration, unreachable or not comparable (nothing run);
+3 budget reached; 4 finished with too many errors; 130 interrupted (tests/bench/test_reliability_process).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.runner import demo_dataset_dir
+from pageindex.cli import app
+from pageindex.cli._common import EXIT_CODES_HELP, ExitCode
+
+SCRIPTED = ["--model", "scripted", "--scripted-policy", "bench.faults.scripted:policy"]
+
+
+def invoke(args: list[str], **env: str) -> tuple[int, str]:
+    out = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", **env})
+    return out.exit_code, out.output
+
+
+def assert_one_error_line(output: str) -> None:
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in output and "pydantic.dev" not in output and "╭" not in output
+
+
+@pytest.fixture
+def quiet_env(tmp_path, monkeypatch):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:  # keep the test output clean
+        pass
+
+
+@pytest.fixture
+def static_site(tmp_path) -> Iterator[str]:
+    """``python3 -m http.server`` on loopback: reachable, but not an OpenAI-compatible API."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><title>hello</title></html>")
+    yield from serve(functools.partial(_Quiet, directory=str(site)))
+
+
+class _BrokenChat(http.server.BaseHTTPRequestHandler):
+    """Lists models (passes the preflight) but every chat completion fails with HTTP 500."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._json(200, {"object": "list", "data": [{"id": "x", "object": "model"}]})
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._json(500, {"error": {"message": "the GPU caught fire", "type": "server_error"}})
+
+
+@pytest.fixture
+def broken_chat() -> Iterator[str]:
+    yield from serve(_BrokenChat)
+
+
+# -- a fresh machine ---------------------------------------------------------------------------
+def test_the_cli_runs_as_a_module_without_being_on_path():
+    done = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "bench", "gate", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Exit codes: 0 done" in done.stdout and "130 interrupted" in done.stdout
+
+
+def test_every_command_help_ends_with_the_exit_code_table():
+    for args in (
+        ["--help"],
+        ["bench", "--help"],
+        ["build", "--help"],
+        ["ask", "--help"],
+        ["bench", "run", "--help"],
+    ):
+        code, output = invoke(args, COLUMNS="400")
+        assert code == 0, output
+        assert " ".join(EXIT_CODES_HELP.split()) in " ".join(output.split()), args
+
+
+# -- 2: bad input, nothing run ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["--judge", "foo"], "--judge 'foo': must be 'llm', 'rules', 'hybrid' or 'panel'"),
+        (["--cache", "bogus"], "--cache 'bogus'"),
+        (["--limit", "-1"], "--limit -1"),
+        (["--concurrency", "0"], "--concurrency 0"),
+        (["--max-error-rate", "1.5"], "--max-error-rate 1.5"),
+        (["--limit", "many"], "'--limit'"),
+        (["--no-such-option"], "No such option: --no-such-option"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2(option, named, tmp_path, quiet_env):
+    code, output = invoke(["bench", "run", "-r", "extractive", "-q", "--out", str(tmp_path / "run"), *option])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert named in output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_gate_option_is_one_line(tmp_path):
+    code, output = invoke(["bench", "gate", str(tmp_path), "--min-accuracy", "50"])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "--min-accuracy" in output
+
+
+def copy_demo(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(demo_dataset_dir(), data)
+    return data
+
+
+def test_an_empty_questions_file_exits_2(tmp_path, quiet_env):
+    data = copy_demo(tmp_path)
+    (data / "questions.jsonl").write_text("")
+    code, output = invoke(
+        ["bench", "run", "-d", str(data), "-r", "extractive", "-q", "--out", str(tmp_path / "r")]
+    )
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "has no questions" in output
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_dataset_whose_pdfs_are_all_missing_exits_2(tmp_path, quiet_env):
+    data = copy_demo(tmp_path)
+    shutil.rmtree(data / "pdfs")
+    (data / "pdfs").mkdir()
+    code, output = invoke(
+        ["bench", "run", "-d", str(data), "-r", "extractive", "-q", "--out", str(tmp_path / "r")]
+    )
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "all 18 selected questions were dropped (18 pdf_missing)" in output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("filter_", [["--question-id", "nope"], ["--question-type", "bogus"]])
+def test_a_filter_that_matches_nothing_exits_2(filter_, tmp_path, quiet_env):
+    code, output = invoke(["bench", "run", "-r", "extractive", "-q", "--out", str(tmp_path / "r"), *filter_])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert f"{filter_[0]} {filter_[1]} matched none of the 18 questions" in output
+
+
+def test_a_static_file_server_is_not_an_openai_api_for_bench_run(static_site, tmp_path, quiet_env):
+    code, output = invoke(
+        ["bench", "run", "-r", "agent", "--model", "openai/x", "--base-url", static_site, "--limit", "2",
+         "-q", "--out", str(tmp_path / "run")]
+    )  # fmt: skip
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert f"openai/x at {static_site} is not an OpenAI-compatible API" in output
+    assert "HTTP 404 with an HTML page" in output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_static_file_server_is_not_an_openai_api_for_ask(static_site, tmp_path, quiet_env):
+    pdf = demo_dataset_dir() / "pdfs"
+    filing = sorted(pdf.glob("*.pdf"))[0]
+    code, output = invoke(
+        ["ask", str(filing), "What was revenue?", "--model", "openai/x", "--base-url", static_site]
+    )
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "is not an OpenAI-compatible API" in output and "<html" not in output
+
+
+def test_no_preflight_when_no_retriever_or_judge_uses_a_model(tmp_path, monkeypatch):
+    """With OPENAI_API_KEY set the default model is openai/gpt-4o-mini, but an extractive run judged
+    by rules uses no model: nothing is preflighted (the base URL points at a closed port)."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    code, output = invoke(
+        ["bench", "run", "-r", "extractive", "--judge", "rules", "--limit", "2", "-q",
+         "--out", str(tmp_path / "r")],
+        OPENAI_API_KEY="sk-test-123456789", OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+    )  # fmt: skip
+    assert code == ExitCode.OK, output
+    info = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert info["model"] is None and info["judge"] == "rules"
+
+
+# -- 3: budget ---------------------------------------------------------------------------------
+def test_a_spent_budget_exits_3(tmp_path, fb_dir):
+    code, output = invoke(
+        ["bench", "run", "-d", str(fb_dir), "-r", "iterative", "--limit", "6", "--concurrency", "1",
+         "--budget", "500", "--judge", "rules", "-q", "--out", str(tmp_path / "run"), *SCRIPTED]
+    )  # fmt: skip
+    assert code == ExitCode.BUDGET, output
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["status"] == "aborted_due_to_budget"
+
+
+# -- 4: finished, but the infrastructure decided too much ---------------------------------------
+def test_a_run_where_every_sample_errored_exits_4(broken_chat, tmp_path, quiet_env):
+    code, output = invoke(
+        ["bench", "run", "-r", "agent", "--judge", "rules", "--model", "openai/x", "--base-url", broken_chat,
+         "--limit", "2", "--max-retries", "0", "-q", "--out", str(tmp_path / "run")]
+    )  # fmt: skip
+    assert code == ExitCode.ERRORS, output
+    last = output.strip().splitlines()[-1]
+    assert "too many errors: 2 of 2 samples ended in error" in last and "--max-error-rate 0.2" in last
+    # the library's own retry noise is in the run's event log, not on the terminal
+    assert "Traceback" not in output and "pydantic.dev" not in output
+    assert (tmp_path / "run" / "events.log").exists()
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert [s["status"] for s in samples] == ["error", "error"]
+
+
+def test_max_error_rate_1_accepts_a_run_full_of_errors(broken_chat, tmp_path, quiet_env):
+    code, output = invoke(
+        ["bench", "run", "-r", "agent", "--judge", "rules", "--model", "openai/x", "--base-url", broken_chat,
+         "--limit", "1", "--max-retries", "0", "--max-error-rate", "1", "-q", "--out", str(tmp_path / "run")]
+    )  # fmt: skip
+    assert code == ExitCode.OK, output
