@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import ExitCode, console, fail
 
 datasets_app = typer.Typer(
     name="datasets",
@@ -57,8 +57,8 @@ def fetch(
         report = fetch_financebench(
             out_dir, base_url=base_url or DEFAULT_BASE_URL, retries=retries, timeout=timeout, progress=show
         )
-    except FetchError as exc:
-        fail(str(exc), code=1)
+    except FetchError as exc:  # unreachable or not a dataset: nothing was fetched
+        fail(str(exc), code=ExitCode.BAD_INPUT)
     except OSError as exc:
         fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     counts = ", ".join(
@@ -71,7 +71,9 @@ def fetch(
         soft_wrap=True,
     )
     if report.failed:
-        fail(f"{len(report.failed)} file(s) failed; run the same command again to resume", code=1)
+        fail(
+            f"{len(report.failed)} file(s) failed; run the same command again to resume", code=ExitCode.ERRORS
+        )
 
 
 @datasets_app.command(
@@ -135,4 +137,4 @@ def validate(
             table.add_row(d.question_id, d.reason, d.detail)
         console.print(table)
         if strict:
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.CHECK_FAILED)

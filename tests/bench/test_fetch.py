@@ -252,3 +252,27 @@ def test_cli_fetch_and_validate(server, tmp_path: Path) -> None:
     assert result.exit_code == 0 and "18 kept, 0 dropped" in result.output
     result = runner.invoke(app, ["bench", "datasets", "fetch", "squad", str(out)])
     assert result.exit_code == 2 and "unknown dataset 'squad'" in result.output
+
+
+def test_cli_fetch_exit_codes_unreachable_2_partial_4(server, tmp_path: Path) -> None:
+    """The exit-code table: metadata that cannot be fetched is 2 (nothing fetched); a fetch where some
+    files failed finished with errors, 4, and says how to resume."""
+    from pageindex.cli import app
+
+    url, state = server
+    runner = CliRunner()
+    del state.files[f"/pdfs/{DOCS[0]}.pdf"]
+    partial = runner.invoke(
+        app, ["bench", "datasets", "fetch", "financebench", str(tmp_path / "a"), "--base-url", url]
+    )
+    assert partial.exit_code == 4, partial.output
+    assert (
+        partial.output.strip().splitlines()[-1]
+        == "error: 1 file(s) failed; run the same command again to resume"
+    )
+    del state.files["/" + REMOTE_QUESTIONS]
+    gone = runner.invoke(
+        app, ["bench", "datasets", "fetch", "financebench", str(tmp_path / "b"), "--base-url", url]
+    )
+    assert gone.exit_code == 2
+    assert gone.output.strip().splitlines()[-1].startswith("error: ") and "HTTP 404" in gone.output
