@@ -260,3 +260,31 @@ def test_max_error_rate_1_accepts_a_run_full_of_errors(broken_chat, tmp_path, qu
          "--limit", "1", "--max-retries", "0", "--max-error-rate", "1", "-q", "--out", str(tmp_path / "run")]
     )  # fmt: skip
     assert code == ExitCode.OK, output
+
+
+def test_a_static_file_server_is_not_an_openai_api_for_bench_judge(static_site, tmp_path, quiet_env):
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        json.dumps({"id": "q1", "question": "Revenue?", "gold_answer": "$5", "answer": "$5"}) + "\n"
+    )
+    code, output = invoke(
+        ["bench", "judge", "--input", str(answers), "--judge", "llm", "--judge-model", "openai/x",
+         "--base-url", static_site, "-o", str(tmp_path / "verdicts.jsonl")]
+    )  # fmt: skip
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "is not an OpenAI-compatible API" in output
+    assert not (tmp_path / "verdicts.jsonl").exists()
+
+
+def test_a_static_file_server_is_not_an_openai_api_for_build_summaries(static_site, tmp_path, quiet_env):
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    code, output = invoke(
+        ["build", str(filing), "--summaries", "--model", "openai/x", "--base-url", static_site,
+         "--cache-dir", str(tmp_path / "trees"), "-o", str(tmp_path / "tree.json")]
+    )  # fmt: skip
+    assert code == ExitCode.BAD_INPUT
+    assert (
+        output.strip().splitlines()[-1].startswith("error: ") and "is not an OpenAI-compatible API" in output
+    )
+    assert "Traceback" not in output and not (tmp_path / "tree.json").exists()
