@@ -155,8 +155,8 @@ def _coverage_rule(
     passed = allow_partial and bool(shared)
     if passed:
         tail = f"; --allow-partial: the checks below use the {len(shared)} shared samples"
-    elif allow_partial:
-        tail = "; nothing shared to judge"
+    elif not shared:
+        tail = "; RUN has no samples of it (--retriever NAME gates one retriever only)"
     else:
         tail = "; required: all (--allow-partial judges the shared samples only)"
     return RuleResult(

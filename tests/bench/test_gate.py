@@ -167,7 +167,10 @@ def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: 
     res = evaluate_gate(only_agent, GateRules(allow_partial=True), base)
     cov = _rule(res, "coverage[planner]")
     assert not cov.passed and cov.measured == 0.0
-    assert cov.message.endswith("(missing 4: q000, q001, q002, q003); nothing shared to judge")
+    assert cov.message.endswith(
+        "(missing 4: q000, q001, q002, q003); "
+        "RUN has no samples of it (--retriever NAME gates one retriever only)"
+    )
     assert [r.name for r in res.failed] == ["coverage[planner]"] and res.exit_code == 1
 
     empty = load_run(

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, write_run
 
 
@@ -57,3 +61,22 @@ def test_compare_refuses_runs_scored_differently(tmp_path: Path) -> None:
         "error: not comparable: tree builder version A=1.0+handmade vs B=2.0 "
         "(re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--alpha", "5"], "error: --alpha must be a fraction from 0 to 1"),
+        (["--by", "colour"], "error: --by must be one of retriever, model, question_type, doc_type, overall"),
+        (["--test", "t"], "error: --test must be one of mcnemar, bootstrap; got 't'"),
+        (["--max-flips", "-1"], "error: --max-flips must be a whole number of 0 or more; got '-1'"),
+    ],
+)
+def test_bad_compare_option_is_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    a = write_run(tmp_path / "A", outcomes("cc"))
+    b = write_run(tmp_path / "B", outcomes("ci"), info=run_info("B"))
+    res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b), *args], terminal_width=250)
+    assert res.exit_code == 2
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(expected), res.output
+    assert "Traceback" not in res.output and "pydantic.dev" not in res.output
