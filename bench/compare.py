@@ -112,6 +112,83 @@ def run_differences(a: Run, b: Run) -> list[str]:
     return out
 
 
+# ----------------------------------------------------------------------------- comparability
+class NotComparable(ValueError):
+    """Two runs were scored under different conditions (judge, tree builder or dataset)."""
+
+
+class Difference(BaseModel):
+    field: str  # judge | judge version | judge model | tree builder version | dataset content hash
+    a: str | None
+    b: str | None
+    text: str  # "judge version A=x vs B=y"
+
+
+class Comparability(BaseModel):
+    """What :func:`comparability` found: differences (refused unless allowed) and, per run,
+    provenance it does not record (a warning: it was written before provenance was recorded)."""
+
+    differences: list[Difference] = Field(default_factory=list)
+    unrecorded: list[str] = Field(default_factory=list)
+
+    @property
+    def comparable(self) -> bool:
+        return not self.differences
+
+
+def _provenance(a: Run, b: Run) -> list[tuple[str, str | None, str | None]]:
+    ia, ib = a.info, b.info
+    return [
+        ("judge", ia.judge or None, ib.judge or None),
+        ("judge version", ia.judge_version, ib.judge_version),
+        ("judge model", ia.judge_model, ib.judge_model),
+        ("tree builder version", ia.builder_version, ib.builder_version),
+        ("dataset content hash", ia.dataset.content_sha256 or None, ib.dataset.content_sha256 or None),
+    ]
+
+
+def comparability(a: Run, b: Run) -> Comparability:
+    """Whether runs A and B were scored alike: same judge (name, version and model; a replay of
+    the recorded model counts as the same), tree builder version and dataset content hash. A
+    field that a run does not record is never a difference; it is listed in ``unrecorded``. (The
+    judge model is always recorded: None means a judge without a model.)"""
+    out = Comparability()
+    missing: dict[str, list[str]] = {}
+    for what, va, vb in _provenance(a, b):
+        if what != "judge model" and (va is None or vb is None):
+            for run, value in ((a, va), (b, vb)):
+                if value is None:
+                    missing.setdefault(run.run_id, []).append(what)
+            continue
+        same = _same_model(va, vb) if what == "judge model" else va == vb
+        if not same:
+            text = f"{what} {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}"
+            out.differences.append(Difference(field=what, a=va, b=vb, text=text))
+    for run_id, fields in missing.items():
+        out.unrecorded.append(
+            f"run {run_id} does not record its {', '.join(fields)} (written before provenance was "
+            "recorded): not checked"
+        )
+    return out
+
+
+def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str]:
+    """Raise :class:`NotComparable` (one line, "not comparable: ..." naming what differs) unless
+    the runs were scored alike or ``allow_changed``. Returns warnings to show besides
+    :func:`run_differences`: unrecorded provenance, and the differences ``allow_changed`` let
+    through that ``run_differences`` does not already name."""
+    found = comparability(a, b)
+    if found.differences and not allow_changed:
+        raise NotComparable(
+            "not comparable: "
+            + "; ".join(d.text for d in found.differences)
+            + " (re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
+        )
+    already = {"judge", "judge model"}  # run_differences() warns about these itself
+    allowed = [f"{d.text} (allowed by --allow-changed)" for d in found.differences if d.field not in already]
+    return found.unrecorded + allowed
+
+
 def _short(text: str, limit: int = SHORT_QUESTION) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

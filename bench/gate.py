@@ -1,24 +1,41 @@
 """A yes/no for CI: does a run meet its accuracy, cost and answer-rate rules?
 
 ``evaluate_gate(run, GateRules(...), baseline)`` checks every rule for each retriever of the run (or
-the one named) and returns a :class:`GateResult` (exit code 0 when all hold, 1 when any fails).
+the one named) and returns a :class:`GateResult` (exit code 0 when all hold, 1 when any fails),
+one :class:`RuleResult` per check and retriever:
+
+- ``coverage`` (with a baseline): the run holds every (question, retriever, repeat) of the
+  baseline. A partial run fails unless ``allow_partial``; then every other check of that retriever
+  uses only the samples both runs share.
+- ``errors``: not every sample ended in an error (replay misses counted apart in the message).
+- ``min-accuracy``, ``max-tokens-per-question``: as given.
+- ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
+  paired test calls it significant at ``alpha``, so one flaky question does not fail a build.
+- ``min-answered``: share of samples with status ``answer`` (errors, replay misses included, and
+  ``fail`` count against it). With a baseline and no ``min_answered``, the default is
+  :data:`DEFAULT_ANSWERED_FACTOR` times the baseline's answered share on the same samples.
+
 Unusable input (no samples, unknown retriever, no samples shared with the baseline) raises
-:class:`GateInputError` (exit code 2). A drop against the baseline fails only when it is larger
-than ``max_drop`` AND the paired test calls it significant at ``alpha``, so one flaky question
-does not fail a build. ``write_junit`` writes the outcome as JUnit XML.
+:class:`GateInputError` (exit code 2); so do runs that are not comparable (different judge, tree
+builder or dataset: see :func:`bench.compare.check_comparable`) unless ``allow_changed``.
+``write_junit`` writes the outcome as JUnit XML.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from bench.compare import TestMethod, compare_pairs, run_differences, shared_pairs
+from bench.compare import NotComparable, TestMethod, check_comparable, compare_pairs, run_differences
+from bench.samples import Sample
 from bench.summary import Run, samples_frame, summarize_group
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+DEFAULT_ANSWERED_FACTOR = 0.9
+_LISTED_MISSING = 5
 
 
 class GateInputError(ValueError):
@@ -29,14 +46,16 @@ class GateRules(BaseModel):
     min_accuracy: float | None = None  # over all samples (errors count as not correct)
     max_drop: float | None = None  # accuracy drop vs baseline, as a fraction (0.05 = 5 points)
     max_tokens_per_question: float | None = None  # mean retriever tokens per sample
-    min_answered: float | None = None  # share of samples with status "answer"
+    min_answered: float | None = None  # share of samples with status "answer"; default from baseline
     retriever: str | None = None  # only this retriever; default: each retriever of the run
     alpha: float = 0.05
     method: TestMethod = "mcnemar"
+    allow_partial: bool = False  # a run missing baseline samples is judged on the shared ones
+    allow_changed: bool = False  # compare runs whose judge, builder or dataset differ
 
 
 class RuleResult(BaseModel):
-    rule: str  # min-accuracy | max-drop | max-tokens-per-question | min-answered
+    rule: str  # coverage | errors | min-accuracy | max-drop | max-tokens-per-question | min-answered
     scope: str  # retriever name
     passed: bool
     measured: float | None
@@ -59,26 +78,48 @@ class GateResult(BaseModel):
         return all(r.passed for r in self.rules)
 
     @property
+    def failed(self) -> list[RuleResult]:
+        return [r for r in self.rules if not r.passed]
+
+    @property
     def exit_code(self) -> int:
         return EXIT_OK if self.passed else EXIT_FAILED
 
     def lines(self) -> list[str]:
         return [("PASS  " if r.passed else "FAIL  ") + r.message for r in self.rules]
 
+    def verdict_line(self) -> str:
+        held = sum(r.passed for r in self.rules)
+        line = f"gate {'passed' if self.passed else 'FAILED'}: {held}/{len(self.rules)} rules hold"
+        if not self.passed:
+            line += "; failed: " + ", ".join(r.name for r in self.failed)
+        return line
+
+
+def is_replay_miss(sample: Sample) -> bool:
+    """An error because the replay cache did not hold a request this run made."""
+    error = (sample.error or "").lower()
+    return sample.status == "error" and ("replaymiss" in error or "replay miss" in error)
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _scopes(run: Run, rules: GateRules) -> list[str]:
-    if not run.samples:
-        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples")
-    present = sorted({s.retriever for s in run.samples})
+def _key_text(key: tuple[str, str, int]) -> str:
+    question_id, _, repeat = key
+    return f"{question_id}#{repeat}" if repeat else question_id
+
+
+def _scopes(run: Run, rules: GateRules, baseline: Run | None) -> list[str]:
+    present = {s.retriever for s in run.samples}
+    wanted = present | ({s.retriever for s in baseline.samples} if baseline is not None else set())
     if rules.retriever is None:
-        return present
-    if rules.retriever not in present:
+        return sorted(wanted)
+    if rules.retriever not in wanted:
+        runs = f"run {run.run_id}" + (f" or baseline {baseline.run_id}" if baseline is not None else "")
         raise GateInputError(
-            f"run {run.run_id} has no samples of retriever {rules.retriever!r} (it has: {', '.join(present)})"
+            f"{runs} has no samples of retriever {rules.retriever!r} (it has: {', '.join(sorted(wanted))})"
         )
     return [rules.retriever]
 
@@ -97,13 +138,73 @@ def _check(rule: str, scope: str, measured: float | None, threshold: float, uppe
     )
 
 
-def _drop_rule(run: Run, baseline: Run, scope: str, rules: GateRules) -> RuleResult:
-    pairs = shared_pairs(baseline, run, scope)
-    if not pairs:
-        raise GateInputError(
-            f"run {run.run_id} and baseline {baseline.run_id} ({baseline.path}) share no samples "
-            f"of retriever {scope!r}"
+def _coverage_rule(
+    scope: str, base_keys: set, run_keys: set, baseline: Run, allow_partial: bool
+) -> RuleResult:
+    shared = base_keys & run_keys
+    missing = sorted(base_keys - run_keys)
+    measured = len(shared) / len(base_keys) if base_keys else 1.0
+    head = f"coverage [{scope}]: {len(shared)} of {len(base_keys)} samples of baseline {baseline.run_id}"
+    if not missing:
+        return RuleResult(
+            rule="coverage", scope=scope, passed=True, measured=measured, threshold=1.0, message=head
         )
+    listed = ", ".join(_key_text(k) for k in missing[:_LISTED_MISSING])
+    more = f", ... {len(missing) - _LISTED_MISSING} more" if len(missing) > _LISTED_MISSING else ""
+    head += f" (missing {len(missing)}: {listed}{more})"
+    passed = allow_partial and bool(shared)
+    if passed:
+        tail = f"; --allow-partial: the checks below use the {len(shared)} shared samples"
+    elif not shared:
+        tail = "; RUN has no samples of it (--retriever NAME gates one retriever only)"
+    else:
+        tail = "; required: all (--allow-partial judges the shared samples only)"
+    return RuleResult(
+        rule="coverage", scope=scope, passed=passed, measured=measured, threshold=1.0, message=head + tail
+    )
+
+
+def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
+    errors = sum(s.status == "error" for s in samples)
+    misses = sum(is_replay_miss(s) for s in samples)
+    n = len(samples)
+    passed = n > 0 and errors < n
+    message = (
+        f"errors [{scope}]: {errors} of {n} samples ended in an error, {misses} of them replay misses "
+        "(required: not all)"
+    )
+    return RuleResult(
+        rule="errors",
+        scope=scope,
+        passed=passed,
+        measured=errors / n if n else None,
+        threshold=1.0,
+        message=message,
+    )
+
+
+def _answered_rule(
+    scope: str, samples: Sequence[Sample], threshold: float, baseline_share: float | None
+) -> RuleResult:
+    n = len(samples)
+    answered = sum(s.status == "answer" for s in samples)
+    errors = sum(s.status == "error" for s in samples)
+    misses = sum(is_replay_miss(s) for s in samples)
+    fails = sum(s.status == "fail" for s in samples)
+    rule = _check("min-answered", scope, answered / n if n else None, threshold, False, _pct)
+    default = ""
+    if baseline_share is not None:
+        default = f", default {DEFAULT_ANSWERED_FACTOR:g} x the baseline's {_pct(baseline_share)}"
+    rule.message = (
+        f"min-answered [{scope}]: {'n/a' if not n else _pct(answered / n)} (required >= {_pct(threshold)}"
+        f"{default}): {answered} of {n} answered, {errors} errors ({misses} replay misses), {fails} fails"
+    )
+    return rule
+
+
+def _drop_rule(
+    run: Run, baseline: Run, scope: str, pairs: list[tuple[Sample, Sample]], rules: GateRules
+) -> RuleResult:
     cmp = compare_pairs(pairs, "retriever", scope, rules.method, rules.alpha)
     drop = -cmp.diff
     max_drop = rules.max_drop or 0.0
@@ -128,7 +229,7 @@ def _drop_rule(run: Run, baseline: Run, scope: str, rules: GateRules) -> RuleRes
 
 
 def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> GateResult:
-    """Check every rule for every retriever in scope."""
+    """Check every rule for every retriever in scope (see the module docstring)."""
     if rules.max_drop is not None and baseline is None:
         raise GateInputError("--max-drop needs --baseline RUN")
     if (
@@ -141,27 +242,54 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             "no rules given: use --min-accuracy, --baseline/--max-drop, "
             "--max-tokens-per-question or --min-answered"
         )
-    scopes = _scopes(run, rules)
+    if baseline is None and not run.samples:
+        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples")
+    warnings = list(run.warnings)
     if baseline is not None:
-        if not shared_pairs(baseline, run, rules.retriever):
+        if not baseline.samples:
+            raise GateInputError(f"baseline {baseline.run_id} ({baseline.path}) has no samples")
+        try:
+            provenance = check_comparable(baseline, run, allow_changed=rules.allow_changed)
+        except NotComparable as exc:
+            raise GateInputError(str(exc)) from None
+        base_all = {s.key for s in baseline.samples}
+        if run.samples and not base_all & {s.key for s in run.samples}:
             raise GateInputError(
                 f"run {run.run_id} and baseline {baseline.run_id} ({baseline.path}) share no samples "
                 "(same question_id, retriever and repeat)"
             )
-    frame = samples_frame(run.samples, run.info.model)
+        warnings += run_differences(baseline, run) + provenance
+    scopes = _scopes(run, rules, baseline)
     result = GateResult(
-        run_id=run.run_id,
-        baseline_id=baseline.run_id if baseline else None,
-        warnings=list(run.warnings) + (run_differences(baseline, run) if baseline else []),
+        run_id=run.run_id, baseline_id=baseline.run_id if baseline else None, warnings=warnings
     )
     for scope in scopes:
-        g = summarize_group(frame[frame["retriever"] == scope], "retriever", scope)
+        mine = [s for s in run.samples if s.retriever == scope]
+        base = [s for s in baseline.samples if s.retriever == scope] if baseline is not None else []
+        if baseline is not None and not base:
+            result.warnings.append(
+                f"baseline {baseline.run_id} has no samples of retriever {scope!r}: no coverage or drop check"
+            )
+        if base:
+            base_keys, run_keys = {s.key for s in base}, {s.key for s in mine}
+            coverage = _coverage_rule(scope, base_keys, run_keys, baseline, rules.allow_partial)
+            result.rules.append(coverage)
+            if rules.allow_partial and base_keys - run_keys:
+                mine = [s for s in mine if s.key in base_keys]
+            judged = {s.key for s in mine}
+            base = [s for s in base if s.key in judged]
+        if not mine:
+            continue  # coverage failed: nothing of this retriever to judge
+        result.rules.append(_errors_rule(scope, mine))
+        g = summarize_group(samples_frame(mine, run.info.model), "retriever", scope)
         if rules.min_accuracy is not None:
             result.rules.append(
                 _check("min-accuracy", scope, g.accuracy.value, rules.min_accuracy, False, _pct)
             )
-        if baseline is not None:
-            result.rules.append(_drop_rule(run, baseline, scope, rules))
+        if base:
+            index = {s.key: s for s in mine}
+            pairs = [(b, index[b.key]) for b in base]
+            result.rules.append(_drop_rule(run, baseline, scope, pairs, rules))  # type: ignore[arg-type]
         if rules.max_tokens_per_question is not None:
             result.rules.append(
                 _check(
@@ -174,9 +302,10 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 )
             )
         if rules.min_answered is not None:
-            result.rules.append(
-                _check("min-answered", scope, g.answered_rate, rules.min_answered, False, _pct)
-            )
+            result.rules.append(_answered_rule(scope, mine, rules.min_answered, None))
+        elif base:
+            share = sum(s.status == "answer" for s in base) / len(base)
+            result.rules.append(_answered_rule(scope, mine, DEFAULT_ANSWERED_FACTOR * share, share))
     return result
 
 

@@ -1,18 +1,61 @@
-"""``run.json``: everything needed to reproduce a run, and its final state."""
+"""``run.json``: everything needed to reproduce a run, and its final state.
+
+Provenance (what decides whether two runs' scores can be compared like for like):
+
+- ``builder_version``: the tree builder that made the trees (``Tree.builder_version``: the
+  builder's version plus a digest of its code);
+- ``judge`` (name), ``judge_version`` and ``judge_model``: who scored the answers;
+- ``prompt_versions``: each retriever's prompt version;
+- ``model``: the answering model;
+- ``dataset.content_sha256``: :func:`dataset_content_hash` of the dataset directory.
+
+Runs written before these fields existed load with them empty (``None`` / ``""``); comparisons
+then warn that they cannot check them instead of refusing.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 RunStatus = Literal["running", "finished", "aborted_due_to_budget", "interrupted", "failed"]
 
+CONTENT_HASH_FILES = ("questions.jsonl", "documents.jsonl")
+CONTENT_HASH_PDF_DIR = "pdfs"
+CONTENT_HASH_METHOD = "sha256(questions.jsonl, documents.jsonl, pdfs/*.pdf names and sizes)"
+
+
+def dataset_content_hash(path: str | Path) -> str:
+    """sha256 over the bytes of ``questions.jsonl`` and ``documents.jsonl`` and, for every
+    ``pdfs/*.pdf`` in name order, its name and size in bytes.
+
+    PDFs are hashed by size, not content, so starting a run never reads gigabytes of filings; a
+    PDF replaced by another of exactly the same size is not noticed here (the tree cache, keyed
+    by each PDF's sha256, still builds a new tree for it). Independent of ``--limit`` and the
+    question filters, so runs over subsets of one dataset stay comparable."""
+    root = Path(path)
+    digest = hashlib.sha256()
+    for name in CONTENT_HASH_FILES:
+        file = root / name
+        digest.update(name.encode() + b"\0")
+        if file.is_file():
+            digest.update(file.read_bytes())
+        digest.update(b"\0")
+    pdf_dir = root / CONTENT_HASH_PDF_DIR
+    pdfs = sorted(pdf_dir.glob("*.pdf")) if pdf_dir.is_dir() else []
+    for pdf in pdfs:
+        digest.update(f"{CONTENT_HASH_PDF_DIR}/{pdf.name}\0{pdf.stat().st_size}\0".encode())
+    return digest.hexdigest()
+
 
 class DatasetInfo(BaseModel):
     name: str = ""  # financebench, demo, ...
     path: str = ""
     sha256: str = ""  # hash of the questions and documents files
+    content_sha256: str = ""  # dataset_content_hash(): questions, documents and PDF sizes; "" = not recorded
     questions: int = 0  # questions kept after validation
     dropped: int = 0
 
@@ -27,7 +70,9 @@ class RunInfo(BaseModel):
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     prompt_versions: dict[str, str] = Field(default_factory=dict)  # retriever or judge -> version
     model: str | None = None  # answering model spec
+    builder_version: str | None = None  # tree builder version of the trees used; None = not recorded
     judge: str = "rules"  # llm | rules | hybrid | panel
+    judge_version: str | None = None  # the judge's own version; None = not recorded
     judge_model: str | None = None
     judge_prompt_version: str | None = None
     base_urls: dict[str, str] = Field(default_factory=dict)  # role -> URL; never keys
@@ -40,3 +85,20 @@ class RunInfo(BaseModel):
     status: RunStatus = "running"
     skipped_retrievers: dict[str, str] = Field(default_factory=dict)  # name -> why
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def judge_version(judge: Any) -> str:
+    """A judge object's version: its ``version`` attribute, else its prompt version, else "1"."""
+    version = getattr(judge, "version", None) or getattr(judge, "prompt_version", None)
+    return str(version) if version else "1"
+
+
+def builder_version(trees: Any) -> str | None:
+    """The builder version of the trees used (several joined with "," if they differ; with no
+    trees, the current builder's)."""
+    versions = sorted({t.builder_version for t in trees if getattr(t, "builder_version", None)})
+    if versions:
+        return ",".join(versions)
+    from pageindex.tree.build import CODE_VERSION
+
+    return CODE_VERSION

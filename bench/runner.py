@@ -27,6 +27,7 @@ from typing import Any
 import jsonlines
 from pydantic import BaseModel, Field
 
+from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
@@ -471,6 +472,7 @@ class Runner:
                     name=dataset.name,
                     path=str(dataset.path),
                     sha256=dataset.sha256,
+                    content_sha256=provenance.dataset_content_hash(dataset.path),
                     questions=len(questions),
                     dropped=len(dropped),
                 ),
@@ -478,7 +480,9 @@ class Runner:
                 "retriever_options": {r: cfg.retriever_options.get(r, {}) for r in retrievers},
                 "prompt_versions": {r: get_retriever(r).prompt_version for r in retrievers},
                 "model": model if needs_model else None,
+                "builder_version": provenance.builder_version(trees.values()),
                 "judge": judge_name,
+                "judge_version": provenance.judge_version(judge),
                 "judge_model": judge_model,
                 "judge_prompt_version": getattr(judge, "prompt_version", None),
                 "base_urls": {k: v for k, v in urls.items() if v},

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -18,45 +17,68 @@ def wide_console():
     return console if console.is_terminal else Console(width=200)
 
 
-class By(StrEnum):
-    retriever = "retriever"
-    model = "model"
-    question_type = "question_type"
-    doc_type = "doc_type"
-    overall = "overall"
-
-
-class Test(StrEnum):
-    mcnemar = "mcnemar"
-    bootstrap = "bootstrap"
+BY = ("retriever", "model", "question_type", "doc_type", "overall")
+TESTS = ("mcnemar", "bootstrap")
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
-    @bench.command("compare", help="Compare run B against run A on the samples they share (B - A).")
+    @bench.command(
+        "compare",
+        help="Compare run B against run A on the samples they share (B - A). Runs scored differently "
+        "(judge name, version or model, tree builder version, dataset content hash) are refused "
+        "unless --allow-changed. Exit codes: 0 compared; 2 bad input or not comparable.",
+    )
     def compare(
         run_a: Path = typer.Argument(..., help="Run directory A (the reference, e.g. the baseline)."),
         run_b: Path = typer.Argument(..., help="Run directory B (the candidate)."),
-        by: By = typer.Option(By.retriever, "--by", help="Group the comparison by this field."),
-        test: Test = typer.Option(
-            Test.mcnemar,
+        by: str = typer.Option("retriever", "--by", help=f"Group the comparison by: {', '.join(BY)}."),
+        test: str = typer.Option(
+            "mcnemar",
             "--test",
-            help="Paired test: exact McNemar on discordant pairs, or paired bootstrap.",
+            help="Paired test: mcnemar (exact, on discordant pairs) or bootstrap (paired).",
         ),
-        alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level."),
+        alpha: str = typer.Option("0.05", "--alpha", help="Significance level (0-1, or a percentage)."),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON instead of tables."),
-        max_flips: int = typer.Option(20, "--max-flips", min=0, help="Flipped questions listed per group."),
+        max_flips: str = typer.Option("20", "--max-flips", help="Flipped questions listed per group (0+)."),
+        allow_changed: bool = typer.Option(
+            False,
+            "--allow-changed",
+            help="Compare even when the judge, tree builder version or dataset differ (warned).",
+        ),
     ) -> None:
-        from bench.compare import NoSharedSamples, compare_runs, print_comparison
+        from bench.compare import (
+            NoSharedSamples,
+            NotComparable,
+            check_comparable,
+            compare_runs,
+            print_comparison,
+        )
         from bench.summary import RunLoadError, load_run
+        from pageindex.cli.gate import parse_fraction
 
+        if by not in BY:
+            fail(f"--by must be one of {', '.join(BY)}; got {by!r}")
+        if test not in TESTS:
+            fail(f"--test must be one of {', '.join(TESTS)}; got {test!r}")
+        try:
+            level = parse_fraction("--alpha", alpha)
+        except ValueError as exc:
+            fail(str(exc))
+        flips = int(max_flips) if max_flips.strip().isdigit() else -1
+        if flips < 0:
+            fail(f"--max-flips must be a whole number of 0 or more; got {max_flips!r}")
         try:
             a, b = load_run(run_a), load_run(run_b)
         except RunLoadError as exc:
             fail(str(exc))
-        for w in a.warnings + b.warnings:
+        try:
+            provenance = check_comparable(a, b, allow_changed=allow_changed)
+        except NotComparable as exc:
+            fail(str(exc))
+        for w in a.warnings + b.warnings + provenance:
             err_console.print(f"warning: {w}", highlight=False, markup=False, style="yellow")
         try:
-            cmp = compare_runs(a, b, by=by.value, method=test.value, alpha=alpha)
+            cmp = compare_runs(a, b, by=by, method=test, alpha=level)  # type: ignore[arg-type]
         except NoSharedSamples as exc:
             fail(str(exc))
         if as_json:
@@ -64,4 +86,4 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 err_console.print(f"WARNING: {w}", highlight=False, markup=False, style="bold red")
             print(cmp.model_dump_json(indent=2))
         else:
-            print_comparison(cmp, wide_console(), max_flips=max_flips)
+            print_comparison(cmp, wide_console(), max_flips=flips)

@@ -1,52 +1,106 @@
-"""``pageindex bench gate RUN``: exit 0 when every rule holds, 1 when one fails, 2 on unusable input."""
+"""``pageindex bench gate RUN``: exit 0 when every check holds, 1 when one fails, 2 on unusable
+input (a bad option value, a run that cannot be read, runs that are not comparable)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+import math
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
 from pageindex.cli._common import console, err_console, fail
 
+TESTS = ("mcnemar", "bootstrap")
+FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
+EXIT_CODES_HELP = (
+    "Exit codes: 0 every check holds; 1 a check failed (the output names it); "
+    "2 bad input, or runs that are not comparable (nothing was checked)."
+)
 
-class Test(StrEnum):
-    mcnemar = "mcnemar"
-    bootstrap = "bootstrap"
+
+def parse_fraction(option: str, raw: str) -> float:
+    """``0.6``, ``.6`` or ``60%`` -> 0.6. Anything else, or outside 0-1 (0%-100%), raises
+    ``ValueError`` with one line naming the option. A bare number above 1 (``50``) is refused
+    rather than guessed to be a percentage."""
+    text = raw.strip()
+    percent = text.endswith("%")
+    try:
+        value = float(text[:-1].strip() if percent else text)
+    except ValueError:
+        value = math.nan
+    if percent:
+        value /= 100
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        hint = (
+            f" (to mean {text} percent, write {text}%)"
+            if not percent and math.isfinite(value) and 1 < value <= 100
+            else ""
+        )
+        raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
+    return value
+
+
+def parse_count(option: str, raw: str) -> float:
+    """A number >= 0 (``1200``, ``1,200``, ``1.2e3``); else ``ValueError`` naming the option."""
+    try:
+        value = float(raw.strip().replace(",", "").replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{option} must be a number of tokens >= 0 (e.g. 1200); got {raw!r}")
+    return value
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
         "gate",
-        help="Check a run against rules for CI. Exit 0: all rules hold; 1: a rule fails; 2: unusable input.",
+        help="Check a run against rules for CI: coverage of the baseline, errors, accuracy, drop vs "
+        "baseline, tokens and answered share; one PASS/FAIL line per check and retriever. " + EXIT_CODES_HELP,
     )
     def gate(
         run: Path = typer.Argument(..., help="Run directory to check."),
-        min_accuracy: float | None = typer.Option(
-            None, "--min-accuracy", min=0.0, max=1.0, help="Lowest accuracy allowed (fraction, e.g. 0.6)."
+        min_accuracy: str | None = typer.Option(
+            None, "--min-accuracy", help=f"Lowest accuracy allowed: {FRACTION_HELP}."
         ),
         baseline: Path | None = typer.Option(
-            None, "--baseline", help="Baseline run directory; its shared samples are paired with RUN's."
+            None,
+            "--baseline",
+            help="Baseline run directory. RUN must hold all its (question, retriever, repeat) "
+            "samples (see --allow-partial) and be scored alike (see --allow-changed).",
         ),
-        max_drop: float | None = typer.Option(
+        max_drop: str | None = typer.Option(
             None,
             "--max-drop",
-            min=0.0,
-            max=1.0,
-            help="Largest accuracy drop vs --baseline allowed (fraction; default 0). A larger drop fails "
-            "only when the paired test says it is significant at --alpha.",
+            help=f"Largest accuracy drop vs --baseline allowed: {FRACTION_HELP}; default 0. A larger "
+            "drop fails only when the paired test says it is significant at --alpha.",
         ),
-        max_tokens_per_question: float | None = typer.Option(
-            None, "--max-tokens-per-question", min=0.0, help="Highest mean retriever tokens per question."
+        max_tokens_per_question: str | None = typer.Option(
+            None, "--max-tokens-per-question", help="Highest mean retriever tokens per question."
         ),
-        min_answered: float | None = typer.Option(
-            None, "--min-answered", min=0.0, max=1.0, help="Lowest share of answered samples (fraction)."
+        min_answered: str | None = typer.Option(
+            None,
+            "--min-answered",
+            help=f"Lowest share of answered samples ({FRACTION_HELP}); errors, replay misses and "
+            "fails count against it. Default with --baseline: 0.9 x the baseline's answered share.",
         ),
         retriever: str | None = typer.Option(
-            None, "--retriever", help="Check only this retriever (default: each retriever of the run)."
+            None, "--retriever", help="Check only this retriever (default: each retriever of the runs)."
         ),
-        alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level for drops."),
-        test: Test = typer.Option(Test.mcnemar, "--test", help="Paired test for --max-drop."),
+        alpha: str = typer.Option("0.05", "--alpha", help=f"Significance level for drops: {FRACTION_HELP}."),
+        test: str = typer.Option(
+            "mcnemar", "--test", help="Paired test for --max-drop: mcnemar or bootstrap."
+        ),
+        allow_partial: bool = typer.Option(
+            False,
+            "--allow-partial",
+            help="Let RUN miss baseline samples: the checks then use the samples both runs share.",
+        ),
+        allow_changed: bool = typer.Option(
+            False,
+            "--allow-changed",
+            help="Compare even when the judge, tree builder version or dataset differ (warned).",
+        ),
         junit: Path | None = typer.Option(None, "--junit", help="Also write the outcome as JUnit XML here."),
     ) -> None:
         from rich.text import Text
@@ -54,33 +108,44 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.gate import EXIT_UNUSABLE, GateInputError, GateRules, evaluate_gate, write_junit
         from bench.summary import RunLoadError, load_run
 
-        rules = GateRules(
-            min_accuracy=min_accuracy,
-            max_drop=max_drop,
-            max_tokens_per_question=max_tokens_per_question,
-            min_answered=min_answered,
-            retriever=retriever,
-            alpha=alpha,
-            method=test.value,
-        )
+        def unusable(message: str) -> NoReturn:
+            if junit is not None:
+                write_junit(junit, None, error=message)
+            fail(message, EXIT_UNUSABLE)
+
+        def fraction(option: str, raw: str | None) -> float | None:
+            return None if raw is None else parse_fraction(option, raw)
+
+        try:
+            if test not in TESTS:
+                raise ValueError(f"--test must be one of {', '.join(TESTS)}; got {test!r}")
+            rules = GateRules(
+                min_accuracy=fraction("--min-accuracy", min_accuracy),
+                max_drop=fraction("--max-drop", max_drop),
+                max_tokens_per_question=None
+                if max_tokens_per_question is None
+                else parse_count("--max-tokens-per-question", max_tokens_per_question),
+                min_answered=fraction("--min-answered", min_answered),
+                retriever=retriever,
+                alpha=parse_fraction("--alpha", alpha),
+                method=test,
+                allow_partial=allow_partial,
+                allow_changed=allow_changed,
+            )
+        except ValueError as exc:
+            unusable(str(exc))
         try:
             current = load_run(run)
             base = load_run(baseline) if baseline is not None else None
             result = evaluate_gate(current, rules, base)
         except (RunLoadError, GateInputError) as exc:
-            if junit is not None:
-                write_junit(junit, None, error=str(exc))
-            fail(str(exc), EXIT_UNUSABLE)
+            unusable(str(exc))
         for w in result.warnings:
             err_console.print(Text.assemble(("WARNING: ", "bold red"), w), highlight=False)
         for line in result.lines():
             style = "green" if line.startswith("PASS") else "bold red"
             console.print(Text.assemble((line[:4], style), line[4:]), highlight=False, soft_wrap=True)
-        held = sum(r.passed for r in result.rules)
-        console.print(
-            f"gate {'passed' if result.passed else 'FAILED'}: {held}/{len(result.rules)} rules hold",
-            highlight=False,
-        )
+        console.print(result.verdict_line(), highlight=False, markup=False)
         if junit is not None:
             write_junit(junit, result)
             console.print(f"JUnit XML written to {junit}", highlight=False)

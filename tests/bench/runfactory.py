@@ -68,10 +68,14 @@ def run_info(run_id: str = "run", **fields: Any) -> RunInfo:
         "run_id": run_id,
         "command": ["pageindex", "bench", "run"],
         "package_version": "0.1.0",
-        "dataset": DatasetInfo(name="handmade", path="/data/handmade", sha256="abc123", questions=10),
+        "dataset": DatasetInfo(
+            name="handmade", path="/data/handmade", sha256="abc123", content_sha256="c0ffee", questions=10
+        ),
         "retrievers": ["agent"],
         "model": "scripted",
+        "builder_version": "1.0+handmade",
         "judge": "rules",
+        "judge_version": "rules-handmade",
         "judge_prompt_version": None,
         "started_at": "2026-01-01T00:00:00Z",
         "ended_at": "2026-01-01T00:10:00Z",

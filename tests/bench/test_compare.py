@@ -92,11 +92,17 @@ def test_compare_command_tables_json_and_warning(tmp_path: Path) -> None:
     b = write_run(tmp_path / "B", outcomes("c" * 30), info=info_b)
     runner = CliRunner()
     res = runner.invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=200)
+    assert res.exit_code == 2  # scored by another judge: refused
+    assert res.output.strip() == (
+        "error: not comparable: judge A=rules vs B=llm "
+        "(re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
+    )
+    res = runner.invoke(app, ["bench", "compare", str(a), str(b), "--allow-changed"], terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "WARNING" in res.output and "judge differs: A=rules vs B=llm" in res.output
     assert "+33.3 pp" in res.output and "0.00195" in res.output
     assert "q009" in res.output
-    res = runner.invoke(app, ["bench", "compare", str(a), str(b), "--json"])
+    res = runner.invoke(app, ["bench", "compare", str(a), str(b), "--json", "--allow-changed"])
     assert res.exit_code == 0
     data = json.loads(res.stdout)
     assert data["overall"]["significant"] is True and len(data["overall"]["improved"]) == 10

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from bench.gate import GateInputError, GateRules, evaluate_gate, write_junit
+from bench.gate import GateInputError, GateResult, GateRules, RuleResult, evaluate_gate, write_junit
 from bench.summary import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, write_run
@@ -18,6 +19,10 @@ runner = CliRunner()
 
 def _gate(*args: str):
     return runner.invoke(app, ["bench", "gate", *map(str, args)], terminal_width=250)
+
+
+def _rule(result: GateResult, name: str) -> RuleResult:
+    return next(r for r in result.rules if r.name == name)
 
 
 def test_rules_pass_and_fail_with_measured_values(tmp_path: Path) -> None:
@@ -33,8 +38,13 @@ def test_rules_pass_and_fail_with_measured_values(tmp_path: Path) -> None:
     assert by_name["min-answered[agent]"].passed  # 9/10 answered
     assert not by_name["min-answered[planner]"].passed  # 8/10 answered
     assert result.exit_code == 1
+    assert by_name["errors[planner]"].passed  # 2 of 10 errors
+    assert by_name["errors[planner]"].message == (
+        "errors [planner]: 2 of 10 samples ended in an error, 0 of them replay misses (required: not all)"
+    )
     only_agent = evaluate_gate(run, GateRules(min_accuracy=0.6, retriever="agent"))
-    assert only_agent.exit_code == 0 and [r.scope for r in only_agent.rules] == ["agent"]
+    assert only_agent.exit_code == 0
+    assert [r.name for r in only_agent.rules] == ["errors[agent]", "min-accuracy[agent]"]
 
 
 def test_drop_fails_only_when_larger_than_allowed_and_significant(tmp_path: Path) -> None:
@@ -42,16 +52,16 @@ def test_drop_fails_only_when_larger_than_allowed_and_significant(tmp_path: Path
     # 12 questions lost: 40 points, p = 2 * 0.5**12 -> regression
     bad = load_run(write_run(tmp_path / "bad", outcomes("i" * 12 + "c" * 18), info=run_info("bad")))
     res = evaluate_gate(bad, GateRules(max_drop=0.05), base)
-    (rule,) = res.rules
+    rule = _rule(res, "max-drop[agent]")
     assert not rule.passed and rule.measured == pytest.approx(0.4)
     assert "12 lost / 0 gained" in rule.message and "regression" in rule.message
     # 2 questions lost: 6.7 points > 5 allowed, but p = 0.5: noise, the build passes
     flaky = load_run(write_run(tmp_path / "flaky", outcomes("ii" + "c" * 28), info=run_info("flaky")))
-    (rule,) = evaluate_gate(flaky, GateRules(max_drop=0.05), base).rules
+    rule = _rule(evaluate_gate(flaky, GateRules(max_drop=0.05), base), "max-drop[agent]")
     assert rule.passed and rule.measured == pytest.approx(2 / 30)
     assert "treated as noise" in rule.message and "p=0.5" in rule.message
     # same significant drop but allowed up to 50 points
-    (rule,) = evaluate_gate(bad, GateRules(max_drop=0.5), base).rules
+    rule = _rule(evaluate_gate(bad, GateRules(max_drop=0.5), base), "max-drop[agent]")
     assert rule.passed and "within the allowed drop" in rule.message
 
 
@@ -76,7 +86,8 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     res = _gate(good, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05")
     assert res.exit_code == 0, res.output
     assert "PASS  min-accuracy [agent]: 96.7% (required >= 90.0%)" in res.output
-    assert "gate passed: 2/2 rules hold" in res.output
+    assert "PASS  coverage [agent]: 30 of 30 samples of baseline base\n" in res.output
+    assert "gate passed: 5/5 rules hold" in res.output
 
     junit = tmp_path / "out" / "gate.xml"
     res = _gate(bad, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05", "--junit", junit)
@@ -85,10 +96,18 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "FAIL  max-drop [agent]: drop +40.0 pp" in res.output
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "2" and suite.get("failures") == "2"
+    assert suite.get("tests") == "5" and suite.get("failures") == "2"
     names = [c.get("name") for c in suite.iter("testcase")]
-    assert names == ["min-accuracy[agent]", "max-drop[agent]"]
-    assert all(c.find("failure") is not None for c in suite.iter("testcase"))
+    assert names == [
+        "coverage[agent]",
+        "errors[agent]",
+        "min-accuracy[agent]",
+        "max-drop[agent]",
+        "min-answered[agent]",
+    ]
+    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["min-accuracy[agent]", "max-drop[agent]"]
+    assert "gate FAILED: 3/5 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
 
     res = _gate(tmp_path / "missing", "--min-accuracy", "0.5", "--junit", junit)
     assert res.exit_code == 2 and "does not exist" in res.output
@@ -105,4 +124,203 @@ def test_junit_for_passing_gate_parses(tmp_path: Path) -> None:
     result = evaluate_gate(run, GateRules(min_accuracy=0.5, min_answered=0.5))
     path = write_junit(tmp_path / "j.xml", result)
     suite = ET.parse(path).getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
+
+
+# ----------------------------------------------------------------------------- coverage
+def _lines(res) -> list[str]:
+    return [line for line in res.output.splitlines() if line.strip()]
+
+
+def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", outcomes("c" * 10))
+    # a budget-aborted run: 2 of the baseline's 10 samples, both correct, plus 2 questions the
+    # baseline does not have, both wrong
+    rows = outcomes("cc") + outcomes("ii", prefix="z")
+    cand = write_run(tmp_path / "cand", rows, info=run_info("cand", status="aborted_due_to_budget"))
+
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  coverage [agent]: 2 of 10 samples of baseline base (missing 8: q002, q003, q004, q005, "
+        "q006, ... 3 more); required: all (--allow-partial judges the shared samples only)"
+    ) in res.output
+    assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
+    assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
+    assert res.output.rstrip().endswith(
+        "gate FAILED: 3/5 rules hold; failed: coverage[agent], min-accuracy[agent]"
+    )
+
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9", "--allow-partial")
+    assert res.exit_code == 0, res.output
+    assert "PASS  coverage [agent]: 2 of 10 samples of baseline base (missing 8:" in res.output
+    assert "--allow-partial: the checks below use the 2 shared samples" in res.output
+    assert "PASS  min-accuracy [agent]: 100.0% (required >= 90.0%)" in res.output  # z000, z001 left out
+    assert "on 2 shared samples, 0 lost / 0 gained" in res.output
+    assert "2 of 2 answered, 0 errors (0 replay misses), 0 fails" in res.output
+    assert "gate passed: 5/5 rules hold" in res.output
+
+
+def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: Path) -> None:
+    base = load_run(write_run(tmp_path / "base", outcomes("cccc") + outcomes("cccc", "planner")))
+    only_agent = load_run(write_run(tmp_path / "a", outcomes("cccc"), info=run_info("a")))
+    res = evaluate_gate(only_agent, GateRules(allow_partial=True), base)
+    cov = _rule(res, "coverage[planner]")
+    assert not cov.passed and cov.measured == 0.0
+    assert cov.message.endswith(
+        "(missing 4: q000, q001, q002, q003); "
+        "RUN has no samples of it (--retriever NAME gates one retriever only)"
+    )
+    assert [r.name for r in res.failed] == ["coverage[planner]"] and res.exit_code == 1
+
+    empty = load_run(
+        write_run(tmp_path / "empty", [], info=run_info("empty", status="aborted_due_to_budget"))
+    )
+    res = evaluate_gate(empty, GateRules(max_drop=0.05), base)
+    assert [r.name for r in res.rules] == ["coverage[agent]", "coverage[planner]"]
+    assert res.exit_code == 1 and all(not r.passed for r in res.rules)
+
+
+# ----------------------------------------------------------------------------- errors and replay misses
+def _missed(pattern: str, **fields) -> list:
+    """Samples from ``pattern`` where ``m`` is a replay miss (an error sample)."""
+    rows = outcomes(pattern.replace("m", "e"), **fields)
+    miss = (
+        "ReplayMiss: replay miss for model scripted (replay/scripted): request key ab12 is not in the cache"
+    )
+    return [
+        s.model_copy(update={"error": miss}) if ch == "m" else s for s, ch in zip(rows, pattern, strict=True)
+    ]
+
+
+def test_all_replay_misses_fail_with_max_drop_alone(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", outcomes("cccc"))
+    cand = write_run(tmp_path / "cand", _missed("mmmm"), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.5")
+    assert res.exit_code == 1, res.output
+    # 4 lost pairs are not significant (p = 0.125): the drop alone would pass ...
+    assert "PASS  max-drop [agent]: drop +100.0 pp" in res.output and "p=0.125" in res.output
+    # ... the error and answered checks do not
+    assert (
+        "FAIL  errors [agent]: 4 of 4 samples ended in an error, 4 of them replay misses (required: not all)"
+    ) in res.output
+    assert (
+        "FAIL  min-answered [agent]: 0.0% (required >= 90.0%, default 0.9 x the baseline's 100.0%): "
+        "0 of 4 answered, 4 errors (4 replay misses), 0 fails"
+    ) in res.output
+    assert "failed: errors[agent], min-answered[agent]" in res.output
+    # an explicit --min-answered 0 does not make an all-miss run pass
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.5", "--min-answered", "0")
+    assert res.exit_code == 1 and "failed: errors[agent]" in res.output
+
+
+def test_errors_and_replay_misses_count_against_default_min_answered(tmp_path: Path) -> None:
+    # baseline: 8 of 10 answered (2 refusals) -> default threshold 0.9 x 80% = 72%
+    base = load_run(write_run(tmp_path / "base", outcomes("ccccccccrr")))
+    # candidate: 2 replay misses and 1 other error -> 7 of 10 answered
+    cand = load_run(write_run(tmp_path / "cand", _missed("cccccmmerr"), info=run_info("cand")))
+    rule = _rule(evaluate_gate(cand, GateRules(), base), "min-answered[agent]")
+    assert not rule.passed
+    assert rule.measured == pytest.approx(0.5) and rule.threshold == pytest.approx(0.72)
+    assert rule.message.endswith("5 of 10 answered, 3 errors (2 replay misses), 2 fails")
+    good = load_run(write_run(tmp_path / "good", _missed("ccccccccmr"), info=run_info("good")))
+    rule = _rule(evaluate_gate(good, GateRules(), base), "min-answered[agent]")
+    assert rule.passed and rule.measured == pytest.approx(0.8)
+    # an explicit value replaces the default
+    rule = _rule(evaluate_gate(good, GateRules(min_answered=0.85), base), "min-answered[agent]")
+    assert not rule.passed and rule.threshold == 0.85 and "default" not in rule.message
+
+
+# ----------------------------------------------------------------------------- comparability
+def test_runs_scored_differently_are_not_comparable(tmp_path: Path) -> None:
+    cand = write_run(tmp_path / "cand", outcomes("cccc"), info=run_info("cand"))
+    old_judge = write_run(
+        tmp_path / "oldjudge", outcomes("cccc"), info=run_info("oldjudge", judge_version="rules-0")
+    )
+    res = _gate(cand, "--baseline", old_judge, "--max-drop", "0.05")
+    assert res.exit_code == 2, res.output
+    assert _lines(res) == [
+        "error: not comparable: judge version oldjudge=rules-0 vs cand=rules-handmade "
+        "(re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
+    ]
+    res = _gate(cand, "--baseline", old_judge, "--max-drop", "0.05", "--allow-changed")
+    assert res.exit_code == 0, res.output
+    assert (
+        "WARNING: judge version oldjudge=rules-0 vs cand=rules-handmade (allowed by --allow-changed)"
+        in res.output
+    )
+
+    other = run_info("other", builder_version="2.0+x", judge_model="openai/gpt-4o")
+    other.dataset.content_sha256 = "beef"
+    other_dir = write_run(tmp_path / "other", outcomes("cccc"), info=other)
+    res = _gate(cand, "--baseline", other_dir)
+    assert res.exit_code == 2
+    (line,) = _lines(res)
+    assert line.startswith(
+        "error: not comparable: judge model other=openai/gpt-4o vs cand=-; "
+        "tree builder version other=2.0+x vs cand=1.0+handmade; "
+        "dataset content hash other=beef vs cand=c0ffee"
+    )
+
+
+def test_runs_without_provenance_are_compared_with_a_warning(tmp_path: Path) -> None:
+    old = run_info("old", judge_version=None, builder_version=None)
+    old.dataset.content_sha256 = ""
+    base = write_run(tmp_path / "old", outcomes("cccc"), info=old)
+    cand = write_run(tmp_path / "cand", outcomes("cccc"), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
+    assert res.exit_code == 0, res.output
+    assert (
+        "WARNING: run old does not record its judge version, tree builder version, dataset content hash "
+        "(written before provenance was recorded): not checked"
+    ) in res.output
+
+
+def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "old", outcomes("cc"))
+    data = json.loads((run_dir / "run.json").read_text())
+    for key in ("builder_version", "judge_version"):
+        del data[key]
+    del data["dataset"]["content_sha256"]
+    (run_dir / "run.json").write_text(json.dumps(data))
+    info = load_run(run_dir).info
+    assert (info.builder_version, info.judge_version, info.dataset.content_sha256) == (None, None, "")
+
+
+# ----------------------------------------------------------------------------- option values
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--min-accuracy", "50"],
+            "error: --min-accuracy must be a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%); "
+            "got '50' (to mean 50 percent, write 50%)",
+        ),
+        (["--min-accuracy", "abc"], "error: --min-accuracy must be a fraction from 0 to 1"),
+        (["--max-drop", "-0.1"], "error: --max-drop must be a fraction from 0 to 1"),
+        (["--min-answered", "150%"], "error: --min-answered must be a fraction from 0 to 1"),
+        (["--alpha", "nan"], "error: --alpha must be a fraction from 0 to 1"),
+        (["--test", "foo"], "error: --test must be one of mcnemar, bootstrap; got 'foo'"),
+        (
+            ["--max-tokens-per-question", "lots"],
+            "error: --max-tokens-per-question must be a number of tokens >= 0 (e.g. 1200); got 'lots'",
+        ),
+    ],
+)
+def test_bad_option_is_one_error_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    run = write_run(tmp_path / "run", outcomes("cc"))
+    junit = tmp_path / "gate.xml"
+    res = _gate(run, *args, "--junit", junit)
+    assert res.exit_code == 2
+    assert len(_lines(res)) == 1 and _lines(res)[0].startswith(expected)
+    assert "Traceback" not in res.output and "pydantic.dev" not in res.output and "╭" not in res.output
+    assert ET.parse(junit).getroot().get("errors") == "1"
+
+
+def test_percentages_are_accepted(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", outcomes("ccci"))
+    res = _gate(run, "--min-accuracy", "75%", "--min-answered", "0.5", "--max-tokens-per-question", "1,200")
+    assert res.exit_code == 0, res.output
+    assert "PASS  min-accuracy [agent]: 75.0% (required >= 75.0%)" in res.output
+    res = _gate(run, "--min-accuracy", "80 %")
+    assert res.exit_code == 1 and "FAIL  min-accuracy [agent]: 75.0% (required >= 80.0%)" in res.output

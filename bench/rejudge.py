@@ -1,0 +1,209 @@
+"""Re-score a stored run's answers with another (or a newer) judge, without calling any retriever.
+
+``rejudge_run(run_dir, out_dir, judge, judge_name=...)`` reads the run, judges every stored answer
+again and writes a new run directory: ``run.json`` (the original's, with the new judge's name,
+version and model and ``extra["rejudge"]`` saying where it came from), ``samples.jsonl``,
+``dropped.jsonl`` and ``summary.json``. This brings a baseline up to date after the judge changed,
+so the gate can compare it with new runs again.
+
+What is judged again: samples with status ``answer``, and samples whose earlier judge call
+failed (status ``error`` with ``judge failed: ...`` and an answer). A retriever's ``fail`` stays a
+``refusal`` and a retriever ``error`` stays an error: there is no answer to judge. A judge call
+that fails now makes the sample an ``error`` (``judge failed: ...``), as in ``bench run``.
+The retriever's figures (tokens, cost, latency) are kept; the judge token counts are the new
+judge's, and ``extra["rejudge"]`` on each judged sample keeps the previous verdict and judge.
+Samples are appended to ``samples.jsonl`` as they are judged, so an interrupted rejudge keeps
+what it finished (``run.json`` then says ``interrupted``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+from pydantic import BaseModel
+
+from bench.runinfo import RunInfo, judge_version
+from bench.samples import Sample, SampleStore
+from bench.summary import Run, Summary, load_run, summarize, write_summary
+from pageindex.atomic import write_atomic
+
+JUDGE_FAILED = "judge failed:"
+
+
+class RejudgeError(ValueError):
+    """The rejudge cannot start (bad output directory); nothing was written."""
+
+
+class RejudgeOutcome(BaseModel):
+    run_dir: Path
+    run_id: str
+    source_run_id: str
+    judge_version: str
+    judged: int  # answers judged again
+    kept: int  # samples copied unchanged (retriever fail or error)
+    changed: int  # judged answers whose verdict differs from the stored one
+    judge_errors: int  # judged answers whose judge call failed now
+    status: str
+    summary: Summary
+
+
+def needs_judge(sample: Sample) -> bool:
+    """Whether the sample holds an answer a judge should score."""
+    if sample.status == "answer":
+        return True
+    return (
+        sample.status == "error"
+        and (sample.error or "").startswith(JUDGE_FAILED)
+        and bool(sample.answer.strip())
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_out_dir(source: Run, out: Path) -> None:
+    if out.resolve() == source.path.resolve():
+        raise RejudgeError(f"-o {out} is the run being rejudged; choose a new directory")
+    if out.exists() and not out.is_dir():
+        raise RejudgeError(f"-o {out} is a file; choose a new directory")
+    taken = [name for name in ("run.json", "samples.jsonl") if (out / name).exists()]
+    if taken:
+        raise RejudgeError(f"-o {out} already holds a run ({', '.join(taken)}); choose a new directory")
+
+
+async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) -> Sample:
+    previous = {
+        "from_run": source_id,
+        "judge": sample.judge,
+        "verdict": sample.verdict,
+        "status": sample.status,
+        "judge_prompt_tokens": sample.judge_prompt_tokens,
+        "judge_completion_tokens": sample.judge_completion_tokens,
+    }
+    update: dict[str, Any] = {"run_id": run_id}
+    try:
+        verdict = await judge.judge(sample.question, sample.gold_answer, sample.answer)
+    except Exception as exc:  # a judge failure is recorded, the sample is not lost
+        update |= {
+            "status": "error",
+            "verdict": None,
+            "judge": None,
+            "judge_reasoning": "",
+            "error": f"{JUDGE_FAILED} {type(exc).__name__}: {exc}",
+            "judge_prompt_tokens": 0,
+            "judge_completion_tokens": 0,
+        }
+    else:
+        previous["judge_cost_usd"] = verdict.usage.cost_usd
+        update |= {
+            "status": "answer",
+            "error": None,
+            "verdict": verdict.verdict,
+            "judge": verdict.judge,
+            "judge_reasoning": verdict.reasoning,
+            "judge_prompt_tokens": verdict.usage.prompt_tokens,
+            "judge_completion_tokens": verdict.usage.completion_tokens,
+        }
+    update["extra"] = {**sample.extra, "rejudge": previous}
+    return sample.model_copy(update=update)
+
+
+def _write_info(path: Path, info: RunInfo) -> None:
+    write_atomic(path / "run.json", info.model_dump_json(indent=2) + "\n")
+
+
+async def rejudge_run(
+    source: str | Path | Run,
+    out: str | Path,
+    judge: Any,
+    *,
+    judge_name: str,
+    judge_model: str | None = None,
+    concurrency: int = 4,
+    command: list[str] | None = None,
+) -> RejudgeOutcome:
+    """Judge ``source``'s stored answers with ``judge`` (built by :func:`bench.judges.base.make_judge`
+    as ``judge_name``) and write the result as a new run in ``out``. Raises :class:`RejudgeError`
+    (nothing written) when ``out`` is the source or already holds a run, and
+    :class:`bench.summary.RunLoadError` when the source cannot be read."""
+    run = source if isinstance(source, Run) else load_run(source)
+    out = Path(out)
+    _check_out_dir(run, out)
+    run_id = out.name
+    version = judge_version(judge)
+    old = run.info
+    info = old.model_copy(
+        update={
+            "run_id": run_id,
+            "judge": judge_name,
+            "judge_version": version,
+            "judge_model": judge_model,
+            "judge_prompt_version": getattr(judge, "prompt_version", None),
+            "status": "running",
+            "extra": {
+                **old.extra,
+                "rejudge": {
+                    "from_run": old.run_id,
+                    "from_path": str(run.path),
+                    "from_status": old.status,
+                    "previous_judge": {
+                        "name": old.judge,
+                        "version": old.judge_version,
+                        "model": old.judge_model,
+                        "prompt_version": old.judge_prompt_version,
+                    },
+                    "command": list(command or []),
+                    "started_at": _now(),
+                },
+            },
+        }
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    _write_info(out, info)
+    with jsonlines.open(out / "dropped.jsonl", mode="w") as fh:
+        fh.write_all([d.model_dump(mode="json") for d in run.dropped])
+    store = SampleStore(out / "samples.jsonl")
+    todo = [s for s in run.samples if needs_judge(s)]
+    kept = [s for s in run.samples if not needs_judge(s)]
+    for s in kept:
+        store.append(s.model_copy(update={"run_id": run_id}))
+    gate = asyncio.Semaphore(max(concurrency, 1))
+    changed = errors = 0
+
+    async def one(sample: Sample) -> None:
+        nonlocal changed, errors
+        async with gate:
+            new = await _judge_one(judge, sample, run_id, old.run_id)
+        store.append(new)
+        changed += new.verdict != sample.verdict
+        errors += new.status == "error"
+
+    status = old.status
+    try:
+        await asyncio.gather(*(one(s) for s in todo))
+    except BaseException:
+        status = "interrupted"
+        raise
+    finally:
+        rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": len(todo), "changed": changed}
+        info = info.model_copy(update={"status": status, "extra": {**info.extra, "rejudge": rejudge}})
+        _write_info(out, info)
+        summary = summarize(sorted(store.samples, key=lambda s: s.key), info, run.dropped)
+        write_summary(out, summary)
+    return RejudgeOutcome(
+        run_dir=out,
+        run_id=run_id,
+        source_run_id=old.run_id,
+        judge_version=version,
+        judged=len(todo),
+        kept=len(kept),
+        changed=changed,
+        judge_errors=errors,
+        status=status,
+        summary=summary,
+    )

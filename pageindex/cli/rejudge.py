@@ -1,0 +1,113 @@
+"""``pageindex bench rejudge RUN --judge NAME -o NEW_RUN``: re-score a stored run's answers with
+another or newer judge (no retriever is called) and write them as a new run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from pageindex.cli._common import console, fail
+
+EXIT_JUDGE_ERRORS = 4
+EXIT_INTERRUPTED = 130
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    @bench.command(
+        "rejudge",
+        help="Re-score RUN's stored answers with --judge (no retriever is called) and write a new run "
+        "to -o, e.g. to bring a baseline up to date with the current judge so the gate can compare it. "
+        "Exit codes: 0 done; 2 bad input (nothing written); 4 more than --max-error-rate of the "
+        "answers got a failed judge call; 130 interrupted.",
+    )
+    def rejudge(
+        run: Path = typer.Argument(..., help="Run directory whose answers are judged again."),
+        judge_name: str = typer.Option(..., "--judge", help="Judge: rules, llm, hybrid or panel."),
+        judge_model: str | None = typer.Option(
+            None,
+            "--judge-model",
+            help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
+        ),
+        base_url: str | None = typer.Option(
+            None, "--base-url", help="OpenAI-compatible endpoint for the judge model."
+        ),
+        output: Path = typer.Option(..., "--output", "-o", help="New run directory to write."),
+        concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
+        max_error_rate: str = typer.Option(
+            "0.2",
+            "--max-error-rate",
+            help="Exit 4 when more than this share (0-1) of the answers got a failed judge call.",
+        ),
+    ) -> None:
+        import asyncio
+
+        from bench.rejudge import RejudgeError, rejudge_run
+        from bench.summary import RunLoadError, load_run
+        from pageindex.cli.judge import _build_judge
+
+        workers = _positive_int("--concurrency", concurrency)
+        rate = _rate("--max-error-rate", max_error_rate)
+        try:
+            source = load_run(run)
+        except RunLoadError as exc:
+            fail(str(exc))
+        judge = _build_judge(judge_name, judge_model, base_url)  # one error line (exit 2) when unusable
+        specs = [s.strip() for s in (judge_model or "").split(",") if s.strip()]
+        recorded_model = None if judge_name == "rules" else ",".join(specs) or None
+        try:
+            outcome = asyncio.run(
+                rejudge_run(
+                    source,
+                    output,
+                    judge,
+                    judge_name=judge_name,
+                    judge_model=recorded_model,
+                    concurrency=workers,
+                    command=list(sys.argv),
+                )
+            )
+        except RejudgeError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            console.print(f"interrupted: the answers judged so far are in {output}", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        overall = outcome.summary.overall
+        accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
+        console.print(
+            f"rejudged {outcome.judged} answers of {outcome.source_run_id} with {judge_name} "
+            f"(version {outcome.judge_version}): {outcome.changed} verdicts changed, "
+            f"{outcome.kept} samples kept as they were; "
+            f"accuracy {accuracy} -> {outcome.run_dir}",
+            highlight=False,
+            markup=False,
+        )
+        if outcome.judged and outcome.judge_errors / outcome.judged > rate:
+            console.print(
+                f"judge errors: {outcome.judge_errors} of {outcome.judged} answers "
+                f"(more than --max-error-rate {rate:g})",
+                highlight=False,
+                markup=False,
+            )
+            raise typer.Exit(EXIT_JUDGE_ERRORS)
+
+
+def _positive_int(option: str, raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        fail(f"{option} must be a whole number of 1 or more; got {raw!r}")
+    return value
+
+
+def _rate(option: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        fail(f"{option} must be a fraction from 0 to 1 (e.g. 0.2); got {raw!r}")
+    return value

@@ -1,0 +1,252 @@
+"""``bench rejudge``: re-score a stored run with another judge, without any retriever, so a
+baseline judged by an older judge can be gated against again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.judges.base import make_judge
+from bench.rejudge import RejudgeError, rejudge_run
+from bench.runinfo import dataset_content_hash, judge_version
+from bench.samples import load_samples
+from bench.summary import load_run
+from pageindex.cli import app
+from tests.bench.runfactory import outcomes, run_info, sample, write_run
+
+RIGHT = "$1,577 million"  # the factory's gold answer
+CURRENT = judge_version(make_judge("rules"))
+
+
+def _cli(*args) -> object:
+    return CliRunner().invoke(app, ["bench", *map(str, args)], terminal_width=250)
+
+
+def _lines(res) -> list[str]:
+    return [line for line in res.output.splitlines() if line.strip()]
+
+
+def _stored_run(directory: Path) -> Path:
+    """A run judged by an older rules judge: q000 was wrongly called incorrect, q004's judge call
+    failed; q002 is a retriever fail and q003 a retriever error (no answer to judge)."""
+    rows = [
+        sample("q000", verdict="incorrect", answer=RIGHT),
+        sample("q001", verdict="correct"),
+        sample("q002", verdict="refusal", judge="retriever_fail", judge_reasoning="gave up"),
+        sample("q003", verdict=None, error="TimeoutError: read timed out", answer=""),
+        sample("q004", verdict=None, error="judge failed: LLMCallError: boom", answer=RIGHT, judge=None),
+    ]
+    info = run_info("base", judge_version="rules-0")
+    dropped = [{"question_id": "q009", "reason": "pdf_missing", "detail": "DOC_9.pdf"}]
+    return write_run(directory, rows, info=info, dropped=dropped)
+
+
+def test_rejudge_rescores_answers_and_keeps_the_rest(tmp_path: Path) -> None:
+    base = _stored_run(tmp_path / "base")
+    out = asyncio.run(
+        rejudge_run(base, tmp_path / "new", make_judge("rules"), judge_name="rules", command=["x"])
+    )
+    assert (out.run_id, out.source_run_id, out.judge_version) == ("new", "base", CURRENT)
+    assert (out.judged, out.kept, out.changed, out.judge_errors) == (3, 2, 2, 0)
+    assert out.status == "finished"
+
+    info = json.loads((tmp_path / "new" / "run.json").read_text())
+    assert (info["run_id"], info["judge"], info["judge_version"], info["judge_model"]) == (
+        "new",
+        "rules",
+        CURRENT,
+        None,
+    )
+    assert info["status"] == "finished" and info["builder_version"] == "1.0+handmade"
+    assert info["dataset"]["content_sha256"] == "c0ffee"
+    rejudge = info["extra"]["rejudge"]
+    assert (rejudge["from_run"], rejudge["from_status"], rejudge["judged"], rejudge["changed"]) == (
+        "base",
+        "finished",
+        3,
+        2,
+    )
+    assert rejudge["previous_judge"] == {
+        "name": "rules",
+        "version": "rules-0",
+        "model": None,
+        "prompt_version": None,
+    }
+
+    by_id = {s.question_id: s for s in load_samples(tmp_path / "new" / "samples.jsonl")}
+    assert set(by_id) == {"q000", "q001", "q002", "q003", "q004"}
+    assert all(s.run_id == "new" for s in by_id.values())
+    q0 = by_id["q000"]
+    assert (q0.status, q0.verdict, q0.judge) == ("answer", "correct", "rules")
+    assert q0.extra["rejudge"]["verdict"] == "incorrect" and q0.extra["rejudge"]["from_run"] == "base"
+    assert q0.retriever_prompt_tokens == 1000 and q0.cost_usd == 0.001  # the retriever's figures stay
+    q4 = by_id["q004"]
+    assert (q4.status, q4.verdict, q4.error) == ("answer", "correct", None)
+    assert (by_id["q002"].verdict, by_id["q002"].judge) == ("refusal", "retriever_fail")
+    assert (by_id["q003"].status, by_id["q003"].error) == ("error", "TimeoutError: read timed out")
+    assert "rejudge" not in by_id["q003"].extra
+
+    summary = json.loads((tmp_path / "new" / "summary.json").read_text())
+    assert (summary["overall"]["correct"], summary["overall"]["n"], summary["n_dropped"]) == (3, 5, 1)
+    assert load_run(tmp_path / "new").dropped[0].question_id == "q009"
+
+
+class _FlakyJudge:
+    name = "flaky"
+    version = "flaky-2"
+
+    def __init__(self) -> None:
+        self.rules = make_judge("rules")
+
+    async def judge(self, question, gold_answer, answer):
+        if "q001" in question:
+            raise RuntimeError("boom")
+        return await self.rules.judge(question, gold_answer, answer)
+
+
+def test_a_failed_judge_call_is_an_error_sample(tmp_path: Path) -> None:
+    base = _stored_run(tmp_path / "base")
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", _FlakyJudge(), judge_name="flaky"))
+    assert (out.judged, out.judge_errors, out.judge_version) == (3, 1, "flaky-2")
+    q1 = next(s for s in load_samples(tmp_path / "new" / "samples.jsonl") if s.question_id == "q001")
+    assert (q1.status, q1.verdict, q1.error) == ("error", None, "judge failed: RuntimeError: boom")
+    assert q1.extra["rejudge"]["verdict"] == "correct"
+
+
+def test_output_directory_must_be_new(tmp_path: Path) -> None:
+    base = _stored_run(tmp_path / "base")
+    before = (base / "samples.jsonl").read_bytes()
+    judge = make_judge("rules")
+    with pytest.raises(RejudgeError, match="is the run being rejudged"):
+        asyncio.run(rejudge_run(base, base, judge, judge_name="rules"))
+    other = write_run(tmp_path / "other", outcomes("cc"), info=run_info("other"))
+    with pytest.raises(RejudgeError, match=r"already holds a run \(run.json, samples.jsonl\)"):
+        asyncio.run(rejudge_run(base, other, judge, judge_name="rules"))
+    assert (base / "samples.jsonl").read_bytes() == before
+    assert len(load_samples(other / "samples.jsonl")) == 2
+
+
+def test_gate_refuses_an_old_judge_until_the_baseline_is_rejudged(tmp_path: Path) -> None:
+    # baseline judged by an older rules version that called 12 right answers wrong
+    old = [sample(f"q{k:03d}", verdict="incorrect" if k < 12 else "correct", answer=RIGHT) for k in range(30)]
+    base = write_run(tmp_path / "base", old, info=run_info("base", judge_version="rules-0"))
+    cand_info = run_info("good", judge_version=CURRENT)
+    good = write_run(tmp_path / "good", outcomes("c" * 30), info=cand_info)
+    bad = write_run(
+        tmp_path / "bad", outcomes("i" * 12 + "c" * 18), info=run_info("bad", judge_version=CURRENT)
+    )
+
+    res = _cli("gate", good, "--baseline", base, "--max-drop", "0.05")
+    assert res.exit_code == 2
+    assert _lines(res) == [
+        f"error: not comparable: judge version base=rules-0 vs good={CURRENT} "
+        "(re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
+    ]
+
+    res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "base2")
+    assert res.exit_code == 0, res.output
+    assert _lines(res) == [
+        f"rejudged 30 answers of base with rules (version {CURRENT}): 12 verdicts changed, "
+        f"0 samples kept as they were; accuracy 100.0% -> {tmp_path / 'base2'}"
+    ]
+
+    res = _cli("gate", good, "--baseline", tmp_path / "base2", "--max-drop", "0.05")
+    assert res.exit_code == 0, res.output
+    assert "drop +0.0 pp vs baseline base2 (100.0% -> 100.0% on 30 shared samples" in res.output
+    res = _cli("gate", bad, "--baseline", tmp_path / "base2", "--max-drop", "0.05")
+    assert res.exit_code == 1, res.output
+    assert "FAIL  max-drop [agent]: drop +40.0 pp vs baseline base2" in res.output
+    assert "gate FAILED: 3/4 rules hold; failed: max-drop[agent]" in res.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--judge", "foo"], "error: unknown judge 'foo'; choose one of hybrid, llm, panel, rules"),
+        (["--judge", "llm"], "error: --judge llm needs --judge-model"),
+        (
+            ["--judge", "rules", "--concurrency", "0"],
+            "error: --concurrency must be a whole number of 1 or more",
+        ),
+        (
+            ["--judge", "rules", "--max-error-rate", "2"],
+            "error: --max-error-rate must be a fraction from 0 to 1",
+        ),
+    ],
+)
+def test_bad_rejudge_input_is_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    base = _stored_run(tmp_path / "base")
+    res = _cli("rejudge", base, *args, "-o", tmp_path / "new")
+    assert res.exit_code == 2
+    assert len(_lines(res)) == 1 and _lines(res)[0].startswith(expected), res.output
+    assert "Traceback" not in res.output and "pydantic.dev" not in res.output
+    assert not (tmp_path / "new").exists()
+
+
+def test_rejudge_refuses_missing_run_and_taken_output(tmp_path: Path) -> None:
+    res = _cli("rejudge", tmp_path / "nope", "--judge", "rules", "-o", tmp_path / "new")
+    assert res.exit_code == 2 and _lines(res) == [f"error: run directory {tmp_path / 'nope'} does not exist"]
+    base = _stored_run(tmp_path / "base")
+    res = _cli("rejudge", base, "--judge", "rules", "-o", base)
+    assert res.exit_code == 2 and _lines(res) == [
+        f"error: -o {base} is the run being rejudged; choose a new directory"
+    ]
+
+
+def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
+    import pageindex.cli.judge as judge_cli
+
+    monkeypatch.setattr(judge_cli, "_build_judge", lambda *a: _FlakyJudge())
+    base = _stored_run(tmp_path / "base")  # 1 of 3 answers fails: 33% > 20%
+    res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new")
+    assert res.exit_code == 4, res.output
+    assert _lines(res)[-1] == "judge errors: 1 of 3 answers (more than --max-error-rate 0.2)"
+    assert len(load_samples(tmp_path / "new" / "samples.jsonl")) == 5  # nothing lost
+    res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new2", "--max-error-rate", "0.5")
+    assert res.exit_code == 0, res.output
+
+
+def test_provenance_of_a_real_run_then_rejudge_and_gate(tmp_path: Path, monkeypatch) -> None:
+    from bench.runner import demo_dataset_dir
+    from pageindex.retrievers.base import get_retriever
+    from pageindex.tree.build import CODE_VERSION
+
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = tmp_path / "run"
+    res = _cli("run", "--quiet", "-r", "extractive", "--judge", "rules", "--limit", "3", "--out", run_dir)
+    assert res.exit_code == 0, res.output
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["builder_version"] == CODE_VERSION
+    assert (info["judge"], info["judge_version"], info["judge_model"]) == ("rules", CURRENT, None)
+    assert info["prompt_versions"] == {"extractive": get_retriever("extractive").prompt_version}
+    assert info["dataset"]["content_sha256"] == dataset_content_hash(demo_dataset_dir())
+    assert len(info["dataset"]["content_sha256"]) == 64
+
+    res = _cli("rejudge", run_dir, "--judge", "rules", "-o", tmp_path / "again")
+    assert res.exit_code == 0, res.output
+    assert "0 verdicts changed" in res.output  # the same judge gives the same verdicts
+    res = _cli("gate", tmp_path / "again", "--baseline", run_dir)
+    assert res.exit_code == 0, res.output
+    assert "WARNING" not in res.output and "PASS  coverage [extractive]: 3 of 3 samples" in res.output
+
+
+def test_content_hash_follows_questions_documents_and_pdf_sizes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "pdfs").mkdir(parents=True)
+    (data / "questions.jsonl").write_text('{"financebench_id": "q1"}\n')
+    (data / "pdfs" / "A.pdf").write_bytes(b"%PDF-1.4 aaaa")
+    first = dataset_content_hash(data)
+    assert dataset_content_hash(data) == first
+    (data / "pdfs" / "A.pdf").write_bytes(b"%PDF-1.4 bbbb")  # same size: not noticed (documented)
+    assert dataset_content_hash(data) == first
+    (data / "pdfs" / "A.pdf").write_bytes(b"%PDF-1.4 bbbbb")
+    resized = dataset_content_hash(data)
+    assert resized != first
+    (data / "documents.jsonl").write_text('{"doc_name": "A"}\n')
+    assert dataset_content_hash(data) not in {first, resized}
