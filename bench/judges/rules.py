@@ -17,7 +17,10 @@ numbers and words.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import cache
+from pathlib import Path
 
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import (
@@ -284,15 +287,38 @@ def stated_quantities(answer: str) -> list[Quantity]:
     return [q for qs in picked for q in qs]
 
 
+_DEFAULT_REL_TOL = 0.001
+# Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
+RULES_VERSION = "1"
+
+
+@cache
+def rules_source_hash() -> str:
+    """Short hash of the source files the rules are made of (this module and the number parsing), so
+    the version changes whenever a rule does, even if :data:`RULES_VERSION` was not raised."""
+    import bench.judges.numbers as judge_numbers
+    import pageindex.retrievers.numbers as retriever_numbers
+
+    digest = hashlib.sha256()
+    for module_file in (__file__, judge_numbers.__file__, retriever_numbers.__file__):
+        digest.update(Path(str(module_file)).read_bytes())
+    return digest.hexdigest()[:10]
+
+
 class RulesJudge:
     """Deterministic judge; see the module docstring for its rules."""
 
     name = "rules"
 
     def __init__(
-        self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5, implied_stance: bool = True,
-        answer_precision: bool = True,
+        self, *, rel_tol: float = _DEFAULT_REL_TOL, overlap_correct: float = 0.5, implied_stance: bool = True,
+        answer_precision: bool = True, abstain: bool = False,
     ) -> None:
+        self.abstain = abstain
+        options = [f"rel_tol={rel_tol:g}"] if rel_tol != _DEFAULT_REL_TOL else []
+        options += ["abstain"] if abstain else []
+        suffix = f"[{','.join(options)}]" if options else ""
+        self.version = f"{RULES_VERSION}+{rules_source_hash()}{suffix}"
         self.implied_stance = implied_stance
         self.answer_precision = answer_precision
         self.rel_tol = rel_tol
@@ -304,7 +330,8 @@ class RulesJudge:
     def judge_sync(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         verdict, confident, reasoning, details = self._decide(question, gold_answer, answer or "")
         return JudgeVerdict(
-            verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details
+            verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details,
+            judge_version=self.version,
         )
 
     def _decide(
