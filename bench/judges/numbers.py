@@ -56,6 +56,8 @@ class Quantity:
     negative: bool
     text: str
     minus: bool = False  # written with a minus sign ("-55.2%"), not parentheses or words
+    start: int = -1  # where the digits begin and end in the text they were read from
+    end: int = -1
 
     @property
     def unit(self) -> float:
@@ -128,6 +130,8 @@ def extract_quantities(text: str) -> list[Quantity]:
                 negative=negative,
                 text=num,
                 minus=bool(m.group("sign")),
+                start=start,
+                end=m.end(),
             )
         )
     return found

@@ -32,30 +32,73 @@ from bench.judges.numbers import (
 )
 
 # ------------------------------------------------------------------ refusals
-# Strong: the model says it cannot or will not answer. Counted in the opening of the answer.
+# A refusal is recognised by what a sentence asserts, built from slots rather than listed phrases:
+#   * inability: a first person (or an impersonal "it is not possible") + a negated modal + a verb of
+#     finding, working out or telling ("we cannot determine", "I was unable to locate", "it is not
+#     possible to say", "cannot be calculated");
+#   * no access: the speaker lacks the data or the means ("I don't have access to ...", "beyond my
+#     knowledge cut-off", "as of my last update", "real-time data", "as an AI");
+#   * hand-back: the task is returned to the reader ("you would need to consult the 10-K", "if you
+#     can provide ...", "please refer to ...", "I recommend checking ...");
+#   * absence (weak): the source is said to lack something ("the document does not include ...",
+#     "... is not disclosed", "no specific information").
+# The first three are strong; absence is weak, since answers also say it of details they do not need.
+_SELF = r"(?:I|we|one)"
+_NEG_MODAL = (
+    r"(?:cannot|can ?not|can't|could not|couldn't|(?:am|are|was|were|'m|'re) (?:not able|unable) to|"
+    r"would not be able to|will not be able to|won't be able to|do not|don't|did not|didn't|"
+    r"(?:am|are|was|were|'m|'re) not in a position to)"
+)
+_FIND = (
+    r"(?:determine|calculate|compute|derive|provide|answer|find|locate|identify|confirm|verify|say|tell|"
+    r"assess|give|know|access|estimate|offer|retrieve|ascertain|conclude|comment|state|quantify|"
+    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make)"
+)
+_DONE = (
+    r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
+    r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated)"
+)
 _STRONG_REFUSAL = [
+    # apologising for not answering
     r"\bI(?:'m| am) sorry\b",
     r"\bI apologi[sz]e\b",
     r"\bunfortunately\b",
-    r"\bI (?:do not|don't) know\b",
-    r"\bI (?:do not|don't) have (?:the|enough|sufficient|access|any|specific)\b",
-    r"\bI (?:cannot|can't|can ?not|am unable to|'m unable to|was unable to|could not|couldn't)\b",
-    r"\bunable to (?:determine|calculate|provide|answer|find|compute|assess)\b",
-    r"\b(?:you|the user) (?:haven't|have not|did not|didn't) provided?\b",
-    r"\bnot (?:possible|able) to (?:definitively )?(?:determine|calculate|provide|answer|compute|say)\b",
+    # inability
+    rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}{_FIND}\b",
+    rf"\bunable to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\b(?:not |im)possible to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\bnot (?:able|feasible) to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\b(?:cannot|can ?not|can't|could not|couldn't) be (?:\w+ ){{0,1}}{_DONE}\b",
+    r"\b(?:is|are|was|were) not (?:\w+ ){0,1}(?:determinable|calculable|ascertainable)\b",
+    # no access / no data on the speaker's side
+    rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
-    r"\b(?:insufficient|not enough) (?:information|data|context)\b",
+    r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
     r"\bas an AI\b",
-    r"\bknowledge cut-?off\b",
-    r"\bif you (?:can )?provide\b",
+    r"\bknowledge (?:cut-?off|base|update)\b",
+    r"\bmy (?:last|latest|most recent|final) (?:\w+ ){0,1}(?:update|training)\b",
+    r"\b(?:training data|real-?time (?:data|information|access|financial))\b",
+    # hand-back to the reader
+    r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
+    r"\b(?:you|the user) (?:haven't|have not|did not|didn't) (?:provided?|share|include)\b",
+    r"\byou (?:would|will|may|might|could|should|can) (?:\w+ ){0,1}(?:need|want|have) to "
+    r"(?:refer|consult|check|look|review|visit|access|obtain|find|search|examine|download|see|locate)\b",
+    r"\byou (?:should|may want to|might want to) (?:refer|consult|check|look|review|visit|access)\b",
+    r"\b(?:I|we) (?:would )?(?:recommend|suggest|advise) (?:\w+ ){0,1}"
+    r"(?:checking|consulting|referring|reviewing|looking|visiting|accessing)\b",
+    r"\bplease (?:refer to|consult|provide)\b",
 ]
 # Weak: the source lacks something. A refusal only when it opens the answer.
 _WEAK_REFUSAL = [
-    r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|give|show|disclose)\b",
-    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?"
-    r"(?:provided|stated|mentioned|included|given|available|disclosed|specified)\b",
-    r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
+    r"\b(?:does|do|did) not (?:\w+ ){0,1}(?:include|contain|provide|mention|specify|state|give|show|disclose|"
+    r"break (?:down|out)|detail|report|present|list|offer)\b",
+    r"\b(?:is|are|was|were) not (?:\w+ ){0,1}"
+    r"(?:provided|stated|mentioned|included|given|available|disclosed|specified|reported|presented|"
+    r"shown|broken (?:down|out)|detailed)\b",
+    r"\bno (?:specific |explicit |direct |such |relevant )?"
+    r"(?:information|data|mention|details|evidence|figures?)\b",
     r"\bwe do not have\b",
+    r"\b(?:is|are|was|were) (?:\w+ ){0,1}(?:missing|absent|unavailable|lacking)\b",
 ]
 _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
 _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
@@ -277,11 +320,68 @@ _CONCLUSION = re.compile(
 )
 
 
+# ------------------------------------------------------------------ claimed values
+# A figure is claimed as a value when the answer asserts it, not when it is an operand of a formula
+# ("(A + B) / 2", "x 100"), part of a hypothetical ("If revenue were $5 billion, ..."), or about a
+# period other than the one asked for.
+_OPERAND_BEFORE = re.compile(
+    r"(?:[/÷*×+^]|\bx|\bdivided by|\bmultiplied by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
+    re.IGNORECASE,
+)
+_OPERAND_AFTER = re.compile(
+    r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
+    r"(?:[/÷*×+^]|x\s*[$(]?\d|divided by|multiplied by|times\b|minus\b|plus\b)",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"^\W*(?:if|assuming|assume|suppose|supposing|for (?:example|instance)|e\.g\.|say|let(?:'s| us))\b|"
+    r"\bhypothetical(?:ly)?\b|\bfor illustration\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"(?<![\d$.,])(?:FY\s?'?)?((?:19[5-9]|20\d)\d)(?![\d%])|\bFY\s?'?(\d{2})\b", re.IGNORECASE)
+
+
+def years(text: str) -> set[int]:
+    """Calendar or fiscal years named in the text ("2022", "FY2022", "FY22"); a range of two years in
+    a question ("from FY2016 to FY2018") covers the years between."""
+    found = {int(m.group(1)) if m.group(1) else 2000 + int(m.group(2)) for m in _YEAR.finditer(text)}
+    return found
+
+
+def asked_years(question: str) -> set[int]:
+    found = years(question)
+    if len(found) >= 2 and max(found) - min(found) <= 10:
+        found |= set(range(min(found), max(found) + 1))
+    return found
+
+
+def claimed_quantities(sentence: str, question: str = "") -> list[Quantity]:
+    """The figures a sentence asserts: none in a hypothetical, no formula operands, and none the
+    question itself states ("the 3 year average", "two decimal places")."""
+    if _HYPOTHETICAL.search(sentence):
+        return []
+    given = {q.text for q in extract_quantities(question)}
+    return [
+        q
+        for q in extract_quantities(sentence)
+        if q.text not in given
+        and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 20) : q.start])
+        and not _OPERAND_AFTER.match(sentence[q.end : q.end + 30])
+    ]
+
+
+def other_period(question: str, sentence: str) -> bool:
+    """The sentence names years, none of which the question asks about (an answer for FY2021 when
+    FY2022 was asked)."""
+    asked, named = asked_years(question), years(sentence)
+    return bool(asked and named and not asked & named)
+
+
 def stated_quantities(answer: str) -> list[Quantity]:
     """The numbers an answer states as its answer, not those of its working: those of the first
-    sentence with a number (answers that lead with the result), of the last concluding sentence
-    ("Therefore, ... is 65.2%") and of the last two sentences with a number."""
-    with_numbers = [(s, q) for s in sentences(answer) if (q := extract_quantities(s))]
+    sentence with a claimed figure (answers that lead with the result), of the last concluding
+    sentence ("Therefore, ... is 65.2%") and of the last two sentences with one."""
+    with_numbers = [(s, q) for s in sentences(answer) if (q := claimed_quantities(s))]
     if not with_numbers:
         return []
     picked = [with_numbers[0][1], *(q for _, q in with_numbers[-2:])]
@@ -364,11 +464,7 @@ class RulesJudge:
         if numeric_gold:
             if matched:
                 return "correct", True, f"gold number {golds[0].text} stated in the answer", details
-            if refusals:
-                return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
-            if stated:
-                return "incorrect", True, f"answer states {stated[-1].text}, gold is {golds[0].text}", details
-            return "incorrect", False, "no number in the answer", details
+            return self._numeric_without_gold(question, answer, golds, stated, refusals, details)
 
         # A firm refusal that quotes part of the answer ("20% in FY2021, but FY2022 is not given, so
         # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
@@ -416,6 +512,44 @@ class RulesJudge:
         details["overlap"] = round(score, 3)
         verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
         return verdict, False, f"content-word overlap {score:.2f}", details
+
+    def _numeric_without_gold(
+        self,
+        question: str,
+        answer: str,
+        golds: list[Quantity],
+        stated: list[Quantity],
+        refusals: list[str],
+        details: dict[str, object],
+    ) -> tuple[Verdict, bool, str, dict[str, object]]:
+        """A figure was asked for and the gold's is not among the answer's claims. Whichever comes
+        last decides between refusal and answer: a claimed figure for the asked period after a
+        refusal is an answer anyway ("not stated; however, capex was about $1.5 billion"), a firm
+        refusal after the figures concludes that there is none ("revenue was $812 million, so I
+        cannot calculate the growth"). Figures only for other periods, in hypotheticals or as formula
+        operands answer nothing."""
+        parts = sentences(answer)
+        refusing = [i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)]
+        firm = [i for i, part in enumerate(parts) if _STRONG.search(part)]
+        answering = [
+            i
+            for i, part in enumerate(parts)
+            if i not in refusing and claimed_quantities(part, question) and not other_period(question, part)
+        ]
+        gold = golds[0].text if golds else "?"
+        if refusals:
+            phrases = "; ".join(refusals[:3])
+            if not answering:
+                return "refusal", True, f"refusal ({phrases}) and no figure for the question", details
+            if firm and firm[-1] > answering[-1]:
+                return "refusal", True, f"concludes with a refusal ({phrases})", details
+            said = stated[-1].text if stated else "?"
+            return "incorrect", True, f"answers despite a hedge: states {said}, gold is {gold}", details
+        if answering and stated:
+            return "incorrect", True, f"answer states {stated[-1].text}, gold is {gold}", details
+        if stated:
+            return "incorrect", False, "figures only for other periods or hypotheticals", details
+        return "incorrect", False, "no number in the answer", details
 
     def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
         if not gold.negative and not _CHANGE_QUESTION.search(question):
