@@ -133,7 +133,8 @@ def refusal_hits(answer: str, *, opening_sentences: int = 3, closing_sentences: 
     hits += [m.group(0) for m in _STRONG.finditer(closing)]
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
-    if hits and _ATTEMPT.search(answer):
+    # An attempt counts unless its own sentence refuses ("if you provide X, I can calculate it").
+    if hits and any(_ATTEMPT.search(part) for part in parts if not _STRONG.search(part)):
         return []
     return hits
 
@@ -177,6 +178,28 @@ def implied_stance(question: str, answer: str) -> str | None:
 
 
 _RESTATES = 0.6
+
+
+def concluded_stance(question: str, answer: str) -> str | None:
+    """For a yes/no question, the stance of the answer's last concluding sentence that restates the
+    question ("Therefore, Foo's margin is not improving"): ``no`` when negated, else ``yes``."""
+    if not _YES_NO_QUESTION.match(question):
+        return None
+    asked = content_words((sentences(question) or [question])[0])
+    if len(asked) < 2:
+        return None
+    parts = sentences(answer)[1:]
+    concluding = [
+        s
+        for s in parts
+        if _CONCLUDES.search(s) and len(asked & content_words(s)) / len(asked) >= _RESTATES
+    ]
+    if not concluding:
+        return None
+    last = concluding[-1]
+    if m := _ANSWER_IS.search(last):
+        return m.group(1).lower()
+    return "no" if _NEGATION.search(_NOT_ONLY.sub("", last)) else "yes"
 # Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
 _METRIC_QUESTION = re.compile(
     r"\b(?:margins?|working capital|ratio|percent(?:age)?|rates?|growth|return on)\b|%", re.IGNORECASE
@@ -283,6 +306,24 @@ _REQUESTED_PRECISION = re.compile(
 )
 
 
+_ASKS_FIGURE = re.compile(
+    r"\bhow (?:much|many|did .{0,80}\b(?:compare|change))\b|"
+    r"\b(?:amount|ratio|margin|rate|percent(?:age)?|value|total|number|growth|change|turnover|cagr|"
+    r"average|sum|per share|in (?:usd|millions|billions|thousands))\b|%",
+    re.IGNORECASE,
+)
+_EXPLAINS = re.compile(
+    r"^\W*(?:why|what (?:drove|drives|caused|causes|explains)|explain|describe)\b", re.IGNORECASE
+)
+
+
+def asks_for_figure(question: str) -> bool:
+    """The question asks for a quantity (how much, what ratio, how did X change), not for a cause,
+    a name or a description."""
+    first = (sentences(question) or [question])[0]
+    return bool(_ASKS_FIGURE.search(first)) and not _EXPLAINS.search(first)
+
+
 def requested_precision(question: str) -> bool:
     """The question asks for a rounding ("round to one decimal place", "to two decimals")."""
     return bool(_REQUESTED_PRECISION.search(question))
@@ -325,12 +366,12 @@ _CONCLUSION = re.compile(
 # ("(A + B) / 2", "x 100"), part of a hypothetical ("If revenue were $5 billion, ..."), or about a
 # period other than the one asked for.
 _OPERAND_BEFORE = re.compile(
-    r"(?:[/÷*×+^]|\bx|\bdivided by|\bmultiplied by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
+    r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w* by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
     re.IGNORECASE,
 )
 _OPERAND_AFTER = re.compile(
     r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
-    r"(?:[/÷*×+^]|x\s*[$(]?\d|divided by|multiplied by|times\b|minus\b|plus\b)",
+    r"(?:[/÷*×+^]|x\s*[$(]?\d|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
@@ -360,14 +401,19 @@ def claimed_quantities(sentence: str, question: str = "") -> list[Quantity]:
     question itself states ("the 3 year average", "two decimal places")."""
     if _HYPOTHETICAL.search(sentence):
         return []
-    given = {q.text for q in extract_quantities(question)}
+    given = {(q.text, _next_word(question, q)) for q in extract_quantities(question)}
     return [
         q
         for q in extract_quantities(sentence)
-        if q.text not in given
+        if (q.text, _next_word(sentence, q)) not in given
         and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 20) : q.start])
         and not _OPERAND_AFTER.match(sentence[q.end : q.end + 30])
     ]
+
+
+def _next_word(text: str, q: Quantity) -> str:
+    m = re.match(r"[\s%-]*([A-Za-z]+)", text[q.end : q.end + 20])
+    return m.group(1).lower() if m else ""
 
 
 def other_period(question: str, sentence: str) -> bool:
@@ -375,6 +421,15 @@ def other_period(question: str, sentence: str) -> bool:
     FY2022 was asked)."""
     asked, named = asked_years(question), years(sentence)
     return bool(asked and named and not asked & named)
+
+
+def final_claim(answer: str, question: str = "") -> list[Quantity]:
+    """The figures of the answer's conclusion: its last sentence that claims a figure, when that
+    sentence concludes ("Therefore, the ratio is 3.45"); none otherwise."""
+    claiming = [(s, q) for s in sentences(answer) if (q := claimed_quantities(s, question))]
+    if claiming and _CONCLUSION.search(claiming[-1][0]):
+        return claiming[-1][1]
+    return []
 
 
 def stated_quantities(answer: str) -> list[Quantity]:
@@ -438,6 +493,11 @@ class RulesJudge:
 
     def judge_sync(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         verdict, confident, reasoning, details = self._decide(question, gold_answer, answer or "")
+        if self.abstain and not confident:
+            # The rules reached a verdict only by weak evidence (word overlap, an implied stance,
+            # a partial figure match): say so instead of guessing; hybrid asks the LLM judge.
+            details = {**details, "rules_verdict": verdict}
+            verdict, reasoning = "uncertain", f"not settled by the rules (leaning {verdict}: {reasoning})"
         return JudgeVerdict(
             verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details,
             judge_version=self.version,
@@ -462,6 +522,12 @@ class RulesJudge:
             "refusal_phrases": refusals[:5],
         }
         if numeric_gold:
+            final = final_claim(answer, question)
+            if matched and final and not any(self._found(g, final, question=question) for g in golds):
+                # The gold's figure is in the answer, but the answer concludes with another value:
+                # it was working or a different quantity.
+                why = f"gold number {golds[0].text} appears, but the answer concludes {final[-1].text}"
+                return "incorrect", True, why, details
             if matched:
                 return "correct", True, f"gold number {golds[0].text} stated in the answer", details
             return self._numeric_without_gold(question, answer, golds, stated, refusals, details)
@@ -478,6 +544,9 @@ class RulesJudge:
             answer_stance = implied_stance(question, answer)
         if conflict := direction_conflict(question, gold, answer):
             return "incorrect", True, conflict, details
+        if explicit and (concluded := concluded_stance(question, answer)) and concluded != answer_stance:
+            why = f"answer contradicts itself: opens with {answer_stance}, concludes {concluded}"
+            return "incorrect", True, why, details
         if gold_stance and answer_stance and gold_stance != answer_stance:
             # A stance read from a restating sentence is weaker evidence: not confident (hybrid asks).
             how = "says" if explicit else "implies"
@@ -499,15 +568,18 @@ class RulesJudge:
                 # When the question is about a metric, figures that differ from the gold's are the
                 # answer and they are wrong; otherwise they are supporting detail.
                 if not _METRIC_QUESTION.search(question):
-                    return "correct", False, f"both say {gold_stance}; gold numbers not all found", details
+                    return "correct", explicit, f"both say {gold_stance}; gold numbers not all found", details
                 if any(implied_by_difference(g, found) for g in golds):
-                    return "correct", False, f"both say {gold_stance}; gold change implied", details
+                    return "correct", explicit, f"both say {gold_stance}; gold change implied", details
                 return "incorrect", False, f"both say {gold_stance} but with other figures", details
-            return "incorrect", not matched, f"{len(matched)}/{len(golds)} gold numbers found", details
+            # The gold's figures are the answer only when the question asks for a figure; to a
+            # "what / who / why" question they are supporting detail an answer may word otherwise.
+            sure = not matched and asks_for_figure(question)
+            return "incorrect", sure, f"{len(matched)}/{len(golds)} gold numbers found", details
         if same_stance:
             if names := missing_names(question, gold, answer):
                 return "incorrect", False, f"both say {gold_stance}; answer lacks {names[0]}", details
-            return "correct", False, f"both say {gold_stance}", details
+            return "correct", explicit, f"both say {gold_stance}", details
         score = overlap(gold, answer)
         details["overlap"] = round(score, 3)
         verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
