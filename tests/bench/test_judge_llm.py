@@ -45,7 +45,7 @@ def test_llm_judge_structured_verdict_and_usage() -> None:
         "incorrect",
         "1,390 is not 1,577",
         "llm:scripted",
-        "judge_v1",
+        "judge_v2",
     )
     (req,) = sm.requests
     assert req.response_model == "LLMVerdictOut"
