@@ -36,8 +36,9 @@ from bench.judges.numbers import (
 #   * inability: a first person (or an impersonal "it is not possible") + a negated modal + a verb of
 #     finding, working out or telling ("we cannot determine", "I was unable to locate", "it is not
 #     possible to say", "cannot be calculated");
-#   * no access: the speaker lacks the data or the means ("I don't have access to ...", "beyond my
-#     knowledge cut-off", "as of my last update", "real-time data", "as an AI");
+#   * no access: the speaker lacks the data or the means ("I don't have access to ...", "we do not
+#     have the figures"). A bare qualifier ("as of my last update", "as an AI model") is a hedge, not
+#     a refusal: what follows it decides;
 #   * hand-back: the task is returned to the reader ("you would need to consult the 10-K", "if you
 #     can provide ...", "please refer to ...", "I recommend checking ...");
 #   * absence (weak): the source is said to lack something ("the document does not include ...",
@@ -58,12 +59,8 @@ _DONE = (
     r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
     r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated)"
 )
-_STRONG_REFUSAL = [
-    # apologising for not answering
-    r"\bI(?:'m| am) sorry\b",
-    r"\bI apologi[sz]e\b",
-    r"\bunfortunately\b",
-    # inability
+_APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b"]
+_INABILITY = [
     rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}{_FIND}\b",
     rf"\bunable to (?:\w+ ){{0,1}}{_FIND}\b",
     rf"\b(?:not |im)possible to (?:\w+ ){{0,1}}{_FIND}\b",
@@ -74,20 +71,19 @@ _STRONG_REFUSAL = [
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
     r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
-    r"\bas an AI\b",
-    r"\bknowledge (?:cut-?off|base|update)\b",
-    r"\bmy (?:last|latest|most recent|final) (?:\w+ ){0,1}(?:update|training)\b",
-    r"\b(?:training data|real-?time (?:data|information|access|financial))\b",
-    # hand-back to the reader
+]
+_HAND_BACK = [
     r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
     r"\b(?:you|the user) (?:haven't|have not|did not|didn't) (?:provided?|share|include)\b",
     r"\byou (?:would|will|may|might|could|should|can) (?:\w+ ){0,1}(?:need|want|have) to "
     r"(?:refer|consult|check|look|review|visit|access|obtain|find|search|examine|download|see|locate)\b",
     r"\byou (?:should|may want to|might want to) (?:refer|consult|check|look|review|visit|access)\b",
+    r"\byou (?:can|could|may|might) (?:\w+ ){0,1}(?:find|obtain|access|locate|look up|refer to)\b",
     r"\b(?:I|we) (?:would )?(?:recommend|suggest|advise) (?:\w+ ){0,1}"
     r"(?:checking|consulting|referring|reviewing|looking|visiting|accessing)\b",
     r"\bplease (?:refer to|consult|provide)\b",
 ]
+_STRONG_REFUSAL = [*_APOLOGY, *_INABILITY, *_HAND_BACK]
 # Weak: the source lacks something. A refusal only when it opens the answer.
 _WEAK_REFUSAL = [
     r"\b(?:does|do|did) not (?:\w+ ){0,1}(?:include|contain|provide|mention|specify|state|give|show|disclose|"
@@ -101,6 +97,9 @@ _WEAK_REFUSAL = [
     r"\b(?:is|are|was|were) (?:\w+ ){0,1}(?:missing|absent|unavailable|lacking)\b",
 ]
 _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
+# What can conclude an answer as a refusal after figures ("..., so we cannot calculate it"); a closing
+# pointer to the source ("you can find more in the 10-K") or apology does not withdraw a stated figure.
+_CONCLUSIVE = re.compile("|".join(_INABILITY), re.IGNORECASE)
 _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
 # After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
 _ATTEMPT = re.compile(
@@ -366,7 +365,7 @@ _CONCLUSION = re.compile(
 # ("(A + B) / 2", "x 100"), part of a hypothetical ("If revenue were $5 billion, ..."), or about a
 # period other than the one asked for.
 _OPERAND_BEFORE = re.compile(
-    r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w* by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
+    r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w*(?: \S+){0,8} by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
     re.IGNORECASE,
 )
 _OPERAND_AFTER = re.compile(
@@ -379,6 +378,18 @@ _HYPOTHETICAL = re.compile(
     r"\bhypothetical(?:ly)?\b|\bfor illustration\b",
     re.IGNORECASE,
 )
+def _enumerator(text: str, q: Quantity) -> bool:
+    """"2." or "(3)" opening a line: a list item's number (also when the sentence split after it)."""
+    line_start = text.rfind("\n", 0, q.start) + 1
+    after = text[q.end : q.end + 2]
+    return (
+        not text[line_start : q.start].strip(" \t-*•(")
+        and q.decimals == 0
+        and after[:1] in {".", ")"}
+        and (len(after) < 2 or after[1].isspace())
+    )
+
+
 _YEAR = re.compile(r"(?<![\d$.,])(?:FY\s?'?)?((?:19[5-9]|20\d)\d)(?![\d%])|\bFY\s?'?(\d{2})\b", re.IGNORECASE)
 
 
@@ -406,7 +417,8 @@ def claimed_quantities(sentence: str, question: str = "") -> list[Quantity]:
         q
         for q in extract_quantities(sentence)
         if (q.text, _next_word(sentence, q)) not in given
-        and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 20) : q.start])
+        and not _enumerator(sentence, q)
+        and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 60) : q.start])
         and not _OPERAND_AFTER.match(sentence[q.end : q.end + 30])
     ]
 
@@ -602,7 +614,7 @@ class RulesJudge:
         operands answer nothing."""
         parts = sentences(answer)
         refusing = [i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)]
-        firm = [i for i, part in enumerate(parts) if _STRONG.search(part)]
+        firm = [i for i, part in enumerate(parts) if _CONCLUSIVE.search(part)]
         answering = [
             i
             for i, part in enumerate(parts)
