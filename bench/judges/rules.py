@@ -103,7 +103,9 @@ _CONCLUSIVE = re.compile("|".join(_INABILITY), re.IGNORECASE)
 _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
 # After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
 _ATTEMPT = re.compile(
-    r"\bhowever,? (?:we|i) can\b|\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
+    r"\bhowever,? (?:we|i) can (?:\w+ ){0,2}(?:calculate|estimate|compute|determine|derive|infer|conclude|"
+    r"see|say|note|state|tell|provide (?:an? )?(?:estimate|answer|figure))\b|"
+    r"\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
     r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b|"
     # A hedged conclusion is still an answer: "..., it can be inferred that ...", "suggests that it
     # likely ...".
@@ -378,6 +380,13 @@ _HYPOTHETICAL = re.compile(
     r"\bhypothetical(?:ly)?\b|\bfor illustration\b",
     re.IGNORECASE,
 )
+_METHOD = re.compile(
+    r"\bto (?:calculate|compute|determine|find|derive|work out)\b|\bformula\b|"
+    r"\b(?:you|we|one) (?:would |will )?need (?:to|the)\b",
+    re.IGNORECASE,
+)
+
+
 def _enumerator(text: str, q: Quantity) -> bool:
     """"2." or "(3)" opening a line: a list item's number (also when the sentence split after it)."""
     line_start = text.rfind("\n", 0, q.start) + 1
@@ -631,6 +640,9 @@ class RulesJudge:
             return "incorrect", True, f"answers despite a hedge: states {said}, gold is {gold}", details
         if answering and stated:
             return "incorrect", True, f"answer states {stated[-1].text}, gold is {gold}", details
+        if not answering and _METHOD.search(answer):
+            # Only how to work it out ("to calculate X you need Y and Z"), never a result.
+            return "refusal", True, "gives a method but no figure for the question", details
         if stated:
             return "incorrect", False, "figures only for other periods or hypotheticals", details
         return "incorrect", False, "no number in the answer", details
