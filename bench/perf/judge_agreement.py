@@ -40,7 +40,7 @@ def main(
         raise typer.Exit(2)
     judge = RulesJudge(abstain=abstain)
     rows = asyncio.run(judge_rows(judge, read_label_dir(data_dir, exclude=set(exclude))))
-    console.print(f"judge {judge.name} version {judge.version}", highlight=False)
+    console.print(f"judge {judge.name} version {judge.version}", highlight=False, markup=False)
     print_label_report(console, rows, holdout=set(holdout))
 
 

@@ -125,6 +125,7 @@ def judge(
         + (f" -> {output}" if output else "")
         + (f"; {len(errors)} rows with errors" if errors else ""),
         highlight=False,
+        markup=False,
     )
     for r in errors[:10]:
         console.print(f"  [red]line {r.line}[/] ({r.id or 'no id'}): {r.error}", highlight=False)
