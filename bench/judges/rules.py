@@ -1,18 +1,32 @@
 """The ``rules`` judge: deterministic, free and offline.
 
-Order of decisions:
-1. **Numbers.** The gold answer's numbers (years excluded) are looked for in the answer with
-   :func:`bench.judges.numbers.quantities_match` (scale, percent vs ratio, stated precision). All found
-   means ``correct``; numbers in the answer but none of the gold's means ``incorrect``.
-2. **Refusal.** Phrases that say the model could not or would not answer ("I'm sorry, but the
-   information provided does not include ...", "I don't have enough information") when the answer
-   did not give the gold's numbers.
-3. **Yes/no.** A gold answer that starts with yes or no is compared with the answer's stance.
-4. **Text overlap** of content words for the rest (not confident).
+It reads what the answer asserts, not which strings it contains:
 
-``confident`` is set for clear numeric matches and mismatches and clear refusals; ``hybrid`` sends
-everything else to the LLM judge. Nothing in the answer is ever obeyed: it is only searched for
-numbers and words.
+1. **Claimed values.** For a question that asks for a figure, the answer's claimed values are the
+   figures it asserts: not formula operands ("(A + B) / 2", "x 100"), list numbers, hypotheticals
+   ("if revenue were ..."), figures the question itself gives, and, for deciding whether it answered,
+   not figures for a period other than the one asked. The value of a concluding sentence ("Therefore,
+   the ratio is 3.45") is the final answer: the gold's figure elsewhere in the working is not a match.
+2. **Numbers** compare after units (thousand .. trillion, "USD 1.577 billion" = "$1,577 million",
+   percent vs ratio, "(473)" = -473) within stated tolerances: 1% relative (``rel_tol``) or the
+   precision either side was written to; when the question asks for a rounding, one step of the
+   requested digit (or 0.1%). A level written with a minus sign is not a positive gold unless the
+   question is about a change.
+3. **Refusals** by structure: inability ("we cannot determine"), no access ("I don't have the
+   figures"), hand-back ("you would need to consult the 10-K", "if you can provide ..."), absence
+   ("the document does not include ..."); an apology. For a figure question the order decides: a
+   claimed value for the asked period after a refusal is an answer anyway, an inability after the
+   figures ("..., so the growth cannot be calculated") concludes a refusal, figures only for another
+   period or only a method are a refusal. A bare qualifier ("as of my last update") is a hedge.
+4. **Yes/no** stance (explicit, or read from the sentence restating the question), direction of
+   change, key names; an answer whose opening and concluding stances differ contradicts itself.
+5. **Text overlap** of content words for the rest.
+
+``confident`` is False where only weak evidence decided (word overlap, an implied stance, a partial
+figure match). With ``abstain=True`` such verdicts become ``uncertain`` (``hybrid`` always abstains
+and sends exactly those to the LLM judge). ``version`` is :data:`RULES_VERSION` plus a hash of the
+rules' source files, so it changes whenever a rule does. Nothing in the answer is ever obeyed: it is
+only searched for numbers and words.
 """
 
 from __future__ import annotations
@@ -473,7 +487,7 @@ def stated_quantities(answer: str) -> list[Quantity]:
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 
 @cache
