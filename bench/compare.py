@@ -233,7 +233,9 @@ def compare_pairs(
     method: TestMethod = "mcnemar",
     alpha: float = 0.05,
 ) -> GroupComparison:
-    """Compare one group of paired samples (A, B)."""
+    """Compare one group of paired samples (A, B). A pair where either verdict is ``uncertain`` (the
+    judge abstained) is left out: neither side's outcome is known."""
+    pairs = [(a, b) for a, b in pairs if "uncertain" not in (a.verdict, b.verdict)]
     ya = [1.0 if a.verdict == "correct" else 0.0 for a, _ in pairs]
     yb = [1.0 if b.verdict == "correct" else 0.0 for _, b in pairs]
     test = paired_test(ya, yb, method, clusters=[a.doc_id or a.question_id for a, _ in pairs])

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from bench.datasets.models import Question
     from bench.judges.base import JudgeVerdict
 
-Verdict = Literal["correct", "incorrect", "refusal"]
+# "uncertain": a judge allowed to abstain (rules --abstain) did not settle the answer; not correct.
+Verdict = Literal["correct", "incorrect", "refusal", "uncertain"]
 
 
 class Sample(BaseModel):

@@ -7,7 +7,8 @@ shows it as rich tables.
 Definitions (one place, used by compare, gate and report too):
 
 - *correct*: ``verdict == "correct"``. Accuracy over all samples counts errors as not correct;
-  ``accuracy_no_errors`` leaves samples with ``status == "error"`` out.
+  ``accuracy_no_errors`` leaves samples with ``status == "error"`` out. An ``uncertain`` verdict (a
+  judge that abstained) is not correct and is counted in its own column.
 - *answered rate*: share of samples whose status is ``answer`` (neither ``fail`` nor ``error``).
 - *tokens per question*: retriever prompt + completion tokens of one sample (judge tokens apart).
 - *evidence-hit rate*: over samples whose dataset gives evidence pages (``evidence_hit`` not None).
@@ -84,6 +85,7 @@ class GroupSummary(BaseModel):
     correct: int
     incorrect: int
     refusals: int
+    uncertain: int = 0  # verdicts a judge left undecided (rules --abstain); not correct
     failed: int
     errored: int
     dropped: int
@@ -241,6 +243,7 @@ def summarize_group(
         correct=correct,
         incorrect=int((frame["verdict"] == "incorrect").sum()),
         refusals=int((frame["verdict"] == "refusal").sum()),
+        uncertain=int((frame["verdict"] == "uncertain").sum()),
         failed=int((frame["status"] == "fail").sum()),
         errored=errored,
         dropped=dropped,
@@ -410,6 +413,7 @@ def _cost(x: float | None) -> str:
 def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
     """Display rows (strings) for a table of groups: shared by the console, HTML and Markdown output."""
     rows = []
+    show_uncertain = any(g.uncertain for g in groups)
     for g in groups:
         rows.append(
             {
@@ -417,6 +421,7 @@ def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
                 "n": str(g.n),
                 "accuracy (95% CI)": _ci(g.accuracy),
                 "acc. w/o errors": _ci(g.accuracy_no_errors),
+                **({"uncertain": str(g.uncertain)} if show_uncertain else {}),
                 "answered": _pct(g.answered_rate),
                 "tokens/q mean": _num(g.tokens_per_question.mean, 0),
                 "median": _num(g.tokens_per_question.median, 0),

@@ -1,8 +1,11 @@
 """What every judge returns and the one protocol they share, plus a registry.
 
 A judge compares a model's answer with the gold answer (and the question) and says whether it is
-``correct``, ``incorrect`` or a ``refusal`` (the model did not answer). Judges register themselves
-with :func:`register_judge`; callers build them by name with :func:`make_judge`.
+``correct``, ``incorrect`` or a ``refusal`` (the model did not answer); a judge allowed to abstain
+(``rules`` with ``abstain=True``, always inside ``hybrid``) may also say ``uncertain``: its rules do not
+settle the case. Every judge has a ``name`` and a ``version`` (which changes whenever the way it
+decides changes); both are recorded on each verdict. Judges register themselves with
+:func:`register_judge`; callers build them by name with :func:`make_judge`.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from pydantic import BaseModel, Field
 
 from pageindex.llm.types import Usage
 
-Verdict = Literal["correct", "incorrect", "refusal"]
+Verdict = Literal["correct", "incorrect", "refusal", "uncertain"]
+# The three classes humans label with; ``uncertain`` is a judge abstaining, never a human label.
 VERDICTS: tuple[Verdict, ...] = ("correct", "incorrect", "refusal")
+ALL_VERDICTS: tuple[Verdict, ...] = (*VERDICTS, "uncertain")
 
 
 class JudgeVerdict(BaseModel):
@@ -27,12 +32,16 @@ class JudgeVerdict(BaseModel):
     confident: bool = True
     usage: Usage = Field(default_factory=Usage)
     prompt_version: str | None = None
+    judge_version: str | None = Field(
+        default=None, description="The deciding judge's version (rules source hash, LLM prompt version)."
+    )
     details: dict[str, Any] = Field(default_factory=dict)
 
 
 @runtime_checkable
 class Judge(Protocol):
     name: str
+    version: str
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict: ...
 

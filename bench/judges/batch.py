@@ -30,6 +30,7 @@ class AnswerRow(BaseModel):
     id: str | None = None
     financebench_id: str | None = None
     model_name: str | None = None
+    source: str | None = Field(default=None, description="Label file the row came from (set by the reader).")
 
     @property
     def row_id(self) -> str | None:
@@ -57,10 +58,35 @@ class VerdictRow(BaseModel):
     confident: bool | None = None
     reasoning: str = ""
     prompt_version: str | None = None
+    judge_version: str | None = None
     decided_by: str | None = None
     model_name: str | None = None
+    source: str | None = None
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
+
+
+def label_files(directory: Path, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Path]:
+    """The label files of a FinanceBench-format directory, sorted: ``DIR/labels/*.jsonl`` when DIR has
+    a ``labels`` folder, else ``DIR/*.jsonl``. ``exclude`` holds file names or stems to leave out
+    (a hold-out)."""
+    folder = directory / "labels" if (directory / "labels").is_dir() else directory
+    return [
+        p for p in sorted(folder.glob("*.jsonl")) if p.name not in exclude and p.stem not in exclude
+    ]
+
+
+def read_label_dir(
+    directory: Path, *, exclude: set[str] | frozenset[str] = frozenset()
+) -> list[ParsedRow]:
+    """Every row of every label file (see :func:`label_files`), each tagged with its file's stem."""
+    out: list[ParsedRow] = []
+    for path in label_files(directory, exclude=exclude):
+        for parsed in read_answer_rows(path):
+            if parsed.row is not None:
+                parsed.row.source = path.stem
+            out.append(parsed)
+    return out
 
 
 def read_answer_rows(path: Path) -> list[ParsedRow]:
@@ -105,8 +131,10 @@ def _verdict_row(parsed: ParsedRow, verdict: JudgeVerdict) -> VerdictRow:
         confident=verdict.confident,
         reasoning=verdict.reasoning,
         prompt_version=verdict.prompt_version,
+        judge_version=verdict.judge_version,
         decided_by=verdict.details.get("decided_by"),
         model_name=row.model_name,
+        source=row.source,
         usage=verdict.usage,
     )
 
@@ -129,6 +157,7 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
                     status="error",
                     label=normalize_label(row.label),
                     model_name=row.model_name,
+                    source=row.source,
                     error=f"{type(exc).__name__}: {exc}",
                 )
         return _verdict_row(parsed, verdict)

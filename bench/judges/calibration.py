@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from bench.judges.base import VERDICTS, Verdict
+from bench.judges.base import ALL_VERDICTS, VERDICTS, Verdict
 
 _LABELS: dict[str, Verdict] = {
     "correct": "correct",
@@ -111,3 +111,97 @@ def agreement_by(
         a = agreement(part[human].tolist(), part[judge].tolist())
         rows.append({by: key, "n": a.n, "accuracy": a.accuracy, "kappa": a.kappa})
     return pd.DataFrame(rows, columns=[by, "n", "accuracy", "kappa"])
+
+
+# ------------------------------------------------------------------ per label file, with abstentions
+class FileAgreement(BaseModel):
+    """Agreement on one label file. ``accuracy``/``kappa`` are over the ``decided`` rows (verdict not
+    ``uncertain``); None when the judge decided none."""
+
+    file: str
+    n: int
+    decided: int
+    accuracy: float | None
+    kappa: float | None
+
+    @property
+    def decided_share(self) -> float:
+        return self.decided / self.n if self.n else 0.0
+
+
+class PerFileAgreement(BaseModel):
+    """Agreement file by file (each file is one model configuration's answers), their mean and worst,
+    the pooled figures, and the confusion matrix summed over files (human label x verdict, with an
+    ``uncertain`` column)."""
+
+    files: list[FileAgreement]
+    n: int
+    decided: int
+    accuracy: float | None  # pooled over every decided row
+    kappa: float | None
+    mean_accuracy: float | None
+    worst_accuracy: float | None
+    worst_file: str | None
+    mean_kappa: float | None
+    confusion: dict[str, dict[str, int]]
+
+    @property
+    def decided_share(self) -> float:
+        return self.decided / self.n if self.n else 0.0
+
+    def confusion_frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.confusion).T.reindex(index=list(VERDICTS), columns=list(ALL_VERDICTS))
+        frame.index.name, frame.columns.name = "human", "judge"
+        return frame.fillna(0).astype(int)
+
+
+def _decided(human: Sequence[str], judge: Sequence[str]) -> tuple[list[str], list[str]]:
+    pairs = [(h, j) for h, j in zip(human, judge, strict=True) if j != "uncertain"]
+    return [h for h, _ in pairs], [j for _, j in pairs]
+
+
+def per_file_agreement(
+    frame: pd.DataFrame, *, by: str = "source", human: str = "label", judge: str = "verdict"
+) -> PerFileAgreement:
+    """Agreement per value of ``by`` (rows lacking a label or verdict are left out); see
+    :class:`PerFileAgreement`."""
+    usable = frame.dropna(subset=[human, judge])
+    if usable.empty:
+        raise ValueError("no labelled rows")
+    files: list[FileAgreement] = []
+    for key, part in usable.groupby(by, sort=True):
+        h, j = _decided(part[human].tolist(), part[judge].tolist())
+        a = agreement(h, j) if h else None
+        files.append(
+            FileAgreement(
+                file=str(key),
+                n=len(part),
+                decided=len(h),
+                accuracy=a.accuracy if a else None,
+                kappa=a.kappa if a else None,
+            )
+        )
+    h, j = _decided(usable[human].tolist(), usable[judge].tolist())
+    pooled = agreement(h, j) if h else None
+    scored = [f for f in files if f.accuracy is not None]
+    worst = min(scored, key=lambda f: (f.accuracy, f.file)) if scored else None
+    matrix = pd.crosstab(
+        pd.Categorical(usable[human].tolist(), categories=list(VERDICTS)),
+        pd.Categorical(usable[judge].tolist(), categories=list(ALL_VERDICTS)),
+        dropna=False,
+    )
+    confusion = {
+        str(hl): {str(jl): int(matrix.loc[hl, jl]) for jl in ALL_VERDICTS} for hl in VERDICTS
+    }
+    return PerFileAgreement(
+        files=files,
+        n=len(usable),
+        decided=len(h),
+        accuracy=pooled.accuracy if pooled else None,
+        kappa=pooled.kappa if pooled else None,
+        mean_accuracy=float(np.mean([f.accuracy for f in scored])) if scored else None,
+        worst_accuracy=worst.accuracy if worst else None,
+        worst_file=worst.file if worst else None,
+        mean_kappa=float(np.mean([f.kappa for f in scored])) if scored else None,
+        confusion=confusion,
+    )

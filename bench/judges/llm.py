@@ -1,6 +1,7 @@
 """The ``llm`` judge: a model compares the answer with the gold answer and returns a structured verdict.
 
-The rules of judging live in a versioned prompt template (``prompts/judge_v1.md``); the question,
+The rules of judging live in a versioned prompt template (``prompts/judge_v2.md``: FinanceBench's
+graders' rubric; ``judge_v1`` is kept so older runs can be re-judged alike); the question,
 gold answer and candidate answer go in the user message, each between delimiter lines, and any
 delimiter text inside them is defused so an answer cannot close its own block and speak as the grader.
 """
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 from bench.judges.base import JudgeVerdict, gold_text, register_judge
 from pageindex.llm.types import Message, Usage
 
-PROMPT_VERSION = "judge_v1"
+PROMPT_VERSION = "judge_v2"
 
 
 class LLMVerdictOut(BaseModel):
@@ -65,6 +66,7 @@ class LLMJudge:
         self.prompt_version = prompt_version
         self.tag = tag or {}
         self.name = f"llm:{client.spec}"
+        self.version = prompt_version  # the model is in the name; how it is asked is the prompt
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         messages = build_messages(question, gold_answer, answer, version=self.prompt_version)
@@ -78,6 +80,7 @@ class LLMJudge:
             confident=True,
             usage=Usage.model_validate(out.usage.model_dump(include=set(Usage.model_fields))),
             prompt_version=self.prompt_version,
+            judge_version=self.version,
         )
 
 

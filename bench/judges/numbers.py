@@ -55,6 +55,9 @@ class Quantity:
     percent: bool
     negative: bool
     text: str
+    minus: bool = False  # written with a minus sign ("-55.2%"), not parentheses or words
+    start: int = -1  # where the digits begin and end in the text they were read from
+    end: int = -1
 
     @property
     def unit(self) -> float:
@@ -126,6 +129,9 @@ def extract_quantities(text: str) -> list[Quantity]:
                 percent=bool(m.group("pct")),
                 negative=negative,
                 text=num,
+                minus=bool(m.group("sign")),
+                start=start,
+                end=m.end(),
             )
         )
     return found
@@ -169,11 +175,12 @@ def _pairs(gold: Quantity, answer: Quantity) -> list[tuple[tuple[float, float], 
 
 def quantities_match(
     gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True,
-    rescale: bool = True,
+    rescale: bool = True, gold_steps: float = 0.5,
 ) -> bool:
     """True when ``answer`` states ``gold`` to the precision either was written with.
 
-    The tolerance is half a step of the gold's last digit, or of the answer's last digit when the
+    The tolerance is ``gold_steps`` steps of the gold's last digit (half a step: the gold's rounding;
+    one step also allows for rounded intermediate results), or of the answer's last digit when the
     answer has at least two significant digits (so "$1.6 billion" matches 1,577 million but a bare
     "1" does not match 1.33), or ``rel_tol`` of the gold value. Magnitudes are compared (signs are
     written too many ways: "(473)", "-$473", "a decline of 473"). When either side has no stated
@@ -187,8 +194,8 @@ def quantities_match(
         g_abs = abs(g_val)
         for p in powers:
             a_abs = abs(a_val) * p
-            tol = 0.5 * g_unit
-            if answer_precision and answer.significant_digits >= 2:
+            tol = gold_steps * g_unit
+            if answer_precision and (answer.significant_digits >= 2 or answer.decimals):
                 tol = max(tol, 0.5 * a_unit * p)
             tol = max(tol, rel_tol * g_abs) * (1 + 1e-9) + 1e-12
             if math.isclose(a_abs, g_abs) or abs(a_abs - g_abs) <= tol:

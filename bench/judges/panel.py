@@ -35,6 +35,7 @@ class PanelJudge:
         if len(judges) < 2:
             raise ValueError("a panel needs at least two judges")
         self.judges = list(judges)
+        self.version = "+".join(sorted({str(getattr(j, "version", "?")) for j in self.judges}))
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         votes = await asyncio.gather(*(j.judge(question, gold_answer, answer) for j in self.judges))
@@ -48,6 +49,7 @@ class PanelJudge:
             confident=agreement == 1.0,
             usage=usage,
             prompt_version=votes[0].prompt_version,
+            judge_version=self.version,
             details={
                 "agreement": agreement,
                 "votes": [{"judge": v.judge, "verdict": v.verdict, "reasoning": v.reasoning} for v in votes],

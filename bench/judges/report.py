@@ -6,9 +6,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from bench.judges.base import VERDICTS
+from bench.judges.base import ALL_VERDICTS, VERDICTS
 from bench.judges.batch import VerdictRow
-from bench.judges.calibration import agreement, agreement_by
+from bench.judges.calibration import PerFileAgreement, agreement, agreement_by, per_file_agreement
 
 
 def labelled_frame(rows: list[VerdictRow]) -> pd.DataFrame:
@@ -24,6 +24,16 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
     if frame.empty:
         console.print("no human labels in the input: agreement not computed", highlight=False)
         return
+    undecided = int((frame["verdict"] == "uncertain").sum())
+    if undecided:
+        console.print(
+            f"{undecided} of {len(frame)} rows judged uncertain (the judge abstained): agreement below "
+            f"is over the {len(frame) - undecided} decided rows",
+            highlight=False,
+        )
+        frame = frame[frame["verdict"] != "uncertain"]
+        if frame.empty:
+            return
     a = agreement(frame["label"].tolist(), frame["verdict"].tolist())
     summary = Table(title="Agreement with human labels")
     for col in ("rows", "accuracy", "Cohen's kappa", *(f"recall {v}" for v in VERDICTS)):
@@ -50,3 +60,79 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
         for rec in per.itertuples(index=False):
             table.add_row(str(rec[0]), str(rec.n), f"{rec.accuracy:.1%}", f"{rec.kappa:.3f}")
         console.print(table)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _kappa(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def per_file(rows: list[VerdictRow]) -> PerFileAgreement | None:
+    """Agreement per label file (``source``, else ``model_name``); None without labelled rows."""
+    frame = labelled_frame(rows)
+    if frame.empty:
+        return None
+    by = "source" if frame["source"].notna().any() else "model_name"
+    if not frame[by].notna().any():
+        frame = frame.assign(source="(input)")
+        by = "source"
+    return per_file_agreement(frame.fillna({by: "(none)"}), by=by)
+
+
+def print_per_file(
+    console: Console, report: PerFileAgreement, *, title: str = "Agreement per label file"
+) -> None:
+    """The per-file table (rows, decided share, three-class agreement and kappa on decided rows),
+    mean and worst file, pooled figures, and the confusion matrix summed over files."""
+    abstains = report.decided < report.n
+
+    def share(text: str) -> list[str]:
+        return [text] if abstains else []
+
+    table = Table(title=title)
+    cols = ["label file", "rows", *share("decided"), "agreement", "Cohen's kappa"]
+    for col in cols:
+        table.add_column(col, justify="left" if col == "label file" else "right")
+    for f in report.files:
+        table.add_row(f.file, str(f.n), *share(_pct(f.decided_share)), _pct(f.accuracy), _kappa(f.kappa))
+    table.add_section()
+    table.add_row("mean of files", "", *share(""), _pct(report.mean_accuracy), _kappa(report.mean_kappa))
+    table.add_row(f"worst: {report.worst_file or '-'}", "", *share(""), _pct(report.worst_accuracy), "")
+    pooled = (_pct(report.accuracy), _kappa(report.kappa))
+    table.add_row("all rows pooled", str(report.n), *share(_pct(report.decided_share)), *pooled)
+    console.print(table)
+    matrix = report.confusion_frame()
+    columns = list(ALL_VERDICTS) if abstains or matrix["uncertain"].sum() else list(VERDICTS)
+    confusion = Table(title="Confusion matrix summed over files (rows: human label, columns: judge verdict)")
+    confusion.add_column("human \\ judge")
+    for v in columns:
+        confusion.add_column(v, justify="right")
+    for human in VERDICTS:
+        confusion.add_row(human, *(str(int(matrix.loc[human, j])) for j in columns))
+    console.print(confusion)
+
+
+def print_label_report(console: Console, rows: list[VerdictRow], *, holdout: set[str] | None = None) -> None:
+    """The per-file report; files named in ``holdout`` (name or stem) get their own table, after the
+    development files'."""
+    holdout = holdout or set()
+
+    def held(row: VerdictRow) -> bool:
+        name = row.source or ""
+        return name in holdout or f"{name}.jsonl" in holdout
+
+    groups = [("Agreement per label file", [r for r in rows if not held(r)])]
+    if holdout:
+        groups = [
+            ("Development label files", groups[0][1]),
+            ("Hold-out label files (not read while the rules were developed)", [r for r in rows if held(r)]),
+        ]
+    for title, part in groups:
+        report = per_file(part)
+        if report is None:
+            console.print(f"{title}: no labelled rows", highlight=False)
+            continue
+        print_per_file(console, report, title=title)

@@ -1,23 +1,40 @@
 """The ``rules`` judge: deterministic, free and offline.
 
-Order of decisions:
-1. **Numbers.** The gold answer's numbers (years excluded) are looked for in the answer with
-   :func:`bench.judges.numbers.quantities_match` (scale, percent vs ratio, stated precision). All found
-   means ``correct``; numbers in the answer but none of the gold's means ``incorrect``.
-2. **Refusal.** Phrases that say the model could not or would not answer ("I'm sorry, but the
-   information provided does not include ...", "I don't have enough information") when the answer
-   did not give the gold's numbers.
-3. **Yes/no.** A gold answer that starts with yes or no is compared with the answer's stance.
-4. **Text overlap** of content words for the rest (not confident).
+It reads what the answer asserts, not which strings it contains:
 
-``confident`` is set for clear numeric matches and mismatches and clear refusals; ``hybrid`` sends
-everything else to the LLM judge. Nothing in the answer is ever obeyed: it is only searched for
-numbers and words.
+1. **Claimed values.** For a question that asks for a figure, the answer's claimed values are the
+   figures it asserts: not formula operands ("(A + B) / 2", "x 100"), list numbers, hypotheticals
+   ("if revenue were ..."), figures the question itself gives, and, for deciding whether it answered,
+   not figures for a period other than the one asked. The value of a concluding sentence ("Therefore,
+   the ratio is 3.45") is the final answer: the gold's figure elsewhere in the working is not a match.
+2. **Numbers** compare after units (thousand .. trillion, "USD 1.577 billion" = "$1,577 million",
+   percent vs ratio, "(473)" = -473) within stated tolerances: 1% relative (``rel_tol``) or the
+   precision either side was written to; when the question asks for a rounding, one step of the
+   requested digit (or 0.1%). A level written with a minus sign is not a positive gold unless the
+   question is about a change.
+3. **Refusals** by structure: inability ("we cannot determine"), no access ("I don't have the
+   figures"), hand-back ("you would need to consult the 10-K", "if you can provide ..."), absence
+   ("the document does not include ..."); an apology. For a figure question the order decides: a
+   claimed value for the asked period after a refusal is an answer anyway, an inability after the
+   figures ("..., so the growth cannot be calculated") concludes a refusal, figures only for another
+   period or only a method are a refusal. A bare qualifier ("as of my last update") is a hedge.
+4. **Yes/no** stance (explicit, or read from the sentence restating the question), direction of
+   change, key names; an answer whose opening and concluding stances differ contradicts itself.
+5. **Text overlap** of content words for the rest.
+
+``confident`` is False where only weak evidence decided (word overlap, an implied stance, a partial
+figure match). With ``abstain=True`` such verdicts become ``uncertain`` (``hybrid`` always abstains
+and sends exactly those to the LLM judge). ``version`` is :data:`RULES_VERSION` plus a hash of the
+rules' source files, so it changes whenever a rule does. Nothing in the answer is ever obeyed: it is
+only searched for numbers and words.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import cache
+from pathlib import Path
 
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import (
@@ -29,36 +46,80 @@ from bench.judges.numbers import (
 )
 
 # ------------------------------------------------------------------ refusals
-# Strong: the model says it cannot or will not answer. Counted in the opening of the answer.
-_STRONG_REFUSAL = [
-    r"\bI(?:'m| am) sorry\b",
-    r"\bI apologi[sz]e\b",
-    r"\bunfortunately\b",
-    r"\bI (?:do not|don't) know\b",
-    r"\bI (?:do not|don't) have (?:the|enough|sufficient|access|any|specific)\b",
-    r"\bI (?:cannot|can't|can ?not|am unable to|'m unable to|was unable to|could not|couldn't)\b",
-    r"\bunable to (?:determine|calculate|provide|answer|find|compute|assess)\b",
-    r"\b(?:you|the user) (?:haven't|have not|did not|didn't) provided?\b",
-    r"\bnot (?:possible|able) to (?:definitively )?(?:determine|calculate|provide|answer|compute|say)\b",
+# A refusal is recognised by what a sentence asserts, built from slots rather than listed phrases:
+#   * inability: a first person (or an impersonal "it is not possible") + a negated modal + a verb of
+#     finding, working out or telling ("we cannot determine", "I was unable to locate", "it is not
+#     possible to say", "cannot be calculated");
+#   * no access: the speaker lacks the data or the means ("I don't have access to ...", "we do not
+#     have the figures"). A bare qualifier ("as of my last update", "as an AI model") is a hedge, not
+#     a refusal: what follows it decides;
+#   * hand-back: the task is returned to the reader ("you would need to consult the 10-K", "if you
+#     can provide ...", "please refer to ...", "I recommend checking ...");
+#   * absence (weak): the source is said to lack something ("the document does not include ...",
+#     "... is not disclosed", "no specific information").
+# The first three are strong; absence is weak, since answers also say it of details they do not need.
+_SELF = r"(?:I|we|one)"
+_NEG_MODAL = (
+    r"(?:cannot|can ?not|can't|could not|couldn't|(?:am|are|was|were|'m|'re) (?:not able|unable) to|"
+    r"would not be able to|will not be able to|won't be able to|do not|don't|did not|didn't|"
+    r"(?:am|are|was|were|'m|'re) not in a position to)"
+)
+_FIND = (
+    r"(?:determine|calculate|compute|derive|provide|answer|find|locate|identify|confirm|verify|say|tell|"
+    r"assess|give|know|access|estimate|offer|retrieve|ascertain|conclude|comment|state|quantify|"
+    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make)"
+)
+_DONE = (
+    r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
+    r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated)"
+)
+_APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b"]
+_INABILITY = [
+    rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}{_FIND}\b",
+    rf"\bunable to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\b(?:not |im)possible to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\bnot (?:able|feasible) to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\b(?:cannot|can ?not|can't|could not|couldn't) be (?:\w+ ){{0,1}}{_DONE}\b",
+    r"\b(?:is|are|was|were) not (?:\w+ ){0,1}(?:determinable|calculable|ascertainable)\b",
+    # no access / no data on the speaker's side
+    rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
-    r"\b(?:insufficient|not enough) (?:information|data|context)\b",
-    r"\bas an AI\b",
-    r"\bknowledge cut-?off\b",
-    r"\bif you (?:can )?provide\b",
+    r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
 ]
+_HAND_BACK = [
+    r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
+    r"\b(?:you|the user) (?:haven't|have not|did not|didn't) (?:provided?|share|include)\b",
+    r"\byou (?:would|will|may|might|could|should|can) (?:\w+ ){0,1}(?:need|want|have) to "
+    r"(?:refer|consult|check|look|review|visit|access|obtain|find|search|examine|download|see|locate)\b",
+    r"\byou (?:should|may want to|might want to) (?:refer|consult|check|look|review|visit|access)\b",
+    r"\byou (?:can|could|may|might) (?:\w+ ){0,1}(?:find|obtain|access|locate|look up|refer to)\b",
+    r"\b(?:I|we) (?:would )?(?:recommend|suggest|advise) (?:\w+ ){0,1}"
+    r"(?:checking|consulting|referring|reviewing|looking|visiting|accessing)\b",
+    r"\bplease (?:refer to|consult|provide)\b",
+]
+_STRONG_REFUSAL = [*_APOLOGY, *_INABILITY, *_HAND_BACK]
 # Weak: the source lacks something. A refusal only when it opens the answer.
 _WEAK_REFUSAL = [
-    r"\b(?:does|do|did) not (?:include|contain|provide|mention|specify|state|give|show|disclose)\b",
-    r"\b(?:is|are|was|were) not (?:explicitly |directly |specifically )?"
-    r"(?:provided|stated|mentioned|included|given|available|disclosed|specified)\b",
-    r"\bno (?:specific |explicit |direct )?(?:information|data|mention|details|evidence)\b",
+    r"\b(?:does|do|did) not (?:\w+ ){0,1}(?:include|contain|provide|mention|specify|state|give|show|disclose|"
+    r"break (?:down|out)|detail|report|present|list|offer)\b",
+    r"\b(?:is|are|was|were) not (?:\w+ ){0,1}"
+    r"(?:provided|stated|mentioned|included|given|available|disclosed|specified|reported|presented|"
+    r"shown|broken (?:down|out)|detailed)\b",
+    r"\bno (?:specific |explicit |direct |such |relevant )?"
+    r"(?:information|data|mention|details|evidence|figures?)\b",
     r"\bwe do not have\b",
+    r"\b(?:is|are|was|were) (?:\w+ ){0,1}(?:missing|absent|unavailable|lacking)\b",
 ]
 _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
+# What can conclude an answer as a refusal after figures ("..., so we cannot calculate it"); a closing
+# pointer to the source ("you can find more in the 10-K") or apology does not withdraw a stated figure.
+_CONCLUSIVE = re.compile("|".join(_INABILITY), re.IGNORECASE)
 _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
 # After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
 _ATTEMPT = re.compile(
-    r"\bhowever,? (?:we|i) can\b|\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
+    r"\bhowever,? (?:we|i) can (?:\w+ ){0,2}(?:calculate|estimate|compute|determine|derive|infer|conclude|"
+    r"see|say|note|state|tell|provide (?:an? )?(?:estimate|answer|figure))\b|"
+    r"\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
     r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b|"
     # A hedged conclusion is still an answer: "..., it can be inferred that ...", "suggests that it
     # likely ...".
@@ -87,7 +148,8 @@ def refusal_hits(answer: str, *, opening_sentences: int = 3, closing_sentences: 
     hits += [m.group(0) for m in _STRONG.finditer(closing)]
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
-    if hits and _ATTEMPT.search(answer):
+    # An attempt counts unless its own sentence refuses ("if you provide X, I can calculate it").
+    if hits and any(_ATTEMPT.search(part) for part in parts if not _STRONG.search(part)):
         return []
     return hits
 
@@ -131,6 +193,28 @@ def implied_stance(question: str, answer: str) -> str | None:
 
 
 _RESTATES = 0.6
+
+
+def concluded_stance(question: str, answer: str) -> str | None:
+    """For a yes/no question, the stance of the answer's last concluding sentence that restates the
+    question ("Therefore, Foo's margin is not improving"): ``no`` when negated, else ``yes``."""
+    if not _YES_NO_QUESTION.match(question):
+        return None
+    asked = content_words((sentences(question) or [question])[0])
+    if len(asked) < 2:
+        return None
+    parts = sentences(answer)[1:]
+    concluding = [
+        s
+        for s in parts
+        if _CONCLUDES.search(s) and len(asked & content_words(s)) / len(asked) >= _RESTATES
+    ]
+    if not concluding:
+        return None
+    last = concluding[-1]
+    if m := _ANSWER_IS.search(last):
+        return m.group(1).lower()
+    return "no" if _NEGATION.search(_NOT_ONLY.sub("", last)) else "yes"
 # Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
 _METRIC_QUESTION = re.compile(
     r"\b(?:margins?|working capital|ratio|percent(?:age)?|rates?|growth|return on)\b|%", re.IGNORECASE
@@ -237,11 +321,33 @@ _REQUESTED_PRECISION = re.compile(
 )
 
 
+_ASKS_FIGURE = re.compile(
+    r"\bhow (?:much|many|did .{0,80}\b(?:compare|change))\b|"
+    r"\b(?:amount|ratio|margin|rate|percent(?:age)?|value|total|number|growth|change|turnover|cagr|"
+    r"average|sum|per share|in (?:usd|millions|billions|thousands))\b|%",
+    re.IGNORECASE,
+)
+_EXPLAINS = re.compile(
+    r"^\W*(?:why|what (?:drove|drives|caused|causes|explains)|explain|describe)\b", re.IGNORECASE
+)
+
+
+def asks_for_figure(question: str) -> bool:
+    """The question asks for a quantity (how much, what ratio, how did X change), not for a cause,
+    a name or a description."""
+    first = (sentences(question) or [question])[0]
+    return bool(_ASKS_FIGURE.search(first)) and not _EXPLAINS.search(first)
+
+
 def requested_precision(question: str) -> bool:
     """The question asks for a rounding ("round to one decimal place", "to two decimals")."""
     return bool(_REQUESTED_PRECISION.search(question))
 
 
+_CHANGE_QUESTION = re.compile(
+    rf"\b(?:change|{_UP}|{_DOWN}|differ|gap|loss|deficit|net|flow|impact|effect|gain|variance|delta)",
+    re.IGNORECASE,
+)
 _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 
 
@@ -270,11 +376,102 @@ _CONCLUSION = re.compile(
 )
 
 
+# ------------------------------------------------------------------ claimed values
+# A figure is claimed as a value when the answer asserts it, not when it is an operand of a formula
+# ("(A + B) / 2", "x 100"), part of a hypothetical ("If revenue were $5 billion, ..."), or about a
+# period other than the one asked for.
+_OPERAND_BEFORE = re.compile(
+    r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w*(?: \S+){0,8} by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
+    re.IGNORECASE,
+)
+_OPERAND_AFTER = re.compile(
+    r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
+    r"(?:[/÷*×+^]|x\s*[$(]?\d|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"^\W*(?:if|assuming|assume|suppose|supposing|for (?:example|instance)|e\.g\.|say|let(?:'s| us))\b|"
+    r"\bhypothetical(?:ly)?\b|\bfor illustration\b",
+    re.IGNORECASE,
+)
+_METHOD = re.compile(
+    r"\bto (?:calculate|compute|determine|find|derive|work out)\b|\bformula\b|"
+    r"\b(?:you|we|one) (?:would |will )?need (?:to|the)\b",
+    re.IGNORECASE,
+)
+
+
+def _enumerator(text: str, q: Quantity) -> bool:
+    """"2." or "(3)" opening a line: a list item's number (also when the sentence split after it)."""
+    line_start = text.rfind("\n", 0, q.start) + 1
+    after = text[q.end : q.end + 2]
+    return (
+        not text[line_start : q.start].strip(" \t-*•(")
+        and q.decimals == 0
+        and after[:1] in {".", ")"}
+        and (len(after) < 2 or after[1].isspace())
+    )
+
+
+_YEAR = re.compile(r"(?<![\d$.,])(?:FY\s?'?)?((?:19[5-9]|20\d)\d)(?![\d%])|\bFY\s?'?(\d{2})\b", re.IGNORECASE)
+
+
+def years(text: str) -> set[int]:
+    """Calendar or fiscal years named in the text ("2022", "FY2022", "FY22"); a range of two years in
+    a question ("from FY2016 to FY2018") covers the years between."""
+    found = {int(m.group(1)) if m.group(1) else 2000 + int(m.group(2)) for m in _YEAR.finditer(text)}
+    return found
+
+
+def asked_years(question: str) -> set[int]:
+    found = years(question)
+    if len(found) >= 2 and max(found) - min(found) <= 10:
+        found |= set(range(min(found), max(found) + 1))
+    return found
+
+
+def claimed_quantities(sentence: str, question: str = "") -> list[Quantity]:
+    """The figures a sentence asserts: none in a hypothetical, no formula operands, and none the
+    question itself states ("the 3 year average", "two decimal places")."""
+    if _HYPOTHETICAL.search(sentence):
+        return []
+    given = {(q.text, _next_word(question, q)) for q in extract_quantities(question)}
+    return [
+        q
+        for q in extract_quantities(sentence)
+        if (q.text, _next_word(sentence, q)) not in given
+        and not _enumerator(sentence, q)
+        and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 60) : q.start])
+        and not _OPERAND_AFTER.match(sentence[q.end : q.end + 30])
+    ]
+
+
+def _next_word(text: str, q: Quantity) -> str:
+    m = re.match(r"[\s%-]*([A-Za-z]+)", text[q.end : q.end + 20])
+    return m.group(1).lower() if m else ""
+
+
+def other_period(question: str, sentence: str) -> bool:
+    """The sentence names years, none of which the question asks about (an answer for FY2021 when
+    FY2022 was asked)."""
+    asked, named = asked_years(question), years(sentence)
+    return bool(asked and named and not asked & named)
+
+
+def final_claim(answer: str, question: str = "") -> list[Quantity]:
+    """The figures of the answer's conclusion: its last sentence that claims a figure, when that
+    sentence concludes ("Therefore, the ratio is 3.45"); none otherwise."""
+    claiming = [(s, q) for s in sentences(answer) if (q := claimed_quantities(s, question))]
+    if claiming and _CONCLUSION.search(claiming[-1][0]):
+        return claiming[-1][1]
+    return []
+
+
 def stated_quantities(answer: str) -> list[Quantity]:
     """The numbers an answer states as its answer, not those of its working: those of the first
-    sentence with a number (answers that lead with the result), of the last concluding sentence
-    ("Therefore, ... is 65.2%") and of the last two sentences with a number."""
-    with_numbers = [(s, q) for s in sentences(answer) if (q := extract_quantities(s))]
+    sentence with a claimed figure (answers that lead with the result), of the last concluding
+    sentence ("Therefore, ... is 65.2%") and of the last two sentences with one."""
+    with_numbers = [(s, q) for s in sentences(answer) if (q := claimed_quantities(s))]
     if not with_numbers:
         return []
     picked = [with_numbers[0][1], *(q for _, q in with_numbers[-2:])]
@@ -284,18 +481,46 @@ def stated_quantities(answer: str) -> list[Quantity]:
     return [q for qs in picked for q in qs]
 
 
+# Stated tolerances. Without a requested rounding a figure agrees within 1% of the gold (the low end
+# of what FinanceBench studies allow: rounding of intermediate steps, "about $1.6 billion"); when the
+# question asks for a rounding, within one step of the requested digit or 0.1%.
+_DEFAULT_REL_TOL = 0.01
+_ROUNDED_REL_TOL = 0.001
+# Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
+RULES_VERSION = "2"
+
+
+@cache
+def rules_source_hash() -> str:
+    """Short hash of the source files the rules are made of (this module and the number parsing), so
+    the version changes whenever a rule does, even if :data:`RULES_VERSION` was not raised."""
+    import bench.judges.numbers as judge_numbers
+    import pageindex.retrievers.numbers as retriever_numbers
+
+    digest = hashlib.sha256()
+    for module_file in (__file__, judge_numbers.__file__, retriever_numbers.__file__):
+        digest.update(Path(str(module_file)).read_bytes())
+    return digest.hexdigest()[:10]
+
+
 class RulesJudge:
     """Deterministic judge; see the module docstring for its rules."""
 
     name = "rules"
 
     def __init__(
-        self, *, rel_tol: float = 0.001, overlap_correct: float = 0.5, implied_stance: bool = True,
-        answer_precision: bool = True,
+        self, *, rel_tol: float = _DEFAULT_REL_TOL, overlap_correct: float = 0.5, implied_stance: bool = True,
+        answer_precision: bool = True, abstain: bool = False,
     ) -> None:
+        self.abstain = abstain
+        options = [f"rel_tol={rel_tol:g}"] if rel_tol != _DEFAULT_REL_TOL else []
+        options += ["abstain"] if abstain else []
+        suffix = f"[{','.join(options)}]" if options else ""
+        self.version = f"{RULES_VERSION}+{rules_source_hash()}{suffix}"
         self.implied_stance = implied_stance
         self.answer_precision = answer_precision
         self.rel_tol = rel_tol
+        self.rounded_rel_tol = min(rel_tol, _ROUNDED_REL_TOL)
         self.overlap_correct = overlap_correct
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
@@ -303,8 +528,14 @@ class RulesJudge:
 
     def judge_sync(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         verdict, confident, reasoning, details = self._decide(question, gold_answer, answer or "")
+        if self.abstain and not confident:
+            # The rules reached a verdict only by weak evidence (word overlap, an implied stance,
+            # a partial figure match): say so instead of guessing; hybrid asks the LLM judge.
+            details = {**details, "rules_verdict": verdict}
+            verdict, reasoning = "uncertain", f"not settled by the rules (leaning {verdict}: {reasoning})"
         return JudgeVerdict(
-            verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details
+            verdict=verdict, reasoning=reasoning, judge=self.name, confident=confident, details=details,
+            judge_version=self.version,
         )
 
     def _decide(
@@ -326,13 +557,15 @@ class RulesJudge:
             "refusal_phrases": refusals[:5],
         }
         if numeric_gold:
+            final = final_claim(answer, question)
+            if matched and final and not any(self._found(g, final, question=question) for g in golds):
+                # The gold's figure is in the answer, but the answer concludes with another value:
+                # it was working or a different quantity.
+                why = f"gold number {golds[0].text} appears, but the answer concludes {final[-1].text}"
+                return "incorrect", True, why, details
             if matched:
                 return "correct", True, f"gold number {golds[0].text} stated in the answer", details
-            if refusals:
-                return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
-            if stated:
-                return "incorrect", True, f"answer states {stated[-1].text}, gold is {golds[0].text}", details
-            return "incorrect", False, "no number in the answer", details
+            return self._numeric_without_gold(question, answer, golds, stated, refusals, details)
 
         # A firm refusal that quotes part of the answer ("20% in FY2021, but FY2022 is not given, so
         # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
@@ -346,6 +579,9 @@ class RulesJudge:
             answer_stance = implied_stance(question, answer)
         if conflict := direction_conflict(question, gold, answer):
             return "incorrect", True, conflict, details
+        if explicit and (concluded := concluded_stance(question, answer)) and concluded != answer_stance:
+            why = f"answer contradicts itself: opens with {answer_stance}, concludes {concluded}"
+            return "incorrect", True, why, details
         if gold_stance and answer_stance and gold_stance != answer_stance:
             # A stance read from a restating sentence is weaker evidence: not confident (hybrid asks).
             how = "says" if explicit else "implies"
@@ -353,36 +589,99 @@ class RulesJudge:
         same_stance = bool(gold_stance) and gold_stance == answer_stance
         if golds and found:
             share = len(matched) / len(golds)
-            if share >= 0.5:
-                return "correct", share == 1, f"{len(matched)}/{len(golds)} gold numbers found", details
+            if share == 1:
+                return "correct", True, f"{len(matched)}/{len(golds)} gold numbers found", details
+            # Some of the gold's figures but not all: the missing ones are usually stated as other
+            # values (a comparison answered with the right first figure and a wrong second), so
+            # that is incorrect, unless the answer also reaches the gold's yes/no conclusion.
+            if same_stance and share >= 0.5:
+                why = f"both say {gold_stance}; {len(matched)}/{len(golds)} gold numbers found"
+                return "correct", False, why, details
             if same_stance:
                 # Same yes/no but other figures: right only if the gold's figure is a change the
                 # answer's own figures imply (margins of 22.5% and 21.4%: a 1.1 point decline).
                 # When the question is about a metric, figures that differ from the gold's are the
                 # answer and they are wrong; otherwise they are supporting detail.
                 if not _METRIC_QUESTION.search(question):
-                    return "correct", False, f"both say {gold_stance}; gold numbers not all found", details
+                    return "correct", explicit, f"both say {gold_stance}; gold numbers not all found", details
                 if any(implied_by_difference(g, found) for g in golds):
-                    return "correct", False, f"both say {gold_stance}; gold change implied", details
+                    return "correct", explicit, f"both say {gold_stance}; gold change implied", details
                 return "incorrect", False, f"both say {gold_stance} but with other figures", details
-            return "incorrect", not matched, f"{len(matched)}/{len(golds)} gold numbers found", details
+            # The gold's figures are the answer only when the question asks for a figure; to a
+            # "what / who / why" question they are supporting detail an answer may word otherwise.
+            sure = not matched and asks_for_figure(question)
+            return "incorrect", sure, f"{len(matched)}/{len(golds)} gold numbers found", details
         if same_stance:
             if names := missing_names(question, gold, answer):
                 return "incorrect", False, f"both say {gold_stance}; answer lacks {names[0]}", details
-            return "correct", False, f"both say {gold_stance}", details
+            return "correct", explicit, f"both say {gold_stance}", details
         score = overlap(gold, answer)
         details["overlap"] = round(score, 3)
         verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
         return verdict, False, f"content-word overlap {score:.2f}", details
 
+    def _numeric_without_gold(
+        self,
+        question: str,
+        answer: str,
+        golds: list[Quantity],
+        stated: list[Quantity],
+        refusals: list[str],
+        details: dict[str, object],
+    ) -> tuple[Verdict, bool, str, dict[str, object]]:
+        """A figure was asked for and the gold's is not among the answer's claims. Whichever comes
+        last decides between refusal and answer: a claimed figure for the asked period after a
+        refusal is an answer anyway ("not stated; however, capex was about $1.5 billion"), a firm
+        refusal after the figures concludes that there is none ("revenue was $812 million, so I
+        cannot calculate the growth"). Figures only for other periods, in hypotheticals or as formula
+        operands answer nothing."""
+        parts = sentences(answer)
+        refusing = [i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)]
+        firm = [i for i, part in enumerate(parts) if _CONCLUSIVE.search(part)]
+        answering = [
+            i
+            for i, part in enumerate(parts)
+            if i not in refusing and claimed_quantities(part, question) and not other_period(question, part)
+        ]
+        gold = golds[0].text if golds else "?"
+        if refusals:
+            phrases = "; ".join(refusals[:3])
+            if not answering:
+                return "refusal", True, f"refusal ({phrases}) and no figure for the question", details
+            if firm and firm[-1] > answering[-1]:
+                return "refusal", True, f"concludes with a refusal ({phrases})", details
+            said = stated[-1].text if stated else "?"
+            return "incorrect", True, f"answers despite a hedge: states {said}, gold is {gold}", details
+        if answering and stated:
+            return "incorrect", True, f"answer states {stated[-1].text}, gold is {gold}", details
+        if not answering and _METHOD.search(answer):
+            # Only how to work it out ("to calculate X you need Y and Z"), never a result.
+            return "refusal", True, "gives a method but no figure for the question", details
+        if stated:
+            return "incorrect", False, "figures only for other periods or hypotheticals", details
+        return "incorrect", False, "no number in the answer", details
+
     def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
+        if not gold.negative and not _CHANGE_QUESTION.search(question):
+            # A level (a margin, a ratio) written with a minus sign is the opposite value, not a
+            # sign convention: only questions about a change or a loss admit either sign.
+            candidates = [a for a in candidates if not a.minus]
         # A bare fraction gold (0.308, no scale) is a ratio: thousands/millions do not apply to it.
         rescale = gold.scale_stated or gold.percent or abs(gold.value) >= 1
-        # "Round to one decimal place": an answer coarser than asked does not get its own tolerance.
-        answer_precision = self.answer_precision and not requested_precision(question)
+        # "Round to one decimal place": the question fixes the precision, so the answer must reach it:
+        # one step of the last digit is allowed (rounded intermediate results), no relative tolerance
+        # and no tolerance from a coarser answer's own precision. Otherwise ``rel_tol`` applies.
+        if requested_precision(question):
+            return any(
+                quantities_match(
+                    gold, a, rel_tol=self.rounded_rel_tol, answer_precision=False, rescale=rescale,
+                    gold_steps=1.0,
+                )
+                for a in candidates
+            )
         return any(
             quantities_match(
-                gold, a, rel_tol=self.rel_tol, answer_precision=answer_precision, rescale=rescale
+                gold, a, rel_tol=self.rel_tol, answer_precision=self.answer_precision, rescale=rescale
             )
             for a in candidates
         )

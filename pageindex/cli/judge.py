@@ -12,14 +12,21 @@ from pageindex.cli._common import console, fail, model_client
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     bench.command(
         "judge",
-        help="Judge existing answers (JSONL with question, gold_answer, model_answer[, label, id]) and "
-        "write one verdict per row; prints agreement with human labels where rows have them.",
+        help="Judge existing answers (JSONL with question, gold_answer, model_answer[, label, id], or a "
+        "FinanceBench labels folder) and write one verdict per row; prints agreement with human labels "
+        "where rows have them.",
     )(judge)
 
 
 def judge(
-    input: Path = typer.Option(
-        ..., "--input", "-i", help="ANSWERS.jsonl: question, gold_answer, model_answer."
+    input: Path | None = typer.Option(
+        None, "--input", "-i", help="ANSWERS.jsonl: question, gold_answer, model_answer."
+    ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Instead of --input: a FinanceBench-format directory (DIR/labels/*.jsonl) or a folder of "
+        "label files; every file is read and tagged with its name.",
     ),
     judge_name: str = typer.Option("rules", "--judge", help="Judge: rules, llm, hybrid or panel."),
     judge_model: str | None = typer.Option(
@@ -30,51 +37,111 @@ def judge(
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint for the judge model."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="VERDICTS.jsonl to write (same order and ids)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="VERDICTS.jsonl to write (same order and ids); required with --input."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Rows judged at once."),
     by: str | None = typer.Option(
         None,
         "--by",
         help="Also print agreement per value of this input field (default: model_name if present).",
     ),
+    per_file: bool = typer.Option(
+        False,
+        "--per-file",
+        help="Agreement per label file (three-class agreement, Cohen's kappa; mean and worst file) and "
+        "the confusion matrix summed over files.",
+    ),
+    abstain: bool = typer.Option(
+        False,
+        "--abstain",
+        help="rules judge: say 'uncertain' where the rules do not settle an answer (hybrid always does "
+        "and sends those to the LLM judge); agreement is then over the decided rows.",
+    ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="With --labels: leave this label file (name or stem) out; repeatable."
+    ),
+    holdout: list[str] = typer.Option(
+        [],
+        "--holdout",
+        help="With --labels --per-file: report this label file (name or stem) in a separate hold-out "
+        "table; repeatable.",
+    ),
 ) -> None:
     import asyncio
 
-    from bench.judges.batch import judge_rows, read_answer_rows, write_verdict_rows
-    from bench.judges.report import print_agreement
+    from bench.judges.batch import (
+        judge_rows,
+        label_files,
+        read_answer_rows,
+        read_label_dir,
+        write_verdict_rows,
+    )
+    from bench.judges.report import print_agreement, print_label_report
 
-    if not input.is_file():
+    if (input is None) == (labels is None):
+        fail("give exactly one of --input ANSWERS.jsonl or --labels DIR")
+    if input is not None and output is None:
+        fail("--output is required with --input (the VERDICTS.jsonl to write)")
+    if (exclude or holdout) and labels is None:
+        fail("--exclude and --holdout need --labels DIR")
+    if holdout and not per_file:
+        fail("--holdout needs --per-file (the hold-out files get their own table)")
+    if abstain and judge_name not in ("rules", "hybrid"):
+        fail(f"--abstain applies to --judge rules (hybrid always abstains inside), not {judge_name!r}")
+    if labels is not None:
+        if not labels.is_dir():
+            fail(f"--labels {labels}: no such directory")
+        files = label_files(labels, exclude=set(exclude))
+        names = {p.name for p in files} | {p.stem for p in files}
+        if unknown := [h for h in holdout if h not in names]:
+            fail(f"--holdout {unknown[0]!r}: not a label file in {labels} (after --exclude)")
+        if not files:
+            fail(f"--labels {labels}: no *.jsonl label files (after --exclude)")
+    elif input is not None and not input.is_file():
         fail(f"{input}: no such file")
-    judge_obj = _build_judge(judge_name, judge_model, base_url)
+    judge_obj = _build_judge(judge_name, judge_model, base_url, abstain=abstain)
+    source = labels if labels is not None else input
     try:
-        parsed = read_answer_rows(input)
+        if labels is not None:
+            parsed = read_label_dir(labels, exclude=set(exclude))
+        else:
+            parsed = read_answer_rows(source)
     except (OSError, UnicodeDecodeError) as exc:
-        fail(f"{input}: cannot read ({exc})")
+        fail(f"{source}: cannot read ({exc})")
     if not parsed:
-        fail(f"{input}: no rows")
+        fail(f"{source}: no rows")
     rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
-    try:
-        write_verdict_rows(output, rows)
-    except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror or exc})")
+    if output is not None:
+        try:
+            write_verdict_rows(output, rows)
+        except OSError as exc:
+            fail(f"{output}: cannot write ({exc.strerror or exc})")
     errors = [r for r in rows if r.status == "error"]
+    version = getattr(judge_obj, "version", None)
     console.print(
-        f"{len(rows)} rows judged by {judge_name} -> {output}"
+        f"{len(rows)} rows judged by {judge_obj.name}"
+        + (f" (version {version})" if version else "")
+        + (f" -> {output}" if output else "")
         + (f"; {len(errors)} rows with errors" if errors else ""),
         highlight=False,
+        markup=False,
     )
     for r in errors[:10]:
         console.print(f"  [red]line {r.line}[/] ({r.id or 'no id'}): {r.error}", highlight=False)
-    print_agreement(console, rows, by=by)
+    if per_file:
+        print_label_report(console, rows, holdout=set(holdout))
+    else:
+        print_agreement(console, rows, by=by)
 
 
-def _build_judge(name: str, model: str | None, base_url: str | None):
+def _build_judge(name: str, model: str | None, base_url: str | None, *, abstain: bool = False):
     from bench.judges.base import judge_names, make_judge
 
     if name not in judge_names():
         fail(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
     if name == "rules":
-        return make_judge("rules")
+        return make_judge("rules", abstain=abstain)
     if not model:
         fail(f"--judge {name} needs --judge-model (e.g. openai/gpt-4o-mini or ollama/llama3.1)")
     specs = [s.strip() for s in model.split(",") if s.strip()]

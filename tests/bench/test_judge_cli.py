@@ -81,3 +81,107 @@ def test_judge_command_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "unknown judge" in unknown.output
     ok = runner.invoke(app, ["bench", "judge", "-i", str(src), "-o", str(tmp_path / "v.jsonl")])
     assert ok.exit_code == 0 and "no human labels" in " ".join(ok.output.split())
+
+
+# ------------------------------------------------------------------ --labels DIR --per-file
+Q2 = "What was Foo Corp's FY2022 revenue (in USD millions)?"
+
+
+def _labels_dir(tmp_path: Path) -> Path:
+    """Two label files: alpha (the rules agree on 2 of 2), beta (1 of 2: the human label says
+    correct for a figure 20% off)."""
+    folder = tmp_path / "fb" / "labels"
+    folder.mkdir(parents=True)
+
+    def row(i: str, answer: str, label: str, gold: object = 1577, question: str = Q) -> str:
+        fields = {"financebench_id": i, "question": question, "gold_answer": gold, "label": label}
+        return json.dumps({**fields, "model_answer": answer})
+
+    _write(
+        folder / "alpha.jsonl",
+        [row("a1", "$1,577 million", "Correct Answer"), row("a2", "I cannot determine capex.", "Refusal")],
+    )
+    _write(
+        folder / "beta.jsonl",
+        [
+            row("b1", "Revenue was $9,100 million.", "Incorrect Answer", gold=7300, question=Q2),
+            row("b2", "Revenue was $8,760 million.", "Correct Answer", gold=7300, question=Q2),
+        ],
+    )
+    return tmp_path / "fb"
+
+
+def test_per_file_report_over_a_labels_folder(tmp_path: Path) -> None:
+    fb = _labels_dir(tmp_path)
+    out = tmp_path / "v.jsonl"
+    result = CliRunner().invoke(app, ["bench", "judge", "--labels", str(fb), "--per-file", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "4 rows judged by rules (version 2+" in text
+    assert "Agreement per label file" in text and "alpha" in text and "beta" in text
+    assert "100.0%" in text and "50.0%" in text and "75.0%" in text  # alpha, beta, mean of files
+    assert "worst: beta" in text and "Confusion matrix summed over files" in text
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["source"] for g in got] == ["alpha", "alpha", "beta", "beta"]
+    assert [g["verdict"] for g in got] == ["correct", "refusal", "incorrect", "incorrect"]
+    assert all(g["judge_version"] and g["judge_version"].startswith("2+") for g in got)
+
+
+def test_per_file_with_holdout_and_abstain(tmp_path: Path) -> None:
+    fb = _labels_dir(tmp_path)
+    result = CliRunner().invoke(
+        app, ["bench", "judge", "--labels", str(fb), "--per-file", "--abstain", "--holdout", "beta"]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "version 2+" in text and "[abstain]" in text
+    dev, held = text.index("Development label files"), text.index("Hold-out label files")
+    assert dev < text.index("alpha") < held < text.index("beta")
+    excluded = CliRunner().invoke(
+        app, ["bench", "judge", "--labels", str(fb), "--per-file", "--exclude", "beta"]
+    )
+    assert excluded.exit_code == 0 and "beta" not in excluded.output and "2 rows judged" in excluded.output
+
+
+def test_llm_and_hybrid_judges_give_the_same_per_file_report(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", "bench.faults.scripted:policy")
+    fb = _labels_dir(tmp_path)
+    for name in ("llm", "hybrid"):
+        out = tmp_path / f"{name}.jsonl"
+        result = CliRunner().invoke(
+            app,
+            [
+                *("bench", "judge", "--labels", str(fb), "--per-file", "--judge", name),
+                *("--judge-model", "scripted", "-o", str(out)),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        assert "Agreement per label file" in text and "worst: beta" in text
+        got = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(got) == 4 and all(g["status"] == "ok" for g in got)
+        if name == "llm":
+            assert {g["judge"] for g in got} == {"llm:scripted"}
+            assert {g["judge_version"] for g in got} == {"judge_v2"}
+        else:  # every row here is settled by the rules: no model call
+            assert {g["decided_by"] for g in got} == {"rules"} and all(g["usage"]["calls"] == 0 for g in got)
+
+
+def test_labels_option_errors_are_one_line(tmp_path: Path) -> None:
+    fb = _labels_dir(tmp_path)
+    src = _write(tmp_path / "a.jsonl", [json.dumps({"question": Q, "gold_answer": 1, "model_answer": "1"})])
+    runner = CliRunner()
+    cases = [
+        (["--labels", str(fb), "--input", str(src)], "exactly one of --input"),
+        (["--input", str(src)], "--output is required with --input"),
+        (["--labels", str(tmp_path / "nope")], "no such directory"),
+        (["--labels", str(fb), "--per-file", "--holdout", "gamma"], "--holdout 'gamma'"),
+        (["--labels", str(fb), "--holdout", "beta"], "--holdout needs --per-file"),
+        (["--input", str(src), "-o", str(tmp_path / "v"), "--exclude", "x"], "need --labels"),
+        (["--labels", str(fb), "--judge", "llm", "--abstain"], "--abstain applies to --judge rules"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, ["bench", "judge", *args])
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2 and message in text, (args, result.output)
+        assert "Traceback" not in result.output and text.startswith("error:")
