@@ -30,9 +30,13 @@ What the recorder does for every retriever (so none of them repeats it):
   events with timestamps, and latency.
 - after the retriever returns, checks every cited page (``verify.verify_result``).
 
-Errors: any exception inside a retriever becomes ``status="error"`` with ``error`` (the
-message) and ``error_kind`` (the LLM error kind such as ``timeout``/``invalid_output``, else
-the exception class); the caller never sees it raised. The one exception is
+Status, the same in every retriever: ``error`` = the infrastructure failed (HTTP error,
+timeout, context overflow, no connection): ``error`` holds the message and ``error_kind`` the
+cause (``http_<status>``, ``timeout``, ``context_length``, ...); ``fail`` = the model answered
+but unusably or gave up: a structured reply that never validated (``invalid_reply``, with the
+validation messages in ``reason``) or was cut at ``max_tokens`` (``output_truncated``), or a
+retriever's own "not found". Any exception inside a retriever is turned into one of these; the
+caller never sees it raised. The one exception is
 :class:`~pageindex.llm.types.BudgetExceeded`: it **propagates** out of ``aretrieve`` so the
 bench runner stops starting new work; the partial result (status ``error``, kind
 ``budget``, usage so far) is attached to the exception as ``exc.partial_result``.
@@ -54,7 +58,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pageindex.llm.types import BudgetExceeded, ChatResponse, LLMError, Message, ToolCall, ToolSpec, Usage
+from pageindex.llm.types import (
+    BudgetExceeded,
+    ChatResponse,
+    LLMError,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    is_model_failure,
+)
 from pageindex.retrievers.replies import AnswerWithSources, sources_from_citations
 from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, TraceEvent
 from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
@@ -478,6 +491,13 @@ async def aretrieve(
             run.result("error", error=f"BudgetExceeded: {exc}", error_kind="budget")
         )
         raise
+    except LLMError as exc:
+        kind = _error_kind(exc)
+        run.event("error", f"{type(exc).__name__}: {exc}", kind=kind)
+        if is_model_failure(kind):  # the model answered, but unusably: a result, not an error
+            result = run.result("fail", reason=f"the model's reply was unusable: {exc}", error_kind=kind)
+        else:
+            result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=kind)
     except Exception as exc:
         run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
         result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
