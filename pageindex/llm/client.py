@@ -310,6 +310,14 @@ class LLMClient:
             if failure is not None:
                 raise self._reproduce(failure, tag)
             where = self.cache.path if self.cache is not None else "no cache"
+            older = self.cache.older_format_count(self.model, REQUEST_FORMAT) if self.cache else 0
+            if older:
+                raise ReplayMiss(
+                    f"replay miss for model {self.model} ({self.spec}): request key {key} is not in "
+                    f"{where}, which holds {older} recording(s) of this model made with an older "
+                    f"request format (before v{REQUEST_FORMAT}) that today's requests never match; "
+                    f"re-record them: run again with openai/{self.model} and --cache rw"
+                )
             raise ReplayMiss(
                 f"replay miss for model {self.model} ({self.spec}): request key {key} is not in {where}; "
                 f"record it first with openai/{self.model} and the cache in mode rw"
