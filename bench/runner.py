@@ -332,15 +332,14 @@ class Runner:
             tree, q.question, retriever=retriever, llm=retriever_llm, context=context, **opts
         )
         verdict = None
+        judge_error = None
         if result.status == "answer":
             try:
                 verdict = await judge.judge(q.question, q.gold_answer, result.answer)
             except BudgetExceeded:
                 raise
-            except Exception as exc:  # a judge failure is recorded, the sample is not lost
-                result = result.model_copy(
-                    update={"status": "error", "error": f"judge failed: {type(exc).__name__}: {exc}"}
-                )
+            except Exception as exc:  # the judge's failure, recorded as such; the answer stays
+                judge_error = f"{getattr(exc, 'kind', None) or type(exc).__name__}: {exc}"
         return Sample.from_result(
             result,
             question=q,
@@ -348,6 +347,7 @@ class Runner:
             run_id=run_id,
             model=getattr(retriever_llm, "spec", "") or "",
             verdict=verdict,
+            judge_error=judge_error,
         )
 
     # -- the loop ----------------------------------------------------------------

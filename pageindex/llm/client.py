@@ -47,7 +47,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import json
+import math
 import re
 import time
 import weakref
@@ -191,9 +193,13 @@ class LLMClient:
         self.tag: dict[str, Any] = dict(tag or {})
         # Completion cap of calls that give none (None: the per-role default, tokens.py).
         self.max_tokens = max_tokens
-        # The model's context window in tokens (None: unknown; see ``discover_context_window``).
-        self.context_window = context_window
-        self.context_window_source = "--context-window" if context_window else None
+        # The model's context window in tokens (None: unknown; see ``discover_context_window``),
+        # shared by every ``bind`` clone so discovery happens once.
+        self._limits: dict[str, Any] = {
+            "window": context_window,
+            "source": "--context-window" if context_window else None,
+            "checked": bool(context_window),
+        }
         self.retry_timeouts = retry_timeouts
         self.tokens = TokenCounter(
             base_url=None if scripted is not None else spec.base_url,
@@ -238,6 +244,19 @@ class LLMClient:
 
     def __repr__(self) -> str:
         return f"LLMClient({self.spec!r}, role={self.role!r}, base_url={self.display_url!r})"
+
+    @property
+    def context_window(self) -> int | None:
+        return self._limits["window"]
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self._limits.update(window=value, source="--context-window" if value else None, checked=bool(value))
+
+    @property
+    def context_window_source(self) -> str | None:
+        """Where the context window came from: --context-window, server metadata, known model table."""
+        return self._limits["source"]
 
     def bind(self, **tag: Any) -> LLMClient:
         """A client sharing everything with this one whose records carry ``tag`` as well."""
@@ -504,9 +523,29 @@ class LLMClient:
         (never below 64)."""
         cap = max_tokens or self.max_tokens or default_max_tokens(self.role)
         if self.context_window:
-            room = self.context_window - self.tokens.estimate(prompt_len) - 16
+            # A fixed, conservative 3 characters per token: the cap is part of the request (and its
+            # cache key), so it must not depend on what earlier calls taught the estimate.
+            room = self.context_window - math.ceil(prompt_len / 3) - 16
             cap = max(64, min(cap, room))
         return cap
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model: the server's tokenizer where it has one, else
+        characters / 4. Counts go through the cache like replies (a replayed run sizes its prompts
+        exactly as the recorded one did, without a server)."""
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        request = {"kind": "tokenize", "format": REQUEST_FORMAT, "model": self.model, "text_sha256": digest}
+        key = request_key(request)
+        stored = self.cache.get(key) if self.cache is not None else None
+        if stored is not None:
+            return int(stored["tokens"])
+        if self.replay_only or self.scripted is not None:
+            return math.ceil(len(text) / 4)
+        tokens = await self.tokens.count(text, timeout=min(self.timeout, 30.0))
+        if self.cache is not None and self.tokens.method == "server tokenizer":
+            self.cache.put(key, model=self.model, kind="tokenize", request=request,
+                           reply={"tokens": tokens}, prompt_tokens=0, completion_tokens=0)
+        return tokens
 
     def prompt_budget(self, max_tokens: int | None = None, *, reserve: int = 0) -> int | None:
         """Tokens a prompt may use in this model's context window, leaving room for the reply
@@ -520,17 +559,26 @@ class LLMClient:
         """The context window: ``--context-window`` if given, else the server's metadata (vLLM's
         ``max_model_len``, Ollama's ``/api/show``), else the known table; also probes the server's
         tokenizer. Sets ``context_window`` and ``context_window_source``."""
-        if self.context_window:
-            return self.context_window
+        limits = self._limits
+        if limits["window"]:
+            limits["checked"] = True
+            return limits["window"]
+        limits["checked"] = True
         if self.scripted is None and not self.replay_only and self._spec.base_url:
             found = await _server_context_window(self._spec, timeout=min(self.timeout, 10.0))
             if found is not None:
-                self.context_window, self.context_window_source = found, "server metadata"
+                limits.update(window=found, source="server metadata")
                 return found
         known = _known_window(self.model)
         if known is not None:
-            self.context_window, self.context_window_source = known, "known model table"
-        return self.context_window
+            limits.update(window=known, source="known model table")
+        return limits["window"]
+
+    async def ensure_limits(self) -> int | None:
+        """:meth:`discover_context_window` once per client (and its ``bind`` clones)."""
+        if not self._limits["checked"]:
+            await self.discover_context_window()
+        return self._limits["window"]
 
     # ------------------------------------------------------------------ chat
     async def chat(
@@ -553,6 +601,9 @@ class LLMClient:
         }
         if tools:
             params["tools"] = [tool_to_wire(t) for t in tools]
+            # OpenAI's default when tools are given, sent explicitly: llama-cpp-python's
+            # function-calling chat handlers ignore the tools without it.
+            params["tool_choice"] = "auto"
         request = {"kind": "chat", "format": REQUEST_FORMAT, **params}
         key = request_key(request)
 

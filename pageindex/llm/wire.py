@@ -18,7 +18,7 @@ from pageindex.llm.types import Message, ToolCall, ToolSpec
 # request). It is part of every cache key: a change to the messages makes old recordings miss,
 # and the miss says they were recorded with an older format. History: 1 = ``content: null`` on
 # assistant tool-call messages; 2 = ``content: ""`` there (servers such as llama-cpp-python
-# reject null with HTTP 500), ``max_tokens`` on every call.
+# reject null with HTTP 500), ``max_tokens`` on every call, ``tool_choice: "auto"`` with tools.
 REQUEST_FORMAT = 2
 
 

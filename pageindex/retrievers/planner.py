@@ -29,7 +29,6 @@ from pydantic import BaseModel, Field
 
 from pageindex.llm.types import StructuredOutputError
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
-from pageindex.retrievers.index import render_index
 from pageindex.retrievers.numbers import format_number, try_number
 from pageindex.retrievers.planner_plan import (
     ExpressionError,
@@ -360,7 +359,7 @@ async def planner(run: RetrievalRun, opts: PlannerOptions) -> RetrievalResult:
     """A planner writes a DAG of fetch/compute/synthesise tasks; an executor runs independent tasks
     concurrently and re-plans only what failed."""
     executor = PlanExecutor(run, opts)
-    index = render_index(run.tree, max_depth=opts.index_depth, summaries=opts.summaries)
+    index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="planner")
     plan_prompt = load_prompt("planner_plan_v1")
     failures: list[TaskOutcome] = []
     all_tasks: dict[str, Task] = {}

@@ -177,7 +177,7 @@ def test_every_call_sends_max_tokens_sized_to_the_context():
     run(client.chat(ask()))
     assert [r.max_tokens for r in sm.requests] == [512, 512]  # the judge's default, structured too
     small = make_client("scripted", scripted=ScriptedModel(replies=["ok"]), context_window=1000)
-    run(small.chat(ask("y" * 3200), max_tokens=900))
+    run(small.chat(ask("y" * 2400), max_tokens=900))  # 800 tokens at a conservative 3 chars each
     assert small.scripted.requests[0].max_tokens == 1000 - 800 - 16
 
 
