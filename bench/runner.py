@@ -216,7 +216,9 @@ class Runner:
             "timeout": cfg.timeout_s,
             "max_retries": cfg.max_retries,
             "json_mode": cfg.json_mode,
-            "concurrency": max(cfg.concurrency, 1) * 2,
+            "concurrency": cfg.llm_concurrency or max(cfg.concurrency, 1) * 2,
+            "retry_timeouts": cfg.retry_timeouts,
+            "context_window": cfg.context_window,
             "cache": self._cache(),
         }
 
