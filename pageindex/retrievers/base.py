@@ -250,7 +250,9 @@ class RetrievalRun:
         self.tool_calls = 0
         self._llm = llm
         self._usage: dict[str, RoleUsage] = {}
-        self._cost: float | None = 0.0
+        # Cost: None ("unknown") from the start when the model has no price, so a sample of an
+        # unpriced model is never 0.0, however many calls it made (none included).
+        self._cost: float | None = 0.0 if llm is None or _priced(llm) else None
         self._fetcher: SectionFetcher | None = None
         self._recorded_latency = 0.0  # model time of the calls the cache served, as recorded
         self._cached_calls = 0
@@ -528,6 +530,16 @@ class RetrievalRun:
         if self.context.question_id and "question_id" not in result.extra:
             result.extra["question_id"] = self.context.question_id
         return verify_result(self.tree, result)
+
+
+def _priced(llm: Any) -> bool:
+    pricing = getattr(llm, "pricing", None)
+    if pricing is None:
+        return True
+    try:
+        return pricing.price(llm.spec, llm.model) is not None
+    except Exception:  # a stand-in client without a spec
+        return True
 
 
 # ----------------------------------------------------------------------------- entry points
