@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from pageindex.llm.types import Message, StructuredOutputError, ToolCall
+from pageindex.llm.types import Message, OutputTruncated, StructuredOutputError, ToolCall
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import source_for_page
@@ -150,10 +150,10 @@ async def iterative(run: RetrievalRun, opts: IterativeOptions) -> RetrievalResul
 
         try:
             decision = await _synthesise(run, opts, iteration=iteration, findings=findings, failed=failed)
-        except StructuredOutputError as exc:
+        except (StructuredOutputError, OutputTruncated) as exc:
             record.tokens = run.tokens_used() - tokens_before
             record.decision = "invalid"
-            return finish("fail", reason=f"synthesis reply invalid: {exc}")
+            return finish("fail", reason=f"synthesis reply invalid: {exc}", error_kind=exc.kind)
         record.tokens = run.tokens_used() - tokens_before
         record.decision = decision.decision
         run.event(
