@@ -1,5 +1,7 @@
 # Two commands for a fresh machine:  `make demo` (the main job) and `make test` (the tests).
-# Both create .venv and install the package on first use.
+# Both create .venv and install the package on first use. `make test-real` runs the real-server
+# tier: llama-cpp-python's server with a tiny model on loopback (its environment is built once,
+# about 20 minutes on 2 cores, into a venv cached under the user cache dir).
 PY ?= python3
 ARGS ?=
 VENV := .venv
@@ -11,7 +13,7 @@ $(BIN)/pageindex: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(BIN)/pageindex
 
-.PHONY: install demo test lint
+.PHONY: install demo test test-real lint
 install: $(BIN)/pageindex
 
 demo: install
@@ -19,6 +21,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -n 2
+
+test-real: install
+	bash tests/real/setup_server_env.sh >/dev/null
+	PAGEINDEX_REAL_TIER=1 $(BIN)/python -m pytest tests/real -p no:xdist -p no:cacheprovider --timeout 1800 -v
 
 lint: install
 	$(BIN)/ruff check .

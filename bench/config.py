@@ -40,6 +40,9 @@ class RunConfig(BaseModel):
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    retry_timeouts: bool = True  # False: a client timeout is final (local-server profile)
+    llm_concurrency: int | None = Field(None, ge=1)  # HTTP requests in flight (None: 2 x concurrency)
+    context_window: int | None = Field(None, ge=256)  # the model's, in tokens (None: discovered)
     json_mode: bool = False  # structured outputs as JSON content, for servers without tools/JSON schema
     similarity_threshold: float = Field(0.92, gt=0, le=1)
     # A finished run with more than this share of samples in error (or with a failed judge call)
@@ -73,6 +76,8 @@ RESUME_OVERRIDES = frozenset(
         "budget_usd",
         "timeout_s",
         "max_retries",
+        "retry_timeouts",
+        "llm_concurrency",
         "cache",
         "cache_path",
         "tree_cache_dir",

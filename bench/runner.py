@@ -265,7 +265,9 @@ class Runner:
             "timeout": cfg.timeout_s,
             "max_retries": cfg.max_retries,
             "json_mode": cfg.json_mode,
-            "concurrency": max(cfg.concurrency, 1) * 2,
+            "concurrency": cfg.llm_concurrency or max(cfg.concurrency, 1) * 2,
+            "retry_timeouts": cfg.retry_timeouts,
+            "context_window": cfg.context_window,
             "cache": self._cache(),
         }
 
@@ -381,15 +383,14 @@ class Runner:
             tree, q.question, retriever=retriever, llm=retriever_llm, context=context, **opts
         )
         verdict = None
+        judge_error = None
         if result.status == "answer":
             try:
                 verdict = await judge.judge(q.question, q.gold_answer, result.answer)
             except BudgetExceeded:
                 raise
-            except Exception as exc:  # a judge failure is recorded, the sample is not lost
-                result = result.model_copy(
-                    update={"status": "error", "error": f"judge failed: {type(exc).__name__}: {exc}"}
-                )
+            except Exception as exc:  # the judge's failure, recorded as such; the answer stays
+                judge_error = f"{getattr(exc, 'kind', None) or type(exc).__name__}: {exc}"
         return Sample.from_result(
             result,
             question=q,
@@ -397,6 +398,7 @@ class Runner:
             run_id=run_id,
             model=getattr(retriever_llm, "spec", "") or "",
             verdict=verdict,
+            judge_error=judge_error,
         )
 
     # -- the loop ----------------------------------------------------------------

@@ -1,4 +1,12 @@
-"""One scored sample (question x retriever x repeat) as it is written to ``samples.jsonl``."""
+"""One scored sample (question x retriever x repeat) as it is written to ``samples.jsonl``.
+
+Status, one rule for every retriever: ``error`` = the infrastructure failed (HTTP error, timeout,
+context overflow, no connection; ``error_kind`` names it); ``fail`` = the model answered but
+unusably (``invalid_reply``, ``output_truncated``) or gave up -- a result, scored ``refusal``;
+``answer`` = an answer, judged. A judge that fails records ``judge_error`` and leaves the sample
+``answer`` with no verdict: a judge failure never turns an answered sample into an error.
+Older runs' error kinds (``invalid_output``) read as today's names (``invalid_reply``).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from pageindex.llm.types import error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
 
 if TYPE_CHECKING:
@@ -25,7 +34,9 @@ class Sample(BaseModel):
     repeat: int = 0
     model: str = ""
     status: Status
-    verdict: Verdict | None = None  # None for status == "error" (counted apart)
+    verdict: Verdict | None = None  # None for status == "error" and when the judge failed
+    error_kind: str | None = None  # what failed: timeout, context_length, http_<status>, invalid_reply...
+    judge_error: str | None = None  # the judge's own failure (the sample keeps its status)
     evidence_hit: bool | None = None  # None when the dataset gives no evidence pages
     question: str = ""
     question_type: str = ""
@@ -66,12 +77,16 @@ class Sample(BaseModel):
         run_id: str = "",
         model: str = "",
         verdict: JudgeVerdict | None = None,
+        judge_error: str | None = None,
     ) -> Sample:
         """The sample for one retrieval and its verdict. A ``fail`` is scored ``refusal``
-        without a judge; an ``error`` gets no verdict."""
+        without a judge; an ``error`` gets no verdict; an ``answer`` whose judge failed keeps
+        its status, with ``judge_error`` set and no verdict."""
         judge_usage = verdict.usage if verdict is not None else None
         if result.status == "fail":
             verdict_value, judge, reasoning = "refusal", "retriever_fail", result.reason or ""
+        elif judge_error is not None:
+            verdict_value, judge, reasoning = None, "judge_error", ""
         elif result.status == "error" or verdict is None:
             verdict_value, judge, reasoning = None, None, ""
         else:
@@ -87,6 +102,8 @@ class Sample(BaseModel):
             model=model,
             status=result.status,
             verdict=verdict_value,
+            error_kind=result.error_kind,
+            judge_error=judge_error if result.status == "answer" else None,
             evidence_hit=bool(set(question.evidence_pages) & set(result.pages_fetched))
             if question.evidence_pages
             else None,
@@ -119,6 +136,11 @@ class Sample(BaseModel):
             trace=[e.model_dump(mode="json") for e in result.trace],
             extra={"prompt_version": result.prompt_version, **result.extra},
         )
+
+    @field_validator("error_kind", mode="before")
+    @classmethod
+    def _today_name(cls, value: str | None) -> str | None:
+        return error_kind_name(value)
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -108,17 +108,19 @@ def model_client(
     base_url: str | None = None,
     scripted_policy: str | None = None,
     json_mode: bool = False,
+    **settings: Any,
 ) -> Any:
     """The client for ``--model``; for a real server, checked reachable before any work starts
-    (one clear line naming the model and URL, never the key, and exit 2 otherwise)."""
+    (one clear line naming the model and URL, never the key, and exit 2 otherwise). ``settings``
+    go to ``make_client`` (timeout, max_retries, concurrency, retry_timeouts, context_window)."""
     import asyncio
 
     from pageindex.llm import LLMError, make_client
 
     if model == "scripted":
-        return scripted_client(scripted_policy, role=role, json_mode=json_mode)
+        return scripted_client(scripted_policy, role=role, json_mode=json_mode, **settings)
     try:
-        client = make_client(model, role=role, base_url=base_url, json_mode=json_mode)
+        client = make_client(model, role=role, base_url=base_url, json_mode=json_mode, **settings)
         asyncio.run(client.check())
     except LLMError as exc:
         fail(str(exc))

@@ -96,6 +96,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         no_reuse: bool = typer.Option(
             False, "--no-reuse", help="Do not answer from the session's material (always search the filing)."
         ),
+        timeout: float = typer.Option(
+            None, "--timeout", help="Seconds per model call (default 60; 600 for a loopback server)."
+        ),
+        max_retries: int = typer.Option(
+            None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
+        ),
+        concurrency: int = typer.Option(
+            None, "--concurrency", "-c", help="Model requests in flight at once (default 8; 1 for loopback)."
+        ),
+        context_window: int = typer.Option(
+            None, "--context-window", help="The model's context window in tokens (default: from the "
+            "server's metadata or a known table); the index is sized to fit it.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the whole RetrievalResult as JSON."),
         trace: bool = typer.Option(False, "--trace", help="Also print every trace event."),
     ) -> None:
@@ -105,7 +118,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.analyst.session import AnalystSession, SessionLimits
         from pageindex.analyst.store import SessionNameError, SessionStore
         from pageindex.cli._common import err_console
-        from pageindex.llm.types import BudgetExceeded, LLMError
+        from pageindex.llm.types import BudgetExceeded, LLMError, is_model_failure
         from pageindex.retrievers.base import RetrieverConfigError, get_retriever
 
         files, question = split_inputs(inputs)
@@ -118,13 +131,23 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         tree = _load_trees(files)
 
+        for name, value in (("--timeout", timeout), ("--max-retries", max_retries),
+                            ("--concurrency", concurrency), ("--context-window", context_window)):
+            if value is not None and (value < 0 or (value == 0 and name != "--max-retries")):
+                fail(f"{name} must be {'>= 0' if name == '--max-retries' else '> 0'}, got {value}")
         llm = None
         model = model or os.environ.get("PAGEINDEX_MODEL")
         if spec.needs_llm or model:
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
+            settings = _client_settings(
+                base_url or os.environ.get("OPENAI_BASE_URL"),
+                timeout=timeout, max_retries=max_retries, concurrency=concurrency,
+            )  # fmt: skip
+            if context_window:
+                settings["context_window"] = context_window
             try:
-                llm = _client(model, base_url, scripted_policy, json_mode)
+                llm = _client(model, base_url, scripted_policy, json_mode, **settings)
             except (ValueError, LLMError) as exc:
                 fail(f"model {model}: {exc}")
         import time
@@ -203,6 +226,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except BudgetExceeded as exc:
             fail(f"model {model}: budget exhausted ({exc})", code=ExitCode.BUDGET)
         save()
+        outcome = answer.result
+        unusable = outcome.status == "fail" and is_model_failure(outcome.error_kind)
         if as_json:
             out = answer.cited.model_copy(deep=True)
             out.extra["session_use"] = answer.use.model_dump(mode="json")
@@ -211,7 +236,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(out.model_dump_json(indent=2))
         else:
             print_answer(console, tree, answer, show_trace=trace)
-        raise typer.Exit(ExitCode.ERRORS if answer.result.status == "error" else ExitCode.OK)
+        # Exit codes (issue 12's table): 0 answered or a justified "not found"; 4 the retrieval
+        # ended in an error or the model's output was unusable -- said on stderr, with the cause.
+        if outcome.status == "error":
+            fail(f"the retrieval failed ({outcome.error_kind}): {outcome.error}", code=ExitCode.ERRORS)
+        if unusable:
+            fail(
+                f"the model's output was unusable ({outcome.error_kind}): {outcome.reason}",
+                code=ExitCode.ERRORS,
+            )
+        raise typer.Exit(ExitCode.OK)
 
     @app.command("retrievers")
     def retrievers() -> None:
@@ -255,7 +289,35 @@ def _load_trees(files: list[Path]):
         fail(str(exc))
 
 
-def _client(model: str, base_url: str | None, scripted_policy: str | None, json_mode: bool = False):
+def _client(
+    model: str, base_url: str | None, scripted_policy: str | None, json_mode: bool = False, **settings
+):
     return model_client(
-        model, role="retriever", base_url=base_url, scripted_policy=scripted_policy, json_mode=json_mode
+        model,
+        role="retriever",
+        base_url=base_url,
+        scripted_policy=scripted_policy,
+        json_mode=json_mode,
+        **settings,
     )
+
+
+def _client_settings(
+    base_url: str | None, *, timeout: float | None, max_retries: int | None, concurrency: int | None
+) -> dict:
+    """Client settings: the user's flags, else the local-server profile for a loopback base URL
+    (said on stderr), else the defaults."""
+    from pageindex.cli._common import err_console
+    from pageindex.llm.profile import profile_note, resolve_settings
+
+    given = {"timeout_s": timeout, "max_retries": max_retries, "concurrency": concurrency}
+    settings, sources = resolve_settings(base_url, given, defaults={"concurrency": 8})
+    note = profile_note(base_url, sources, settings)
+    if note:
+        err_console.print(f"[dim]{note}[/]", highlight=False)
+    return {
+        "timeout": settings["timeout_s"],
+        "max_retries": settings["max_retries"],
+        "concurrency": settings["llm_concurrency"] or settings["concurrency"],
+        "retry_timeouts": settings["retry_timeouts"],
+    }

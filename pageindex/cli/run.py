@@ -132,6 +132,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Exit 4 when more than this share of samples ended in error or a failed judge call "
             "(default 0.2).",
         ),
+        context_window: int = typer.Option(
+            None, "--context-window", help="The model's context window in tokens (default: the "
+            "server's metadata or a known table); indexes are sized to fit it.",
+        ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Also show library log lines (always in the run's events.log)."
@@ -170,6 +174,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             if budget:
                 operational.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
             overrides = {k: v for k, v in operational.items() if v is not None}
+            overrides.update(_local_profile(model, base_url, concurrency, timeout, max_retries, resume))
             if resume is not None:
                 fixed = {
                     "--data-dir": data_dir,
@@ -209,6 +214,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 out=out,
                 retriever_options=options,
                 json_mode=json_mode,
+                context_window=context_window,
                 **{k: v for k, v in overrides.items() if k not in {"budget_tokens", "budget_usd"}},
             )
         except ValueError as exc:
@@ -292,3 +298,35 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)
+
+
+def _local_profile(
+    model: str | None,
+    base_url: str | None,
+    concurrency: int | None,
+    timeout: float | None,
+    max_retries: int | None,
+    resume: Path | None,
+) -> dict[str, object]:
+    """Settings of the local-server profile for a loopback base URL that the user did not give
+    (a resumed run keeps its stored ones); said in the run's header (stderr)."""
+    from pageindex.cli._common import err_console
+    from pageindex.llm.profile import profile_note, resolve_settings
+    from pageindex.llm.spec import OLLAMA_BASE_URL
+
+    given = {"concurrency": concurrency, "timeout_s": timeout, "max_retries": max_retries}
+    if resume is not None:  # the stored settings win over the profile; flags still win
+        return {"retry_timeouts": True} if max_retries is not None else {}
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if url is None and (model or "").startswith("ollama/"):
+        url = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
+    settings, sources = resolve_settings(url, given)
+    note = profile_note(url, sources, settings)
+    if note:
+        err_console.print(f"[dim]{note}[/]", highlight=False)
+    out: dict[str, object] = {
+        name: settings[name] for name, source in sources.items() if source == "local-server profile"
+    }
+    if max_retries is not None:
+        out["retry_timeouts"] = True
+    return out

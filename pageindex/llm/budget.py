@@ -56,6 +56,13 @@ class Budget:
             self.spent_usd += record.cost_usd or 0.0
             self.calls += 1
 
+    def charge_estimate(self, tokens: int) -> None:
+        """Count tokens no server reported (the estimated prompt of an attempt that timed out:
+        the server still computed it)."""
+        if tokens > 0:
+            with self._lock:
+                self.spent_tokens += tokens
+
     def __repr__(self) -> str:
         return (
             f"Budget(max_tokens={self.max_tokens}, max_usd={self.max_usd}, "

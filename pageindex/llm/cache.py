@@ -1,11 +1,14 @@
 """On-disk cache of model replies (SQLite), for record / replay.
 
-Key: sha256 over the canonical JSON of the call kind, model name, messages, tools, response
-schema and sampling parameters -- never the API key or the base URL, so a call recorded with
-``openai/gpt-4o-mini`` is replayed by ``replay/gpt-4o-mini`` (and by the same model behind another
-URL). Modes: ``off`` (never read or write), ``rw`` (read, and write every new reply), ``replay``
-(read only; a miss raises :class:`ReplayMiss`). Rows keep the reply and its original usage, so
-replayed runs report the same token figures, marked ``cached``.
+Key: sha256 over the canonical JSON of the call kind, the request-format version
+(``wire.REQUEST_FORMAT``), model name, messages, tools, response schema and sampling
+parameters -- never the API key or the base URL, so a call recorded with ``openai/gpt-4o-mini``
+is replayed by ``replay/gpt-4o-mini`` (and by the same model behind another URL). Recordings
+made with an older request format never match; a replay miss says so (and how to re-record)
+when the cache holds such recordings of the model. Modes: ``off`` (never read or write), ``rw``
+(read, and write every new reply), ``replay`` (read only; a miss raises :class:`ReplayMiss`).
+Rows keep the reply and its original usage, so replayed runs report the same token figures,
+marked ``cached``.
 
 Failures: a call's *final* failure (after the retries: HTTP errors, timeouts, malformed replies,
 output that never validated) is recorded too, in a separate ``failures`` table: error kind, class,
@@ -233,6 +236,19 @@ class LLMCache:
                 row,
             )
         self.failure_writes += 1
+
+    def older_format_count(self, model: str, request_format: int) -> int:
+        """Recorded replies of ``model`` whose request was made with an older request format
+        (no ``"format"`` field, or another one): they can never match today's keys."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return 0
+        marker = f'%"format": {int(request_format)},%'
+        with self._lock:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM replies WHERE model = ? AND request NOT LIKE ?", (model, marker)
+            ).fetchone()
+        return int(row[0])
 
     # ------------------------------------------------------------------ maintenance
     def stats(self) -> CacheStats:

@@ -47,7 +47,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import json
+import math
+import re
 import time
 import weakref
 from typing import Any, TypeVar
@@ -60,21 +63,34 @@ from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
 from pageindex.llm.cache import CacheMode, LLMCache, request_key
-from pageindex.llm.http import MALFORMED_HEADER, PARSED_JSON, make_http_client, parse_completion
+from pageindex.llm.http import (
+    MALFORMED_HEADER,
+    PARSED_JSON,
+    TIMEOUT_HEADER,
+    make_http_client,
+    parse_completion,
+    recording_attempts,
+    server_message,
+    shorten,
+)
 from pageindex.llm.http import completion_problem as parse_completion_problem
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.scripted import RESPONSE_MODEL_HEADER, ScriptedModel, ScriptedRaise, ScriptedTransport
 from pageindex.llm.spec import ModelSpec, parse_spec
+from pageindex.llm.tokens import TokenCounter, default_max_tokens
 from pageindex.llm.types import (
     ChatResponse,
+    ContextLengthError,
+    HTTPStatusError,
     LLMCallError,
     LLMConfigError,
     LLMError,
     LLMTimeout,
     MalformedReply,
     Message,
+    OutputTruncated,
     ReplayMiss,
     Role,
     StructuredOutputError,
@@ -82,8 +98,9 @@ from pageindex.llm.types import (
     ToolSpec,
     Usage,
     UsageRecord,
+    error_kind_name,
 )
-from pageindex.llm.wire import message_to_wire, parse_tool_call, tool_to_wire
+from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire, parse_tool_call, prompt_chars, tool_to_wire
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -97,16 +114,36 @@ _flights: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
     weakref.WeakKeyDictionary()
 )
 # Failures recorded in the cache and reproduced by replay (and shared with waiting identical calls).
+# Older names (``invalid_output``) read as today's classes; ``http_<status>`` is HTTPStatusError.
 _RECORDED_ERRORS: dict[str, type[LLMError]] = {
-    cls.kind: cls for cls in (LLMCallError, LLMTimeout, MalformedReply, StructuredOutputError)
+    cls.kind: cls
+    for cls in (
+        LLMCallError,
+        LLMTimeout,
+        MalformedReply,
+        ContextLengthError,
+        OutputTruncated,
+        StructuredOutputError,
+    )
 }
 _attempts: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("_attempts", default=None)
+# How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
+    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
+    re.IGNORECASE,
+)
 
 
 def _count_attempt(*args: Any, **kwargs: Any) -> None:
     seen = _attempts.get()
     if seen is not None:
         seen.append(1)
+
+
+def is_context_overflow(status: int | None, message: str) -> bool:
+    """Whether an HTTP error says the prompt did not fit the model's context window."""
+    return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
 
 
 class _Backend:
@@ -137,6 +174,9 @@ class LLMClient:
         pricing: Pricing | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
         tag: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        context_window: int | None = None,
+        retry_timeouts: bool = True,
     ) -> None:
         self._spec = spec
         self.role: Role = role
@@ -151,6 +191,21 @@ class LLMClient:
         self.json_mode = json_mode
         self.pricing = pricing if pricing is not None else load_pricing()
         self.tag: dict[str, Any] = dict(tag or {})
+        # Completion cap of calls that give none (None: the per-role default, tokens.py).
+        self.max_tokens = max_tokens
+        # The model's context window in tokens (None: unknown; see ``discover_context_window``),
+        # shared by every ``bind`` clone so discovery happens once.
+        self._limits: dict[str, Any] = {
+            "window": context_window,
+            "source": "--context-window" if context_window else None,
+            "checked": bool(context_window),
+        }
+        self.retry_timeouts = retry_timeouts
+        self.tokens = TokenCounter(
+            base_url=None if scripted is not None else spec.base_url,
+            model=spec.model,
+            headers={"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else None,
+        )
         self.replay_only = spec.provider == "replay" or (cache is not None and cache.mode == "replay")
         if (
             budget is not None
@@ -190,6 +245,19 @@ class LLMClient:
     def __repr__(self) -> str:
         return f"LLMClient({self.spec!r}, role={self.role!r}, base_url={self.display_url!r})"
 
+    @property
+    def context_window(self) -> int | None:
+        return self._limits["window"]
+
+    @context_window.setter
+    def context_window(self, value: int | None) -> None:
+        self._limits.update(window=value, source="--context-window" if value else None, checked=bool(value))
+
+    @property
+    def context_window_source(self) -> str | None:
+        """Where the context window came from: --context-window, server metadata, known model table."""
+        return self._limits["source"]
+
     def bind(self, **tag: Any) -> LLMClient:
         """A client sharing everything with this one whose records carry ``tag`` as well."""
         clone = object.__new__(LLMClient)
@@ -208,7 +276,7 @@ class LLMClient:
             inner = ScriptedTransport(self.scripted) if self.scripted is not None else self.transport
             secrets = self._spec.secrets()
             redact_library_logs(secrets)
-            http_client = make_http_client(secrets, inner)
+            http_client = make_http_client(secrets, inner, retry_timeouts=self.retry_timeouts)
             # A query in the base URL (``?api-key=...``, ``?api-version=...``, as Azure-style proxies
             # want) goes on every request: the SDK would otherwise append paths after it.
             url = httpx2.URL(self.base_url or "")
@@ -261,6 +329,14 @@ class LLMClient:
             if failure is not None:
                 raise self._reproduce(failure, tag)
             where = self.cache.path if self.cache is not None else "no cache"
+            older = self.cache.older_format_count(self.model, REQUEST_FORMAT) if self.cache else 0
+            if older:
+                raise ReplayMiss(
+                    f"replay miss for model {self.model} ({self.spec}): request key {key} is not in "
+                    f"{where}, which holds {older} recording(s) of this model made with an older "
+                    f"request format (before v{REQUEST_FORMAT}) that today's requests never match; "
+                    f"re-record them: run again with openai/{self.model} and --cache rw"
+                )
             raise ReplayMiss(
                 f"replay miss for model {self.model} ({self.spec}): request key {key} is not in {where}; "
                 f"record it first with openai/{self.model} and the cache in mode rw"
@@ -314,12 +390,16 @@ class LLMClient:
     def _reproduce(self, failure: dict[str, Any], tag: dict[str, Any] | None) -> LLMError:
         """The typed error a recorded failure stands for (``cached=True``); tokens it had spent are
         entered in the ledger again, marked cached, as a cached reply's are."""
-        cls = _RECORDED_ERRORS.get(str(failure.get("kind")), LLMCallError)
+        kind = error_kind_name(str(failure.get("kind"))) or LLMCallError.kind
+        cls = _RECORDED_ERRORS.get(kind, LLMCallError)
         usage = failure.get("usage")
-        record = (
-            self._record(Usage.model_validate(usage), tag, cached=True, error=cls.kind) if usage else None
-        )
-        return cls(str(failure.get("message", "")), raw=failure.get("raw"), usage=record, cached=True)
+        record = self._record(Usage.model_validate(usage), tag, cached=True, error=kind) if usage else None
+        message, raw = str(failure.get("message", "")), failure.get("raw")
+        if kind.startswith("http_") and kind[5:].isdigit():
+            return HTTPStatusError(message, status=int(kind[5:]), raw=raw, usage=record, cached=True)
+        if issubclass(cls, LLMCallError):
+            return cls(message, raw=raw, usage=record, cached=True, kind=kind)
+        return cls(message, raw=raw, usage=record, cached=True)
 
     def _store(self, key: str, kind: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
         usage = Usage.model_validate(reply["usage"])
@@ -338,8 +418,10 @@ class LLMClient:
         if self.budget is not None:
             self.budget.check(f"{self.spec} ({self.role})")
 
-    def _error(self, exc: BaseException) -> BaseException:
-        """Translate an SDK / instructor / scripted exception into the layer's typed errors."""
+    def _error(self, exc: BaseException, attempts: list[dict[str, Any]] | None = None) -> BaseException:
+        """Translate an SDK / instructor / scripted exception into the layer's typed errors, each
+        naming its cause: ``timeout``, ``context_length``, ``http_<status>`` (with the server's
+        own message, never cut mid-word), ``malformed_reply``, ``call_failed`` (no connection)."""
         seen: BaseException | None = exc
         while seen is not None:
             if isinstance(seen, ScriptedRaise):
@@ -351,14 +433,18 @@ class LLMClient:
                 break
             seen = seen.__cause__ or seen.__context__
         where = self._where()
-        attempts = f"after {self.max_retries + 1} attempt(s)"
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMTimeout(f"{where}: no reply within {self.timeout:g}s {attempts}")
+        n = len(attempts) if attempts else self.max_retries + 1
+        attempts_text = f"after {n} attempt(s)"
+        if isinstance(exc, openai.APITimeoutError) or (
+            isinstance(exc, openai.APIStatusError) and TIMEOUT_HEADER in exc.response.headers
+        ):
+            retry = "" if self.retry_timeouts else " (timeouts are not retried for this server)"
+            return LLMTimeout(f"{where}: no reply within {self.timeout:g}s {attempts_text}{retry}")
         if isinstance(exc, openai.APIConnectionError):
-            return LLMCallError(f"{where}: cannot connect {attempts}")
+            return LLMCallError(f"{where}: cannot connect {attempts_text}")
         if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
             return MalformedReply(
-                f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts}",
+                f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",
                 raw=exc.response.text[:2000],
             )
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
@@ -366,24 +452,133 @@ class LLMClient:
                 f"{self.display_url} rejected the API key for {self.spec} "
                 f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
             )
-        if isinstance(exc, openai.NotFoundError):
-            return LLMConfigError(
-                f"{where}: HTTP 404 -- unknown model {self.model!r} or wrong base URL "
-                f"({self._spec.redact(exc.message)})"
-            )
         if isinstance(exc, openai.APIStatusError):
-            body = self._spec.redact(exc.response.text[:2000]) if exc.response is not None else None
+            body = self._spec.redact(exc.response.text) if exc.response is not None else ""
+            message = self._spec.redact(server_message(body) if body else shorten(exc.message, 600))
+            if is_context_overflow(exc.status_code, message):
+                window = f" (context window {self.context_window})" if self.context_window else ""
+                return ContextLengthError(
+                    f"{where}: the prompt does not fit the model's context{window}: "
+                    f"HTTP {exc.status_code}: {message}",
+                    raw=body[:2000],
+                )
+            if isinstance(exc, openai.NotFoundError):
+                return LLMConfigError(
+                    f"{where}: HTTP 404 -- unknown model {self.model!r} or wrong base URL ({message})"
+                )
             retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            return LLMCallError(
-                f"{where}: HTTP {exc.status_code}{' ' + attempts if retried else ''}: "
-                f"{self._spec.redact(exc.message)[:300]}",
-                raw=body,
+            return HTTPStatusError(
+                f"{where}: HTTP {exc.status_code}{' ' + attempts_text if retried else ''}: {message}",
+                status=exc.status_code,
+                raw=body[:2000],
             )
         if isinstance(exc, openai.OpenAIError):
-            return LLMCallError(f"{where}: {self._spec.redact(str(exc))[:300]}")
+            return LLMCallError(f"{where}: {shorten(self._spec.redact(str(exc)), 600)}")
         if isinstance(exc, json.JSONDecodeError):
             return LLMCallError(f"{where}: the reply is not JSON ({exc.msg})", raw=exc.doc[:2000])
         return exc
+
+    # ------------------------------------------------------------------ attempts and sizing
+    def _attempt_usage(self, attempts: list[dict[str, Any]], latency: float, prompt_len: int) -> Usage:
+        """Usage summed over every HTTP attempt of one call (timed-out ones report none);
+        calibrates the token estimate with what the server reported."""
+        total = Usage(calls=max(len(attempts), 1), latency_s=latency, cost_usd=None)
+        for attempt in attempts:
+            usage = attempt.get("usage")
+            if isinstance(usage, dict):
+                one = _usage(usage, 0.0, calls=0)
+                total.prompt_tokens += one.prompt_tokens
+                total.completion_tokens += one.completion_tokens
+                total.cached_tokens += one.cached_tokens
+                if attempt is attempts[0]:
+                    self.tokens.observe(prompt_len, one.prompt_tokens)
+        return total
+
+    def _failed(
+        self,
+        exc: BaseException,
+        attempts: list[dict[str, Any]],
+        latency: float,
+        prompt_len: int,
+        tag: dict[str, Any] | None,
+    ) -> BaseException:
+        """The typed error for a failed call, with every HTTP attempt it made counted: the
+        attempts' usage goes to the ledger (error kind attached) and the error's ``usage``; the
+        estimated prompt tokens of attempts that timed out (no usage) count against the budget."""
+        error = self._error(exc, attempts)
+        if not isinstance(error, LLMError) or isinstance(error, LLMConfigError) or error.cached:
+            return error
+        error.attempts = list(attempts)  # type: ignore[attr-defined]
+        if attempts and error.usage is None:
+            usage = self._attempt_usage(attempts, latency, prompt_len)
+            error.usage = self._record(usage, tag, error=error.kind)
+            unreported = sum(1 for a in attempts if a.get("usage") is None)
+            if self.budget is not None and unreported:
+                self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
+        return error
+
+    def completion_cap(self, max_tokens: int | None, prompt_len: int) -> int:
+        """The ``max_tokens`` a call sends: the call's own, else the client's, else the role's
+        default; lowered to what is left of a known context window after the (estimated) prompt
+        (never below 64)."""
+        cap = max_tokens or self.max_tokens or default_max_tokens(self.role)
+        if self.context_window:
+            # A fixed, conservative 3 characters per token: the cap is part of the request (and its
+            # cache key), so it must not depend on what earlier calls taught the estimate.
+            room = self.context_window - math.ceil(prompt_len / 3) - 16
+            cap = max(64, min(cap, room))
+        return cap
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model: the server's tokenizer where it has one, else
+        characters / 4. Counts go through the cache like replies (a replayed run sizes its prompts
+        exactly as the recorded one did, without a server)."""
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        request = {"kind": "tokenize", "format": REQUEST_FORMAT, "model": self.model, "text_sha256": digest}
+        key = request_key(request)
+        stored = self.cache.get(key) if self.cache is not None else None
+        if stored is not None:
+            return int(stored["tokens"])
+        if self.replay_only or self.scripted is not None:
+            return math.ceil(len(text) / 4)
+        tokens = await self.tokens.count(text, timeout=min(self.timeout, 30.0))
+        if self.cache is not None and self.tokens.method == "server tokenizer":
+            self.cache.put(key, model=self.model, kind="tokenize", request=request,
+                           reply={"tokens": tokens}, prompt_tokens=0, completion_tokens=0)
+        return tokens
+
+    def prompt_budget(self, max_tokens: int | None = None, *, reserve: int = 0) -> int | None:
+        """Tokens a prompt may use in this model's context window, leaving room for the reply
+        (``max_tokens`` or the role's default) and ``reserve`` more; None when the window is unknown."""
+        if not self.context_window:
+            return None
+        cap = max_tokens or self.max_tokens or default_max_tokens(self.role)
+        return max(self.context_window - cap - reserve, 256)
+
+    async def discover_context_window(self) -> int | None:
+        """The context window: ``--context-window`` if given, else the server's metadata (vLLM's
+        ``max_model_len``, Ollama's ``/api/show``), else the known table; also probes the server's
+        tokenizer. Sets ``context_window`` and ``context_window_source``."""
+        limits = self._limits
+        if limits["window"]:
+            limits["checked"] = True
+            return limits["window"]
+        limits["checked"] = True
+        if self.scripted is None and not self.replay_only and self._spec.base_url:
+            found = await _server_context_window(self._spec, timeout=min(self.timeout, 10.0))
+            if found is not None:
+                limits.update(window=found, source="server metadata")
+                return found
+        known = _known_window(self.model)
+        if known is not None:
+            limits.update(window=known, source="known model table")
+        return limits["window"]
+
+    async def ensure_limits(self) -> int | None:
+        """:meth:`discover_context_window` once per client (and its ``bind`` clones)."""
+        if not self._limits["checked"]:
+            await self.discover_context_window()
+        return self._limits["window"]
 
     # ------------------------------------------------------------------ chat
     async def chat(
@@ -395,32 +590,41 @@ class LLMClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
     ) -> ChatResponse:
+        """One chat completion. Sends ``max_tokens`` always (see :meth:`completion_cap`); every HTTP
+        attempt is counted (``resp.attempts``, ``resp.usage.calls``)."""
+        prompt_len = prompt_chars(messages)
         params: dict[str, Any] = {
             "model": self.model,
             "messages": [message_to_wire(m) for m in messages],
             "temperature": temperature,
+            "max_tokens": self.completion_cap(max_tokens, prompt_len),
         }
         if tools:
             params["tools"] = [tool_to_wire(t) for t in tools]
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        request = {"kind": "chat", **params}
+            # OpenAI's default when tools are given, sent explicitly: llama-cpp-python's
+            # function-calling chat handlers ignore the tools without it.
+            params["tool_choice"] = "auto"
+        request = {"kind": "chat", "format": REQUEST_FORMAT, **params}
         key = request_key(request)
 
         async def live() -> dict[str, Any]:
             self._check_budget()
             backend = self._backend()
             async with self._limiter():
-                started = time.perf_counter()
-                try:
-                    # The SDK's generic ``post`` (its documented way to reach any endpoint) keeps all
-                    # of its retry / timeout / error machinery but skips the typed request transform
-                    # and response model construction (about 1 ms of CPU per call). The transport has
-                    # already parsed and checked the JSON (http.py); we take it from there.
-                    http = await backend.sdk.post("/chat/completions", body=params, cast_to=httpx2.Response)
-                except Exception as exc:
-                    raise self._error(exc) from exc
-                latency = time.perf_counter() - started
+                with recording_attempts() as attempts:
+                    started = time.perf_counter()
+                    try:
+                        # The SDK's generic ``post`` (its documented way to reach any endpoint) keeps
+                        # all of its retry / timeout / error machinery but skips the typed request
+                        # transform and response model construction (about 1 ms of CPU per call).
+                        # The transport has already parsed and checked the JSON (http.py).
+                        http = await backend.sdk.post(
+                            "/chat/completions", body=params, cast_to=httpx2.Response
+                        )
+                    except Exception as exc:
+                        latency = time.perf_counter() - started
+                        raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                    latency = time.perf_counter() - started
             raw = http.extensions.get(PARSED_JSON)
             if raw is None:  # pragma: no cover - only if a transport bypasses the check
                 raw, problem = parse_completion(http.content)
@@ -428,11 +632,16 @@ class LLMClient:
                     raise MalformedReply(
                         f"malformed reply from {self._where()}: {problem}", raw=http.text[:2000]
                     )
-            return {"raw": raw, "usage": _usage(raw.get("usage"), latency, calls=1).model_dump()}
+            if not attempts:  # a transport that records nothing (never in practice): one attempt
+                attempts.append({"outcome": "ok", "status": 200, "usage": raw.get("usage")})
+            usage = self._attempt_usage(attempts, latency, prompt_len)
+            return {"raw": raw, "usage": usage.model_dump(), "attempts": attempts}
 
         reply, cached = await self._resolve(key, "chat", request, tag, live)
         usage = Usage.model_validate(reply["usage"])
-        return self._chat_response(reply["raw"], tools, usage, tag, cached=cached)
+        response = self._chat_response(reply["raw"], tools, usage, tag, cached=cached)
+        response.attempts = reply.get("attempts") or []
+        return response
 
     def _where(self) -> str:
         return self._spec.where() if self.scripted is None else f"{self.spec} (scripted)"
@@ -473,15 +682,21 @@ class LLMClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
     ) -> StructuredResponse[T]:
+        """A reply validated as ``response_model`` (instructor; tools or JSON mode). Sends
+        ``max_tokens`` always. Every HTTP attempt, validation re-asks and HTTP retries included, is
+        counted in the usage. Raises :class:`OutputTruncated` when the reply was cut at
+        ``max_tokens`` and :class:`StructuredOutputError` (with the validation messages) when it
+        never validated."""
+        prompt_len = prompt_chars(messages)
         params: dict[str, Any] = {
             "model": self.model,
             "messages": [message_to_wire(m) for m in messages],
             "temperature": temperature,
+            "max_tokens": self.completion_cap(max_tokens, prompt_len),
         }
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
         request = {
             "kind": "structured",
+            "format": REQUEST_FORMAT,
             "mode": "json" if self.json_mode else "tools",
             "response_model": response_model.__name__,
             "schema": response_model.model_json_schema(),
@@ -496,44 +711,52 @@ class LLMClient:
             extra = (
                 {"extra_headers": {RESPONSE_MODEL_HEADER: response_model.__name__}} if self.scripted else {}
             )
-            attempts: list[Any] = []
-            token = _attempts.set(attempts)
+            hooks: list[Any] = []
+            token = _attempts.set(hooks)
             try:
                 async with self._limiter():
-                    started = time.perf_counter()
-                    try:
-                        value, completion = await backend.structured.chat.completions.create_with_completion(
-                            response_model=response_model, max_retries=max_retries, **params, **extra
-                        )
-                    except InstructorError as exc:
-                        # Retries exhausted, or a reply instructor cannot use at all (e.g. cut off by
-                        # max_tokens): a typed, recorded error -- unless an HTTP failure caused it.
+                    with recording_attempts() as attempts:
+                        started = time.perf_counter()
+                        try:
+                            value, _ = await backend.structured.chat.completions.create_with_completion(
+                                response_model=response_model, max_retries=max_retries, **params, **extra
+                            )
+                        except InstructorError as exc:
+                            # Retries exhausted, or a reply instructor cannot use at all (e.g. cut
+                            # off by max_tokens): a typed, recorded error -- unless an HTTP failure
+                            # caused it.
+                            latency = time.perf_counter() - started
+                            error = self._error(exc, attempts)
+                            if error is not exc:
+                                raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                            raise self._invalid_output(
+                                exc, response_model, latency, tag, attempts, prompt_len, params["max_tokens"]
+                            ) from exc
+                        except Exception as exc:
+                            latency = time.perf_counter() - started
+                            raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
                         latency = time.perf_counter() - started
-                        error = self._error(exc)
-                        if error is not exc:
-                            raise error from exc
-                        raise self._invalid_output(exc, response_model, latency, tag, len(attempts)) from exc
-                    except Exception as exc:
-                        raise self._error(exc) from exc
-                    latency = time.perf_counter() - started
             finally:
                 _attempts.reset(token)
-            n_attempts = max(len(attempts), 1)
             value = _as_exact_type(value, response_model)
             live_value.append(value)
-            usage = _usage(
-                completion.model_dump(mode="json", exclude_none=True).get("usage"), latency, calls=n_attempts
-            )
+            usage = self._attempt_usage(attempts, latency, prompt_len)
             return {
                 "value": value.model_dump(mode="json"),
                 "usage": usage.model_dump(),
-                "attempts": n_attempts,
+                "attempts": max(len(hooks), 1),
+                "http_attempts": attempts,
             }
 
         reply, cached = await self._resolve(key, "structured", request, tag, live)
         record = self._record(Usage.model_validate(reply["usage"]), tag, cached=cached)
         value = live_value[0] if live_value and not cached else response_model.model_validate(reply["value"])
-        return StructuredResponse[response_model](value=value, usage=record, attempts=reply["attempts"])
+        return StructuredResponse[response_model](  # type: ignore[valid-type]
+            value=value,
+            usage=record,
+            attempts=reply["attempts"],
+            http_attempts=reply.get("http_attempts") or [],
+        )
 
     def _invalid_output(
         self,
@@ -541,27 +764,42 @@ class LLMClient:
         response_model: type[BaseModel],
         latency: float,
         tag: dict[str, Any] | None,
-        seen_attempts: int,
-    ) -> StructuredOutputError:
-        n_attempts = int(getattr(exc, "n_attempts", 0) or seen_attempts or 1)
-        total = getattr(exc, "total_usage", None) or getattr(
-            getattr(exc, "last_completion", None), "usage", None
-        )
-        total_dict = total.model_dump(mode="json") if hasattr(total, "model_dump") else None
-        usage = _usage(total_dict, latency, calls=n_attempts)
-        record = self._record(usage, tag, error=StructuredOutputError.kind)
-        raw = _raw_reply(getattr(exc, "last_completion", None))
-        last_error = str(exc).strip().splitlines()
-        reason = next(
-            (line.strip() for line in last_error if "error" in line.lower()),
-            last_error[0] if last_error else "validation failed",
-        )
-        return StructuredOutputError(
-            f"{self.spec}: reply did not validate as {response_model.__name__} after {n_attempts} "
-            f"attempt(s): {self._spec.redact(reason)[:300]}",
-            raw=raw,
-            usage=record,
-        )
+        attempts: list[dict[str, Any]],
+        prompt_len: int,
+        max_tokens: int,
+    ) -> LLMError:
+        """:class:`OutputTruncated` if the last reply stopped at ``max_tokens``, else
+        :class:`StructuredOutputError` carrying the validation messages of the last attempt."""
+        last = getattr(exc, "last_completion", None)
+        finish = _finish_reason(last) or (attempts[-1].get("finish_reason") if attempts else None)
+        if not attempts:  # a transport that records nothing: fall back on instructor's count
+            n = int(getattr(exc, "n_attempts", 0) or 1)
+            attempts = [{"outcome": "ok", "usage": None} for _ in range(n)]
+        usage = self._attempt_usage(attempts, latency, prompt_len)
+        if not any(a.get("usage") for a in attempts):  # instructor's own sum, when it has one
+            total = getattr(exc, "total_usage", None) or getattr(last, "usage", None)
+            if hasattr(total, "model_dump"):
+                reported = _usage(total.model_dump(mode="json"), latency, calls=usage.calls)
+                usage = reported
+        raw = _raw_reply(last)
+        n_validations = int(getattr(exc, "n_attempts", 0) or len(attempts) or 1)
+        if finish == "length":
+            kind: type[LLMError] = OutputTruncated
+            message = (
+                f"{self.spec}: the reply was cut at max_tokens={max_tokens} (finish_reason: length) "
+                f"before it was a complete {response_model.__name__}"
+            )
+        else:
+            kind = StructuredOutputError
+            message = (
+                f"{self.spec}: reply did not validate as {response_model.__name__} after "
+                f"{n_validations} attempt(s) ({len(attempts)} HTTP request(s)): "
+                f"{self._spec.redact(validation_messages(exc))}"
+            )
+        record = self._record(usage, tag, error=kind.kind)
+        error = kind(message, raw=raw, usage=record)
+        error.attempts = list(attempts)  # type: ignore[attr-defined]
+        return error
 
     async def aclose(self) -> None:
         """Close this event loop's HTTP connections (optional; they are also dropped with the loop)."""
@@ -583,6 +821,76 @@ class LLMClient:
         from pageindex.llm.preflight import preflight
 
         self.preflight_result = await preflight(self._spec, timeout=min(self.timeout, 10.0))
+
+
+def validation_messages(exc: Any, *, limit: int = 600) -> str:
+    """The validation messages of the last failed attempt (``decision "answer" needs a non-empty
+    "answer"``), not just pydantic's "1 validation error for X" headline."""
+    found: Any = None
+    for attempt in reversed(list(getattr(exc, "failed_attempts", None) or [])):
+        found = getattr(attempt, "exception", None)
+        if found is not None:
+            break
+    found = found or exc
+    seen: Any = found
+    while seen is not None and not hasattr(seen, "errors"):
+        seen = seen.__cause__ or seen.__context__
+    if seen is not None and callable(getattr(seen, "errors", None)):
+        try:
+            errors = seen.errors()
+        except Exception:  # pragma: no cover - not a pydantic error after all
+            errors = None
+        if errors:
+            parts = []
+            for err in errors:
+                loc = ".".join(str(x) for x in err.get("loc", ()))
+                msg = str(err.get("msg", "")).removeprefix("Value error, ")
+                parts.append(f"{loc}: {msg}" if loc else msg)
+            return shorten("; ".join(parts), limit)
+    lines = [line.strip() for line in str(found).splitlines() if line.strip()]
+    useful = [line for line in lines if "validation error" not in line and "errors.pydantic.dev" not in line]
+    return shorten("; ".join(useful or lines) or "validation failed", limit)
+
+
+def _finish_reason(completion: Any) -> str | None:
+    try:
+        return completion.choices[0].finish_reason
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _known_window(model: str) -> int | None:
+    from pageindex.llm.tokens import known_context_window
+
+    return known_context_window(model)
+
+
+async def _server_context_window(spec: ModelSpec, *, timeout: float) -> int | None:
+    """The context window the server reports: ``/v1/models`` (vLLM ``max_model_len`` and
+    similar) or Ollama's ``/api/show``; None when it reports none."""
+    import httpx
+
+    from pageindex.llm.tokens import context_window_from_models
+
+    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+    base = (spec.base_url or "").rstrip("/")
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            response = await http.get(f"{base}/models", headers=headers)
+            if response.status_code == 200:
+                found = context_window_from_models(response.json(), spec.model)
+                if found:
+                    return found
+            if spec.provider == "ollama":
+                root = base[: -len("/v1")] if base.endswith("/v1") else base
+                show = await http.post(f"{root}/api/show", json={"model": spec.model}, headers=headers)
+                info = show.json().get("model_info", {}) if show.status_code == 200 else {}
+                for name, value in info.items():
+                    if name.endswith(".context_length") and isinstance(value, int):
+                        return value
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return None
 
 
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:
@@ -636,6 +944,9 @@ def make_client(
     pricing: Pricing | None = None,
     tag: dict[str, Any] | None = None,
     transport: httpx2.AsyncBaseTransport | None = None,
+    max_tokens: int | None = None,
+    context_window: int | None = None,
+    retry_timeouts: bool = True,
 ) -> LLMClient:
     """Build a client from a spec string; raises :class:`LLMConfigError` on a bad spec or missing key.
 
@@ -670,13 +981,16 @@ def make_client(
         transport=transport,
         pricing=pricing,
         tag=tag,
+        max_tokens=max_tokens,
+        context_window=context_window,
+        retry_timeouts=retry_timeouts,
     )
 
 
 def _failure_record(exc: LLMError) -> dict[str, Any] | None:
     """What the cache keeps of a call's final failure (None if it is not recorded: config errors,
     budget, replay misses, and failures that were themselves reproduced)."""
-    if exc.cached or not isinstance(exc, LLMCallError | StructuredOutputError):
+    if exc.cached or not isinstance(exc, LLMCallError | StructuredOutputError | OutputTruncated):
         return None
     usage = None
     if exc.usage is not None:

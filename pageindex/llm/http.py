@@ -15,12 +15,24 @@ makes more than ``1 + max_retries`` HTTP attempts -- and the client reports the 
 :class:`~pageindex.llm.types.MalformedReply` with the raw body kept. Valid completions pass
 unchanged, with their parsed JSON in ``response.extensions["pageindex.json"]`` so the client does
 not parse them twice.
+
+Attempts: every HTTP attempt made inside a :func:`recording_attempts` block is recorded (outcome,
+status, latency, usage when the server reported it, ``finish_reason``), retries and timed-out
+attempts included, so the client can count each one in the trace and the usage.
+
+Timeouts without retry: with ``retry_timeouts=False`` an attempt that times out is answered with a
+synthetic ``504`` carrying ``x-should-retry: false`` and ``x-pageindex-timeout``: the SDK does not
+retry it (a single-slot local server would still be computing the abandoned request, and the
+retry would queue behind it) and the client reports it as a timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx2
@@ -32,6 +44,67 @@ CONNECTION_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connection
 MALFORMED_HEADER = "x-pageindex-malformed"
 MALFORMED_STATUS = 502
 PARSED_JSON = "pageindex.json"
+TIMEOUT_HEADER = "x-pageindex-timeout"
+TIMEOUT_STATUS = 504
+_attempts: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "pageindex_http_attempts", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_attempts() -> Iterator[list[dict[str, Any]]]:
+    """Collect one dict per HTTP attempt made (in this task) inside the block."""
+    seen: list[dict[str, Any]] = []
+    token = _attempts.set(seen)
+    try:
+        yield seen
+    finally:
+        _attempts.reset(token)
+
+
+def _note(request: httpx2.Request, started: float, outcome: str, **fields: Any) -> None:
+    seen = _attempts.get()
+    if seen is None or request.method != "POST":
+        return
+    seen.append({"outcome": outcome, "latency_s": round(time.perf_counter() - started, 4), **fields})
+
+
+def server_message(text: str, *, limit: int = 600) -> str:
+    """The server's own message out of an error body: ``error.message`` / ``error`` / ``detail`` /
+    ``message`` of a JSON body (FastAPI validation lists keep their ``msg`` and field), else the
+    text; whitespace collapsed and, when longer than ``limit``, cut at a word boundary with "…"."""
+    message: Any = text
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        data = None
+    if isinstance(data, dict):
+        found = data.get("error") or data.get("detail") or data.get("message")
+        if isinstance(found, dict):
+            found = found.get("message") or found.get("msg") or found
+        if isinstance(found, list):  # FastAPI / pydantic validation errors
+            parts = []
+            for item in found:
+                if isinstance(item, dict):
+                    loc = ".".join(str(x) for x in item.get("loc", []) if x != "body")
+                    parts.append(f"{loc}: {item.get('msg', '')}" if loc else str(item.get("msg", item)))
+                else:
+                    parts.append(str(item))
+            found = "; ".join(parts)
+        if found:
+            message = found
+    return shorten(" ".join(str(message).split()), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
 _DROP_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 
 
@@ -69,15 +142,40 @@ def parse_completion(content: bytes) -> tuple[Any, str | None]:
 
 
 class RedactingTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport, secrets: str | Iterable[str] | None) -> None:
+    def __init__(
+        self,
+        inner: httpx2.AsyncBaseTransport,
+        secrets: str | Iterable[str] | None,
+        *,
+        retry_timeouts: bool = True,
+    ) -> None:
         self.inner = inner
         self.secrets = [secrets] if isinstance(secrets, str) else list(secrets or [])
+        self.retry_timeouts = retry_timeouts
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self.inner.handle_async_request(request)
+        started = time.perf_counter()
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx2.TimeoutException:
+            _note(request, started, "timeout", status=None, usage=None)
+            if self.retry_timeouts:
+                raise
+            return httpx2.Response(
+                TIMEOUT_STATUS,
+                headers={TIMEOUT_HEADER: "1", "x-should-retry": "false", "content-type": "application/json"},
+                content=b'{"error": {"message": "client timeout (not retried)"}}',
+                request=request,
+            )
+        except httpx2.TransportError as exc:
+            _note(request, started, "connection", status=None, usage=None, error=type(exc).__name__)
+            raise
         if response.status_code >= 400:
             content = await _read(response, request)
-            return _rebuild(response, request, response.status_code, redact(_text(content), self.secrets))
+            text = redact(_text(content), self.secrets)
+            _note(request, started, f"http_{response.status_code}", status=response.status_code,
+                  usage=None, error=server_message(text, limit=300))
+            return _rebuild(response, request, response.status_code, text)
         if (
             response.status_code != 200
             or request.method != "POST"
@@ -90,7 +188,11 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         data, problem = parse_completion(content)
         if problem is None:
             response.extensions = {**response.extensions, PARSED_JSON: data}
+            choice = data["choices"][0]
+            _note(request, started, "ok", status=200, usage=data.get("usage"),
+                  finish_reason=choice.get("finish_reason"))
             return response
+        _note(request, started, "malformed_reply", status=200, usage=None, error=problem)
         return _rebuild(
             response,
             request,
@@ -142,9 +244,15 @@ def _rebuild(
 
 
 def make_http_client(
-    secrets: str | Iterable[str] | None, inner: httpx2.AsyncBaseTransport | None = None
+    secrets: str | Iterable[str] | None,
+    inner: httpx2.AsyncBaseTransport | None = None,
+    *,
+    retry_timeouts: bool = True,
 ) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` for ``openai.AsyncOpenAI(http_client=...)``; ``secrets`` are masked
-    in every error body."""
+    in every error body; ``retry_timeouts=False`` makes a timed-out attempt final."""
     transport = inner if inner is not None else httpx2.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
-    return httpx2.AsyncClient(transport=RedactingTransport(transport, secrets), follow_redirects=True)
+    return httpx2.AsyncClient(
+        transport=RedactingTransport(transport, secrets, retry_timeouts=retry_timeouts),
+        follow_redirects=True,
+    )

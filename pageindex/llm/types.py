@@ -88,7 +88,7 @@ class UsageRecord(Usage):
     role: Role
     tag: dict[str, Any] = Field(default_factory=dict)
     cached: bool = False  # served from the on-disk cache
-    error: str | None = None  # error kind when the call failed after spending tokens (e.g. "invalid_output")
+    error: str | None = None  # error kind when the call failed after spending tokens (e.g. "invalid_reply")
 
 
 class ChatResponse(BaseModel):
@@ -97,6 +97,8 @@ class ChatResponse(BaseModel):
     finish_reason: str | None = None
     usage: UsageRecord
     raw: dict[str, Any] | None = None
+    # One dict per HTTP attempt (outcome, status, latency_s, usage or None, finish_reason).
+    attempts: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def bad_tool_calls(self) -> list[ToolCall]:
@@ -106,8 +108,9 @@ class ChatResponse(BaseModel):
 
 class StructuredResponse(BaseModel, Generic[T]):
     value: T
-    usage: Usage  # summed over every attempt, validation retries included
-    attempts: int = 1
+    usage: Usage  # summed over every HTTP attempt, validation re-asks and retries included
+    attempts: int = 1  # validation attempts (instructor's re-asks)
+    http_attempts: list[dict[str, Any]] = Field(default_factory=list)  # every HTTP request made
 
 
 # ---------------------------------------------------------------------------- errors
@@ -128,6 +131,7 @@ class LLMError(Exception):
         self.raw = redact(raw) if raw else raw
         self.usage = usage  # tokens spent before the failure, when known
         self.cached = cached
+        self.attempts: list[dict[str, Any]] = []  # the HTTP attempts the failed call made
 
 
 class LLMConfigError(LLMError):
@@ -137,12 +141,48 @@ class LLMConfigError(LLMError):
 
 
 class LLMCallError(LLMError):
-    """A call failed after the retry cap (429/5xx/timeouts/connection errors)."""
+    """A call failed after the retry cap (429/5xx/timeouts/connection errors): the infrastructure
+    failed, not the model. ``kind`` names the cause (``http_<status>``, ``timeout``,
+    ``context_length``; ``call_failed`` for a connection failure or another cause)."""
 
     kind = "call_failed"
 
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw: str | None = None,
+        usage: Usage | None = None,
+        cached: bool = False,
+        kind: str | None = None,
+    ):
+        super().__init__(message, raw=raw, usage=usage, cached=cached)
+        if kind is not None:
+            self.kind = kind
+
+
+class HTTPStatusError(LLMCallError):
+    """The server answered an HTTP error status (after the retries for 408/409/429/5xx); the kind
+    is ``http_<status>`` and the message carries the server's own message."""
+
+    kind = "http_error"
+
+    def __init__(self, message: str, *, status: int | None = None, **kwargs: Any):
+        kwargs.setdefault("kind", f"http_{status}" if status else None)
+        super().__init__(message, **kwargs)
+        self.status = status
+
+
+class ContextLengthError(LLMCallError):
+    """The prompt (plus the requested completion) does not fit the model's context window.
+    Never retried: the same request would fail again."""
+
+    kind = "context_length"
+
 
 class LLMTimeout(LLMCallError):
+    """No reply within the client's timeout (per HTTP attempt), after the retries."""
+
     kind = "timeout"
 
 
@@ -154,10 +194,18 @@ class MalformedReply(LLMCallError):
     kind = "malformed_reply"
 
 
-class StructuredOutputError(LLMError):
-    """The model's reply never validated against the response model."""
+class OutputTruncated(LLMError):
+    """The model's reply was cut at ``max_tokens`` (``finish_reason: length``) before it was a
+    usable structured reply: the model answered, but unusably (a ``fail``, not an ``error``)."""
 
-    kind = "invalid_output"
+    kind = "output_truncated"
+
+
+class StructuredOutputError(LLMError):
+    """The model's reply never validated against the response model; the message carries the
+    validation messages of the last attempt."""
+
+    kind = "invalid_reply"
 
 
 class ToolCallError(LLMError):
@@ -176,3 +224,20 @@ class BudgetExceeded(LLMError):
     """The run's token or dollar budget is spent; callers stop starting new work."""
 
     kind = "budget"
+
+
+# Kinds written by older versions, read as today's names (runs, caches, ledgers).
+LEGACY_ERROR_KINDS = {"invalid_output": "invalid_reply"}
+# Kinds where the model answered, but unusably: a retriever's ``fail``, not an ``error``.
+MODEL_FAILURE_KINDS = frozenset({"invalid_reply", "output_truncated", "bad_tool_call"})
+
+
+def error_kind_name(kind: str | None) -> str | None:
+    """Today's name of an error kind (older names are translated; ``None`` stays ``None``)."""
+    return LEGACY_ERROR_KINDS.get(kind, kind) if kind else kind
+
+
+def is_model_failure(kind: str | None) -> bool:
+    """True for kinds where the model answered unusably (status ``fail``); False for
+    infrastructure failures (HTTP, timeout, context overflow: status ``error``)."""
+    return error_kind_name(kind) in MODEL_FAILURE_KINDS

@@ -13,10 +13,20 @@ from typing import Any
 
 from pageindex.llm.types import Message, ToolCall, ToolSpec
 
-
 # ----------------------------------------------------------------------------- requests
+# Version of the request format (what ``message_to_wire`` sends and what the client puts in a
+# request). It is part of every cache key: a change to the messages makes old recordings miss,
+# and the miss says they were recorded with an older format. History: 1 = ``content: null`` on
+# assistant tool-call messages; 2 = ``content: ""`` there (servers such as llama-cpp-python
+# reject null with HTTP 500), ``max_tokens`` on every call, ``tool_choice: "auto"`` with tools.
+REQUEST_FORMAT = 2
+
+
 def message_to_wire(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    """One message as JSON. ``content`` is always a string: an assistant message that only
+    carries tool calls sends ``""``, never ``null`` (llama-cpp-python's server answers ``null``
+    with HTTP 500 ``Input should be a valid string``; OpenAI, vLLM and Ollama accept both)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content or ""}
     if message.tool_calls:
         out["tool_calls"] = [
             {

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
-from pageindex.retrievers.index import render_index
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
@@ -25,14 +24,13 @@ class AgentOptions(FetchOptions):
         None, ge=0, description="deepest tree level shown in the index (None = all)"
     )
     summaries: bool = Field(True, description="show node summaries in the index when the tree has them")
-    max_tokens: int | None = Field(None, ge=1, description="completion-token cap per model call")
 
 
 @register_retriever("agent", options=AgentOptions, prompt_version=PROMPT_VERSION)
 async def agent(run: RetrievalRun, opts: AgentOptions) -> RetrievalResult:
     """One tool-using agent: index in, fetch_section calls, an answer with sources out."""
     prompt = load_prompt(PROMPT_VERSION)
-    index = render_index(run.tree, max_depth=opts.index_depth, summaries=opts.summaries)
+    index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="agent")
     messages = prompt.messages(question=run.query, index=index, injection_notice=INJECTION_NOTICE)
     reply = await tool_loop(
         run,

@@ -30,9 +30,13 @@ What the recorder does for every retriever (so none of them repeats it):
   events with timestamps, and latency.
 - after the retriever returns, checks every cited page (``verify.verify_result``).
 
-Errors: any exception inside a retriever becomes ``status="error"`` with ``error`` (the
-message) and ``error_kind`` (the LLM error kind such as ``timeout``/``invalid_output``, else
-the exception class); the caller never sees it raised. The one exception is
+Status, the same in every retriever: ``error`` = the infrastructure failed (HTTP error,
+timeout, context overflow, no connection): ``error`` holds the message and ``error_kind`` the
+cause (``http_<status>``, ``timeout``, ``context_length``, ...); ``fail`` = the model answered
+but unusably or gave up: a structured reply that never validated (``invalid_reply``, with the
+validation messages in ``reason``) or was cut at ``max_tokens`` (``output_truncated``), or a
+retriever's own "not found". Any exception inside a retriever is turned into one of these; the
+caller never sees it raised. The one exception is
 :class:`~pageindex.llm.types.BudgetExceeded`: it **propagates** out of ``aretrieve`` so the
 bench runner stops starting new work; the partial result (status ``error``, kind
 ``budget``, usage so far) is attached to the exception as ``exc.partial_result``.
@@ -45,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import math
 import pkgutil
 import time
 import uuid
@@ -54,7 +59,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pageindex.llm.types import BudgetExceeded, ChatResponse, LLMError, Message, ToolCall, ToolSpec, Usage
+from pageindex.llm.tokens import default_max_tokens
+from pageindex.llm.types import (
+    BudgetExceeded,
+    ChatResponse,
+    LLMError,
+    Message,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    is_model_failure,
+)
+from pageindex.retrievers.index import render_index
 from pageindex.retrievers.replies import AnswerWithSources, sources_from_citations
 from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, TraceEvent
 from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
@@ -90,9 +106,18 @@ class RetrieverOptions(BaseModel):
 
 
 class FetchOptions(RetrieverOptions):
-    """Options of retrievers that read sections through ``fetch_section``."""
+    """Options of retrievers that read sections through ``fetch_section`` (and an index)."""
 
     slice_chars: int = Field(DEFAULT_SLICE_CHARS, ge=200, description="characters per fetch_section slice")
+    max_tokens: int | None = Field(
+        None, ge=1, description="completion-token cap per model call (None = the role's default)"
+    )
+    index_tokens: int | None = Field(
+        None,
+        ge=64,
+        description="tokens the section index may use (None = half of what the model's context "
+        "leaves for the prompt, when the context window is known)",
+    )
 
 
 RetrieverFn = Callable[["RetrievalRun", Any], Awaitable[RetrievalResult]]
@@ -225,8 +250,13 @@ class RetrievalRun:
         self.tool_calls = 0
         self._llm = llm
         self._usage: dict[str, RoleUsage] = {}
-        self._cost: float | None = 0.0
+        # Cost: None ("unknown") from the start when the model has no price, so a sample of an
+        # unpriced model is never 0.0, however many calls it made (none included).
+        self._cost: float | None = 0.0 if llm is None or _priced(llm) else None
         self._fetcher: SectionFetcher | None = None
+        self._recorded_latency = 0.0  # model time of the calls the cache served, as recorded
+        self._cached_calls = 0
+        self._live_calls = 0
         self._t0 = time.perf_counter()
 
     # -- recording ------------------------------------------------------------------
@@ -268,6 +298,11 @@ class RetrievalRun:
         return sum(u.prompt_tokens + u.completion_tokens for u in self._usage.values())
 
     def _record_usage(self, role: str, usage: Usage) -> None:
+        if getattr(usage, "cached", False):
+            self._recorded_latency += usage.latency_s
+            self._cached_calls += 1
+        else:
+            self._live_calls += 1
         slot = self._usage.setdefault(role, RoleUsage())
         slot.prompt_tokens += usage.prompt_tokens
         slot.completion_tokens += usage.completion_tokens
@@ -312,7 +347,7 @@ class RetrievalRun:
                 tools=tools,
                 tag=self._tag(role, tag),
                 temperature=temperature,
-                max_tokens=max_tokens,
+                max_tokens=self.max_tokens_for(role, max_tokens),
             )
         except LLMError as exc:
             self._record_failure(role, exc)
@@ -329,6 +364,8 @@ class RetrievalRun:
             completion_tokens=resp.usage.completion_tokens,
             tool_calls=[c.name for c in resp.tool_calls],
             finish_reason=resp.finish_reason,
+            attempts=resp.attempts,
+            cached=resp.usage.cached,
         )
         return resp
 
@@ -340,12 +377,17 @@ class RetrievalRun:
         role: str | None = None,
         tag: dict[str, Any] | None = None,
         max_retries: int = 2,
+        max_tokens: int | None = None,
     ) -> T:
         """``client.structured``: the validated reply; usage and a trace event recorded."""
         role = role or self.llm.role
         try:
             out = await self.llm.structured(
-                messages, response_model=response_model, tag=self._tag(role, tag), max_retries=max_retries
+                messages,
+                response_model=response_model,
+                tag=self._tag(role, tag),
+                max_retries=max_retries,
+                max_tokens=self.max_tokens_for(role, max_tokens),
             )
         except LLMError as exc:
             self._record_failure(role, exc)
@@ -358,9 +400,55 @@ class RetrievalRun:
             prompt_tokens=out.usage.prompt_tokens,
             completion_tokens=out.usage.completion_tokens,
             attempts=out.attempts,
+            http_attempts=out.http_attempts,
+            cached=getattr(out.usage, "cached", False),
             reply=out.value.model_dump(mode="json"),
         )
         return out.value
+
+    def max_tokens_for(self, role: str, given: int | None = None) -> int:
+        """The completion cap of a call: the call's own, else the ``max_tokens`` option, else the
+        role's default (``pageindex.llm.tokens.ROLE_MAX_TOKENS``)."""
+        return given or getattr(self.options, "max_tokens", None) or default_max_tokens(role)
+
+    async def index(
+        self, *, max_depth: int | None = None, summaries: bool = True, role: str | None = None
+    ) -> str:
+        """The section index, sized to the model: at most the ``index_tokens`` option, else half of
+        what the model's context window leaves for the prompt after the reply (role's cap); the
+        whole index when the window is unknown. Counted with the server's tokenizer where it has
+        one, else a chars/4 estimate calibrated by the server's usage reports."""
+        budget = getattr(self.options, "index_tokens", None)
+        llm = self._llm
+        if llm is not None:
+            await llm.ensure_limits()
+            if budget is None:
+                room = llm.prompt_budget(self.max_tokens_for(role or llm.role))
+                budget = room // 2 if room is not None else None
+        full = render_index(self.tree, max_depth=max_depth, summaries=summaries)
+        if budget is None:
+            return full
+        # Tokens of the whole index (the server's tokenizer where it has one); shorter renderings
+        # are counted at the same characters-per-token ratio: deterministic, so a replay sizes the
+        # index exactly as the recorded run did.
+        full_tokens = await llm.count_tokens(full) if llm is not None else math.ceil(len(full) / 4)
+        ratio = max(full_tokens, 1) / max(len(full), 1)
+
+        def count(text: str) -> int:
+            return math.ceil(len(text) * ratio)
+
+        text = render_index(
+            self.tree, max_depth=max_depth, summaries=summaries, max_tokens=budget, count=count
+        )
+        self.event(
+            "info",
+            f"index: {count(text)} of {full_tokens} tokens (budget {budget})",
+            index_tokens=count(text),
+            full_index_tokens=full_tokens,
+            budget=budget,
+            shortened=text != full,
+        )
+        return text
 
     def _record_failure(self, role: str, exc: LLMError) -> None:
         usage = getattr(exc, "usage", None)
@@ -431,11 +519,27 @@ class RetrievalRun:
         result.tool_calls = max(result.tool_calls, self.tool_calls)
         result.trace = self.trace + [e for e in result.trace if e not in self.trace]
         result.latency_s = round(self.elapsed(), 4)
+        if self._cached_calls and not self._live_calls:
+            # A replay: keep the recorded model time (plus this run's local work), and show the
+            # replay's own wall time apart.
+            result.extra["recorded_latency_s"] = round(self._recorded_latency, 4)
+            result.extra["replay_latency_s"] = result.latency_s
+            result.latency_s = round(self._recorded_latency + self.elapsed(), 4)
         result.prompt_version = result.prompt_version or self.prompt_version
         result.options = self.options.model_dump(mode="json")
         if self.context.question_id and "question_id" not in result.extra:
             result.extra["question_id"] = self.context.question_id
         return verify_result(self.tree, result)
+
+
+def _priced(llm: Any) -> bool:
+    pricing = getattr(llm, "pricing", None)
+    if pricing is None:
+        return True
+    try:
+        return pricing.price(llm.spec, llm.model) is not None
+    except Exception:  # a stand-in client without a spec
+        return True
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -478,6 +582,13 @@ async def aretrieve(
             run.result("error", error=f"BudgetExceeded: {exc}", error_kind="budget")
         )
         raise
+    except LLMError as exc:
+        kind = _error_kind(exc)
+        run.event("error", f"{type(exc).__name__}: {exc}", kind=kind)
+        if is_model_failure(kind):  # the model answered, but unusably: a result, not an error
+            result = run.result("fail", reason=f"the model's reply was unusable: {exc}", error_kind=kind)
+        else:
+            result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=kind)
     except Exception as exc:
         run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
         result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))

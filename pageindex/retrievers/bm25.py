@@ -21,6 +21,9 @@ class BM25Options(RetrieverOptions):
     unit: Literal["page", "section"] = Field("page", description="what BM25 ranks: pages or leaf sections")
     max_pages: int = Field(8, ge=1, description="cap on pages shown to the model (sections are unrolled)")
     max_chars_per_page: int | None = Field(None, ge=100, description="truncate each page (None = whole)")
+    max_tokens: int | None = Field(
+        None, ge=1, description="completion-token cap per model call (None = the role's default)"
+    )
 
 
 @register_retriever("bm25", options=BM25Options, prompt_version=ANSWER_PROMPT)

@@ -27,6 +27,9 @@ PROMPT_VERSION = "followup_v1"
 
 class FollowupOptions(RetrieverOptions):
     max_passes: int = Field(3, ge=1, le=10, description="answering calls at most")
+    max_tokens: int | None = Field(
+        None, ge=1, description="completion-token cap per model call (None = the role's default)"
+    )
     initial_sections: int = Field(3, ge=1, le=20, description="BM25-ranked leaf sections shown in pass 1")
     initial_pages: int = Field(6, ge=1, description="pages shown in pass 1 at most")
     max_pages: int = Field(12, ge=1, description="pages shown over all passes at most")

@@ -23,9 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from pageindex.llm.types import Message, StructuredOutputError, ToolCall
+from pageindex.llm.types import Message, OutputTruncated, StructuredOutputError, ToolCall
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
-from pageindex.retrievers.index import render_index
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
@@ -45,7 +44,6 @@ class IterativeOptions(FetchOptions):
         None, ge=0, description="deepest tree level shown in the index (None = all)"
     )
     summaries: bool = Field(True, description="show node summaries in the index when the tree has them")
-    max_tokens: int | None = Field(None, ge=1, description="completion-token cap per extraction call")
 
 
 # ----------------------------------------------------------------------------- replies
@@ -117,7 +115,7 @@ class Extraction(BaseModel):
 @register_retriever("iterative", options=IterativeOptions, prompt_version=PROMPT_VERSION)
 async def iterative(run: RetrievalRun, opts: IterativeOptions) -> RetrievalResult:
     """Extraction agent (fresh context, one item) + synthesis agent (findings only), in a loop."""
-    index = render_index(run.tree, max_depth=opts.index_depth, summaries=opts.summaries)
+    index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="extraction")
     findings: list[Finding] = []
     failed: list[FailedSearch] = []
     extracted: list[str] = []
@@ -152,10 +150,10 @@ async def iterative(run: RetrievalRun, opts: IterativeOptions) -> RetrievalResul
 
         try:
             decision = await _synthesise(run, opts, iteration=iteration, findings=findings, failed=failed)
-        except StructuredOutputError as exc:
+        except (StructuredOutputError, OutputTruncated) as exc:
             record.tokens = run.tokens_used() - tokens_before
             record.decision = "invalid"
-            return finish("fail", reason=f"synthesis reply invalid: {exc}")
+            return finish("fail", reason=f"synthesis reply invalid: {exc}", error_kind=exc.kind)
         record.tokens = run.tokens_used() - tokens_before
         record.decision = decision.decision
         run.event(

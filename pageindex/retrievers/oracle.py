@@ -21,6 +21,9 @@ class OracleOptions(RetrieverOptions):
     pages: list[int] | None = Field(
         None, description="evidence pages (1-based PDF) to use instead of the question's gold pages"
     )
+    max_tokens: int | None = Field(
+        None, ge=1, description="completion-token cap per model call (None = the role's default)"
+    )
     @field_validator("pages", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:

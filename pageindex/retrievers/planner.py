@@ -27,9 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pageindex.llm.types import StructuredOutputError
+from pageindex.llm.types import OutputTruncated, StructuredOutputError
 from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
-from pageindex.retrievers.index import render_index
 from pageindex.retrievers.numbers import format_number, try_number
 from pageindex.retrievers.planner_plan import (
     ExpressionError,
@@ -193,7 +192,7 @@ class PlanExecutor:
                     outcome = await self._synthesise(task)
             except _Failed as exc:
                 outcome = TaskOutcome(task_id=task.id, status="failed", error=str(exc), round=self.round)
-            except StructuredOutputError as exc:
+            except (StructuredOutputError, OutputTruncated) as exc:
                 outcome = TaskOutcome(
                     task_id=task.id, status="failed", error=f"the model's reply was unusable: {exc}",
                     round=self.round,
@@ -360,7 +359,7 @@ async def planner(run: RetrievalRun, opts: PlannerOptions) -> RetrievalResult:
     """A planner writes a DAG of fetch/compute/synthesise tasks; an executor runs independent tasks
     concurrently and re-plans only what failed."""
     executor = PlanExecutor(run, opts)
-    index = render_index(run.tree, max_depth=opts.index_depth, summaries=opts.summaries)
+    index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="planner")
     plan_prompt = load_prompt("planner_plan_v1")
     failures: list[TaskOutcome] = []
     all_tasks: dict[str, Task] = {}
@@ -384,7 +383,7 @@ async def planner(run: RetrievalRun, opts: PlannerOptions) -> RetrievalResult:
                 plan, done=executor.done, max_tasks=opts.max_tasks,
                 max_sections_per_task=opts.max_sections_per_task,
             )
-        except (PlanError, StructuredOutputError) as exc:
+        except (PlanError, StructuredOutputError, OutputTruncated) as exc:
             rejection = str(exc) if isinstance(exc, PlanError) else f"the reply was not a valid plan ({exc})"
             run.event("error", f"round {round_no}: plan rejected: {rejection}", round=round_no)
             rounds.append({"round": round_no, "rejected": rejection})

@@ -63,7 +63,10 @@ def test_malformed_reply_is_retried_then_a_typed_error_with_the_raw_body(name):
     assert message.startswith("malformed reply from scripted (scripted): ") and reason in message
     assert "after 3 attempt(s)" in message and len(sm.requests) == 3  # 1 + max_retries, no more
     assert info.value.raw == body
-    assert len(client.ledger) == 0
+    # every HTTP attempt is counted: one ledger record of the failed call, 3 attempts, no tokens
+    (record,) = client.ledger.records()
+    assert (record.calls, record.total_tokens, record.error) == (3, 0, "malformed_reply")
+    assert [a["outcome"] for a in info.value.attempts] == ["malformed_reply"] * 3
 
 
 def test_a_truncated_body_then_a_good_one_succeeds_within_the_cap():
@@ -150,7 +153,7 @@ def test_final_failure_is_replayed_as_the_same_typed_error_and_rw_retries_it(tmp
         run(rw.chat(Q))
     assert not live.value.cached and len(sm.requests) == 2
     stats = LLMCache(path).stats()
-    assert (stats.entries, stats.failures, stats.failures_by_kind) == (0, 1, {"call_failed": 1})
+    assert (stats.entries, stats.failures, stats.failures_by_kind) == (0, 1, {"http_500": 1})
 
     replay = make_client("replay/gpt-4o-mini", cache=LLMCache(path, "replay"))
     with pytest.raises(LLMCallError) as replayed:
@@ -184,7 +187,7 @@ def test_timeouts_and_invalid_output_replay_with_their_kind_and_usage(tmp_path):
     spent = invalid.value.usage
     assert spent is not None and spent.completion_tokens > 0 and spent.calls == 2
     stats = cache.stats()
-    assert stats.failures_by_kind == {"timeout": 1, "invalid_output": 1, "malformed_reply": 1}
+    assert stats.failures_by_kind == {"timeout": 1, "invalid_reply": 1, "malformed_reply": 1}
     assert stats.entries == 0 and cache.failure_writes == 3
 
     replay = make_client("replay/gpt-4o-mini", cache=LLMCache(path, "replay"))
@@ -195,8 +198,9 @@ def test_timeouts_and_invalid_output_replay_with_their_kind_and_usage(tmp_path):
     with pytest.raises(MalformedReply):
         run(replay.chat([Message(role="user", content="third")]))
     assert str(again.value) == str(invalid.value) and again.value.raw == invalid.value.raw
-    record = replay.ledger.records()[0]
-    assert record.cached and record.error == "invalid_output"
+    timed_out, record = replay.ledger.records()[:2]
+    assert timed_out.error == "timeout" and timed_out.calls == 1 and timed_out.total_tokens == 0
+    assert record.cached and record.error == "invalid_reply"
     assert (record.prompt_tokens, record.completion_tokens, record.calls) == (
         spent.prompt_tokens,
         spent.completion_tokens,
@@ -251,11 +255,12 @@ def test_identical_calls_share_a_failure_and_replay_agrees(tmp_path):
     recorded = run(main(client))
     assert len(sm.requests) == 3  # 2 attempts of the shared call + the other one
     assert [type(r).__name__ for r in recorded] == [
-        "LLMCallError",
-        "LLMCallError",
+        "HTTPStatusError",
+        "HTTPStatusError",
         "ChatResponse",
-        "LLMCallError",
+        "HTTPStatusError",
     ]
+    assert {getattr(r, "kind", None) for r in recorded} == {"http_500", None}
     assert [getattr(r, "cached", None) for r in recorded if isinstance(r, LLMCallError)] == [
         False,
         True,

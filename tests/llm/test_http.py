@@ -125,7 +125,7 @@ def test_structured_gives_up_with_typed_error_and_raw_reply(serve):
         r.prompt_tokens for r in server.scripted.requests
     )
     [record] = client.ledger.records()
-    assert record.error == "invalid_output" and record.completion_tokens > 0
+    assert record.error == "invalid_reply" and record.completion_tokens > 0
     assert len(server.chat_requests) == 2
 
 
@@ -152,8 +152,12 @@ def test_500_storm_exhausts_retries(serve):
         and server.base_url in message
         and "openai/test-model" in message
     )
-    assert not isinstance(info.value, LLMTimeout)
-    assert len(client.ledger) == 0
+    assert not isinstance(info.value, LLMTimeout) and info.value.kind == "http_500"
+    assert message.endswith(": boom")  # the server's own message, whole
+    # each of the 4 HTTP attempts is counted in the one ledger record of the failed call
+    (record,) = client.ledger.records()
+    assert (record.calls, record.error) == (4, "http_500")
+    assert [a["status"] for a in info.value.attempts] == [500] * 4
 
 
 def test_timeout(serve):

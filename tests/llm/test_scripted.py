@@ -12,9 +12,9 @@ from pageindex.llm import (
     LLMCallError,
     LLMTimeout,
     Message,
+    OutputTruncated,
     ScriptedExhausted,
     ScriptedModel,
-    StructuredOutputError,
     ToolCallError,
     ToolSpec,
     UsageLedger,
@@ -241,7 +241,9 @@ def test_truncated_structured_reply_is_a_typed_recorded_error():
         replies=[ScriptedModel.reply(value='{"x": 1', finish_reason="length", completion_tokens=3)]
     )
     client = make_client("scripted", scripted=sm)
-    with pytest.raises(StructuredOutputError, match="max_tokens") as info:
-        asyncio.run(client.structured(user("q"), Small))
+    with pytest.raises(OutputTruncated, match="finish_reason: length") as info:
+        asyncio.run(client.structured(user("q"), Small, max_tokens=3))
+    assert "max_tokens=3" in str(info.value) and info.value.kind == "output_truncated"
     assert info.value.usage.completion_tokens == 3
-    assert client.ledger.records()[0].error == "invalid_output"
+    assert client.ledger.records()[0].error == "output_truncated"
+    assert sm.requests[0].max_tokens == 3

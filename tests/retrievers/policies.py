@@ -78,3 +78,8 @@ def iterative_capex_policy(req: ScriptedRequest):
     if not req.tool_results:
         return ScriptedModel.call("fetch_section", node_id=CASH_FLOWS)
     return json.dumps({"status": "found", "findings": [CAPEX_FINDING]})
+
+
+def never_valid_policy(request):
+    """Answers every call with prose, never the JSON object asked for (an unusable model)."""
+    return "The answer is somewhere in the filing."

@@ -92,3 +92,14 @@ def test_retrievers_lists_names_and_option_defaults():
     assert out.exit_code == 0, out.output
     assert "agent" in out.output and "iterative" in out.output
     assert "max_turns (12)" in out.output and "max_iterations (4)" in out.output
+
+
+def test_ask_exits_4_and_says_why_when_the_models_output_is_unusable(fb_pdf):
+    out = ask(
+        str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "oracle", "--evidence-page", "60",
+        "-m", "scripted", "--scripted-policy", f"{POLICIES}:never_valid_policy",
+    )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    last = out.output.strip().splitlines()[-1]
+    assert last.startswith("error: the model's output was unusable (invalid_reply)")
+    assert "Traceback" not in out.output

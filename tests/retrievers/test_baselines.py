@@ -87,7 +87,7 @@ def test_bm25_without_matching_words_fails_without_a_model_call(tree_3m):
 def test_bm25_malformed_replies_are_bounded(tree_3m):
     sm = ScriptedModel(policy=lambda req: "not json at all")
     result = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=make_client("scripted", scripted=sm))
-    assert result.status == "error" and result.error_kind == "invalid_output"
+    assert result.status == "fail" and result.error_kind == "invalid_reply"  # the model, not the server
     assert len(sm.requests) == 3
     assert_usage_exact(result, sm)
 

@@ -165,10 +165,12 @@ def test_malformed_replies(tree_3m):
     result = run(tree_3m, sm)
     assert result.status == "answer" and len(sm.requests) == 2
     assert_usage_exact(result, sm)
-    # "incomplete" without items is invalid too; never valid -> error of kind invalid_output
+    # "incomplete" without items is invalid too; never valid -> fail of kind invalid_reply, whose
+    # reason carries the validation message itself
     sm = ScriptedModel(policy=lambda req: {"status": "incomplete", "missing": []})
     result = run(tree_3m, sm)
-    assert result.status == "error" and result.error_kind == "invalid_output"
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    assert 'status "incomplete" needs at least one "missing" item' in result.reason
     assert len(sm.requests) == 3  # first attempt + 2 validation retries
     assert result.pages_fetched == FIRST_PAGES
     assert_usage_exact(result, sm)

@@ -74,7 +74,9 @@ def test_model_fail_and_malformed_replies(tree_3m):
 
     sm = ScriptedModel(policy=lambda req: "The answer is 1,577.")  # never the JSON asked for
     result = oracle(tree_3m, sm, context={"evidence_pages": [60]})
-    assert result.status == "error" and result.error_kind == "invalid_output"
+    # the model answered unusably: a fail (as in every retriever), naming the cause
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    assert result.reason.startswith("the model's reply was unusable") and result.error is None
     assert len(sm.requests) == 3  # bounded: one attempt and two validation retries
     assert result.pages_fetched == [60]
     assert_usage_exact(result, sm)

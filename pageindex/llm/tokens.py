@@ -1,0 +1,156 @@
+"""Token counts and context windows: what sizes calls to the model.
+
+Counting: :class:`TokenCounter` counts with the server's own tokenizer where it has one
+(llama-cpp-python's ``POST /extras/tokenize``; nothing is downloaded at run time), otherwise
+estimates characters / 4, calibrated by the usage the server reports (``observe`` keeps the
+running ratio of reported prompt tokens to prompt characters, so after the first reply the
+estimate follows the model's real tokenizer: SmolLM2 makes ~3 characters per token of a 10-K
+index, not 4).
+
+Context windows: from the server's metadata where it offers them (vLLM's ``max_model_len``
+in ``/v1/models``; Ollama's ``/api/show``; llama-cpp-python's ``/v1/models`` has none), else a
+known table by model name, else the ``--context-window`` the user gives (which always wins).
+
+Completion caps: every call sends ``max_tokens``; :func:`default_max_tokens` gives the per-role
+default (tool-using and answering roles more, the judge less).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import httpx
+
+CHARS_PER_TOKEN = 4.0
+# Context windows of models people run, by name pattern (first match wins; case-insensitive).
+KNOWN_CONTEXT_WINDOWS: list[tuple[str, int]] = [
+    (r"smollm2", 8192),
+    (r"gemma-?3-?270m", 32768),
+    (r"gemma-?3", 131072),
+    (r"gpt-4o|gpt-4\.1|o[134]-", 128000),
+    (r"gpt-4-turbo", 128000),
+    (r"gpt-3\.5", 16385),
+    (r"llama-?3\.[123]", 131072),
+    (r"llama-?3\b", 8192),
+    (r"qwen2\.5", 32768),
+    (r"mistral", 32768),
+    (r"phi-?3", 4096),
+]
+# Completion-token cap per role (the retriever's role label, or the client's role).
+ROLE_MAX_TOKENS: dict[str, int] = {
+    "judge": 512,
+    "summarizer": 512,
+    "planner": 1024,
+    "extraction": 1024,
+    "synthesis": 1024,
+    "agent": 1024,
+    "iteration": 1024,
+    "retriever": 1024,
+}
+DEFAULT_MAX_TOKENS = 1024
+
+
+def default_max_tokens(role: str | None) -> int:
+    return ROLE_MAX_TOKENS.get(role or "", DEFAULT_MAX_TOKENS)
+
+
+def known_context_window(model: str) -> int | None:
+    for pattern, window in KNOWN_CONTEXT_WINDOWS:
+        if re.search(pattern, model, re.IGNORECASE):
+            return window
+    return None
+
+
+def context_window_from_models(data: Any, model: str) -> int | None:
+    """A context window out of a ``/v1/models`` listing (vLLM's ``max_model_len``; also
+    ``context_length`` / ``context_window`` / ``n_ctx`` / ``meta.n_ctx_train`` where a server
+    reports one) for ``model`` (or the only model listed)."""
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    entries = [e for e in data["data"] if isinstance(e, dict)]
+    chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in chosen:
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        for value in (
+            entry.get("max_model_len"),
+            entry.get("context_length"),
+            entry.get("context_window"),
+            entry.get("n_ctx"),
+            meta.get("n_ctx"),
+            meta.get("n_ctx_train"),
+        ):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+class TokenCounter:
+    """Counts tokens for one model: the server's tokenizer when it has one, else a calibrated
+    chars/4 estimate (see the module docstring)."""
+
+    def __init__(
+        self, *, base_url: str | None = None, model: str = "", headers: dict[str, str] | None = None
+    ):
+        self.base_url = base_url
+        self.model = model
+        self.headers = dict(headers or {})
+        self._chars = 0
+        self._tokens = 0
+        self._remote: bool | None = None if base_url else False  # unknown until tried
+
+    @property
+    def chars_per_token(self) -> float:
+        if self._chars >= 200 and self._tokens > 0:
+            return self._chars / self._tokens
+        return CHARS_PER_TOKEN
+
+    @property
+    def calibrated(self) -> bool:
+        return self.chars_per_token != CHARS_PER_TOKEN
+
+    def observe(self, chars: int, prompt_tokens: int) -> None:
+        """Learn from a reply: ``prompt_tokens`` reported for a prompt of ``chars`` characters."""
+        if chars > 0 and prompt_tokens > 0:
+            self._chars += chars
+            self._tokens += prompt_tokens
+
+    def estimate(self, text: str | int) -> int:
+        """Tokens of ``text`` (or of that many characters) by the calibrated estimate."""
+        chars = text if isinstance(text, int) else len(text)
+        return math.ceil(chars / self.chars_per_token)
+
+    def _tokenize_url(self) -> str | None:
+        if not self.base_url:
+            return None
+        root = self.base_url.rstrip("/")
+        root = root[: -len("/v1")] if root.endswith("/v1") else root
+        return f"{root}/extras/tokenize"
+
+    async def count(self, text: str, *, timeout: float = 30.0) -> int:
+        """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""
+        url = self._tokenize_url()
+        if url is None or self._remote is False:
+            return self.estimate(text)
+        try:
+            async with httpx.AsyncClient(timeout=timeout) as http:
+                body = {"input": text, "model": self.model}
+                response = await http.post(url, json=body, headers=self.headers)
+            tokens = response.json().get("tokens") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            tokens = None
+        if not isinstance(tokens, list):
+            self._remote = False
+            return self.estimate(text)
+        self._remote = True
+        if len(text) >= 200:
+            self.observe(len(text), len(tokens))
+        return len(tokens)
+
+    @property
+    def method(self) -> str:
+        """How counts are made: ``server tokenizer``, ``chars/N (calibrated)`` or ``chars/4``."""
+        if self._remote:
+            return "server tokenizer"
+        return f"chars/{self.chars_per_token:.2f} (calibrated)" if self.calibrated else "chars/4"

@@ -1,0 +1,209 @@
+"""Errors that name their cause, every HTTP attempt counted, calls sized to the model (issue 13).
+
+Against the loopback FakeOpenAIServer (real HTTP) where the wire matters, else the scripted model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pydantic import BaseModel, model_validator
+
+from pageindex.llm import (
+    Budget,
+    ContextLengthError,
+    HTTPStatusError,
+    LLMCache,
+    LLMTimeout,
+    Message,
+    OutputTruncated,
+    ReplayMiss,
+    ScriptedModel,
+    StructuredOutputError,
+    ToolCall,
+    error_kind_name,
+    is_model_failure,
+    make_client,
+)
+from pageindex.llm.http import server_message, shorten
+from pageindex.llm.testing import FakeOpenAIServer
+from pageindex.llm.tokens import TokenCounter, context_window_from_models, known_context_window
+from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire
+
+
+class Decision(BaseModel):
+    decision: str
+    answer: str = ""
+
+    @model_validator(mode="after")
+    def needs_answer(self) -> Decision:
+        if self.decision == "answer" and not self.answer.strip():
+            raise ValueError('decision "answer" needs a non-empty "answer"')
+        return self
+
+
+@pytest.fixture
+def serve():
+    servers: list[FakeOpenAIServer] = []
+
+    def start(*replies) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(ScriptedModel(replies=list(replies))).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def ask(text: str = "What was 3M revenue in FY2018?") -> list[Message]:
+    return [Message(role="user", content=text)]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# ----------------------------------------------------------------------------- wire conformance
+def test_assistant_tool_call_message_sends_an_empty_string_not_null(serve):
+    call = ToolCall(id="c1", name="fetch_section", arguments={"node_id": "n1"})
+    wire = message_to_wire(Message(role="assistant", content=None, tool_calls=[call]))
+    assert wire["content"] == "" and wire["tool_calls"][0]["function"]["arguments"] == '{"node_id": "n1"}'
+    server = serve("done")
+    client = make_client("openai/m", base_url=server.base_url)
+    history = ask() + [
+        Message(role="assistant", content=None, tool_calls=[call]),
+        Message(role="tool", content="section text", tool_call_id="c1", name="fetch_section"),
+    ]
+    assert run(client.chat(history)).content == "done"
+    sent = server.chat_requests[0]["body"]  # the JSON as it crossed the wire
+    assert sent["messages"][1]["content"] == "" and sent["messages"][1]["tool_calls"][0]["id"] == "c1"
+
+
+def test_server_message_is_extracted_and_never_cut_mid_word():
+    detail = [{"loc": ["body", "messages", 1, "content"], "msg": "Input should be a valid string"}]
+    body = json.dumps({"detail": detail})
+    assert server_message(body) == "messages.1.content: Input should be a valid string"
+    assert server_message('{"error": {"message": "model overloaded"}}') == "model overloaded"
+    long = "word " * 300
+    cut = shorten(long.strip(), 100)
+    assert len(cut) <= 100 and cut.endswith("word…")
+
+
+# ----------------------------------------------------------------------------- error classes
+def test_http_error_is_http_status_with_the_servers_whole_message(serve):
+    message = "Input should be a valid string: " + "details " * 60 + "END"
+    server = serve(ScriptedModel.http_error(422, message=message))
+    client = make_client("openai/m", base_url=server.base_url, max_retries=0)
+    with pytest.raises(HTTPStatusError) as info:
+        run(client.chat(ask()))
+    assert info.value.kind == "http_422" and info.value.status == 422
+    assert str(info.value).endswith("details END") or str(info.value).endswith("…")
+    assert "Input should be a valid string" in str(info.value)
+    assert not str(info.value)[-1].isalpha() or str(info.value).endswith("END")
+
+
+def test_context_overflow_is_its_own_class_and_not_retried(serve):
+    server = serve(
+        ScriptedModel.http_error(400, message="Requested tokens (9123) exceed context window of 8192"),
+        "never reached",
+    )
+    client = make_client("openai/m", base_url=server.base_url, max_retries=3, context_window=8192)
+    with pytest.raises(ContextLengthError) as info:
+        run(client.chat(ask()))
+    assert info.value.kind == "context_length" and len(server.chat_requests) == 1
+    assert "exceed context window of 8192" in str(info.value) and "context window 8192" in str(info.value)
+
+
+def test_invalid_reply_carries_the_validation_messages():
+    sm = ScriptedModel(policy=lambda req: {"decision": "answer", "answer": ""})
+    client = make_client("scripted", scripted=sm)
+    with pytest.raises(StructuredOutputError) as info:
+        run(client.structured(ask(), Decision, max_retries=2))
+    assert info.value.kind == "invalid_reply" and is_model_failure(info.value.kind)
+    assert 'decision "answer" needs a non-empty "answer"' in str(info.value)
+    assert "after 3 attempt(s) (3 HTTP request(s))" in str(info.value)
+    (record,) = client.ledger.records()
+    assert record.calls == 3 and record.error == "invalid_reply" and record.prompt_tokens > 0
+
+
+def test_finish_reason_length_is_output_truncated():
+    sm = ScriptedModel(replies=[ScriptedModel.reply(value='{"decision": "ans', finish_reason="length")])
+    client = make_client("scripted", scripted=sm)
+    with pytest.raises(OutputTruncated) as info:
+        run(client.structured(ask(), Decision, max_tokens=5))
+    assert info.value.kind == "output_truncated" and is_model_failure("output_truncated")
+    assert "finish_reason: length" in str(info.value) and "max_tokens=5" in str(info.value)
+
+
+def test_old_error_kind_names_still_read():
+    assert error_kind_name("invalid_output") == "invalid_reply"
+    assert error_kind_name("timeout") == "timeout" and error_kind_name(None) is None
+    assert is_model_failure("invalid_output") and not is_model_failure("http_500")
+    assert not is_model_failure("context_length") and not is_model_failure("timeout")
+
+
+# ----------------------------------------------------------------------------- attempts
+def test_timeout_then_retry_counts_both_attempts(serve):
+    server = serve(ScriptedModel.timeout(), ScriptedModel.reply("late but fine", prompt_tokens=40))
+    client = make_client("openai/m", base_url=server.base_url, timeout=0.3, max_retries=1)
+    reply = run(client.chat(ask()))
+    assert reply.content == "late but fine" and len(server.chat_requests) == 2
+    assert [a["outcome"] for a in reply.attempts] == ["timeout", "ok"]
+    assert reply.attempts[0]["usage"] is None and reply.usage.calls == 2 and reply.usage.prompt_tokens == 40
+
+
+def test_timeouts_not_retried_for_local_profile_and_estimate_charged(serve):
+    server = serve(ScriptedModel.timeout(), "never asked")
+    budget = Budget(max_tokens=10_000)
+    client = make_client(
+        "openai/m", base_url=server.base_url, timeout=0.3, max_retries=3, retry_timeouts=False, budget=budget
+    )
+    with pytest.raises(LLMTimeout) as info:
+        run(client.chat(ask("x" * 400)))
+    assert len(server.chat_requests) == 1 and "not retried" in str(info.value)
+    assert [a["outcome"] for a in info.value.attempts] == ["timeout"]
+    (record,) = client.ledger.records()
+    assert (record.calls, record.total_tokens, record.error) == (1, 0, "timeout")
+    assert budget.spent_tokens == 100  # 400 characters / 4, the estimated prompt of the lost attempt
+
+
+def test_every_call_sends_max_tokens_sized_to_the_context():
+    sm = ScriptedModel(policy=lambda req: {"decision": "fail"})
+    client = make_client("scripted", scripted=sm, role="judge")
+    run(client.structured(ask(), Decision))
+    run(client.chat(ask()))
+    assert [r.max_tokens for r in sm.requests] == [512, 512]  # the judge's default, structured too
+    small = make_client("scripted", scripted=ScriptedModel(replies=["ok"]), context_window=1000)
+    run(small.chat(ask("y" * 2400), max_tokens=900))  # 800 tokens at a conservative 3 chars each
+    assert small.scripted.requests[0].max_tokens == 1000 - 800 - 16
+
+
+def test_old_recordings_miss_with_a_message_saying_so(tmp_path):
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path, "rw")
+    cache.put("oldkey", model="m", kind="chat", request={"kind": "chat", "model": "m"}, reply={},
+              prompt_tokens=1, completion_tokens=1)
+    client = make_client("replay/m", cache=LLMCache(path, "replay"))
+    with pytest.raises(ReplayMiss) as info:
+        run(client.chat(ask()))
+    text = str(info.value)
+    assert f"older request format (before v{REQUEST_FORMAT})" in text and "--cache rw" in text
+
+
+# ----------------------------------------------------------------------------- sizing
+def test_token_counter_calibrates_from_reported_usage():
+    counter = TokenCounter()
+    assert counter.estimate("x" * 400) == 100 and counter.method == "chars/4"
+    counter.observe(3000, 1000)
+    assert counter.estimate("x" * 300) == 100 and counter.method == "chars/3.00 (calibrated)"
+
+
+def test_context_windows_from_metadata_and_table():
+    vllm = {"object": "list", "data": [{"id": "qwen", "max_model_len": 32768}]}
+    assert context_window_from_models(vllm, "qwen") == 32768
+    llama_cpp = {"object": "list", "data": [{"id": "x.gguf", "owned_by": "me"}]}
+    assert context_window_from_models(llama_cpp, "x.gguf") is None
+    assert known_context_window("SmolLM2-135M-Instruct") == 8192 and known_context_window("zzz") is None

@@ -1,0 +1,29 @@
+"""Every attempt counted and cost never 0 for an unknown price, in every retriever (issue 13)."""
+
+from __future__ import annotations
+
+from pageindex.llm import ScriptedModel, make_client
+from pageindex.retrievers import retrieve
+from tests.retrievers.policies import CAPEX_Q
+
+
+def test_validation_attempts_are_counted_in_the_samples_usage(tree_3m):
+    sm = ScriptedModel(policy=lambda req: "prose, never the JSON asked for")
+    llm = make_client("openai/gpt-4o-mini", scripted=sm)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, context={"evidence_pages": [60]})
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    assert result.usage.llm_calls == len(sm.requests) == 3  # every HTTP request, not 0
+    assert result.usage.prompt_tokens == sum(r.prompt_tokens for r in sm.requests) > 0
+    assert result.usage.cost_usd is not None and result.usage.cost_usd > 0  # priced model
+
+
+def test_unpriced_model_cost_is_null_even_without_calls(tree_3m):
+    unpriced = make_client("openai/my-local-model", scripted=ScriptedModel())
+    no_calls = retrieve(tree_3m, "zzqx flurbo?", retriever="bm25", llm=unpriced)
+    assert no_calls.usage.llm_calls == 0 and no_calls.usage.cost_usd is None
+    sm = ScriptedModel(replies=[{"status": "fail", "reason": "not shown"}])
+    one = retrieve(
+        tree_3m, CAPEX_Q, retriever="oracle", llm=make_client("openai/my-local-model", scripted=sm),
+        context={"evidence_pages": [60]},
+    )  # fmt: skip
+    assert one.usage.llm_calls == 1 and one.usage.cost_usd is None
