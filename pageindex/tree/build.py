@@ -57,9 +57,13 @@ def build_tree(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     max_leaf_pages: int = 5,
+    use_outline: bool = True,
 ) -> Tree:
     """Turn the PDF at ``path`` into a :class:`Tree` (no LLM calls).
 
+    ``use_outline=False`` ignores the PDF's embedded outline (bookmarks), so the layout
+    rules alone build the tree (``pageindex build --no-outline``; how
+    ``bench/perf/outline_recovery.py`` measures them against the outline).
     Cached on disk by the PDF's sha256 and the builder version; raises a
     :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
     """
@@ -68,12 +72,14 @@ def build_tree(
         raise PDFMissingError(p)
     sha = file_sha256(p)
     cache = TreeCache(cache_dir) if use_cache else None
-    version = _version(max_leaf_pages)
+    version = _version(max_leaf_pages, use_outline)
     if cache is not None:
         cached = cache.get(sha, version)
         if cached is not None:
             return cached.model_copy(update={"doc_id": p.stem, "source": str(p)})
     doc = read_pdf(p)
+    if not use_outline:
+        doc.toc = []
     tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)
     tree.builder_version = version
     if cache is not None:
@@ -81,8 +87,9 @@ def build_tree(
     return tree
 
 
-def _version(max_leaf_pages: int) -> str:
-    return CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
+def _version(max_leaf_pages: int, use_outline: bool = True) -> str:
+    version = CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
+    return version if use_outline else f"{version}-nooutline"
 
 
 def load_tree(json_path: str | Path) -> Tree:
