@@ -17,12 +17,13 @@ from pageindex.tree.cache import TreeCache, file_sha256
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import PDFMissingError
-from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
+from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
+from pageindex.tree.layout import layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
 from pageindex.tree.pdf import PdfDocument, UnderlineReader, read_pdf
-from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
+from pageindex.tree.split import SubheadingRules, split_long, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
 BUILDER_VERSION = "1.0"
@@ -151,11 +152,16 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
 
 
 def _repair_titles(roots: list[Draft], texts: list[str]) -> None:
-    """Re-join renderer-split words in display titles (ids keep the text as printed)."""
+    """Re-join renderer-split words in titles, and in the ids made from titles
+    (``item_7/overview``, not ``item_7/overvi_ew``); numbered ids (``item_7``) never change."""
     drafts = [d for r in roots for d in r.walk() if d.kind != "window"]
     counts = word_counts([d.title for d in drafts], texts)
     for d in drafts:
-        d.title = repair_title(d.title, counts)
+        repaired = repair_title(d.title, counts)
+        head = d.title.split(" — ")[0]  # a heading merged with the sub-heading under it
+        if repaired != d.title and d.key == slug(head):
+            d.key = slug(repaired.split(" — ")[0])
+        d.title = repaired
 
 
 def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], str, list[Draft]]:
@@ -173,14 +179,19 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
         return [_from_heading(h) for h in sec], "sec", outline
     if outline:
         return outline, "outline", outline
+    layout = layout_drafts(pages, rules.headers)
     if len(statements) >= 2:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
-        first = min(drafts, key=lambda d: (d.start_page, d.y))
-        drafts += subheading_drafts(pages, 1, first.start_page, -1.0, _RANK["statement"], rules, first.y)
-        return drafts, "sec", outline
-    subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, rules)
-    if len(subs) >= 2:
-        return subs, "emphasis", outline
+        notes = [d for d in drafts if d.kind != "statement"]
+        if notes:  # a full set of statements with notes: the SEC ranks, layout headings before them
+            first = min(drafts, key=lambda d: (d.start_page, d.y))
+            before = [d for d in layout if (d.start_page, d.y) < (first.start_page, first.y)]
+            for d in before:
+                d.rank = min(d.rank, _RANK["statement"])
+            return drafts + before, "sec", outline
+        return with_statements(drafts, layout, pages), "layout", outline
+    if len(layout) >= 2:
+        return layout, "layout", outline
     return [], "windows", outline
 
 

@@ -27,7 +27,7 @@ LEVEL = {
 }
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
-_PART = re.compile(r"^part\s*(iv|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)
+_PART = re.compile(r"^part\s*(i\s?v|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)  # "PART I V" is IV
 _ITEM = re.compile(
     r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.,:\-–—\s]|$)", re.IGNORECASE
 )
@@ -40,7 +40,7 @@ _NOTES_TITLE = re.compile(
 # what may precede a statement title on its line: a company name, "consolidated", "condensed"...
 _STATEMENT_PREFIX = re.compile(
     r"^(?:.*?(?:inc\.?|corporation|company|corp\.?|co\.|subsidiaries|ltd\.?|plc|llc|group|n\.v\.|s\.a\.)[,.]?)?"
-    r"(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
+    r"(?:u\.?s\.?)?(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
 )
 _EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:\.\d{1,2})?)$", re.IGNORECASE)
 
@@ -68,7 +68,8 @@ _STATEMENTS: list[tuple[str, re.Pattern[str]]] = [
     (
         "income",
         re.compile(
-            r"statements?of(?:consolidated)?(?:income|operations|earnings|(?:net)?income)|incomestatements?|statementsofoperations"
+            r"statements?of(?:consolidated)?(?:income|operations|earnings|(?:net)?income|profitorloss|profitandloss)"
+            r"|incomestatements?|statementsofoperations"
         ),
     ),
 ]
