@@ -112,11 +112,15 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         if first.start_page > 1 or not first.at_top:
             cover_end = first.start_page - 1 if first.at_top else first.start_page
             cover = Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
+            if strategy == "layout" and pages[0].lines:
+                # no SEC cover here: the lead is the document's headline and opening text
+                headline = pages[0].lines[0].text[:120]
+                cover = Draft("heading", "opening", headline, 1, 0.0, True, 1, end_page=cover.end_page)
             if not first.at_top:
                 cover.end_y = first.y  # the cover ends where the first section starts on that page
             roots.insert(0, cover)
         for root in roots:
-            if root.kind == "cover" and not root.children:
+            if root.kind == "cover" and not root.children and strategy != "layout":
                 add_cover_structure(root, pages, rules)
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
@@ -180,15 +184,18 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     if outline:
         return outline, "outline", outline
     layout = layout_drafts(pages, rules.headers)
-    if len(statements) >= 2:
+    if statements:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
         notes = [d for d in drafts if d.kind != "statement"]
-        if notes:  # a full set of statements with notes: the SEC ranks, layout headings before them
+        if (
+            notes and len(statements) >= 2
+        ):  # a full set of statements with notes: the SEC ranks, layout headings before them
             first = min(drafts, key=lambda d: (d.start_page, d.y))
             before = [d for d in layout if (d.start_page, d.y) < (first.start_page, first.y)]
             for d in before:
                 d.rank = min(d.rank, _RANK["statement"])
             return drafts + before, "sec", outline
+        drafts = [d for d in drafts if d.kind == "statement"]
         return with_statements(drafts, layout, pages), "layout", outline
     if len(layout) >= 2:
         return layout, "layout", outline

@@ -103,10 +103,15 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
     out: list[Candidate] = []
     for page in pages:
         lines = page.lines
+        on_page = Counter(line.compact for line in lines)
         for index, line in enumerate(lines):
             text = line.text
             if not _title_shaped(text):
                 continue
+            if on_page[line.compact] >= 3:
+                continue  # a label repeated over table columns or rows
+            if line.x0 > page.width * 0.45 and not line.centred:
+                continue  # a column heading or a cell, not a heading of the text
             larger = line.size >= size + 0.9
             bold = line.bold and not body_bold
             accent = line.color not in (body_color, -1)
@@ -116,7 +121,7 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue
             if line.size < size - 1.5 and not (bold or accent):
                 continue  # small print: footnotes, captions
-            if line.gap > max(14.0, 2.5 * line.size):
+            if line.cells >= 3:
                 continue  # table cells on one line
             c = line.compact
             if c in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
@@ -228,8 +233,9 @@ def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Pa
     for d in ordered:
         if d.kind == "statement":
             current, lifted = d, None
-        elif current is None and lifted is not None and d.rank == lifted[0]:
-            d.rank = lifted[1]  # headings in the style of the one that ended the statement
+        elif current is None and lifted is not None:
+            # what follows keeps its nesting, moved up as far as the heading that ended the statement
+            d.rank = max(lifted[1], d.rank - (lifted[0] - lifted[1]))
         elif current is not None:
             if "".join(d.title.split()).lower() == "".join(current.title.split()).lower():
                 continue  # the statement's title repeated over its next table
@@ -248,7 +254,7 @@ def _labels_table(pages: list[Page], d: Draft) -> bool:
     for i, line in enumerate(lines):
         if abs(line.y0 - d.y) < 0.5:
             for nxt in lines[i + 1 : i + 3]:
-                if nxt.gap > max(14.0, 2.5 * nxt.size) or len(_NUMBERISH.findall(nxt.text)) >= 3:
+                if nxt.cells >= 2 or len(_NUMBERISH.findall(nxt.text)) >= 3:
                     return True
             return False
     return False

@@ -46,6 +46,12 @@ class Line:
     color: int = 0  # sRGB of the line's text when all its spans share one colour, else -1
     underlined: bool = False  # set only by mark_underlined (drawings are read on demand)
     gap: float = 0.0  # widest horizontal gap between the pieces of the line (table cells), points
+    wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
+
+    @property
+    def cells(self) -> int:
+        """How many separate cells the line spreads over (1 for ordinary text)."""
+        return self.wide_gaps + 1
 
     @property
     def compact(self) -> str:
@@ -179,9 +185,11 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
         bold_chars = chars = 0
         size = 0.0
         gap = 0.0
+        gaps: list[float] = []
         colors: set[int] = set()
         for _, x0, x1, _y0, _y1, text, n, nb, sz, cols in group:
             if prev_x1 is not None:
+                gaps.append(x0 - prev_x1)
                 gap = max(gap, x0 - prev_x1)
                 if x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
                     parts.append(" ")
@@ -213,6 +221,7 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 size=size,
                 color=colors.pop() if len(colors) == 1 else -1,
                 gap=gap,
+                wide_gaps=sum(1 for g in gaps if g > max(14.0, 2.5 * size)) if gaps else 0,
             )
         )
     return lines

@@ -21,7 +21,8 @@ COLUMN_HEAD = re.compile(
     r"|^as\s+of\b|^(?:in\s+)?(?:millions|thousands|billions)\b|^\(?in\s+(?:millions|thousands|billions)"
     r"|^(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d"
     r"|^(?:q[1-4]|fy)\s?\d{2,4}\b|^\d{4}\s+\d{4}\b|^(?:change|total|amount|unaudited)\b"
-    r"|^(?:nt|us|u\.s\.)?\$(?:\s+(?:nt|us)?\$)*$",
+    r"|^(?:nt|us|u\.s\.)?\$(?:\s+(?:nt|us)?\$)*$"
+    r"|\(\s*\$?\s*in\s+(?:millions|thousands|billions)",
     re.IGNORECASE,
 )
 
@@ -84,9 +85,10 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
 
 def is_table_header(line: Line) -> bool:
     """Column headings of a table: cells spread over the line with wide gaps between them
-    ("Three months ended  Year ended December 31,"), or a period/unit caption
-    ("For the year ended", "As of", "(in millions)")."""
-    return line.gap > max(14.0, 2.5 * line.size) or bool(COLUMN_HEAD.search(line.text))
+    ("Three months ended  Year ended December 31,": three cells or more), or a period/unit
+    caption ("For the year ended", "As of", "(in millions)"). A title with the company name
+    set apart on the same line is two cells, and stays a heading."""
+    return line.cells >= 3 or bool(COLUMN_HEAD.search(line.text))
 
 
 _TERMINAL = re.compile(r"[.,;:]$")
