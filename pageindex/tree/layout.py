@@ -216,6 +216,8 @@ def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Pa
     statement ("Current assets", "Operating activities") are dropped, so the statement is
     a leaf and what follows it is never inside it.
     """
+    # a statement title over prose ("Balance Sheet" in a release's narrative) is a heading
+    statements = [d for d in statements if _labels_table(pages, d, 4)]
     if not statements:
         return layout
     top = min((d.rank for d in layout), default=1)
@@ -248,13 +250,22 @@ def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Pa
     return out
 
 
-def _labels_table(pages: list[Page], d: Draft) -> bool:
-    """True when the line after ``d``'s heading line is a table row (figures in spread cells)."""
+_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$|^[$€£¥(]$|^[-–—]$")
+
+
+def is_table_row(line: Line) -> bool:
+    """Figures spread over cells, or a row whose words are mostly figures."""
+    if line.cells >= 2:
+        return True
+    tokens = line.text.split()
+    figures = sum(1 for t in tokens if _FIGURE.match(t))
+    return figures >= 2 and figures >= 0.3 * len(tokens)
+
+
+def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:
+    """True when one of the next ``lookahead`` lines after ``d``'s heading line is a table row."""
     lines = pages[d.start_page - 1].lines
     for i, line in enumerate(lines):
         if abs(line.y0 - d.y) < 0.5:
-            for nxt in lines[i + 1 : i + 3]:
-                if nxt.cells >= 2 or len(_NUMBERISH.findall(nxt.text)) >= 3:
-                    return True
-            return False
+            return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
     return False
