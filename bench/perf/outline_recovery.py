@@ -13,8 +13,9 @@ document and overall:
   level by the same rule.
 
 Outline entries pointing outside the document are left out, and so are the wrappers a filings
-service adds: a first "summary" page bookmark, "Table N of M" entries, and a single top bookmark
-holding everything else (the filing's name): under such a wrapper the outline's levels 2-3 are
+service or a PDF merger adds: a first "summary" page bookmark, "Table N of M" entries, bookmarks
+named after a merged file ("Ex 23 Q4 2022.pdf"), and a single top bookmark holding everything
+else (the filing's name): under such a wrapper the outline's levels 2-3 are
 the document's levels 1-2. The Mandarine report is printed but left out of the overall figure
 (its second-level bookmarks are body sentences). The hold-out PDFs named in the README are left
 out unless ``--with-holdout`` is given, and then reported separately.
@@ -43,6 +44,7 @@ HOLDOUT = frozenset(
 )
 NOISY_OUTLINE = re.compile(r"^MANDARINE", re.IGNORECASE)  # second-level bookmarks are body sentences
 _SUMMARY = re.compile(r"^summary\s*page$|^summary$", re.IGNORECASE)
+_FILE_NAME = re.compile(r"\.(?:pdf|docx?|htm)$", re.IGNORECASE)  # a merged file's own bookmark
 _TABLE_N = re.compile(r"\btable\s+\d+(\s+of\s+\d+)?\s*$", re.IGNORECASE)
 
 
@@ -64,7 +66,7 @@ def outline_entries(toc: list[list], page_count: int) -> list[tuple[int, str, in
     """(document level, title, page) rows of the outline, wrappers and outside entries removed."""
     rows = [(int(r[0]), " ".join(str(r[1]).split()), int(r[2])) for r in toc]
     rows = [r for r in rows if r[1] and 1 <= r[2] <= page_count]
-    rows = [r for r in rows if not _TABLE_N.search(r[1])]
+    rows = [r for r in rows if not _TABLE_N.search(r[1]) and not _FILE_NAME.search(r[1])]
     if rows and rows[0][0] == 1 and _SUMMARY.match(rows[0][1]) and rows[0][2] == 1:
         rows = rows[1:]
     tops = [r for r in rows if r[0] == min((x[0] for x in rows), default=1)]

@@ -26,7 +26,7 @@ from pageindex.tree.pdf import PdfDocument, UnderlineReader, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
-BUILDER_VERSION = "1.0"
+BUILDER_VERSION = "2.0"
 
 
 def _code_version() -> str:

@@ -92,7 +92,8 @@ def _title_shaped(text: str) -> bool:
         return False
     if _SENTENCE_END.search(text) and len(words) > 8:
         return False
-    if len(words) >= 3 and Counter(w.lower() for w in words).most_common(1)[0][1] >= 3:
+    long_words = Counter(w.lower() for w in words if len(w) > 3)
+    if long_words and long_words.most_common(1)[0][1] >= 3:
         return False  # "January January January": column headings
     return not COLUMN_HEAD.search(text) and not _BULLET.match(text)
 
