@@ -136,19 +136,17 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
             chars = bold_chars = 0
             size = 0.0
             colors = set()
-            x0 = y0 = 1e9
-            x1 = y1 = -1e9
             prev_x1 = None
             for span in line["spans"]:
                 text = span["text"]
                 stripped = text.strip()
                 if not stripped:
                     continue
-                bx0, by0, bx1, by1 = span["bbox"]
-                if prev_x1 is not None and bx0 - prev_x1 > 0.8 and not texts[-1].endswith(" "):
+                bbox = span["bbox"]
+                if prev_x1 is not None and bbox[0] - prev_x1 > 0.8 and not texts[-1].endswith(" "):
                     texts.append(" ")
                 texts.append(text)
-                prev_x1 = bx1
+                prev_x1 = bbox[2]
                 n = len(stripped)
                 chars += n
                 if _is_bold(span["flags"], span["font"]):
@@ -156,11 +154,8 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 if span["size"] > size:
                     size = span["size"]
                 colors.add(span["color"])
-                x0 = min(x0, bx0)
-                y0 = min(y0, by0)
-                x1 = max(x1, bx1)
-                y1 = max(y1, by1)
             if chars:
+                x0, y0, x1, y1 = line["bbox"]  # pymupdf's box of the line's spans
                 pieces.append(
                     ((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, colors)
                 )
