@@ -30,6 +30,9 @@ def build(
     max_leaf_pages: int = typer.Option(
         5, "--max-leaf-pages", min=1, help="Split leaves longer than this many pages."
     ),
+    no_outline: bool = typer.Option(
+        False, "--no-outline", help="Ignore the PDF's embedded outline: headings from the page layout only."
+    ),
     summaries: bool = typer.Option(
         False, "--summaries", help="Also write a one-line LLM summary per section (cached; cost shown first)."
     ),
@@ -44,7 +47,13 @@ def build(
     from pageindex.tree import PDFError, build_tree
 
     try:
-        result = build_tree(pdf, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages)
+        result = build_tree(
+            pdf,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            max_leaf_pages=max_leaf_pages,
+            use_outline=not no_outline,
+        )
     except PDFError as exc:
         fail(str(exc))
     if summaries:

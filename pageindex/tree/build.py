@@ -17,15 +17,16 @@ from pageindex.tree.cache import TreeCache, file_sha256
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import PDFMissingError
-from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec
+from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
+from pageindex.tree.layout import layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
 from pageindex.tree.pdf import PdfDocument, UnderlineReader, read_pdf
-from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
+from pageindex.tree.split import SubheadingRules, split_long, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
-BUILDER_VERSION = "1.0"
+BUILDER_VERSION = "2.0"
 
 
 def _code_version() -> str:
@@ -57,9 +58,13 @@ def build_tree(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     max_leaf_pages: int = 5,
+    use_outline: bool = True,
 ) -> Tree:
     """Turn the PDF at ``path`` into a :class:`Tree` (no LLM calls).
 
+    ``use_outline=False`` ignores the PDF's embedded outline (bookmarks), so the layout
+    rules alone build the tree (``pageindex build --no-outline``; how
+    ``bench/perf/outline_recovery.py`` measures them against the outline).
     Cached on disk by the PDF's sha256 and the builder version; raises a
     :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
     """
@@ -68,12 +73,14 @@ def build_tree(
         raise PDFMissingError(p)
     sha = file_sha256(p)
     cache = TreeCache(cache_dir) if use_cache else None
-    version = _version(max_leaf_pages)
+    version = _version(max_leaf_pages, use_outline)
     if cache is not None:
         cached = cache.get(sha, version)
         if cached is not None:
             return cached.model_copy(update={"doc_id": p.stem, "source": str(p)})
     doc = read_pdf(p)
+    if not use_outline:
+        doc.toc = []
     tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)
     tree.builder_version = version
     if cache is not None:
@@ -81,8 +88,9 @@ def build_tree(
     return tree
 
 
-def _version(max_leaf_pages: int) -> str:
-    return CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
+def _version(max_leaf_pages: int, use_outline: bool = True) -> str:
+    version = CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
+    return version if use_outline else f"{version}-nooutline"
 
 
 def load_tree(json_path: str | Path) -> Tree:
@@ -104,11 +112,15 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         if first.start_page > 1 or not first.at_top:
             cover_end = first.start_page - 1 if first.at_top else first.start_page
             cover = Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
+            if strategy == "layout" and pages[0].lines:
+                # no SEC cover here: the lead is the document's headline and opening text
+                headline = pages[0].lines[0].text[:120]
+                cover = Draft("heading", "opening", headline, 1, 0.0, True, 1, end_page=cover.end_page)
             if not first.at_top:
                 cover.end_y = first.y  # the cover ends where the first section starts on that page
             roots.insert(0, cover)
         for root in roots:
-            if root.kind == "cover" and not root.children:
+            if root.kind == "cover" and not root.children and strategy != "layout":
                 add_cover_structure(root, pages, rules)
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
@@ -144,11 +156,16 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
 
 
 def _repair_titles(roots: list[Draft], texts: list[str]) -> None:
-    """Re-join renderer-split words in display titles (ids keep the text as printed)."""
+    """Re-join renderer-split words in titles, and in the ids made from titles
+    (``item_7/overview``, not ``item_7/overvi_ew``); numbered ids (``item_7``) never change."""
     drafts = [d for r in roots for d in r.walk() if d.kind != "window"]
     counts = word_counts([d.title for d in drafts], texts)
     for d in drafts:
-        d.title = repair_title(d.title, counts)
+        repaired = repair_title(d.title, counts)
+        head = d.title.split(" — ")[0]  # a heading merged with the sub-heading under it
+        if repaired != d.title and d.key == slug(head):
+            d.key = slug(repaired.split(" — ")[0])
+        d.title = repaired
 
 
 def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], str, list[Draft]]:
@@ -166,14 +183,22 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
         return [_from_heading(h) for h in sec], "sec", outline
     if outline:
         return outline, "outline", outline
-    if len(statements) >= 2:
+    layout = layout_drafts(pages, rules.headers)
+    if statements:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
-        first = min(drafts, key=lambda d: (d.start_page, d.y))
-        drafts += subheading_drafts(pages, 1, first.start_page, -1.0, _RANK["statement"], rules, first.y)
-        return drafts, "sec", outline
-    subs = subheading_drafts(pages, 1, len(pages), -1.0, 1, rules)
-    if len(subs) >= 2:
-        return subs, "emphasis", outline
+        notes = [d for d in drafts if d.kind != "statement"]
+        if (
+            notes and len(statements) >= 2
+        ):  # a full set of statements with notes: the SEC ranks, layout headings before them
+            first = min(drafts, key=lambda d: (d.start_page, d.y))
+            before = [d for d in layout if (d.start_page, d.y) < (first.start_page, first.y)]
+            for d in before:
+                d.rank = min(d.rank, _RANK["statement"])
+            return drafts + before, "sec", outline
+        drafts = [d for d in drafts if d.kind == "statement"]
+        return with_statements(drafts, layout, pages), "layout", outline
+    if len(layout) >= 2:
+        return layout, "layout", outline
     return [], "windows", outline
 
 

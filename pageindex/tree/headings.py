@@ -27,7 +27,7 @@ LEVEL = {
 }
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
-_PART = re.compile(r"^part\s*(iv|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)
+_PART = re.compile(r"^part\s*(i\s?v|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)  # "PART I V" is IV
 _ITEM = re.compile(
     r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.,:\-–—\s]|$)", re.IGNORECASE
 )
@@ -40,7 +40,7 @@ _NOTES_TITLE = re.compile(
 # what may precede a statement title on its line: a company name, "consolidated", "condensed"...
 _STATEMENT_PREFIX = re.compile(
     r"^(?:.*?(?:inc\.?|corporation|company|corp\.?|co\.|subsidiaries|ltd\.?|plc|llc|group|n\.v\.|s\.a\.)[,.]?)?"
-    r"(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
+    r"(?:u\.?s\.?)?(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
 )
 _EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:\.\d{1,2})?)$", re.IGNORECASE)
 
@@ -68,7 +68,8 @@ _STATEMENTS: list[tuple[str, re.Pattern[str]]] = [
     (
         "income",
         re.compile(
-            r"statements?of(?:consolidated)?(?:income|operations|earnings|(?:net)?income)|incomestatements?|statementsofoperations"
+            r"statements?of(?:consolidated)?(?:income|operations|earnings|(?:net)?income|profitorloss|profitandloss)"
+            r"|incomestatements?|statementsofoperations"
         ),
     ),
 ]
@@ -280,7 +281,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                 ):
                     continue
                 strong = _emphasised(line) or (
-                    line.x0 < page.width * 0.2
+                    (line.x0 < page.width * 0.2 or _column_start(page, line))
                     and len(text) < 90
                     and re.match(r"^item\s*\S+\s*[\.:]\s+[A-Z]", text, re.IGNORECASE)
                 )
@@ -338,8 +339,43 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
         financials = _back_matter_financials(pages, index_pages, items, exhibits) or financials
     headings += financials
     headings += exhibits
+    headings += _closing_signatures(pages, toc_pages, items)
     headings.sort(key=lambda h: (h.page, h.y, h.level))
     return headings
+
+
+def _column_start(page: Page, line: Line) -> bool:
+    """The line starts where a text column starts (5+ lines of the page share its left edge):
+    the right column of a two-column page, not a cell in the middle of a table."""
+    return sum(1 for other in page.lines if abs(other.x0 - line.x0) < 2.0) >= 5
+
+
+_SIGNATURES = re.compile(r"^signatures?$")
+
+
+def _closing_signatures(pages: list[Page], toc_pages: set[int], items: list[Heading]) -> list[Heading]:
+    """The signatures page that closes a filing (within its last 5 pages, after the last Item)."""
+    if not items:
+        return []
+    last_item = max(h.page for h in items)
+    for page in pages[max(last_item, len(pages) - 5) - 1 :]:
+        if page.number in toc_pages:
+            continue
+        for line in page.lines[:6]:
+            if (_emphasised(line) or line.centred) and _SIGNATURES.match(line.compact):
+                if page.number == last_item and any(h.page == page.number and h.y > line.y0 for h in items):
+                    continue
+                return [
+                    Heading(
+                        "back",
+                        "signatures",
+                        _clean_title(line.text),
+                        page.number,
+                        line.y0,
+                        at_top(page, line),
+                    )
+                ]
+    return []
 
 
 def _dedupe_exhibits(exhibits: list[Heading], items: list[Heading]) -> list[Heading]:

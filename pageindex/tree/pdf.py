@@ -45,6 +45,13 @@ class Line:
     size: float
     color: int = 0  # sRGB of the line's text when all its spans share one colour, else -1
     underlined: bool = False  # set only by mark_underlined (drawings are read on demand)
+    gap: float = 0.0  # widest horizontal gap between the pieces of the line (table cells), points
+    wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
+
+    @property
+    def cells(self) -> int:
+        """How many separate cells the line spreads over (1 for ordinary text)."""
+        return self.wide_gaps + 1
 
     @property
     def compact(self) -> str:
@@ -102,30 +109,62 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
     return doc
 
 
-def _is_bold(span: dict) -> bool:
-    return bool(span["flags"] & 16) or bool(_BOLD_FONT.search(span["font"]))
+_BOLD_CACHE: dict[tuple[bool, str], bool] = {}
+
+
+def _is_bold(flags: int, font: str) -> bool:
+    key = (bool(flags & 16), font)
+    bold = _BOLD_CACHE.get(key)
+    if bold is None:
+        bold = _BOLD_CACHE[key] = key[0] or bool(_BOLD_FONT.search(font))
+    return bold
 
 
 def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
-    spans = []
+    """Visual lines of one page from its ``get_text('dict')`` output.
+
+    Works on pymupdf's own lines (a run of spans on one baseline), not span by span: each
+    becomes one piece (text, box, bold characters, size, colour), and pieces whose vertical
+    centres are within ``_Y_TOLERANCE`` are one visual line, read left to right.
+    """
+    pieces = []
     for block in raw["blocks"]:
         if block.get("type", 0) != 0:
             continue
         for line in block["lines"]:
+            texts = []
+            chars = bold_chars = 0
+            size = 0.0
+            colors = set()
+            prev_x1 = None
             for span in line["spans"]:
                 text = span["text"]
-                if not text.strip():
+                stripped = text.strip()
+                if not stripped:
                     continue
-                x0, y0, x1, y1 = span["bbox"]
-                spans.append(
-                    ((y0 + y1) / 2, x0, x1, y0, y1, text, _is_bold(span), span["size"], span["color"])
+                bbox = span["bbox"]
+                if prev_x1 is not None and bbox[0] - prev_x1 > 0.8 and not texts[-1].endswith(" "):
+                    texts.append(" ")
+                texts.append(text)
+                prev_x1 = bbox[2]
+                n = len(stripped)
+                chars += n
+                if _is_bold(span["flags"], span["font"]):
+                    bold_chars += n
+                if span["size"] > size:
+                    size = span["size"]
+                colors.add(span["color"])
+            if chars:
+                x0, y0, x1, y1 = line["bbox"]  # pymupdf's box of the line's spans
+                pieces.append(
+                    ((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, colors)
                 )
-    if not spans:
+    if not pieces:
         return []
-    spans.sort(key=lambda s: (s[0], s[1]))
-    groups: list[list[tuple]] = [[spans[0]]]
-    anchor = spans[0][0]
-    for s in spans[1:]:
+    pieces.sort(key=lambda s: (s[0], s[1]))
+    groups: list[list[tuple]] = [[pieces[0]]]
+    anchor = pieces[0][0]
+    for s in pieces[1:]:
         if s[0] - anchor <= _Y_TOLERANCE:
             groups[-1].append(s)
         else:
@@ -134,23 +173,28 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
     lines: list[Line] = []
     mid_page = width / 2
     for group in groups:
-        group.sort(key=lambda s: s[1])
+        if len(group) > 1:
+            group.sort(key=lambda s: s[1])
         parts: list[str] = []
         prev_x1 = None
         bold_chars = chars = 0
         size = 0.0
-        colors = {s[8] for s in group}
-        for _, x0, x1, _y0, _y1, text, bold, sz, _color in group:
-            if prev_x1 is not None and x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
-                parts.append(" ")
+        gap = 0.0
+        gaps: list[float] = []
+        colors: set[int] = set()
+        for _, x0, x1, _y0, _y1, text, n, nb, sz, cols in group:
+            if prev_x1 is not None:
+                gaps.append(x0 - prev_x1)
+                gap = max(gap, x0 - prev_x1)
+                if x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
+                    parts.append(" ")
             parts.append(text)
             prev_x1 = x1
-            n = len(text.strip())
             chars += n
-            if bold:
-                bold_chars += n
+            bold_chars += nb
             if sz > size:
                 size = sz
+            colors |= cols
         text = " ".join("".join(parts).split())
         if not text:
             continue
@@ -171,6 +215,8 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 y1=max(s[4] for s in group),
                 size=size,
                 color=colors.pop() if len(colors) == 1 else -1,
+                gap=gap,
+                wide_gaps=sum(1 for g in gaps if g > max(14.0, 2.5 * size)) if gaps else 0,
             )
         )
     return lines

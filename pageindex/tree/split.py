@@ -15,6 +15,17 @@ from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
 from pageindex.tree.pdf import Line, Page
 
+# column headings and table captions that look like titles
+COLUMN_HEAD = re.compile(
+    r"^(?:for\s+the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})\s+(?:months|weeks)|(?:fiscal\s+)?years?|quarters?|weeks?)\s+ended"
+    r"|^as\s+of\b|^(?:in\s+)?(?:millions|thousands|billions)\b|^\(?in\s+(?:millions|thousands|billions)"
+    r"|^(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d"
+    r"|^(?:q[1-4]|fy)\s?\d{2,4}\b|^\d{4}\s+\d{4}\b|^(?:change|total|amount|unaudited)\b"
+    r"|^(?:nt|us|u\.s\.)?\$(?:\s+(?:nt|us)?\$)*$"
+    r"|\(\s*\$?\s*in\s+(?:millions|thousands|billions)",
+    re.IGNORECASE,
+)
+
 __all__ = ["SubheadingRules", "attach", "slug", "split_long", "subheading_drafts", "window_drafts"]
 
 _NUMBERISH = re.compile(r"[\d$%()]")
@@ -69,7 +80,15 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     c = line.compact
     if c in headers or _SKIP.search(c):
         return False
-    return True
+    return not is_table_header(line)
+
+
+def is_table_header(line: Line) -> bool:
+    """Column headings of a table: cells spread over the line with wide gaps between them
+    ("Three months ended  Year ended December 31,": three cells or more), or a period/unit
+    caption ("For the year ended", "As of", "(in millions)"). A title with the company name
+    set apart on the same line is two cells, and stays a heading."""
+    return line.cells >= 3 or bool(COLUMN_HEAD.search(line.text))
 
 
 _TERMINAL = re.compile(r"[.,;:]$")

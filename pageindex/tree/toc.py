@@ -12,8 +12,8 @@ def _span(tree: Tree, node: Node) -> str:
         else f"pp. {node.start_page}-{node.end_page}"
     )
     first, last = tree.page_label(node.start_page), tree.page_label(node.end_page)
-    if first or last:
-        printed = first if first == last or not last else f"{first or '?'}-{last}"
+    if first and last:  # "printed 129-160", or nothing when either end prints no number
+        printed = first if first == last else f"{first}-{last}"
         pages += f" (printed {printed})"
     return pages
 

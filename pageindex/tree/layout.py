@@ -1,0 +1,272 @@
+"""Headings found from the page layout alone, for any document: reports, releases, proxies.
+
+A line is a heading candidate when it stands out from the document's body text (larger type,
+bold where the body is not, all capitals, a colour of its own, or a numbering such as "1.",
+"(2)", "3)" or "1.2" on an emphasised line), is short and shaped like a title (starts with a
+capital or a number, few figures, no sentence end after a long run of words), is one run of
+text rather than table cells (no wide gap between its pieces), and is not a running header or
+footer (its text recurs on 3+ pages) or a contents line (ends in a page number). A heading
+wrapped over two or three lines in the same style is one heading.
+
+Levels come from consistent style: every candidate's style (size rounded to half a point,
+bold, capitals, accent colour) is ranked by prominence (size first, then bold, capitals,
+colour); numbered headings take the level of their numbering scheme ("1." above "(1)" above
+"1)"), in the order the schemes first appear. The most prominent styles become levels 1, 2 and
+3; rarer styles that are less prominent than the body's own emphasis are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from pageindex.tree.draft import Draft
+from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug
+from pageindex.tree.pdf import Line, Page
+from pageindex.tree.split import COLUMN_HEAD
+
+_NUMBERISH = re.compile(r"[\d$%€£¥]")
+_SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("d.d", re.compile(r"^\d{1,2}\.\d{1,2}\.?\s+\S")),
+    ("d.", re.compile(r"^\d{1,2}\.\s+\S")),
+    ("(d)", re.compile(r"^\(\d{1,2}\)\s*\S")),
+    ("d)", re.compile(r"^\d{1,2}\)\s*\S")),
+    ("(a)", re.compile(r"^\([a-z]\)\s+\S")),
+    ("roman", re.compile(r"^(?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\.\s+\S", re.IGNORECASE)),
+)
+_SENTENCE_END = re.compile(r"[.;,:]$")
+_BAD_END = re.compile(r"(?:[-–—/&]|\b(?:and|or|of|the|to|for|in|on|a|an|with|by|de|la|et))$", re.IGNORECASE)
+_BULLET = re.compile(r"^[•●▪■◦\-–—*]")
+
+
+@dataclass(slots=True)
+class Candidate:
+    page: int
+    index: int  # line index on the page
+    line: Line
+    title: str
+    style: tuple  # (size, bold, caps, accent)
+    scheme: str  # numbering scheme, "" for none
+    bottom: float = 0.0  # y1 of its last line (a heading may wrap)
+
+
+def body_style(pages: list[Page]) -> tuple[float, bool, int]:
+    """(size, bold, colour) most of the document's characters are set in."""
+    sizes: Counter[float] = Counter()
+    bold: Counter[bool] = Counter()
+    colors: Counter[int] = Counter()
+    for page in pages[:: max(1, len(pages) // 60)]:
+        for line in page.lines:
+            n = len(line.text)
+            if n < 40 or line.gap > 2 * line.size:
+                continue  # prose lines only: table rows are often set smaller
+            sizes[round(line.size * 2) / 2] += n
+            bold[line.bold] += n
+            colors[line.color] += n
+    if not sizes:
+        return 10.0, False, 0
+    return sizes.most_common(1)[0][0], bold.most_common(1)[0][0], colors.most_common(1)[0][0]
+
+
+def _scheme(text: str) -> str:
+    for name, pattern in _SCHEMES:
+        if pattern.match(text):
+            return name
+    return ""
+
+
+def _title_shaped(text: str) -> bool:
+    if not 3 <= len(text) <= 150:
+        return False
+    first = text[0]
+    if not (first.isupper() or first.isdigit() or first == "("):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    if letters < 3:
+        return False
+    if len(_NUMBERISH.findall(text)) > max(4, len(text) * 0.15):
+        return False
+    words = text.split()
+    if len(words) > 14:
+        return False
+    if _SENTENCE_END.search(text) and len(words) > 8:
+        return False
+    long_words = Counter(w.lower() for w in words if len(w) > 3)
+    if long_words and long_words.most_common(1)[0][1] >= 3:
+        return False  # "January January January": column headings
+    return not COLUMN_HEAD.search(text) and not _BULLET.match(text)
+
+
+def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Candidate]:
+    """Every heading candidate of the document, in reading order (see the module docstring)."""
+    size, body_bold, body_color = body_style(pages)
+    out: list[Candidate] = []
+    for page in pages:
+        lines = page.lines
+        on_page = Counter(line.compact for line in lines)
+        for index, line in enumerate(lines):
+            text = line.text
+            if not _title_shaped(text):
+                continue
+            if on_page[line.compact] >= 3:
+                continue  # a label repeated over table columns or rows
+            if line.x0 > page.width * 0.45 and not line.centred:
+                continue  # a column heading or a cell, not a heading of the text
+            larger = line.size >= size + 0.9
+            bold = line.bold and not body_bold
+            accent = line.color not in (body_color, -1)
+            caps = line.caps and len(text) > 6
+            scheme = _scheme(text)
+            if not (larger or bold or accent or caps):
+                continue
+            if line.size < size - 1.5 and not (bold or accent):
+                continue  # small print: footnotes, captions
+            if line.cells >= 3:
+                continue  # table cells on one line
+            c = line.compact
+            if c in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
+                continue
+            style = (round(line.size * 2) / 2, bold, caps, accent)
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and prev.page == page.number
+                and prev.index == index - 1
+                and prev.style == style
+                and not scheme
+                and line.y0 - prev.bottom < 0.9 * line.size
+                and len(prev.title) + len(text) < 150
+                and not _SENTENCE_END.search(prev.title)
+            ):
+                prev.title = f"{prev.title} {text}"  # a heading wrapped over lines
+                prev.index = index
+                prev.bottom = line.y1
+                continue
+            out.append(Candidate(page.number, index, line, text, style, scheme, line.y1))
+    return [c for c in out if not _BAD_END.search(c.title) or c.scheme]
+
+
+def _prominence(style: tuple) -> tuple:
+    size, bold, caps, accent = style
+    return (-size, not bold, not caps, not accent)
+
+
+def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Candidate, int]]:
+    """(candidate, level 1..max_levels) by consistent style; candidates of dropped styles left out."""
+    if not cands:
+        return []
+    counts = Counter(c.style for c in cands if not c.scheme)
+    schemes = list(dict.fromkeys(c.scheme for c in cands if c.scheme))
+    # a style used once in a long document is more often a title page or a pull quote
+    styles = sorted(counts, key=_prominence)
+    level_of: dict[tuple, int] = {}
+    rank = 0
+    for style in styles:
+        if counts[style] < 2 and len(cands) > 12:
+            continue
+        rank += 1
+        level_of[style] = rank
+    out: list[tuple[Candidate, int]] = []
+    for c in cands:
+        if c.scheme:
+            # numbered headings sit under the unnumbered styles that are more prominent
+            above = sum(1 for s in level_of if _prominence(s) < _prominence(c.style))
+            level = above + 1 + schemes.index(c.scheme)
+        else:
+            level = level_of.get(c.style, 0)
+        if 1 <= level <= max_levels:
+            out.append((c, level))
+        elif level > max_levels:
+            out.append((c, max_levels))
+    return out
+
+
+def layout_drafts(
+    pages: list[Page],
+    headers: frozenset[str] | set[str],
+    base_rank: int = 1,
+    max_levels: int = 3,
+) -> list[Draft]:
+    """Drafts for the document's layout headings, ranked ``base_rank`` and below by level."""
+    out: list[Draft] = []
+    for c, level in assign_levels(candidates(pages, headers), max_levels):
+        page = pages[c.page - 1]
+        line = c.line
+        out.append(
+            Draft(
+                "heading",
+                slug(c.title),
+                c.title[:120],
+                c.page,
+                line.y0,
+                at_top(page, line),
+                base_rank + level - 1,
+            )
+        )
+    return out
+
+
+def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Page]) -> list[Draft]:
+    """Statements placed among layout headings so that each statement stays a leaf.
+
+    A statement is a top section of the document: it takes the most prominent layout rank,
+    so no document section (forward-looking statements, contacts) holds it. It ends where the
+    next section begins: a layout heading at the top of a later page, or any heading that is
+    no table label (its next line is no table row: figures in cells). Labels inside the
+    statement ("Current assets", "Operating activities") are dropped, so the statement is
+    a leaf and what follows it is never inside it.
+    """
+    # a statement title over prose ("Balance Sheet" in a release's narrative) is a heading
+    statements = [d for d in statements if _labels_table(pages, d, 4)]
+    if not statements:
+        return layout
+    top = min((d.rank for d in layout), default=1)
+    for s in statements:
+        s.rank = top
+
+    def near_statement(d: Draft) -> bool:
+        return any(s.start_page == d.start_page and abs(s.y - d.y) < 4.0 for s in statements)
+
+    rest = [d for d in layout if not near_statement(d)]
+    ordered = sorted([*statements, *rest], key=lambda d: (d.start_page, d.y))
+    out: list[Draft] = []
+    current: Draft | None = None
+    lifted: tuple[int, int] | None = None  # (rank as found, rank given) after a statement
+    for d in ordered:
+        if d.kind == "statement":
+            current, lifted = d, None
+        elif current is None and lifted is not None:
+            # what follows keeps its nesting, moved up as far as the heading that ended the statement
+            d.rank = max(lifted[1], d.rank - (lifted[0] - lifted[1]))
+        elif current is not None:
+            if "".join(d.title.split()).lower() == "".join(current.title.split()).lower():
+                continue  # the statement's title repeated over its next table
+            if not (d.at_top and d.start_page > current.start_page) and _labels_table(pages, d):
+                continue  # a label inside the statement
+            lifted = (d.rank, min(d.rank, current.rank))
+            d.rank = lifted[1]  # the next section: beside the statement, not in it
+            current = None
+        out.append(d)
+    return out
+
+
+_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$|^[$€£¥(]$|^[-–—]$")
+
+
+def is_table_row(line: Line) -> bool:
+    """Figures spread over cells, or a row whose words are mostly figures."""
+    if line.cells >= 2:
+        return True
+    tokens = line.text.split()
+    figures = sum(1 for t in tokens if _FIGURE.match(t))
+    return figures >= 2 and figures >= 0.3 * len(tokens)
+
+
+def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:
+    """True when one of the next ``lookahead`` lines after ``d``'s heading line is a table row."""
+    lines = pages[d.start_page - 1].lines
+    for i, line in enumerate(lines):
+        if abs(line.y0 - d.y) < 0.5:
+            return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
+    return False

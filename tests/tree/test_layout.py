@@ -1,0 +1,113 @@
+"""Headings from the page layout: made PDFs with no SEC structure, and the outline switch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pymupdf
+import pytest
+from typer.testing import CliRunner
+
+from pageindex.cli import app
+from pageindex.tree import build_tree
+from pageindex.tree.pdf import Line
+from pageindex.tree.split import is_table_header
+
+BODY = (
+    "The committee reviewed the programme during the year and reported its findings to the board "
+    "in the usual way, with figures for each region."
+)
+CHAPTERS = {
+    "Market Overview": ["Regional Demand", "Pricing Environment"],
+    "Operations Review": ["Manufacturing Sites", "Supply Chain Resilience", "Workforce"],
+    "Governance and Risk": ["Board Oversight", "Principal Risks"],
+}
+
+
+def _body(page: pymupdf.Page, y: float, lines: int) -> float:
+    for _ in range(lines):
+        page.insert_text((72, y), BODY[:95], fontname="helv", fontsize=10)
+        y += 13
+    return y
+
+
+def report_pdf(path: Path, outline: bool = False) -> Path:
+    """A report: chapter titles 16 pt bold, section titles 12 pt bold, body 10 pt; every
+    section on its own page; no Part/Item, no statements, no outline unless asked."""
+    doc = pymupdf.open()
+    toc = []
+    for chapter, sections in CHAPTERS.items():
+        for i, section in enumerate(sections):
+            page = doc.new_page()
+            y = 60.0
+            page.insert_text((72, 40), "Example Holdings Annual Review", fontname="helv", fontsize=8)
+            if i == 0:
+                page.insert_text((72, y + 20), chapter, fontname="hebo", fontsize=16)
+                toc.append([1, chapter, doc.page_count])
+                y = _body(page, y + 50, 6) + 10
+            page.insert_text((72, y + 12), section, fontname="hebo", fontsize=12)
+            toc.append([2, section, doc.page_count])
+            _body(page, y + 34, 30)
+    if outline:
+        doc.set_toc(toc)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_two_heading_levels_without_sec_structure_or_outline(tmp_path):
+    tree = build_tree(report_pdf(tmp_path / "report.pdf"), use_cache=False)
+    assert tree.strategy == "layout"
+    assert not [n for n in tree.walk() if n.kind == "window"]
+    tops = [n for n in tree.nodes if n.node_id != "opening"]
+    assert [n.title for n in tops] == list(CHAPTERS)
+    for node, sections in zip(tops, CHAPTERS.values(), strict=True):
+        children = [c.title for c in node.children if c.node_id.split("/")[-1] != "intro"]
+        assert children == sections, node.title
+    review = tree.get("operations_review/supply_chain_resilience")
+    assert (review.start_page, review.end_page) == (4, 4)
+    # the running header repeats on every page: never a heading
+    assert not [n for n in tree.walk() if "Annual Review" in n.title]
+
+
+def test_outline_ignored_on_request(tmp_path):
+    pdf = report_pdf(tmp_path / "outlined.pdf", outline=True)
+    with_outline = build_tree(pdf, use_cache=False)
+    without = build_tree(pdf, use_cache=False, use_outline=False)
+    assert with_outline.strategy == "outline"
+    assert without.strategy == "layout"
+    assert with_outline.builder_version != without.builder_version  # cached apart
+    assert [n.title for n in without.nodes if n.node_id != "opening"] == list(CHAPTERS)
+
+
+def test_cli_build_no_outline(tmp_path):
+    pdf = report_pdf(tmp_path / "outlined.pdf", outline=True)
+    out = tmp_path / "tree.json"
+    result = CliRunner().invoke(app, ["build", str(pdf), "--no-outline", "--no-cache", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "strategy layout" in result.output
+    assert json.loads(out.read_text())["strategy"] == "layout"
+
+
+def _line(text: str, wide_gaps: int = 0) -> Line:
+    return Line(
+        1, text, True, False, False, 72, 400, 100, 110, 9.0, gap=60.0 * wide_gaps, wide_gaps=wide_gaps
+    )
+
+
+@pytest.mark.parametrize(
+    "text,wide_gaps,header",
+    [
+        ("Three months ended Year ended December 31,", 0, True),
+        ("For the year ended", 0, True),
+        ("13 Weeks Ended", 0, True),
+        ("2Q23 ($ in millions; except EPS)", 0, True),
+        ("Worldwide Sales Change Organic local- Total sales", 4, True),
+        ("Consolidated Statements of Income Corning Incorporated", 1, False),
+        ("Segment Results", 0, False),
+        ("Reconciliation of Non-GAAP Measures", 0, False),
+    ],
+)
+def test_table_column_headers_are_not_headings(text, wide_gaps, header):
+    assert is_table_header(_line(text, wide_gaps)) is header

@@ -1,0 +1,127 @@
+"""Trees of filings that are not 10-Ks: a 20-F and earnings releases, built by the layout
+rules with any outline ignored. Statements are leaves (or hold only their own parts), and
+what follows a statement (reconciliations, outlook, contacts) is never inside it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pageindex.tree import Node, Tree, build_tree
+
+# words that name a document section, never a part of a financial statement
+_SECTION_WORDS = re.compile(
+    r"reconciliation|non-gaap|outlook|guidance|forward[-‑ ]looking|cautionary|contact|about |conference call|webcast",
+    re.IGNORECASE,
+)
+_STATEMENT_TITLE = re.compile(
+    r"statements? of (?:income|earnings|operations|cash flows|financial position|comprehensive income"
+    r"|profit or loss|changes in equity)|balance sheets?|income statements?|cash flows statements?",
+    re.IGNORECASE,
+)
+
+
+def statements(tree: Tree) -> list[Node]:
+    return [n for n in tree.walk() if n.kind == "statement" or _STATEMENT_TITLE.search(n.title)]
+
+
+def assert_statements_hold_only_their_parts(tree: Tree) -> None:
+    found = statements(tree)
+    assert found, f"{tree.doc_id}: no statement found"
+    for s in found:
+        for d in list(s.walk())[1:]:
+            assert not _SECTION_WORDS.search(d.title), f"{tree.doc_id}: {d.title!r} inside {s.node_id}"
+            assert not (d.kind == "statement" and d.title != s.title), f"{d.node_id} inside {s.node_id}"
+            assert s.start_page <= d.start_page <= d.end_page <= s.end_page
+
+
+def outside_statements(tree: Tree, pattern: str) -> list[Node]:
+    """Nodes whose title matches ``pattern`` and that sit in no statement."""
+    inside = {d.node_id for s in statements(tree) for d in list(s.walk())[1:]}
+    rx = re.compile(pattern, re.IGNORECASE)
+    return [n for n in tree.walk() if rx.search(n.title) and n.node_id not in inside]
+
+
+def test_tsmc_20f_statements_do_not_swallow_each_other(filing_tree):
+    tree = filing_tree("TSMC_2023_20-F")
+    by_key = {n.node_id.split("/")[-1]: n for n in tree.walk() if n.kind == "statement"}
+    assert {"balance_sheet", "income", "cash_flows"} <= set(by_key)
+    balance = by_key["balance_sheet"]
+    income = by_key["income"]
+    # the statement of financial position ends where the statement of profit or loss begins
+    assert (balance.start_page, balance.end_page) == (90, 91)
+    assert income.start_page == 92 and "PROFIT OR LOSS" in income.title
+    assert by_key["cash_flows"].start_page == 96
+    assert all(s.is_leaf for s in by_key.values())
+    assert_statements_hold_only_their_parts(tree)
+    # notes follow the statements as their own sections
+    note_1 = next(n for n in tree.walk() if n.node_id.endswith("note_1"))
+    assert note_1.start_page == 99 and "GENERAL" in note_1.title
+
+
+def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
+    tree = filing_tree("TSMC_2023_20-F")
+    titles = [n.title for n in tree.walk()]
+    for bad in ("For the year ended", "NT$ US$", "As of", "As of December 31,", "Name Position with our company"):
+        assert not [t for t in titles if t.startswith(bad)], bad
+
+
+RELEASES_FB = ["AMCOR_2023Q4_EARNINGS", "ULTABEAUTY_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2022Q4_EARNINGS"]
+
+
+@pytest.mark.parametrize("doc", RELEASES_FB)
+def test_financebench_release_statements_are_leaves(doc, fb_pdf, tree_cache_dir):
+    tree = build_tree(fb_pdf(doc), cache_dir=tree_cache_dir, use_outline=False)
+    assert tree.strategy == "layout"
+    assert_statements_hold_only_their_parts(tree)
+
+
+def test_amcor_release_sections(fb_pdf, tree_cache_dir):
+    tree = build_tree(fb_pdf("AMCOR_2023Q4_EARNINGS"), cache_dir=tree_cache_dir, use_outline=False)
+    recon = outside_statements(tree, r"^Reconciliation of Non-GAAP Measures$")
+    assert [n.start_page for n in recon] == [11]
+    assert [n.start_page for n in outside_statements(tree, r"^Fiscal 2024 Guidance$")] == [5]
+    assert [n.start_page for n in outside_statements(tree, r"^Segment Information$")] == [2]
+    cash = tree.get("cash_flows")
+    assert cash.is_leaf and cash.end_page == 9  # not the reconciliations after it
+
+
+def test_jnj_release_sections(fb_pdf, tree_cache_dir):
+    tree = build_tree(fb_pdf("JOHNSON_JOHNSON_2022Q4_EARNINGS"), cache_dir=tree_cache_dir, use_outline=False)
+    assert tree.get("income").is_leaf
+    assert tree.get("income").end_page < tree.get("reconciliation_of_non_gaap_financial").start_page
+    assert outside_statements(tree, r"^FULL-YEAR 2023 GUIDANCE")
+    assert outside_statements(tree, r"^SEGMENT SALES RESULTS$")
+    # the headline page is the document's opening, not an SEC cover
+    assert tree.nodes[0].node_id == "opening" and tree.nodes[0].kind != "cover"
+
+
+def test_ulta_release_outlook_and_statements(fb_pdf, tree_cache_dir):
+    tree = build_tree(fb_pdf("ULTABEAUTY_2023Q4_EARNINGS"), cache_dir=tree_cache_dir, use_outline=False)
+    assert [n.start_page for n in outside_statements(tree, r"^Fiscal 2023 Outlook$")] == [3]
+    assert tree.get("cash_flows").start_page == 8
+    assert tree.get("income").is_leaf and tree.get("income").start_page == 6
+    assert "forward_looking_statements/income" not in tree
+
+
+def test_kroger_release_guidance_is_its_own_section(filing_tree):
+    tree = filing_tree("KROGER_2023Q2_EARNINGS-RELEASE-EXCERPT")
+    guidance = outside_statements(tree, r"^Full-Year 2023 Guidance")
+    assert [n.start_page for n in guidance] == [3]
+    assert guidance[0].is_leaf
+    assert not [n for n in tree.walk() if "in millions" in n.title]  # a table header
+
+
+def test_microsoft_8k_release_sections(filing_tree):
+    tree = filing_tree("MICROSOFT_FY2025Q4_8-K-EARNINGS")
+    assert outside_statements(tree, r"^Business Outlook$")
+    assert outside_statements(tree, r"^SEGMENT REVENUE AND OPERATING INCOME$")
+    assert outside_statements(tree, r"Constant Currency Reconciliation")
+    assert_statements_hold_only_their_parts(tree)
+
+
+def test_nintendo_highlights_statements(filing_tree):
+    tree = filing_tree("NINTENDO_FY2023H1_EARNINGS-FINANCIAL-HIGHLIGHTS")
+    assert_statements_hold_only_their_parts(tree)
+    assert outside_statements(tree, r"Consolidated Financial Forecast")
