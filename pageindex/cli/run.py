@@ -39,6 +39,7 @@ OPTION_NAMES = {
     "timeout_s": "--timeout",
     "max_retries": "--max-retries",
     "max_error_rate": "--max-error-rate",
+    "context_window": "--context-window",
 }
 
 
