@@ -130,7 +130,7 @@ function card(s,cols){
     field('Sources', sources(s.sources))+
     field('Figures', s.fig[0].toLocaleString('en')+' retriever tokens, '+s.fig[1]+' LLM calls, '+s.fig[2]+
       ' iterations, '+s.fig[3]+' tool calls, '+s.fig[4].toFixed(2)+'s')+
-    field('Trace', trace(s.trace))+'</dl></div>';
+    field('Trace', trace(s.trace==null?null:DATA.traces[s.trace]))+'</dl></div>';
 }
 async function open(row){
   let next=row.nextElementSibling;
@@ -427,7 +427,12 @@ def _sources(s: Sample) -> list[dict[str, str]]:
     return out
 
 
-def _sample_data(s: Sample, col: int) -> dict[str, Any]:
+def _sample_data(s: Sample, col: int, traces: dict[str, int]) -> dict[str, Any]:
+    """A sample's details; its trace is an index into the report's one list of distinct traces
+    (a replayed or cached run repeats its baseline's traces: they are stored once)."""
+    trace = _trace(s)
+    key = json.dumps(trace, ensure_ascii=False)
+    index = traces.setdefault(key, len(traces)) if trace else None
     return {
         "col": col,
         "rep": s.repeat,
@@ -441,7 +446,7 @@ def _sample_data(s: Sample, col: int) -> dict[str, Any]:
         "hit": s.evidence_hit,
         "sources": _sources(s),
         "fig": [s.tokens, s.llm_calls, s.iterations, s.tool_calls, round(s.latency_s, 2)],
-        "trace": _trace(s),
+        "trace": index,
     }
 
 
@@ -472,6 +477,7 @@ def question_rows(runs: Sequence[Run], flipped: set[str]) -> tuple[list[str], li
             by_q.setdefault(s.question_id, []).append((col_index[(run.run_id, s.retriever)], s))
     rows: list[QuestionRow] = []
     data: dict[str, Any] = {"columns": labels, "questions": {}}
+    traces: dict[str, int] = {}
     for qid in sorted(by_q):
         items = sorted(by_q[qid], key=lambda t: (t[0], t[1].repeat))
         first = items[0][1]
@@ -496,8 +502,9 @@ def question_rows(runs: Sequence[Run], flipped: set[str]) -> tuple[list[str], li
             "gold": first.gold_answer,
             "doc": f"{first.doc_id or NO_VALUE} ({first.doc_type or NO_VALUE})",
             "pages": ", ".join(map(str, first.evidence_pages)),
-            "samples": [_sample_data(s, col) for col, s in items],
+            "samples": [_sample_data(s, col, traces) for col, s in items],
         }
+    data["traces"] = [json.loads(t) for t in traces]  # in index order (dicts keep insertion order)
     return labels, rows, data
 
 

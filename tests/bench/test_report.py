@@ -3,6 +3,9 @@ over the DevTools protocol (tests/bench/chromium.py)."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import random
 import re
 import subprocess
@@ -199,6 +202,24 @@ def test_report_size_for_three_runs_of_300_samples(tmp_path: Path) -> None:
     print(f"report of 3 runs x 300 samples: {size / 1e6:.2f} MB")
     assert html.count('<tr class="q"') == 100
     assert size < 1_000_000
+
+
+def _unpack(html: str) -> dict:
+    blob = re.search(r'<script type="application/octet-stream" id="report-data">([^<]+)</script>', html)
+    assert blob is not None
+    return json.loads(gzip.decompress(base64.b64decode(blob.group(1))))
+
+
+def test_traces_are_stored_once(tmp_path: Path) -> None:
+    a = load_run(_make_run(tmp_path, "A"))
+    replay = write_run(tmp_path / "R", [s.model_copy() for s in a.samples], info=run_info("R"))
+    data = _unpack(render_html([a, load_run(replay)]))
+    # 20 samples per run, 2 distinct traces (the default one and q003's long one): 2 stored, 40 references
+    assert len(data["traces"]) == 2
+    refs = [s["trace"] for q in data["questions"].values() for s in q["samples"]]
+    assert len(refs) == 40 and sorted(set(refs)) == [0, 1]
+    assert data["traces"][0] == [["0.40s", "tool_call", "fetch_section item_7", ""]]
+    assert data["columns"] == ["A agent", "A planner", "B agent", "B planner"]  # letters, not run ids
 
 
 def test_report_of_two_runs_warns_about_differences(tmp_path: Path) -> None:
