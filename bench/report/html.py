@@ -25,23 +25,14 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from bench.compare import Comparison, NoSharedSamples, compare_runs, run_differences
+from bench.compare import run_differences
 from bench.report import plots
+from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
 from bench.samples import Sample
-from bench.summary import NO_VALUE, GroupSummary, Run, summary_rows
+from bench.summary import NO_VALUE, Run
 
 MAX_TRACE_DATA = 1500  # characters of one trace event's data kept in the report
 MAX_FLIPS = 200  # per direction and comparison
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-SUMMARY_COLUMNS = {
-    "n": "n",
-    "accuracy (95% CI)": "accuracy (95% CI)",
-    "answered": "answered",
-    "tokens/q mean": "tokens/q (mean)",
-    "iterations": "iterations (mean)",
-    "cost": "cost",
-    "evidence hit": "evidence hit",
-}
 VERDICT_MARK = {"correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "error": "E"}
 
 CSS = """
@@ -194,10 +185,7 @@ def row_id(question_id: str) -> str:
     return "q-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in question_id)
 
 
-def _letters(runs: Sequence[Run]) -> dict[str, str]:
-    return {
-        r.run_id: LETTERS[i % len(LETTERS)] + ("" if i < len(LETTERS) else str(i)) for i, r in enumerate(runs)
-    }
+_letters = letters_of
 
 
 # ----------------------------------------------------------------------------- runs
@@ -241,19 +229,6 @@ def _warnings(runs: Sequence[Run]) -> str:
 
 
 # ----------------------------------------------------------------------------- summary
-def combined_rows(runs: Sequence[Run], by: str = "retriever_model") -> list[dict[str, Any]]:
-    """One display row per run x group (``retriever_model``, ``question_type`` or ``doc_type``)."""
-    rows = []
-    for run in runs:
-        groups: list[GroupSummary] = run.summary.groups(by) or [run.summary.overall]  # type: ignore[arg-type]
-        for g, row in zip(groups, summary_rows(groups), strict=True):
-            label = "retriever / model" if by == "retriever_model" else by.replace("_", " ")
-            out: dict[str, Any] = {"run": run.run_id, label: g.group}
-            out.update({new: row.get(old, NO_VALUE) for old, new in SUMMARY_COLUMNS.items()})
-            rows.append(out)
-    return rows
-
-
 def _combined(runs: Sequence[Run], by: str) -> str:
     frame = pd.DataFrame(combined_rows(runs, by))
     if len(runs) == 1:
@@ -272,39 +247,6 @@ def _summary(runs: Sequence[Run]) -> str:
 
 
 # ----------------------------------------------------------------------------- A vs B
-class ABSection(BaseModel):
-    """One later run compared with the first: McNemar (p) and paired bootstrap (CI of the difference)."""
-
-    mcnemar: Comparison
-    bootstrap: Comparison
-
-
-def comparisons(runs: Sequence[Run]) -> list[ABSection | str]:
-    """Each later run against the first (a message where they share no samples)."""
-    out: list[ABSection | str] = []
-    for b in runs[1:]:
-        try:
-            out.append(
-                ABSection(
-                    mcnemar=compare_runs(runs[0], b, by="retriever", method="mcnemar"),
-                    bootstrap=compare_runs(runs[0], b, by="retriever", method="bootstrap"),
-                )
-            )
-        except NoSharedSamples as exc:
-            out.append(str(exc))
-    return out
-
-
-def _pp(x: float | None) -> str:
-    return NO_VALUE if x is None else f"{100 * x:+.1f} pp"
-
-
-def _acc(p: Any) -> str:
-    if p.value is None:
-        return NO_VALUE
-    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
-
-
 def _flip_list(flips: Sequence[Any], title: str) -> str:
     if not flips:
         return f"<p class='muted'>{_e(title)}: none</p>"
@@ -319,31 +261,15 @@ def _flip_list(flips: Sequence[Any], title: str) -> str:
     return f"<h4>{_e(title)}: {len(flips)}</h4><ul class='flips'>{''.join(items)}{more}</ul>"
 
 
-def _ab(runs: Sequence[Run], letters: dict[str, str]) -> str:
+def _ab(ab: Sequence[ABSection | str], letters: dict[str, str]) -> str:
     parts = []
-    for item in comparisons(runs):
+    for item in ab:
         if isinstance(item, str):
             parts.append(f"<p class='warn'>{_e(item)}</p>")
             continue
-        m, b = item.mcnemar, item.bootstrap
+        m = item.mcnemar
         la, lb = letters[m.run_a], letters[m.run_b]
-        boot = {g.group: g for g in b.groups} | {"ALL": b.overall}
-        rows = []
-        for g in [*m.groups, m.overall]:
-            name = "ALL" if g is m.overall else g.group
-            bt = boot[name].test
-            rows.append(
-                {
-                    "retriever": name,
-                    "pairs": g.n_pairs,
-                    f"{la}: {m.run_a}": _acc(g.accuracy_a),
-                    f"{lb}: {m.run_b}": _acc(g.accuracy_b),
-                    f"difference {lb} − {la}": _pp(g.diff),
-                    "95% CI (paired bootstrap)": f"[{_pp(bt.ci_low)}, {_pp(bt.ci_high)}]",
-                    "McNemar p": f"{g.test.p_value:.3g}",
-                    f"only {lb} correct / only {la} correct": f"{len(g.improved)} / {len(g.regressed)}",
-                }
-            )
+        rows = ab_rows(item, la, lb)
         improved = [f for g in m.groups for f in g.improved]
         regressed = [f for g in m.groups for f in g.regressed]
         parts.append(
@@ -598,7 +524,7 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
     }
     labels, rows, data = question_rows(runs, flipped)
     n = sum(len(r.samples) for r in runs)
-    ab_section = f'<section id="ab"><h2>A vs B</h2>{_ab(runs, letters)}</section>' if several else ""
+    ab_section = f'<section id="ab"><h2>A vs B</h2>{_ab(ab, letters)}</section>' if several else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -251,6 +251,20 @@ def test_markdown_report(tmp_path: Path) -> None:
     assert res.exit_code == 0 and res.stdout.startswith("# pageindex-bench report: run1")
 
 
+def test_markdown_report_of_two_runs(tmp_path: Path) -> None:
+    md = render_markdown([load_run(_make_run(tmp_path, "A")), load_run(_make_b(tmp_path))])
+    assert (
+        "## Summary (runs x retrievers)" in md
+        and "| B | planner / scripted | 10 | 80.0% [49.0, 94.3] |" in md
+    )
+    assert "## A vs B: A = A, B = B" in md
+    assert re.search(r"\| ALL \| 20 \| 65.0% \[43.3, 81.9\] \| 85.0% \[64.0, 94.8\] \| \+20.0 pp \|", md)
+    flipped = md.split("Flipped: ")[1].splitlines()[0]
+    assert flipped.startswith("q005 agent (incorrect -> correct), q006 agent (incorrect -> correct)")
+    assert "q009 agent (error -> correct)" in flipped and "q002 planner (correct -> incorrect)" in flipped
+    assert flipped.count("(") == 8
+
+
 def test_summary_command(tmp_path: Path) -> None:
     run_dir = _make_run(tmp_path)
     res = CliRunner().invoke(app, ["bench", "summary", str(run_dir)])
