@@ -45,7 +45,9 @@ class RunProgress(BaseModel):
 
 
 class RunEvent(BaseModel):
-    kind: Literal["run_started", "sample_finished", "run_finished"]
+    # tree_building: before the run, progress.done of progress.total trees built, message = the
+    # filing being built (done == total: all built)
+    kind: Literal["tree_building", "run_started", "sample_finished", "run_finished"]
     run_id: str
     progress: RunProgress
     sample: Sample | None = None

@@ -347,7 +347,9 @@ class Runner:
 
         trees: dict[str, Tree] = {}
         dropped: list[DroppedQuestion] = []
-        for doc_id in dict.fromkeys(q.doc_id for q in questions):
+        doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
+        for k, doc_id in enumerate(doc_ids):
+            self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name)
             try:
                 trees[doc_id] = await asyncio.to_thread(
                     build_tree, dataset.pdf_path(doc_id), cache_dir=self.config.tree_cache_dir
@@ -359,7 +361,12 @@ class Runner:
                     for q in questions
                     if q.doc_id == doc_id
                 ]
+        self._tree_event(len(doc_ids), len(doc_ids), "")
         return trees, dropped
+
+    def _tree_event(self, done: int, total: int, filing: str) -> None:
+        progress = RunProgress(done=done, total=total)
+        self.events.publish(RunEvent(kind="tree_building", run_id="", progress=progress, message=filing))
 
     # -- one sample --------------------------------------------------------------
     async def _one(
@@ -588,7 +595,10 @@ class Runner:
             if not t.cancelled() and t.exception() is not None:
                 raise t.exception()  # a bug in the runner itself, not in a sample
 
-        status: RunStatus = self.stop_reason or "finished"
+        # A stop (Ctrl-C, budget) that came after the last sample finished changed nothing: the
+        # run is complete, so it is "finished", not "interrupted".
+        complete = all(store.has((q.question_id, r, rep)) for q, r, rep in todo)
+        status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
         info = info.model_copy(update={"status": status, "ended_at": _now()})
         _write_json(run_dir / "run.json", info)
         summary = summarize(sorted(store.samples, key=lambda s: s.key), info, dropped)

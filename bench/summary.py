@@ -471,7 +471,10 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
         if not groups or (grouping != "retriever" and len(groups) < 2):
             continue
         frame = summary_table_frame(groups)
-        chunks = _column_chunks(frame, console.width)
+        # A terminal gets tables that fit its width; a log or pipe gets each table whole, as wide
+        # as it needs (nothing split into panels, nothing cut).
+        wide = not console.is_terminal
+        chunks = [list(frame.columns)] if wide else _column_chunks(frame, console.width)
         for k, cols in enumerate(chunks):
             title = f"by {grouping.replace('_', ' ')}" + (
                 f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else ""
@@ -481,7 +484,21 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
                 table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
             for row in frame[cols].itertuples(index=False):
                 table.add_row(*[escape(str(v)) for v in row])
-            console.print(table)
+            print_whole(console, table) if wide else console.print(table)
+
+
+def print_whole(console: Any, renderable: Any) -> None:
+    """Print ``renderable`` at its natural width whatever the console's width (a log or a pipe:
+    rich would otherwise crop or wrap to 80 columns)."""
+    from rich.measure import Measurement
+
+    need = Measurement.get(console, console.options.update_width(100_000), renderable).maximum
+    before = console.width
+    console.width = need
+    try:
+        console.print(renderable)
+    finally:
+        console.width = before
 
 
 def _column_chunks(frame: pd.DataFrame, width: int) -> list[list[str]]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from bench.compare import run_differences
+from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
 from bench.summary import Run, summary_rows
 
 MAX_CELL = 90
@@ -37,6 +38,30 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
     warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
     if warnings:
         out += ["> **Warning:** " + "; ".join(warnings), ""]
+    if len(runs) > 1:
+        out += ["## Summary (runs x retrievers)", "", md_table(combined_rows(runs))]
+        letters = letters_of(runs)
+        for item in comparisons(runs):
+            if isinstance(item, str):
+                out += [f"> {item}", ""]
+                continue
+            m = item.mcnemar
+            la, lb = letters[m.run_a], letters[m.run_b]
+            flips = [
+                f"{f.question_id} {f.retriever}{f' #{f.repeat}' if f.repeat else ''} "
+                f"({f.verdict_a or 'error'} -> {f.verdict_b or 'error'})"
+                for g in m.groups
+                for f in (*g.improved, *g.regressed)
+            ]
+            out += [
+                f"## A vs B: {la} = {m.run_a}, {lb} = {m.run_b}",
+                "",
+                f"{m.shared} shared samples; paired bootstrap CI (resampling documents), exact McNemar p.",
+                "",
+                md_table(ab_rows(item, la, lb)),
+                f"Flipped: {', '.join(flips) if flips else 'none'}",
+                "",
+            ]
     for run in runs:
         s = run.summary
         judge = s.judge + (f" / {s.judge_model}" if s.judge_model else "")

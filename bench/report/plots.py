@@ -1,30 +1,38 @@
 """The report's figures, drawn with matplotlib and returned as inline SVG text (no files, no network).
 
 Each series is one retriever + model of one run (``"agent / gpt-4o-mini"``, prefixed by the run id
-when several runs are shown). Accuracy error bars are the Wilson 95% intervals of the summary.
+when several runs are shown) and keeps its colour in every figure. Axes are scaled to the data with
+a margin (nothing sits half outside the plot), legends sit outside the plotting area, and
+distributions of small integers (iterations, tool calls, repeats correct) are drawn as histograms.
+Accuracy error bars are the Wilson 95% intervals of the summary.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import re
 from collections.abc import Callable, Sequence
 
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from bench.summary import GroupSummary, Run, samples_frame, summarize_group
 
 # Figures are made with matplotlib's object API (no pyplot, no global backend or state).
 STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
+PALETTE = matplotlib.colormaps["tab10"].colors
+MAX_INTEGER_BINS = 25  # more distinct values than this: ordinary bins
+_DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 
 
-def styled(fn: Callable[..., str]) -> Callable[..., str]:
+def styled(fn: Callable[..., str | None]) -> Callable[..., str | None]:
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs) -> str:
+    def wrapper(*args, **kwargs) -> str | None:
         with matplotlib.rc_context(STYLE):
             return fn(*args, **kwargs)
 
@@ -34,9 +42,15 @@ def styled(fn: Callable[..., str]) -> Callable[..., str]:
 def to_svg(fig: Figure) -> str:
     """The figure as an ``<svg>`` element (XML prologue removed) and close it."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg") :]
+    text = text[text.index("<svg") :]
+    # smaller, same picture: no metadata, one short font list, no null rotations, no indentation
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    text = re.sub(r"font-family: [^;\"]*", "font-family: system-ui, sans-serif", text)
+    text = re.sub(r' transform="rotate\(-?0 [\d. -]+\)"', "", text)
+    text = re.sub(r"\n\s+", "\n", text)
+    return _DECIMALS.sub(r"\1", text)
 
 
 def series_label(run: Run, group: GroupSummary, several_runs: bool) -> str:
@@ -44,111 +58,202 @@ def series_label(run: Run, group: GroupSummary, several_runs: bool) -> str:
     return f"{run.run_id}: {label}" if several_runs else label
 
 
-def _yerr(groups: Sequence[GroupSummary]) -> np.ndarray:
-    lows = [(g.accuracy.value - g.accuracy.low) if g.accuracy.value is not None else 0 for g in groups]
-    highs = [(g.accuracy.high - g.accuracy.value) if g.accuracy.value is not None else 0 for g in groups]
-    return 100 * np.array([lows, highs])
+def series_frames(runs: Sequence[Run]) -> list[tuple[str, pd.DataFrame]]:
+    """(label, samples frame) per retriever + model of each run, in a stable order (colour index)."""
+    several = len(runs) > 1
+    out = []
+    for run in runs:
+        frame = samples_frame(run.samples, run.info.model)
+        for rm, grp in frame.groupby("retriever_model", sort=True):
+            out.append((f"{run.run_id}: {rm}" if several else str(rm), grp))
+    return out
+
+
+def _colour(i: int) -> tuple[float, float, float]:
+    return PALETTE[i % len(PALETTE)]
+
+
+def padded(lo: float, hi: float, frac: float = 0.08, minimum: float = 1.0) -> tuple[float, float]:
+    """Axis limits around data from ``lo`` to ``hi`` with a margin on both sides."""
+    span = max(hi - lo, minimum)
+    pad = frac * span
+    if hi - lo < minimum:
+        mid = (hi + lo) / 2
+        return mid - span / 2 - pad, mid + span / 2 + pad
+    return lo - pad, hi + pad
+
+
+def _legend_outside(ax: Axes) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats (fewer or equal tokens and higher accuracy, or
+    fewer tokens and equal accuracy), ordered by tokens."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    front: list[int] = []
+    best = -np.inf
+    for i in order:
+        if points[i][1] > best:
+            front.append(i)
+            best = points[i][1]
+    return front
 
 
 @styled
 def accuracy_vs_tokens(runs: Sequence[Run]) -> str:
-    """Scatter of accuracy (Wilson 95% CI error bars) against mean tokens per question,
-    one point per retriever + model of each run."""
-    fig = Figure(figsize=(6.4, 4.2))
+    """Accuracy (Wilson 95% CI) against mean retriever tokens per question, one point per retriever
+    + model of each run; the Pareto front (no point is both cheaper and more accurate) is joined."""
+    fig = Figure(figsize=(6.4, 3.8))
     ax = fig.subplots()
-    several = len(runs) > 1
-    for run in runs:
-        for g in run.summary.by_retriever_model:
-            if g.accuracy.value is None:
-                continue
-            x = g.tokens_per_question.mean or 0.0
-            ax.errorbar(
-                [x],
-                [100 * g.accuracy.value],
-                yerr=_yerr([g]),
-                fmt="o",
-                capsize=4,
-                markersize=7,
-                label=series_label(run, g, several),
-            )
+    points: list[tuple[float, float]] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    labels: list[str] = []
+    for i, (label, grp) in enumerate(series_frames(runs)):
+        g = summarize_group(grp, "retriever_model", label)
+        if g.accuracy.value is None:
+            continue
+        x, y = g.tokens_per_question.mean or 0.0, 100 * g.accuracy.value
+        lo, hi = 100 * (g.accuracy.low or 0.0), 100 * (g.accuracy.high or 0.0)
+        ax.errorbar(
+            [x], [y], yerr=[[y - lo], [hi - y]], fmt="o", capsize=4, markersize=7, color=_colour(i),
+            label=label, clip_on=False,
+        )  # fmt: skip
+        points.append((x, y))
+        lows.append(lo)
+        highs.append(hi)
+        labels.append(label)
+    if points:
+        front = pareto_front(points)
+        fx, fy = [points[i][0] for i in front], [points[i][1] for i in front]
+        ax.plot(fx, fy, "--", color="#555", lw=1, zorder=0, label="Pareto front")
+        ax.scatter(fx, fy, s=180, facecolors="none", edgecolors="#555", lw=1, zorder=3)
+        xs = [p[0] for p in points]
+        ax.set_xlim(*padded(min(xs), max(xs), minimum=max(1.0, 0.2 * max(xs))))
+        ax.set_ylim(*padded(min(lows), max(highs), minimum=5.0))
     ax.set_xlabel("retriever tokens per question (mean)")
     ax.set_ylabel("accuracy, % (95% CI)")
-    ax.set_ylim(0, 105)
-    ax.set_xlim(left=0)
+    ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="best", frameon=False)
-    ax.set_title("Accuracy against tokens per question")
+    _legend_outside(ax)
+    ax.set_title("Accuracy against tokens per question (circled: Pareto front)")
     return to_svg(fig)
 
 
 @styled
 def accuracy_by(runs: Sequence[Run], field: str) -> str:
-    """Grouped bars: accuracy per ``field`` value (question_type or doc_type), one bar per
-    retriever + model (of each run), with Wilson 95% error bars."""
-    several = len(runs) > 1
+    """Accuracy per ``field`` value (question_type or doc_type) with Wilson 95% intervals: one row
+    per value, one dot and interval per retriever + model (of each run)."""
     rows = []
-    for run in runs:
-        frame = samples_frame(run.samples, run.info.model)
-        for (rm, value), grp in frame.groupby(["retriever_model", field], sort=True):
+    for i, (label, frame) in enumerate(series_frames(runs)):
+        for value, grp in frame.groupby(field, sort=True):
             g = summarize_group(grp, field, str(value))
+            if g.accuracy.value is None:
+                continue
             rows.append(
                 {
-                    "series": f"{run.run_id}: {rm}" if several else rm,
+                    "series": label,
+                    "colour": i,
                     "value": str(value),
-                    "acc": 100 * (g.accuracy.value or 0.0),
-                    "lo": 100 * ((g.accuracy.value or 0.0) - (g.accuracy.low or 0.0)),
-                    "hi": 100 * ((g.accuracy.high or 0.0) - (g.accuracy.value or 0.0)),
+                    "acc": 100 * g.accuracy.value,
+                    "lo": 100 * (g.accuracy.low or 0.0),
+                    "hi": 100 * (g.accuracy.high or 0.0),
                     "n": g.n,
                 }
             )
-    data = pd.DataFrame(rows, columns=["series", "value", "acc", "lo", "hi", "n"])
-    values = sorted(data["value"].unique()) or ["-"]
+    data = pd.DataFrame(rows, columns=["series", "colour", "value", "acc", "lo", "hi", "n"])
+    values = sorted(data["value"].unique(), reverse=True) or ["-"]
     series = list(dict.fromkeys(data["series"]))
-    fig = Figure(figsize=(max(5.0, 1.3 * len(values) * max(1, len(series)) ** 0.5 + 2), 3.8))
+    fig = Figure(figsize=(6.4, max(2.2, 0.35 * len(values) * max(1, len(series)) ** 0.6 + 1.2)))
     ax = fig.subplots()
-    width = 0.8 / max(1, len(series))
-    x = np.arange(len(values))
-    for i, s in enumerate(series):
-        part = data[data["series"] == s].set_index("value").reindex(values)
-        ax.bar(
-            x + (i - (len(series) - 1) / 2) * width,
-            part["acc"].fillna(0),
-            width,
-            yerr=[part["lo"].fillna(0), part["hi"].fillna(0)],
-            capsize=3,
-            label=s,
-        )
-    ax.set_xticks(x, values, rotation=15 if len(values) > 3 else 0)
-    ax.set_ylabel("accuracy, % (95% CI)")
-    ax.set_ylim(0, 105)
-    ax.grid(axis="y", alpha=0.3)
-    if series:
-        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    step = 0.7 / max(1, len(series))
+    for k, s in enumerate(series):
+        part = data[data["series"] == s]
+        ys = [values.index(v) - (k - (len(series) - 1) / 2) * step for v in part["value"]]  # legend order
+        colour = _colour(int(part["colour"].iloc[0]))
+        ax.errorbar(
+            part["acc"], ys, xerr=[part["acc"] - part["lo"], part["hi"] - part["acc"]], fmt="o",
+            capsize=3, markersize=5, color=colour, label=s, clip_on=False,
+        )  # fmt: skip
+    ax.set_yticks(range(len(values)), values)
+    ax.set_ylim(-0.6, len(values) - 0.4)
+    if not data.empty:
+        ax.set_xlim(*padded(float(data["lo"].min()), float(data["hi"].max()), minimum=5.0))
+    ax.xaxis.set_major_formatter(PercentFormatter(decimals=0))
+    ax.set_xlabel("accuracy, % (95% CI)")
+    ax.grid(axis="x", alpha=0.3)
+    _legend_outside(ax)
     ax.set_title(f"Accuracy by {field.replace('_', ' ')}")
     return to_svg(fig)
 
 
+def _integer_histogram(ax: Axes, series: list[tuple[int, str, list[float]]], what: str) -> None:
+    """Grouped bars: share of samples at each integer value, one bar per series
+    (``(colour index, label, values)``)."""
+    values = sorted({int(v) for _, _, vs in series for v in vs})
+    if len(values) > MAX_INTEGER_BINS:
+        for i, label, vs in series:
+            ax.hist(vs, bins=20, histtype="step", lw=1.5, color=_colour(i), label=label,
+                    weights=np.full(len(vs), 100 / max(1, len(vs))))  # fmt: skip
+    else:
+        x = np.arange(len(values))
+        width = 0.8 / max(1, len(series))
+        for k, (i, label, vs) in enumerate(series):
+            counts = pd.Series([int(v) for v in vs]).value_counts()
+            share = [100 * counts.get(v, 0) / max(1, len(vs)) for v in values]
+            ax.bar(x + (k - (len(series) - 1) / 2) * width, share, width, color=_colour(i), label=label)
+        ax.set_xticks(x, [str(v) for v in values])
+    ax.set_xlabel(what)
+    ax.set_ylabel("share of samples")
+    ax.yaxis.set_major_formatter(PercentFormatter(decimals=0))
+    ax.grid(axis="y", alpha=0.3)
+
+
 @styled
 def effort_distribution(runs: Sequence[Run]) -> str:
-    """Box plots of iterations and tool calls per sample, one box per retriever + model (of each run)."""
-    several = len(runs) > 1
-    labels: list[str] = []
-    iterations: list[list[float]] = []
-    tool_calls: list[list[float]] = []
-    for run in runs:
-        frame = samples_frame(run.samples, run.info.model)
-        for rm, grp in frame.groupby("retriever_model", sort=True):
-            labels.append(f"{run.run_id}: {rm}" if several else str(rm))
-            iterations.append(grp["iterations"].astype(float).tolist())
-            tool_calls.append(grp["tool_calls"].astype(float).tolist())
-    fig = Figure(figsize=(max(6.4, 1.2 * len(labels) * 2 + 2), 3.6))
+    """Histograms of iterations and tool calls per sample (share of samples at each count), one bar
+    per retriever + model (of each run)."""
+    frames = series_frames(runs)
+    fig = Figure(figsize=(8.4, 3.0))
     axes = fig.subplots(1, 2)
-    for ax, data, name in ((axes[0], iterations, "iterations"), (axes[1], tool_calls, "tool calls")):
-        if data:
-            ax.boxplot(data, tick_labels=labels, showmeans=True)
-            ax.tick_params(axis="x", rotation=20 if len(labels) > 2 else 0)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax, column, name in ((axes[0], "iterations", "iterations"), (axes[1], "tool_calls", "tool calls")):
+        data = [(i, label, f[column].astype(float).tolist()) for i, (label, f) in enumerate(frames)]
+        _integer_histogram(ax, data, name)
         ax.set_title(f"{name} per sample")
-        ax.grid(axis="y", alpha=0.3)
+    _legend_outside(axes[1])
+    return to_svg(fig)
+
+
+@styled
+def consistency(runs: Sequence[Run]) -> str | None:
+    """Where questions were repeated: how many of a question's repeats were judged correct, as the
+    share of questions (0 of K = always wrong, K of K = always right; between = unstable).
+    None when no run has repeats."""
+    series = []
+    kmax = 0
+    for i, (label, frame) in enumerate(series_frames(runs)):
+        if frame["repeat"].nunique() < 2:
+            continue
+        per_q = frame.groupby("question_id")["correct"].agg(["sum", "count"])
+        per_q = per_q[per_q["count"] >= 2]
+        if per_q.empty:
+            continue
+        kmax = max(kmax, int(per_q["count"].max()))
+        series.append((i, label, per_q["sum"].astype(float).tolist(), per_q))
+    if not series:
+        return None
+    fig = Figure(figsize=(6.4, 3.0))
+    ax = fig.subplots()
+    data = [(i, label, vs) for i, label, vs, _ in series]
+    _integer_histogram(ax, data, f"repeats judged correct (of {kmax})")
+    ax.set_ylabel("share of questions")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    stable = ", ".join(
+        f"{label}: {100 * ((pq['sum'] == 0) | (pq['sum'] == pq['count'])).mean():.0f}% stable"
+        for _, label, _, pq in series
+    )
+    ax.set_title("Per-question consistency across repeats\n" + stable, fontsize=9)
+    _legend_outside(ax)
     return to_svg(fig)

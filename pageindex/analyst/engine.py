@@ -18,6 +18,7 @@ the earlier turns that first read the reused material cost, minus what this ques
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -98,6 +99,21 @@ def searched_summary(result: RetrievalResult) -> SearchedSummary:
     for search in result.failed_searches:
         sections += [t for t in search.tried if t not in sections]
     return SearchedSummary(sections=sections, pages=list(result.pages_fetched), failed_searches=failed)
+
+
+def without_note(result: RetrievalResult, note: str) -> RetrievalResult:
+    """``result`` with the internal failure note (added to the question for the retriever) taken
+    out of everything shown to the user: failed searches ("Searched:"), the trace (``/trace``),
+    reasons. The model saw it; the user never typed it."""
+    if not note:
+        return result
+    text = result.model_dump_json()
+    for variant in (
+        json.dumps(note, ensure_ascii=False)[1:-1],
+        json.dumps(note.strip(), ensure_ascii=False)[1:-1],
+    ):
+        text = text.replace(variant, "")
+    return RetrievalResult.model_validate_json(text)
 
 
 class Analyst:
@@ -225,15 +241,16 @@ class Analyst:
         if hasattr(self.progress, "limit"):
             self.progress.limit, self.progress.unit = limit, unit  # type: ignore[attr-defined]
         self.progress.stage(f"{self.retriever} retriever")
-        query = question + (self._failure_note() if self.use_session else "")
+        note = self._failure_note() if self.use_session else ""
         result = await aretrieve(
             self.tree,
-            query,
+            question + note,
             retriever=self.retriever,
             llm=self._client(),
             context=QuestionContext.model_validate(self.context),
             **self.options,
         )
+        result = without_note(result, note)
         result.query = question
         return result
 

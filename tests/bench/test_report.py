@@ -1,9 +1,13 @@
-"""HTML and Markdown reports over hand-made runs; the HTML is opened in headless Chromium."""
+"""HTML and Markdown reports over hand-made runs; the HTML is opened in headless Chromium and driven
+over the DevTools protocol (tests/bench/chromium.py)."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
+import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,19 +18,11 @@ from bench.report.html import render_html
 from bench.report.markdown import render_markdown
 from bench.summary import load_run
 from pageindex.cli import app
-from tests.bench.runfactory import outcomes, run_info, write_run
+from tests.bench.chromium import CHROMIUM, FLAGS, Browser
+from tests.bench.runfactory import outcomes, run_info, sample, write_run
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HOSTILE = "<script>document.title='pwned'</script><b>bold?</b>"
+LONG_TOKEN = "https://example.invalid/" + "x" * 2500  # one unbreakable "word" in an answer and a trace
 
 
 def _rows(pattern: str, retriever: str, **fields):
@@ -40,6 +36,8 @@ def _rows(pattern: str, retriever: str, **fields):
 def _make_run(tmp_path: Path, name: str = "run1") -> Path:
     agent = _rows("ccccciirre", "agent")
     agent[5].answer = HOSTILE
+    agent[3].answer = LONG_TOKEN
+    agent[3].trace = [{"kind": "tool_call", "message": "fetch_section item_7", "data": {"text": LONG_TOKEN}}]
     planner = _rows("ccccccccir", "planner", retriever_prompt_tokens=3000, iterations=4, tool_calls=3)
     return write_run(
         tmp_path / name,
@@ -49,58 +47,195 @@ def _make_run(tmp_path: Path, name: str = "run1") -> Path:
     )
 
 
-def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
+def _make_b(tmp_path: Path, name: str = "B", **info) -> Path:
+    agent = _rows("cccciccccc", "agent", iterations=3)
+    planner = _rows("cciccccccr", "planner", retriever_prompt_tokens=2500, iterations=3, tool_calls=2)
+    return write_run(tmp_path / name, agent + planner, info=run_info(name, **info))
+
+
+def _dump_dom(url: str, profile: Path) -> str:
     if CHROMIUM is None:
-        pytest.fail(
-            "chromium is not installed: install Debian's package (apt-get install -y chromium); "
-            ".ci/run does this in CI"
-        )
-    return subprocess.run(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run does this in CI)")
+    res = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res.stdout
 
 
-def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+def test_html_report_of_one_run_renders_in_headless_chromium(tmp_path: Path) -> None:
     run_dir = _make_run(tmp_path)
     res = CliRunner().invoke(app, ["bench", "report", str(run_dir), "-o", str(run_dir / "report.html")])
     assert res.exit_code == 0, res.output
     html = (run_dir / "report.html").read_text()
-    # self-contained: nothing fetched from anywhere
+    # self-contained: nothing fetched from anywhere, scripts inline
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "<script src" not in html and "@import" not in html
 
-    url = (run_dir / "report.html").as_uri()
-    dom = _chromium(["--dump-dom", url], tmp_path / "profile1")
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    page = dom.stdout
-    assert page.count("<svg") >= 4, "the four charts did not render as inline SVG"
-    assert len(re.findall(r"<figure class=\"chart\">\s*<svg", page)) == 4
-    assert "Accuracy against tokens per question" in page
-    assert len(re.findall(r'<tr class="sample">', page)) == 20  # one expandable row per sample
-    assert page.count("<details>") >= 20
-    assert "$1,577 million" in page  # gold answer inside a row's details
-    assert "fetch_section item_7" in page  # trace inside a row's details
-    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in page  # answers are shown, not run
+    page = _dump_dom((run_dir / "report.html").as_uri(), tmp_path / "profile")
+    assert len(re.findall(r"<figure class=\"chart\">\s*<svg", page)) == 4  # no repeats: no consistency chart
+    assert "Accuracy against tokens per question" in page and "Pareto front" in page
+    assert len(re.findall(r'<tr class="q"', page)) == 10  # one row per question
+    assert 'id="ab"' not in page  # one run: no A-vs-B section
+    assert "&lt;script&gt;" not in page or "pwned" not in page.split("<title>")[1].split("</title>")[0]
     assert "<title>pageindex-bench report: run1</title>" in page
     assert "missing_pdf: DOC_Z.pdf not found" in page
+    # one summary table, retrievers as rows
+    summary = page.split('id="summary"')[1].split("</table>")[0]
+    assert re.search(r"<td>agent / scripted</td>\s*<td>10</td>\s*<td>50.0% \[23.7, 76.3\]</td>", summary)
 
-    shot = run_dir / "report.png"
-    res = _chromium(["--window-size=1400,2400", f"--screenshot={shot}", url], tmp_path / "profile2")
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert shot.stat().st_size > 20_000  # a blank page is a few kB
+
+def test_two_run_report_in_chromium(tmp_path: Path) -> None:
+    a, b = _make_run(tmp_path, "A"), _make_b(tmp_path)
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", str(a), str(b), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        shot = page.screenshot(tmp_path / "top.png")
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+        # A vs B: paired difference, McNemar p and the flipped questions, linked to their rows
+        ab = page.js("document.querySelector('#ab').innerText")
+        assert "difference B − A" in ab and "McNemar p" in ab and "95% CI (paired bootstrap)" in ab
+        assert re.search(r"ALL\s+20\s+65.0% \[43.3, 81.9\]\s+85.0% \[64.0, 94.8\]\s+\+20.0 pp", ab)
+        links = page.js("Array.from(document.querySelectorAll('#ab a')).map(a => a.textContent + a.hash)")
+        improved = ["q005", "q006", "q007", "q008", "q009", "q008"]  # agent, then planner
+        regressed = ["q004", "q002"]
+        assert links == [f"{q}#q-{q}" for q in improved + regressed]
+        assert page.js("document.querySelectorAll('tr.q').length") == 10
+
+        # expand a row through its A-vs-B link: the details of every run side by side
+        page.js("document.querySelector('tr#q-q003').click()")
+        page.wait_for("!!document.querySelector('tr#q-q003 + tr.detail-row .card')")
+        detail = page.js("document.querySelector('tr#q-q003 + tr.detail-row').innerText")
+        assert detail.count("fetch_section item_7") == 4 and "$1,577 million" in detail
+        heads = "Array.from(document.querySelectorAll('tr#q-q003 + tr.detail-row .card h4'))"
+        assert page.js(heads + ".map(h => h.innerText)") == [
+            "A agent correct", "A planner correct", "B agent correct", "B planner correct"
+        ]  # fmt: skip
+        page.js("document.querySelector('#ab a[href=\"#q-q005\"]').click()")
+        page.wait_for("!!document.querySelector('tr#q-q005 + tr.detail-row .card')")
+        assert HOSTILE in page.js("document.querySelector('tr#q-q005 + tr.detail-row').innerText")
+        assert page.js("document.title") == "pageindex-bench report: A, B"  # shown, never run
+
+        # nothing is wider than the viewport, even with a 2,500-character word in a trace
+        assert page.js("document.documentElement.scrollWidth") <= 1280
+        too_wide = page.js(
+            "Array.from(document.querySelectorAll('body *'))"
+            ".filter(e => e.getBoundingClientRect().right > innerWidth + 0.5)"
+            ".map(e => e.tagName + '.' + e.className)"
+        )
+        assert too_wide == []
+        page.screenshot(tmp_path / "expanded.png")
+
+        # the filters and the search reduce the rows
+        def visible() -> list[str]:
+            return page.js(
+                "Array.from(document.querySelectorAll('tr.q')).filter(r => !r.hidden).map(r => r.id)"
+            )
+
+        def click(f: str) -> None:
+            page.js(f"document.querySelector('.controls button[data-f=\"{f}\"]').click()")
+
+        click("flip")
+        assert visible() == [f"q-q00{k}" for k in (2, 4, 5, 6, 7, 8, 9)]
+        assert page.js("document.querySelector('#q-count').textContent") == "7 of 10 questions"
+        click("err")
+        assert visible() == ["q-q009"]
+        click("dis")
+        assert visible() == [f"q-q00{k}" for k in (2, 4, 5, 6, 7, 8, 9)]
+        click("all")
+        search = "const s = document.querySelector('#q-search'); s.value = 'Q003 value'; "
+        page.js(search + "s.dispatchEvent(new Event('input'))")
+        assert visible() == ["q-q003"]
+
+
+def _trace(rnd: random.Random, text) -> list[dict]:
+    """A trace shaped like an agent's: options, model calls with their replies, section fetches."""
+    events: list[dict] = [
+        {"kind": "info", "message": "agent on DOC: " + text(20), "t": 0.0,
+         "data": {"options": {"max_turns": 12, "max_tokens": 800, "index_depth": 2}}},
+    ]  # fmt: skip
+    for k in range(rnd.randint(2, 5)):
+        node = f"item_{rnd.randint(1, 15)}/{rnd.choice(['notes', 'mdna', 'cash_flows', 'risk'])}"
+        events.append(
+            {"kind": "model_call", "message": f"agent: {3 + 2 * k} messages -> tool calls ['fetch_section']",
+             "t": 1.1 * k + 0.2, "data": {"role": "agent", "prompt_tokens": rnd.randint(900, 9000),
+             "completion_tokens": rnd.randint(20, 300), "reply": {"reasoning": text(35)}}}
+        )  # fmt: skip
+        events.append(
+            {"kind": "tool_call", "message": f"fetch_section {node}", "t": 1.1 * k + 0.9,
+             "data": {"node_id": node, "pages": [rnd.randint(1, 120)], "chars": rnd.randint(500, 9000)}}
+        )  # fmt: skip
+    return events
+
+
+def test_report_size_for_three_runs_of_300_samples(tmp_path: Path) -> None:
+    """Measured: about 0.5 MB (details stored once, gzip + base64, rendered on opening a row)."""
+    rnd = random.Random(7)
+    vocabulary = [
+        f"{rnd.choice('bcdfgklmnprst')}{rnd.choice('aeiou')}{rnd.choice('nrstl')}{k}" for k in range(3000)
+    ]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]  # Zipf, like words of prose
+
+    def text(n: int) -> str:
+        return " ".join(rnd.choices(vocabulary, weights, k=n))
+
+    questions = {q: text(25) for q in range(100)}
+    runs = []
+    for name in "ABC":
+        samples = []
+        for q in range(100):
+            for r in ("agent", "planner", "iterative"):
+                verdict = rnd.choice(["correct", "correct", "incorrect", "refusal", None])
+                samples.append(
+                    sample(f"q{q:03d}", r, verdict, doc_id=f"DOC_{q % 30}", question=questions[q],
+                           answer=text(40), judge_reasoning=text(30), trace=_trace(rnd, text),
+                           iterations=rnd.randint(1, 4))
+                )  # fmt: skip
+        runs.append(load_run(write_run(tmp_path / name, samples, info=run_info(name))))
+    html = render_html(runs)
+    size = len(html.encode("utf-8"))
+    print(f"report of 3 runs x 300 samples: {size / 1e6:.2f} MB")
+    assert html.count('<tr class="q"') == 100
+    assert size < 1_000_000
+
+
+def _unpack(html: str) -> dict:
+    blob = re.search(r'<script type="application/octet-stream" id="report-data">([^<]+)</script>', html)
+    assert blob is not None
+    return json.loads(gzip.decompress(base64.b64decode(blob.group(1))))
+
+
+def test_traces_are_stored_once(tmp_path: Path) -> None:
+    a = load_run(_make_run(tmp_path, "A"))
+    replay = write_run(tmp_path / "R", [s.model_copy() for s in a.samples], info=run_info("R"))
+    data = _unpack(render_html([a, load_run(replay)]))
+    # 20 samples per run, 2 distinct traces (the default one and q003's long one): 2 stored, 40 references
+    assert len(data["traces"]) == 2
+    refs = [s["trace"] for q in data["questions"].values() for s in q["samples"]]
+    assert len(refs) == 40 and sorted(set(refs)) == [0, 1]
+    assert data["traces"][0] == [["0.40s", "tool_call", "fetch_section item_7", ""]]
+    assert data["columns"] == ["A agent", "A planner", "B agent", "B planner"]  # letters, not run ids
 
 
 def test_report_of_two_runs_warns_about_differences(tmp_path: Path) -> None:
     a = load_run(_make_run(tmp_path, "A"))
-    b_dir = write_run(tmp_path / "B", _rows("cccccccccc", "agent"), info=run_info("B", judge="llm"))
-    html = render_html([a, load_run(b_dir)])
+    html = render_html([a, load_run(_make_b(tmp_path, judge="llm"))])
     assert "judge differs: A=rules vs B=llm" in html
-    assert html.count('<tr class="sample">') == 30
+    assert html.count('<tr class="q"') == 10
     assert "A: agent / scripted" in html and "B: agent / scripted" in html  # chart legends per run
+
+
+def test_consistency_chart_with_repeats(tmp_path: Path) -> None:
+    samples = [sample(f"q{k}", "agent", v, repeat=rep) for k in range(4) for rep, v in
+               enumerate(["correct", "correct" if k % 2 else "incorrect", "correct"])]  # fmt: skip
+    html = render_html([load_run(write_run(tmp_path / "rep", samples, info=run_info("rep")))])
+    assert "Per-question consistency across repeats" in html
+    assert "agent / scripted: 50% stable" in html  # q1, q3 always correct; q0, q2 flip
 
 
 def test_markdown_report(tmp_path: Path) -> None:
@@ -114,6 +249,20 @@ def test_markdown_report(tmp_path: Path) -> None:
     assert "| x1 | missing_pdf: DOC_Z.pdf not found |" in md
     res = CliRunner().invoke(app, ["bench", "report", str(run_dir), "--format", "md", "-o", "-"])
     assert res.exit_code == 0 and res.stdout.startswith("# pageindex-bench report: run1")
+
+
+def test_markdown_report_of_two_runs(tmp_path: Path) -> None:
+    md = render_markdown([load_run(_make_run(tmp_path, "A")), load_run(_make_b(tmp_path))])
+    assert (
+        "## Summary (runs x retrievers)" in md
+        and "| B | planner / scripted | 10 | 80.0% [49.0, 94.3] |" in md
+    )
+    assert "## A vs B: A = A, B = B" in md
+    assert re.search(r"\| ALL \| 20 \| 65.0% \[43.3, 81.9\] \| 85.0% \[64.0, 94.8\] \| \+20.0 pp \|", md)
+    flipped = md.split("Flipped: ")[1].splitlines()[0]
+    assert flipped.startswith("q005 agent (incorrect -> correct), q006 agent (incorrect -> correct)")
+    assert "q009 agent (error -> correct)" in flipped and "q002 planner (correct -> incorrect)" in flipped
+    assert flipped.count("(") == 8
 
 
 def test_summary_command(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ def test_cache_stats_and_clear(tmp_path, monkeypatch):
     assert "gpt-4o-mini" in stats.output and "llama3.1" in stats.output
 
     refused = runner.invoke(app, ["cache", "clear"], input="n\n")
-    assert refused.exit_code == 1 and cache.stats().entries == 3
+    assert refused.exit_code == 0 and cache.stats().entries == 3
+    assert "cancelled: nothing deleted from" in refused.output
     one = runner.invoke(app, ["cache", "clear", "--model", "llama3.1", "--yes"])
     assert one.exit_code == 0 and "deleted 2 replies and failures" in one.output
     other = tmp_path / "elsewhere.sqlite"

@@ -1,0 +1,100 @@
+"""Tables shared by the HTML and Markdown reports: the combined summary (runs x retrievers) and the
+A-vs-B comparison of each later run against the first on the samples they share, with the exact McNemar
+test (p) and a paired bootstrap resampling whole documents (the CI of the difference). The figures come
+from :func:`bench.compare.compare_runs` and :func:`bench.summary.summary_rows`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from bench.compare import Comparison, NoSharedSamples, compare_runs
+from bench.stats import Proportion
+from bench.summary import NO_VALUE, GroupSummary, Run, summary_rows
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SUMMARY_COLUMNS = {
+    "n": "n",
+    "accuracy (95% CI)": "accuracy (95% CI)",
+    "answered": "answered",
+    "tokens/q mean": "tokens/q (mean)",
+    "iterations": "iterations (mean)",
+    "cost": "cost",
+    "evidence hit": "evidence hit",
+}
+
+
+class ABSection(BaseModel):
+    """One later run compared with the first: McNemar (p) and paired bootstrap (CI of the difference)."""
+
+    mcnemar: Comparison
+    bootstrap: Comparison
+
+
+def letters_of(runs: Sequence[Run]) -> dict[str, str]:
+    """A, B, C ... for the runs in the order given (A is the baseline)."""
+    return {r.run_id: LETTERS[i % 26] + ("" if i < 26 else str(i // 26)) for i, r in enumerate(runs)}
+
+
+def comparisons(runs: Sequence[Run]) -> list[ABSection | str]:
+    """Each later run against the first (a message instead where they share no samples)."""
+    out: list[ABSection | str] = []
+    for b in runs[1:]:
+        try:
+            out.append(
+                ABSection(
+                    mcnemar=compare_runs(runs[0], b, by="retriever", method="mcnemar"),
+                    bootstrap=compare_runs(runs[0], b, by="retriever", method="bootstrap"),
+                )
+            )
+        except NoSharedSamples as exc:
+            out.append(str(exc))
+    return out
+
+
+def pp(x: float | None) -> str:
+    return NO_VALUE if x is None else f"{100 * x:+.1f} pp"
+
+
+def acc(p: Proportion) -> str:
+    if p.value is None:
+        return NO_VALUE
+    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
+
+
+def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
+    """Display rows: one per retriever and one for all shared samples."""
+    m, b = item.mcnemar, item.bootstrap
+    boot = {g.group: g for g in b.groups} | {"ALL": b.overall}
+    rows = []
+    for g in [*m.groups, m.overall]:
+        name = "ALL" if g is m.overall else g.group
+        bt = boot[name].test
+        rows.append(
+            {
+                "retriever": name,
+                "pairs": g.n_pairs,
+                f"{la}: {m.run_a}": acc(g.accuracy_a),
+                f"{lb}: {m.run_b}": acc(g.accuracy_b),
+                f"difference {lb} − {la}": pp(g.diff),
+                "95% CI (paired bootstrap)": f"[{pp(bt.ci_low)}, {pp(bt.ci_high)}]",
+                "McNemar p": f"{g.test.p_value:.3g}",
+                f"only {lb} correct / only {la} correct": f"{len(g.improved)} / {len(g.regressed)}",
+            }
+        )
+    return rows
+
+
+def combined_rows(runs: Sequence[Run], by: str = "retriever_model") -> list[dict[str, Any]]:
+    """One display row per run x group (``retriever_model``, ``question_type`` or ``doc_type``)."""
+    rows = []
+    for run in runs:
+        groups: list[GroupSummary] = run.summary.groups(by) or [run.summary.overall]  # type: ignore[arg-type]
+        for g, row in zip(groups, summary_rows(groups), strict=True):
+            label = "retriever / model" if by == "retriever_model" else by.replace("_", " ")
+            out: dict[str, Any] = {"run": run.run_id, label: g.group}
+            out.update({new: row.get(old, NO_VALUE) for old, new in SUMMARY_COLUMNS.items()})
+            rows.append(out)
+    return rows

@@ -1,0 +1,85 @@
+"""``bench run`` in a log (stdout not a terminal): whole tables, whole lines, progress per N samples
+and while trees are built; a stop that comes after the last sample leaves the run finished."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from bench.config import RunConfig
+from bench.events import EventBus, RunEvent, RunProgress
+from bench.progress import ProgressView
+from bench.runner import Runner
+
+SUMMARY_COLUMNS = ["accuracy (95% CI)", "answered", "tokens/q mean", "evidence hit", "dropped/failed/errored"]
+
+
+def test_bench_run_in_a_log_prints_whole_tables_and_lines(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "PAGEINDEX_MODEL", "COLUMNS"}}
+    env.update(PAGEINDEX_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="80", TERM="dumb")
+    exe = str(Path(sys.executable).with_name("pageindex"))
+    args = ["bench", "run", "-r", "extractive", "--judge", "rules", "-o", str(tmp_path / "run")]
+    res = subprocess.run([exe, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stdout.splitlines()
+    text = res.stdout
+    # trees: the count and the filing, then all ready
+    assert "building tree 1/3: NORTHWIND_2023_10K.pdf" in text and "3 trees ready" in text
+    # progress: a line per couple of samples, each complete (figures and elapsed time at the end)
+    progress = [ln for ln in lines if re.match(r"^run: \d+/18 samples", ln)]
+    assert 5 <= len(progress) <= 12, progress
+    for ln in progress:
+        figures = r"acc \d+%  tokens \d+  cost \$\d\.\d{4}  errors \d+"
+        assert re.fullmatch(rf"run: \d+/18 samples \(\d+%\)  {figures}  \d:\d\d:\d\d", ln), ln
+    assert progress[-1].startswith("run: 18/18 samples (100%)")
+    # tables: no panel is split, every header holds every column on one line
+    assert not re.search(r"by [a-z ]+ \(\d/\d\)", text)
+    headers = [ln for ln in lines if ln.lstrip().startswith(("retriever ", "question_type "))]
+    assert len(headers) == 2
+    for ln in headers:
+        assert all(col in ln for col in SUMMARY_COLUMNS), ln
+    assert re.search(r"^ extractive +18 +55\.6% \[33\.7, 75\.4\] .* 100\.0% +0/0/0\s*$", text, re.M)
+    # nothing cut: no ellipsis anywhere, no rich "…"
+    assert "…" not in text and "..." not in text
+    assert "run run: finished; 18 samples written" in text
+
+
+def test_progress_lines_per_n_samples_or_per_interval() -> None:
+    now = [0.0]
+    console = Console(record=True, width=40, force_terminal=False)
+    view = ProgressView(console, every=5, interval_s=10.0, clock=lambda: now[0])
+    assert not view.live
+    view.on_event(RunEvent(kind="run_started", run_id="r", progress=RunProgress(total=20)))
+    for k in range(1, 21):
+        now[0] += 0.5 if k < 13 else 12.0  # slow at the end: one line per 10 s
+        view.on_event(RunEvent(kind="sample_finished", run_id="r", progress=RunProgress(done=k, total=20)))
+    view.on_event(RunEvent(kind="run_finished", run_id="r", progress=RunProgress(done=20, total=20)))
+    out = console.export_text().splitlines()
+    done = [int(m.group(1)) for ln in out if (m := re.match(r"r: (\d+)/20", ln))]
+    assert done == [5, 10, 13, 14, 15, 16, 17, 18, 19, 20]
+    assert out[0] == "r: 20 samples to run"
+    assert all(len(ln) > 40 for ln in out[1:])  # wider than the console, yet whole
+    assert all(ln.endswith("0:00:05") or re.search(r"\d:\d\d:\d\d$", ln) for ln in out[1:])
+
+
+def test_a_stop_after_the_last_sample_leaves_the_run_finished(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    events = EventBus()
+    config = RunConfig(retrievers=["extractive"], judge="rules", out=tmp_path / "run", limit=3)
+    runner = Runner(config, events=events, command=["pageindex", "bench", "run"])
+
+    def ctrl_c_on_last(event: RunEvent) -> None:  # Ctrl-C just as the last sample comes back
+        if event.kind == "sample_finished" and event.progress.done == event.progress.total:
+            runner.request_stop("interrupted")
+
+    events.subscribe(ctrl_c_on_last)
+    outcome = asyncio.run(runner.run())
+    assert runner.stop_reason == "interrupted"
+    assert outcome.status == "finished" and outcome.samples_written == 3
+    assert '"status": "finished"' in (tmp_path / "run" / "run.json").read_text()
