@@ -53,6 +53,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(f"--policy: {exc}".replace("\n", " "))
         except Exception as exc:  # a user policy module that fails on import
             fail(f"--policy {policy}: cannot load it: {type(exc).__name__}: {exc}".replace("\n", " "))
+        if context_window is not None and context_window < 16:
+            fail(f"--context-window must be at least 16 tokens, not {context_window}")
         try:
             limits = ServerLimits.parse(lacks, context_window=context_window)
         except ValueError as exc:
