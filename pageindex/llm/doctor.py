@@ -976,3 +976,41 @@ def run_doctor(
     if use_cache and report.findings.reachable:
         save_report(report, spec)
     return report
+
+
+# ----------------------------------------------------------------------------- run defaults
+DEFAULTABLE = ("json_mode", "concurrency", "timeout_s")
+
+
+def doctor_defaults(
+    spec: ModelSpec, *, given: set[str] | frozenset[str] = frozenset(), directory: Path | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Settings from the cached doctor findings for ``spec`` that a run or ``ask`` should use, and
+    one note per setting saying why (for the run's header and run.json).
+
+    Only settings in :data:`DEFAULTABLE` that are not in ``given`` are returned: ``given`` holds
+    what the user's flags (or a resumed run's stored settings) already decided, which win over the
+    doctor; the doctor's findings in turn win over a local-server profile and the defaults. No
+    cached findings (or stale ones): nothing, and no call is made."""
+    report = cached_findings(spec, directory=directory)
+    if report is None or report.verdict == "unusable" and not report.findings.chat:
+        return {}, []
+    settings = report.settings
+    when = report.probed_at.strftime("%Y-%m-%d")
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    if "json_mode" not in given and settings.json_mode:
+        out["json_mode"] = True
+        notes.append(f"JSON mode: tool calls do not work at {report.url} (pageindex doctor, {when})")
+    if "concurrency" not in given and report.findings.serial:
+        out["concurrency"] = settings.concurrency
+        notes.append(
+            f"concurrency {settings.concurrency}: the server answers one request at a time "
+            f"(pageindex doctor, {when})"
+        )
+    if "timeout_s" not in given and settings.timeout_s > 60:
+        out["timeout_s"] = settings.timeout_s
+        notes.append(
+            f"timeout {settings.timeout_s:g}s: measured speed of {report.spec} (pageindex doctor, {when})"
+        )
+    return out, notes

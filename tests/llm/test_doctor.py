@@ -23,6 +23,7 @@ from pageindex.llm.doctor import (
     cache_key,
     cached_findings,
     diagnose,
+    doctor_defaults,
     run_doctor,
     save_report,
     suggest_settings,
@@ -257,3 +258,17 @@ def test_suggest_settings_from_speed_and_serial_server():
     # 4000/200 + 300/10 + 1 = 51 s; three times that, rounded up to 10 s
     assert settings.timeout_s == 160 and settings.concurrency == 1
     assert settings.retrievers == ["agent", "planner", "iterative"] and not settings.json_mode
+
+
+def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    assert doctor_defaults(spec, directory=tmp_path) == ({}, [])  # nothing cached: nothing, no call
+    report = probe(server, ServerLimits(no_tools=True))
+    report.findings.serial = True
+    report.settings = suggest_settings(report)
+    save_report(report, spec, tmp_path)
+    values, notes = doctor_defaults(spec, directory=tmp_path)
+    assert values == {"json_mode": True, "concurrency": 1}
+    assert notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url}")
+    values, notes = doctor_defaults(spec, given={"json_mode", "concurrency"}, directory=tmp_path)
+    assert values == {} and notes == []
