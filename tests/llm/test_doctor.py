@@ -78,7 +78,7 @@ def test_a_capable_server_is_usable(server):
     assert facts.parallel_tool_calls and facts.json_mode and facts.json_schema
     assert facts.usage and facts.max_tokens and facts.finish_length
     assert report.check("tool_call").detail == 'record_fruit({"fruit": "plum"})'
-    assert report.check("max_tokens").detail == "12 completion tokens for max_tokens=12"
+    assert report.check("max_tokens").detail == "8 completion tokens for max_tokens=8"
     assert facts.local and facts.context_window is None and not facts.price_known
     assert facts.prompt_tps and facts.prompt_tps > 0 and facts.generation_tps and facts.generation_tps > 0
     assert report.settings.json_mode is False
