@@ -272,3 +272,40 @@ def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
     assert notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url}")
     values, notes = doctor_defaults(spec, given={"json_mode", "concurrency"}, directory=tmp_path)
     assert values == {} and notes == []
+
+
+def test_run_config_takes_doctor_findings_below_user_flags(server, monkeypatch, tmp_path):
+    from bench.config import RunConfig, apply_doctor_findings
+
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    config = RunConfig(model=MODEL, base_url=server.base_url)
+    assert apply_doctor_findings(config, MODEL) == (config, [])  # nothing cached yet
+    report = probe(server, ServerLimits(no_tools=True))
+    report.findings.serial = True
+    report.settings = suggest_settings(report)
+    save_report(report, spec)
+    taken, notes = apply_doctor_findings(config, MODEL)
+    assert taken.json_mode is True and taken.concurrency == 1 and len(notes) == 2
+    flagged = RunConfig(model=MODEL, base_url=server.base_url, concurrency=6, json_mode=False)
+    taken, notes = apply_doctor_findings(flagged, MODEL)
+    assert taken.json_mode is True and taken.concurrency == 6  # the user's --concurrency wins
+    assert apply_doctor_findings(config, "scripted") == (config, [])
+
+
+def test_bench_run_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp_path):
+    server.set_limits(ServerLimits(no_tools=True))
+    assert cli("--model", MODEL, "--base-url", server.base_url).exit_code == 1
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "run", "-r", "planner", "--model", MODEL, "--base-url", server.base_url, "--judge", "rules"]
+        + ["--limit", "1", "-q", "-o", str(out)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["extra"]["config"]["json_mode"] is True
+    assert info["extra"]["doctor"][0].startswith("JSON mode: tool calls do not work at")
+    sample = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
+    assert sample["status"] in {"answer", "fail"}, sample.get("error")
