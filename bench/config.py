@@ -132,3 +132,28 @@ def parse_option(text: str) -> tuple[str, str, Any]:
     except json.JSONDecodeError:
         value = raw
     return retriever.strip(), name.strip(), value
+
+
+def apply_doctor_findings(config: RunConfig, model: str | None) -> tuple[RunConfig, list[str]]:
+    """``config`` with the cached ``pageindex doctor`` findings for ``model`` filled in where the
+    user set nothing (JSON mode where tool calls fail, concurrency 1 for a one-at-a-time server,
+    a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
+    resumed run keeps its stored settings (callers apply this to new runs only). No cached
+    findings: the config unchanged, and no call is made."""
+    if not model or model.split("/", 1)[0] in {"scripted", "replay"}:
+        return config, []
+    from pageindex.llm.doctor import doctor_defaults
+    from pageindex.llm.spec import parse_spec
+    from pageindex.llm.types import LLMError
+
+    try:
+        spec = parse_spec(model, base_url=config.base_url)
+    except LLMError:
+        return config, []
+    given = set(config.model_fields_set)
+    if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
+        given.discard("json_mode")
+    values, notes = doctor_defaults(spec, given=given)
+    if not values:
+        return config, []
+    return config.model_copy(update=values), notes

@@ -28,7 +28,7 @@ import jsonlines
 from pydantic import BaseModel, Field
 
 from bench import runinfo as provenance
-from bench.config import LLM_RETRIEVERS, RunConfig, configured_model
+from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
@@ -425,6 +425,11 @@ class Runner:
         )
         if model and model.split("/", 1)[0] == "scripted" and self._retriever_llm is None:
             self._scripted_for(model)  # a missing policy is a set-up error, before any work
+        doctor_notes: list[str] = []
+        if previous is None and self._retriever_llm is None:  # user flags > stored settings > doctor
+            cfg, doctor_notes = apply_doctor_findings(cfg, model)
+            self.config = cfg
+            self.warnings += [f"settings from pageindex doctor: {note}" for note in doctor_notes]
         retrievers, skipped = choose_retrievers(cfg, model)
         for name in retrievers:  # unknown options fail now, not per sample
             get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
@@ -505,6 +510,7 @@ class Runner:
                 "skipped_retrievers": skipped,
                 "extra": {
                     **(previous.extra if previous else {}),
+                    **({"doctor": doctor_notes} if doctor_notes else {}),
                     "config": cfg.model_copy(
                         update={
                             "base_url": redact_url(cfg.base_url),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import ipaddress
 import json
 import logging
@@ -34,6 +35,7 @@ from bench.faults.faults import (
     fault_reply,
     needs_more_reply,
 )
+from bench.faults.limits import ServerLimits
 from bench.faults.policies import Policy, SectionSeekingPolicy, as_reply
 from bench.faults.protocol import (
     ChatRequest,
@@ -45,6 +47,7 @@ from bench.faults.protocol import (
 from bench.faults.stats import RequestStats, StatsSnapshot
 
 log = logging.getLogger(__name__)
+MODEL_ID = "fault-model"
 
 
 class NonLoopbackError(ValueError):
@@ -77,9 +80,10 @@ class _Aborted(Exception):
 class FaultApp:
     """The request handling, independent of how the server is run."""
 
-    def __init__(self, policy: Policy, config: FaultConfig):
+    def __init__(self, policy: Policy, config: FaultConfig, limits: ServerLimits | None = None):
         self.policy = policy
         self.config = config
+        self.limits = limits or ServerLimits()
         self.stats = RequestStats()
         self.closing = asyncio.Event()
         self._seen_prefixes: set[str] = set()
@@ -116,12 +120,12 @@ class FaultApp:
 
     # -- endpoints ---------------------------------------------------------------
     async def models(self, request: web.Request) -> web.Response:
-        return web.json_response(
-            {
-                "object": "list",
-                "data": [{"id": "fault-model", "object": "model", "created": 0, "owned_by": "bench"}],
-            }
-        )
+        if self.limits.no_models_list:
+            return web.json_response(error_body("Not Found", kind="not_found_error"), status=404)
+        entry: dict[str, Any] = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "bench"}
+        if self.limits.context_window is not None and self.limits.advertise_context:
+            entry["max_model_len"] = self.limits.context_window
+        return web.json_response({"object": "list", "data": [entry]})
 
     async def stats_json(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats.snapshot().model_dump(mode="json"))
@@ -148,6 +152,11 @@ class FaultApp:
                 ),
                 status=400,
             )
+        refusal = self._refusal(chat)
+        if refusal is not None:
+            self.stats.outcome(None, "bad_request", answered=False)
+            body = error_body(refusal[0], kind="invalid_request_error", code=refusal[1])
+            return web.json_response(body, status=400)
         key = chat.key()
         attempt = self.stats.chat(key, request.headers.get("x-stainless-retry-count"))
         fault = self._fault_for(chat, key, attempt)
@@ -168,7 +177,7 @@ class FaultApp:
                 pass
             fault = None  # then answer normally, if anyone still listens
         try:
-            reply = self._reply(chat, fault)
+            reply = self._limit_reply(chat, await self._reply(self._view(chat), fault))
         except Exception as exc:  # a broken policy is a 500, counted as such
             log.exception("fault server policy failed")
             if not stalled:
@@ -199,18 +208,73 @@ class FaultApp:
             self.stats.sticky.add(conversation)
         return fault
 
-    def _reply(self, chat: ChatRequest, fault: FaultKind | None) -> Reply:
+    async def _reply(self, chat: ChatRequest, fault: FaultKind | None) -> Reply:
         if fault is FaultKind.NEEDS_MORE:
             return needs_more_reply(chat)
-        base = as_reply(chat, self.policy(chat))
+        out = self.policy(chat)
+        if inspect.isawaitable(out):
+            out = await out
+        base = as_reply(chat, out)
         if fault in {FaultKind.UNKNOWN_TOOL, FaultKind.BAD_ARGS, FaultKind.BAD_SECTION}:
             return fault_reply(fault, chat, base)
         return base
 
+    # -- capability limits (see limits.py) -------------------------------------------------
+    def _refusal(self, chat: ChatRequest) -> tuple[str, str] | None:
+        """Why a server with these limits rejects the request outright (message, code), or None."""
+        limits = self.limits
+        if limits.reject_null_content:
+            for i, message in enumerate(chat.messages):
+                if message.get("role") == "assistant" and message.get("content") is None:
+                    message = f"messages[{i}]: assistant message content must be a string, not null"
+                    return (message, "invalid_content")
+        if limits.context_window is not None:
+            tokens = self._prompt_tokens(chat)
+            if tokens > limits.context_window:
+                return (
+                    f"This model's maximum context length is {limits.context_window} tokens. However, your "
+                    f"messages resulted in {tokens} tokens. Please reduce the length of the messages.",
+                    "context_length_exceeded",
+                )
+        return None
+
+    def _view(self, chat: ChatRequest) -> ChatRequest:
+        """The request as the policy sees it: what this server ignores is removed."""
+        limits = self.limits
+        drop: dict[str, Any] = {}
+        if limits.no_tools:
+            drop.update(tools=None, tool_choice=None)
+        fmt = (chat.response_format or {}).get("type")
+        if limits.no_json_mode or (limits.no_json_schema and fmt == "json_schema"):
+            drop["response_format"] = None
+        return chat.model_copy(update=drop) if drop else chat
+
+    def _limit_reply(self, chat: ChatRequest, reply: Reply) -> Reply:
+        """Apply ``max_tokens`` (unless ignored) and the one-tool-call limit to a policy's reply."""
+        parallel = getattr(chat, "parallel_tool_calls", None)
+        if len(reply.tool_calls) > 1 and (self.limits.no_parallel_tool_calls or parallel is False):
+            reply = reply.model_copy(update={"tool_calls": reply.tool_calls[:1]})
+        extra = chat.model_extra or {}
+        cap = extra.get("max_completion_tokens") or extra.get("max_tokens")
+        if (
+            isinstance(cap, int)
+            and cap > 0
+            and not self.limits.ignore_max_tokens
+            and not reply.tool_calls
+            and reply.content
+            and count_tokens(reply.content) > cap
+        ):
+            reply = reply.model_copy(update={"content": reply.content[: cap * 4], "finish_reason": "length"})
+        return reply
+
+    def _prompt_tokens(self, chat: ChatRequest) -> int:
+        prompt = [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in chat.messages]
+        return count_tokens("".join(prompt) + (json.dumps(chat.tools) if chat.tools else ""))
+
     def _completion(self, chat: ChatRequest, reply: Reply) -> dict[str, Any]:
         prompt = [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in chat.messages]
         tools_text = json.dumps(chat.tools) if chat.tools else ""
-        prompt_tokens = count_tokens("".join(prompt) + tools_text)
+        prompt_tokens = self._prompt_tokens(chat)
         cached = 0
         digest = hashlib.sha256(tools_text.encode())
         for i, part in enumerate(prompt):
@@ -219,7 +283,10 @@ class FaultApp:
             if prefix in self._seen_prefixes and i < len(prompt) - 1:
                 cached = count_tokens("".join(prompt[: i + 1]) + tools_text)
             self._seen_prefixes.add(prefix)
-        return completion_body(chat, reply, prompt_tokens=prompt_tokens, cached_tokens=cached)
+        body = completion_body(chat, reply, prompt_tokens=prompt_tokens, cached_tokens=cached)
+        if self.limits.no_usage:
+            body.pop("usage", None)
+        return body
 
     def _http_error(self, fault: FaultKind, token: str | None) -> web.Response:
         status = STATUS_OF[fault]
@@ -291,6 +358,7 @@ class FaultServer:
         echo_api_key: bool = False,
         max_faults_per_key: int | None = None,
         config: FaultConfig | None = None,
+        limits: ServerLimits | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ):
@@ -307,6 +375,7 @@ class FaultServer:
             max_faults_per_key=max_faults_per_key,
         )
         self.policy: Policy = policy or SectionSeekingPolicy()
+        self.limits = limits or ServerLimits()
         self._app: FaultApp | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -361,6 +430,12 @@ class FaultServer:
         if self._app is not None:
             self._app.stats.reset()
 
+    def set_limits(self, limits: ServerLimits) -> None:
+        """Change what the served model lacks while running."""
+        self.limits = limits
+        if self._app is not None:
+            self._app.limits = limits
+
     def configure(self, **changes: Any) -> None:
         """Change fault settings while running, e.g. ``srv.configure(rate=0.0)``."""
         self.config = FaultConfig.model_validate({**self.config.model_dump(), **changes})
@@ -381,7 +456,7 @@ class FaultServer:
             loop.close()
 
     async def _serve(self) -> None:
-        self._app = FaultApp(self.policy, self.config)
+        self._app = FaultApp(self.policy, self.config, self.limits)
         self._stop_event = asyncio.Event()
         runner = web.AppRunner(
             self._app.build(), access_log=None, shutdown_timeout=1.0, handle_signals=False

@@ -27,10 +27,38 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         echo_key: bool = typer.Option(
             False, help="Put the caller's API key into error messages (to test that results redact it)."
         ),
+        policy: str = typer.Option(
+            "competent",
+            help="How normal replies are made: competent (answers like a capable model), section-seeking, "
+            "scripted, or module:function / file.py:function (a policy of a ChatRequest, or a "
+            "--scripted-policy function).",
+        ),
+        lacks: str = typer.Option(
+            "",
+            help="Abilities the served model lacks, comma-separated: tools, json, json-schema, usage, "
+            "null-content, parallel-tools, max-tokens, models.",
+        ),
+        context_window: int | None = typer.Option(
+            None, help="Reject prompts longer than this many tokens (listed as max_model_len in /models)."
+        ),
     ) -> None:
         """Run an OpenAI-compatible model server on loopback that injects faults, until Ctrl-C."""
         from bench.faults import FaultConfig, FaultServer, NonLoopbackError, parse_faults
+        from bench.faults.competent import resolve_policy
+        from bench.faults.limits import ServerLimits
 
+        try:
+            chosen = resolve_policy(policy)
+        except ValueError as exc:
+            fail(f"--policy: {exc}".replace("\n", " "))
+        except Exception as exc:  # a user policy module that fails on import
+            fail(f"--policy {policy}: cannot load it: {type(exc).__name__}: {exc}".replace("\n", " "))
+        if context_window is not None and context_window < 16:
+            fail(f"--context-window must be at least 16 tokens, not {context_window}")
+        try:
+            limits = ServerLimits.parse(lacks, context_window=context_window)
+        except ValueError as exc:
+            fail(str(exc).splitlines()[0])
         try:
             parsed = parse_faults(faults)
             config = FaultConfig(
@@ -42,7 +70,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 retry_after_seconds=retry_after,
                 echo_api_key=echo_key,
             )
-            server = FaultServer(config=config, host=host, port=port)
+            server = FaultServer(chosen, config=config, limits=limits, host=host, port=port)
             server.start()
         except NonLoopbackError as exc:
             fail(str(exc))
@@ -51,6 +79,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         kinds = ", ".join(f"{k.value}={w:.3f}" for k, w in config.weights().items())
         console.print(f"fault server listening on [bold]{server.base_url}[/] (Ctrl-C to stop)")
         console.print(f"fault rate {rate:g}, seed {seed}: {kinds}", highlight=False)
+        console.print(f"policy {policy}; model {limits.describe()}", highlight=False)
         console.print(f"stats: {server.url}/stats", highlight=False)
         try:
             threading.Event().wait()
@@ -58,4 +87,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             pass
         finally:
             server.stop()
-            console.print(f"stopped; {server.stats().summary_line()}", highlight=False)
+            stats = server.stats()
+            console.print(f"stopped; {stats.summary_line()}", highlight=False)
+            console.print(faults_by_kind(stats.by_fault), highlight=False)
+
+
+def faults_by_kind(by_fault: dict[str, int]) -> str:
+    """``faults by kind: 429 2, 503 1 (normal answers 7)`` -- the exit summary, every kind counted."""
+    kinds = sorted((k, n) for k, n in by_fault.items() if k not in {"none", "bad_request"})
+    listed = ", ".join(f"{k} {n}" for k, n in kinds) or "none"
+    extra = f"normal answers {by_fault.get('none', 0)}"
+    if by_fault.get("bad_request"):
+        extra += f", rejected requests {by_fault['bad_request']}"
+    return f"faults by kind: {listed} ({extra})"

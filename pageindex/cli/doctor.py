@@ -1,0 +1,122 @@
+"""``pageindex doctor``: what a model endpoint can do, found by a few bounded calls, before a run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import typer
+from rich.table import Table
+
+from pageindex.cli._common import console, fail
+
+EXIT_CODES = (
+    "Exit codes: 0 usable; 1 usable with limits (the verdict says which); 2 bad input, unreachable "
+    "or unusable (nothing else was run); 130 interrupted."
+)
+STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan", "skip": "dim"}
+MARK = {"ok": "yes", "warn": "limit", "fail": "no", "info": "info", "skip": "skipped"}
+
+
+def register(app: typer.Typer, bench: typer.Typer) -> None:
+    app.command(
+        "doctor",
+        help="Probe a model endpoint with a few bounded calls (about 2,000 tokens in all) and report "
+        "what it can do: OpenAI compatibility, usage, tool calls, JSON mode and schema, max_tokens, "
+        "context window, speed and price; then the flags to use or why the LLM retrievers cannot "
+        "run. Results are cached per endpoint and model for 7 days (--refresh probes again).\n\n"
+        + EXIT_CODES,
+    )(doctor)
+
+
+def doctor(
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model spec, e.g. openai/<model> or ollama/<model> (default $PAGEINDEX_MODEL).",
+    ),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint of the model."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help="Also probe this judge model spec."),
+    judge_base_url: str | None = typer.Option(
+        None, "--judge-base-url", help="Endpoint of the judge model (default: --base-url)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON instead of a table."),
+    probe_context: bool = typer.Option(
+        False, "--probe-context", help="Find a lower bound of the context window (up to 4 more calls)."
+    ),
+    refresh: bool = typer.Option(False, "--refresh", help="Probe again even if cached findings are fresh."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds each probe call may take."),
+) -> None:
+    from pageindex.llm import LLMError
+    from pageindex.llm.doctor import run_doctor
+    from pageindex.llm.spec import parse_spec
+
+    if timeout <= 0:
+        fail(f"--timeout must be a positive number of seconds, not {timeout:g}")
+    wanted = model or os.environ.get("PAGEINDEX_MODEL")
+    if not wanted:
+        fail("--model is required (e.g. --model openai/<model> --base-url http://127.0.0.1:8080/v1)")
+    targets = [("model", wanted, base_url)]
+    if judge_model:
+        targets.append(("judge", judge_model, judge_base_url or base_url))
+    reports = {}
+    for role, text, url in targets:
+        try:
+            spec = parse_spec(text, base_url=url)
+        except LLMError as exc:
+            fail(f"--{'judge-' if role == 'judge' else ''}model: {exc}")
+        if spec.base_url is None:
+            fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
+        same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)
+        try:
+            reports[role] = same or run_doctor(
+                spec, timeout=timeout, probe_context=probe_context, refresh=refresh
+            )
+        except LLMError as exc:
+            fail(str(exc))
+    code = max(r.exit_code for r in reports.values())
+    if as_json:
+        out = {role: r.model_dump(mode="json") for role, r in reports.items()}
+        out.setdefault("judge", None)
+        out["exit_code"] = code
+        print(json.dumps(out, indent=2))
+    else:
+        for role, report in reports.items():
+            _print(report, role)
+    raise typer.Exit(code)
+
+
+def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]
+    when = report.probed_at.strftime("%Y-%m-%d %H:%M UTC")
+    source = f"cached from {when}; --refresh probes again" if report.cached else f"probed {when}"
+    title = f"{'judge ' if role == 'judge' else ''}{report.spec} at {report.url} ({source})"
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("detail", overflow="fold")
+    table.add_column("latency", justify="right")
+    for check in report.checks:
+        style = STYLE[check.status]
+        latency = f"{check.latency_s:.2f}s" if check.latency_s is not None else ""
+        table.add_row(check.label, f"[{style}]{MARK[check.status]}[/]", check.detail, latency)
+    console.print(table)
+    if not report.cached:
+        console.print(f"{report.calls} calls, about {report.tokens_used:,} tokens", highlight=False)
+    settings = report.settings
+    if report.verdict == "unusable":
+        console.print(f"[bold red]verdict: unusable[/] -- {'; '.join(report.reasons)}", highlight=False)
+        return
+    label = "usable" if report.verdict == "usable" else "usable with limits"
+    colour = "green" if report.verdict == "usable" else "yellow"
+    console.print(f"[bold {colour}]verdict: {label}[/]; use: {settings.flags()}", highlight=False)
+    for reason in report.reasons:
+        console.print(f"  limit: {reason}", highlight=False)
+    if settings.context_budget_tokens is not None:
+        console.print(
+            f"  context budget: about {settings.context_budget_tokens:,} prompt tokens per call "
+            f"(window {settings.context_window:,})",
+            highlight=False,
+        )
+    for note in settings.notes:
+        console.print(f"  note: {note}", highlight=False)

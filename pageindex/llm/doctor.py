@@ -1,0 +1,1014 @@
+"""Know what a model endpoint can do before a long run starts (``pageindex doctor``).
+
+:func:`diagnose` makes a short, bounded series of real calls (each with a timeout; about two
+thousand tokens in all, more with ``probe_context``) and returns a :class:`DoctorReport`:
+
+* reachable, OpenAI-compatible, the model listed -- the run's own preflight
+  (:func:`pageindex.llm.preflight.preflight`), which also gives the model's metadata;
+* plain chat, and whether ``usage`` is reported;
+* a forced ``tool_choice`` gives a tool call; a tool result sent back gets a reply, tried with
+  ``content: null`` and with ``content: ""`` on the assistant tool-call message (servers differ:
+  some chat templates reject one of them); ``parallel_tool_calls``;
+* ``response_format`` ``json_object`` (JSON mode) and ``json_schema``: honoured or ignored;
+* ``max_tokens`` honoured and ``finish_reason: "length"`` reported;
+* the context window from metadata (vLLM's ``max_model_len``, LM Studio's ``context_length``,
+  ...), and with ``probe_context`` a lower bound found by up to 4 calls doubling a filler prompt;
+* latency per call, prompt and generation tokens per second, and whether two requests are
+  served side by side; the price known or not (``pricing.py``).
+
+Then a verdict (``usable``, ``limited``, ``unusable``; exit code 0, 1, 2) with its reasons and
+:class:`SuggestedSettings` (JSON mode, concurrency, timeout, context budget). Reports are cached
+per (base URL without credentials, model) for 7 days under the user cache dir; they never hold
+a key (:func:`cached_findings` reads them back, :func:`suggest_settings` turns them into settings).
+This module is part of the library: it never imports ``bench``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import json
+import math
+import os
+import re
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError
+
+from pageindex.llm.preflight import PreflightResult, describe_response, preflight
+from pageindex.llm.pricing import load_pricing
+from pageindex.llm.spec import ModelSpec
+from pageindex.llm.types import LLMConfigError
+from pageindex.llm.wire import count_tokens, schema_error
+
+REPORT_VERSION = 1
+CACHE_TTL = timedelta(days=7)
+SMALL_CONTEXT = 16_384  # below this the index and fetched sections may not fit: a limit
+LLM_RETRIEVERS = ("agent", "planner", "iterative")
+TOOL_RETRIEVERS = ("agent", "iterative")  # their loops need tool calls (fetch_section)
+# Where servers put the context window in their /models entry, most specific first.
+CONTEXT_KEYS = (
+    "max_model_len",  # vLLM
+    "context_length",  # LM Studio, OpenRouter, LiteLLM
+    "context_window",
+    "max_context_length",
+    "max_input_tokens",
+    "n_ctx",  # llama.cpp
+    "max_sequence_length",
+)
+FILLER = "The quick brown fox jumps over the lazy dog near the river bank. "
+CONTEXT_PROBE_START = 1024  # tokens of filler in the first context probe call; then doubled
+CONTEXT_PROBE_CALLS = 4
+PROMPT_SPEED_TOKENS = 400
+TYPICAL_PROMPT_TOKENS = 4000  # a retriever call: the index plus a fetched section
+TYPICAL_COMPLETION_TOKENS = 300
+
+Status = Literal["ok", "warn", "fail", "info", "skip"]
+Verdict = Literal["usable", "limited", "unusable"]
+
+
+class Check(BaseModel):
+    """One row of the doctor's table."""
+
+    key: str
+    label: str
+    status: Status
+    detail: str
+    latency_s: float | None = None
+
+
+class Findings(BaseModel):
+    """What the probes found, as facts other code can act on (None: not probed / unknown)."""
+
+    reachable: bool = False
+    openai_compatible: bool = False
+    model_listed: bool | None = None
+    chat: bool = False
+    usage: bool | None = None
+    tool_call: bool | None = None
+    tool_result_null: bool | None = None
+    tool_result_empty: bool | None = None
+    parallel_tool_calls: bool | None = None
+    json_mode: bool | None = None
+    json_schema: bool | None = None
+    max_tokens: bool | None = None
+    finish_length: bool | None = None
+    context_window: int | None = None
+    context_source: Literal["metadata", "probe"] | None = None
+    context_lower_bound: bool = False
+    context_refused: bool = False  # the context probe met a refusal (the window is < 2x the bound)
+    latency_s: float | None = None  # median latency of the probe calls
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+    serial: bool | None = None  # True: two requests took about twice as long as one
+    local: bool = False  # loopback or private address
+    price_known: bool = False
+
+    @property
+    def tools_usable(self) -> bool:
+        """Tool calls work end to end: a forced call, and a tool result read back in some form."""
+        return bool(self.tool_call) and bool(self.tool_result_null or self.tool_result_empty)
+
+    @property
+    def json_usable(self) -> bool:
+        return bool(self.json_mode or self.json_schema)
+
+
+class SuggestedSettings(BaseModel):
+    """Settings that suit this endpoint (the doctor's part of a run's defaults)."""
+
+    json_mode: bool = False
+    concurrency: int = 4
+    timeout_s: float = 60.0
+    context_window: int | None = None
+    context_budget_tokens: int | None = None  # prompt tokens to aim for per call (index + sections)
+    retrievers: list[str] = Field(default_factory=list)  # the LLM retrievers that can run here
+    notes: list[str] = Field(default_factory=list)
+
+    def flags(self) -> str:
+        """The command-line flags these settings mean, for the verdict line."""
+        parts = ["--json-mode"] if self.json_mode else []
+        parts += [f"--concurrency {self.concurrency}", f"--timeout {self.timeout_s:g}"]
+        if self.retrievers and len(self.retrievers) < len(LLM_RETRIEVERS):
+            parts.append(f"-r {','.join(self.retrievers)}")
+        return " ".join(parts)
+
+
+class DoctorReport(BaseModel):
+    """The doctor's findings about one (endpoint, model). Holds no key: the URL is masked."""
+
+    version: int = REPORT_VERSION
+    spec: str
+    model: str
+    url: str
+    probed_at: datetime
+    checks: list[Check] = Field(default_factory=list)
+    findings: Findings = Field(default_factory=Findings)
+    verdict: Verdict = "unusable"
+    reasons: list[str] = Field(default_factory=list)
+    settings: SuggestedSettings = Field(default_factory=SuggestedSettings)
+    tokens_used: int = 0
+    calls: int = 0
+    cached: bool = False  # read back from the cache, not probed now
+
+    @property
+    def exit_code(self) -> int:
+        return {"usable": 0, "limited": 1, "unusable": 2}[self.verdict]
+
+    def check(self, key: str) -> Check | None:
+        return next((c for c in self.checks if c.key == key), None)
+
+
+# ----------------------------------------------------------------------------- HTTP
+class _Answer(BaseModel):
+    """One probe call's outcome."""
+
+    status: int | None = None  # None: no HTTP answer (timeout, connection error)
+    data: dict[str, Any] | None = None
+    error: str = ""
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.status == 200 and isinstance(self.data, dict) and isinstance(self.data.get("choices"), list)
+        )
+
+    @property
+    def message(self) -> dict[str, Any]:
+        try:
+            return dict(self.data["choices"][0]["message"] or {})  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return {}
+
+    @property
+    def content(self) -> str:
+        content = self.message.get("content")
+        if isinstance(content, list):
+            return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return content if isinstance(content, str) else ""
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return [c for c in self.message.get("tool_calls") or [] if isinstance(c, dict)]
+
+    @property
+    def finish_reason(self) -> str | None:
+        try:
+            return self.data["choices"][0].get("finish_reason")  # type: ignore[index]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return None
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        usage = (self.data or {}).get("usage")
+        if isinstance(usage, dict) and int(usage.get("prompt_tokens") or 0) > 0:
+            return usage
+        return None
+
+    def prompt_tokens(self, fallback_chars: int) -> int:
+        usage = self.usage
+        return int(usage["prompt_tokens"]) if usage else count_tokens(fallback_chars)
+
+    def completion_tokens(self) -> int:
+        usage = self.usage
+        if usage and usage.get("completion_tokens") is not None:
+            return int(usage["completion_tokens"])
+        args = "".join(str((c.get("function") or {}).get("arguments") or "") for c in self.tool_calls)
+        return count_tokens(len(self.content) + len(args))
+
+    def why(self) -> str:
+        """One line on what went wrong."""
+        return self.error or "no choices in the reply"
+
+
+class _Prober:
+    def __init__(self, spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None):
+        url = httpx.URL(spec.base_url or "")
+        self.spec = spec
+        self.timeout = timeout
+        self.endpoint = str(url.copy_with(query=None)).rstrip("/") + "/chat/completions"
+        self.params = dict(url.params.multi_items())
+        headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+        self.http = httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers)
+        self.calls = 0
+        self.tokens = 0
+        self.latencies: list[float] = []
+
+    async def chat(self, messages: list[dict[str, Any]], **params: Any) -> _Answer:
+        body = {"model": self.spec.model, "messages": messages, "temperature": 0, **params}
+        self.calls += 1
+        started = time.perf_counter()
+        try:
+            response = await self.http.post(self.endpoint, params=self.params, json=body)
+        except httpx.TimeoutException:
+            return _Answer(
+                error=f"no answer within {self.timeout:g}s", latency_s=time.perf_counter() - started
+            )
+        except httpx.HTTPError as exc:
+            reason = self.spec.redact(" ".join(str(exc).split())) or type(exc).__name__
+            return _Answer(error=f"connection failed: {reason}", latency_s=time.perf_counter() - started)
+        latency = time.perf_counter() - started
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        answer = _Answer(
+            status=response.status_code, data=data if isinstance(data, dict) else None, latency_s=latency
+        )
+        if not answer.ok:
+            answer.error = self.spec.redact(describe_response(response))
+        else:
+            self.latencies.append(latency)
+            chars = sum(len(json.dumps(m)) for m in messages)
+            self.tokens += answer.prompt_tokens(chars) + answer.completion_tokens()
+        return answer
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+# ----------------------------------------------------------------------------- probes
+SECRET_WORD_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_secret_word",
+        "description": "Return today's secret word.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
+RECORD_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "record_fruit",
+        "description": "Record the name of a fruit.",
+        "parameters": {
+            "type": "object",
+            "properties": {"fruit": {"type": "string", "description": "The fruit's name."}},
+            "required": ["fruit"],
+        },
+    },
+}
+TIME_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_local_time",
+        "description": "Return the local time in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "The city's name."}},
+            "required": ["city"],
+        },
+    },
+}
+PICK_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "colour": {"type": "string", "enum": ["red", "green", "blue"]},
+        "number": {"type": "integer", "minimum": 1, "maximum": 9},
+    },
+    "required": ["colour", "number"],
+    "additionalProperties": False,
+}
+
+
+async def diagnose(
+    spec: ModelSpec,
+    *,
+    timeout: float = 30.0,
+    probe_context: bool = False,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> DoctorReport:
+    """Probe ``spec``'s endpoint (see the module docstring). Never raises for what the endpoint
+    does; raises :class:`LLMConfigError` only for a spec with no endpoint (scripted, replay)."""
+    if spec.base_url is None:
+        raise LLMConfigError(
+            f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)"
+        )
+    report = DoctorReport(
+        spec=spec.spec, model=spec.model, url=spec.display_url or "", probed_at=datetime.now(UTC)
+    )
+    facts = report.findings
+    facts.local = _is_local(spec.base_url)
+    price = load_pricing().price(spec.spec, spec.model)
+    facts.price_known = price is not None
+    rows = report.checks
+
+    def add(key: str, label: str, status: Status, detail: str, latency: float | None = None) -> None:
+        rows.append(Check(key=key, label=label, status=status, detail=detail, latency_s=latency))
+
+    try:
+        found: PreflightResult | None = await preflight(spec, timeout=timeout, transport=transport)
+    except LLMConfigError as exc:
+        found = None
+        message = str(exc)
+        unreachable = message.startswith("cannot reach")
+        facts.reachable = not unreachable
+        add("reachable", "reachable", "fail" if unreachable else "ok", message if unreachable else report.url)
+        if not unreachable:
+            add("openai_compatible", "OpenAI-compatible API", "fail", message)
+        return _finish(report, price)
+    facts.reachable = facts.openai_compatible = True
+    add("reachable", "reachable", "ok", report.url, found.latency_s)
+    via = "JSON model list at /models" if found.via == "models" else "no /models list; a chat reply came back"
+    add("openai_compatible", "OpenAI-compatible API", "ok", via)
+    facts.model_listed = found.model_listed
+    if found.model_listed is None:
+        add("model_listed", "model listed", "info", "the server has no model list")
+    elif found.model_listed:
+        add("model_listed", "model listed", "ok", f"{spec.model} is listed")
+    else:
+        shown = ", ".join(found.models[:4]) + (" …" if len(found.models) > 4 else "")
+        add("model_listed", "model listed", "warn", f"{spec.model} is not among: {shown or 'no models'}")
+
+    prober = _Prober(spec, timeout, transport)
+    try:
+        await _probe_all(prober, report, add, found, probe_context)
+    finally:
+        await prober.aclose()
+    report.calls = prober.calls + 1
+    report.tokens_used = prober.tokens
+    if prober.latencies:
+        facts.latency_s = round(statistics.median(prober.latencies), 3)
+    return _finish(report, price)
+
+
+async def _probe_all(
+    prober: _Prober, report: DoctorReport, add: Any, found: PreflightResult, probe_context: bool
+) -> None:
+    facts = report.findings
+    # -- plain chat and usage
+    ping = [{"role": "user", "content": "Reply with exactly the word PONG."}]
+    chat = await prober.chat(ping, max_tokens=16)
+    if not chat.ok:
+        add("chat", "plain chat", "fail", f"POST /chat/completions: {chat.why()}", chat.latency_s)
+        for key, label in (("tools", "tool calls"), ("json", "JSON output")):
+            add(key, label, "skip", "not probed: plain chat failed")
+        return
+    facts.chat = True
+    add("chat", "plain chat", "ok", f"replied {_gist(chat.content)!r}", chat.latency_s)
+    if chat.usage:
+        facts.usage = True
+        u = chat.usage
+        add(
+            "usage",
+            "usage reported",
+            "ok",
+            f"prompt {u['prompt_tokens']}, completion {u.get('completion_tokens')} tokens",
+        )
+    else:
+        facts.usage = False
+        add(
+            "usage",
+            "usage reported",
+            "warn",
+            "no usage in replies: token budgets and costs cannot be counted",
+        )
+
+    # -- a forced tool call
+    forced = await prober.chat(
+        [{"role": "user", "content": 'Call record_fruit with the fruit "plum".'}],
+        tools=[RECORD_TOOL],
+        tool_choice={"type": "function", "function": {"name": "record_fruit"}},
+        max_tokens=64,
+    )
+    facts.tool_call = False
+    if not forced.ok:
+        add("tool_call", "forced tool call", "fail", f"rejected: {forced.why()}", forced.latency_s)
+    else:
+        call = next(
+            (c for c in forced.tool_calls if (c.get("function") or {}).get("name") == "record_fruit"), None
+        )
+        if call is None:
+            what = (
+                f"named {forced.tool_calls[0]['function'].get('name')!r}"
+                if forced.tool_calls
+                else (f"text {_gist(forced.content)!r}")
+            )
+            add(
+                "tool_call",
+                "forced tool call",
+                "fail",
+                f"no record_fruit call; the reply was {what}",
+                forced.latency_s,
+            )
+        else:
+            problem = _arguments_problem(call, RECORD_TOOL["function"]["parameters"])
+            facts.tool_call = problem is None
+            add(
+                "tool_call",
+                "forced tool call",
+                "ok" if problem is None else "fail",
+                f"record_fruit({(call.get('function') or {}).get('arguments')})"
+                if problem is None
+                else problem,
+                forced.latency_s,
+            )
+
+    # -- a tool result sent back, with content null and with content ""
+    for key, content, label in (
+        ("tool_result_null", None, "tool result (content null)"),
+        ("tool_result_empty", "", 'tool result (content "")'),
+    ):
+        answer = await prober.chat(_round_trip(content), tools=[SECRET_WORD_TOOL], max_tokens=32)
+        accepted = answer.ok and bool(answer.content or answer.tool_calls)
+        setattr(facts, key, accepted)
+        if accepted:
+            used = "PLUM" in answer.content.upper()
+            detail = f"accepted; replied {_gist(answer.content)!r}" + (
+                "" if used else " (the result was not used)"
+            )
+            add(key, label, "ok", detail, answer.latency_s)
+        else:
+            add(
+                key,
+                label,
+                "fail",
+                f"rejected: {answer.why()}" if not answer.ok else "an empty reply",
+                answer.latency_s,
+            )
+
+    # -- parallel tool calls
+    parallel = await prober.chat(
+        [
+            {
+                "role": "user",
+                "content": 'Call get_local_time once for "Paris" and once for "Tokyo", in this one reply.',
+            }
+        ],
+        tools=[TIME_TOOL],
+        tool_choice="auto",
+        parallel_tool_calls=True,
+        max_tokens=96,
+    )
+    names = [(c.get("function") or {}).get("name") for c in parallel.tool_calls]
+    facts.parallel_tool_calls = parallel.ok and names.count("get_local_time") >= 2
+    if not parallel.ok:
+        add(
+            "parallel_tool_calls",
+            "parallel tool calls",
+            "info",
+            f"rejected: {parallel.why()}",
+            parallel.latency_s,
+        )
+    else:
+        add(
+            "parallel_tool_calls",
+            "parallel tool calls",
+            "ok" if facts.parallel_tool_calls else "info",
+            f"{len(names)} tool call(s) in one reply",
+            parallel.latency_s,
+        )
+
+    # -- JSON mode and JSON schema
+    json_mode = await prober.chat(
+        [
+            {
+                "role": "user",
+                "content": 'Give a colour and a number from 1 to 9 as JSON with keys "colour" and "number".',
+            }
+        ],
+        response_format={"type": "json_object"},
+        max_tokens=64,
+    )
+    value = _json_object(json_mode.content) if json_mode.ok else None
+    facts.json_mode = value is not None
+    if not json_mode.ok:
+        add(
+            "json_mode",
+            "JSON mode (json_object)",
+            "warn",
+            f"rejected: {json_mode.why()}",
+            json_mode.latency_s,
+        )
+    else:
+        add(
+            "json_mode",
+            "JSON mode (json_object)",
+            "ok" if value is not None else "info",
+            f"a JSON object: {_gist(json.dumps(value))}"
+            if value is not None
+            else f"ignored: {_gist(json_mode.content)!r}",
+            json_mode.latency_s,
+        )
+    schema_answer = await prober.chat(
+        [{"role": "user", "content": "Pick a colour and a number."}],
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "pick", "strict": True, "schema": PICK_SCHEMA},
+        },
+        max_tokens=64,
+    )
+    picked = _json_object(schema_answer.content) if schema_answer.ok else None
+    problem = schema_error(picked, PICK_SCHEMA) if picked is not None else "not a JSON object"
+    facts.json_schema = picked is not None and problem is None
+    if not schema_answer.ok:
+        add(
+            "json_schema",
+            "JSON schema output",
+            "info",
+            f"rejected: {schema_answer.why()}",
+            schema_answer.latency_s,
+        )
+    else:
+        detail = (
+            f"matches the schema: {_gist(json.dumps(picked))}"
+            if facts.json_schema
+            else (f"ignored ({problem}): {_gist(schema_answer.content)!r}")
+        )
+        add(
+            "json_schema",
+            "JSON schema output",
+            "ok" if facts.json_schema else "info",
+            detail,
+            schema_answer.latency_s,
+        )
+
+    # -- max_tokens and finish_reason "length" (also the generation-speed sample)
+    cap = 8
+    capped = await prober.chat(
+        [{"role": "user", "content": "Count from 1 to 300, separated by spaces."}], max_tokens=cap
+    )
+    if not capped.ok:
+        add("max_tokens", "max_tokens honoured", "warn", f"rejected: {capped.why()}", capped.latency_s)
+    else:
+        produced = capped.completion_tokens()
+        if produced < cap and capped.finish_reason != "length":  # stopped by itself: nothing learnt
+            detail = f"not tested: the model stopped by itself after {produced} tokens"
+            add("max_tokens", "max_tokens honoured", "info", detail, capped.latency_s)
+        else:
+            facts.max_tokens = produced <= cap + 2
+            facts.finish_length = capped.finish_reason == "length"
+            add(
+                "max_tokens",
+                "max_tokens honoured",
+                "ok" if facts.max_tokens else "warn",
+                f"{produced} completion tokens for max_tokens={cap}",
+                capped.latency_s,
+            )
+            add(
+                "finish_length",
+                "finish_reason length",
+                "ok" if facts.finish_length else "warn",
+                f"finish_reason {capped.finish_reason!r}"
+                + ("" if facts.finish_length else ": cut-off replies cannot be told from complete ones"),
+            )
+
+    # -- prompt speed: a ~400-token prompt and one token out
+    filler = _filler(PROMPT_SPEED_TOKENS)
+    long_prompt = [{"role": "user", "content": filler + "\nReply with exactly the word OK."}]
+    prompt_run = await prober.chat(long_prompt, max_tokens=1)
+    base_latency = chat.latency_s
+    base_prompt = chat.prompt_tokens(len(ping[0]["content"]))
+    if prompt_run.ok:
+        p_tokens = prompt_run.prompt_tokens(len(long_prompt[0]["content"]))
+        facts.prompt_tps = _rate(
+            p_tokens - base_prompt, prompt_run.latency_s - base_latency, p_tokens, prompt_run.latency_s
+        )
+        add(
+            "prompt_speed",
+            "prompt speed",
+            "info",
+            f"{facts.prompt_tps:,.0f} tokens/s ({p_tokens} prompt tokens in {prompt_run.latency_s:.2f}s)",
+            prompt_run.latency_s,
+        )
+    else:
+        add(
+            "prompt_speed",
+            "prompt speed",
+            "info",
+            f"a {PROMPT_SPEED_TOKENS}-token prompt failed: {prompt_run.why()}",
+            prompt_run.latency_s,
+        )
+    if capped.ok:
+        g_tokens = capped.completion_tokens()
+        # a short prompt, so nearly all of the call is generation (a lower bound)
+        facts.generation_tps = round(g_tokens / max(capped.latency_s, 1e-3), 1)
+        add(
+            "generation_speed",
+            "generation speed",
+            "info",
+            f"{facts.generation_tps:,.1f} tokens/s ({g_tokens} tokens in {capped.latency_s:.2f}s)",
+        )
+
+    # -- two requests at once: served side by side or one after the other
+    pair = await asyncio.gather(prober.chat(ping, max_tokens=16), prober.chat(ping, max_tokens=16))
+    if all(a.ok for a in pair):
+        together = max(a.latency_s for a in pair)
+        single = chat.latency_s
+        ratio = together / single if single > 0 else 1.0
+        if single >= 0.05:
+            facts.serial = ratio >= 1.6
+            how = "one after the other" if facts.serial else "side by side"
+            add(
+                "concurrency",
+                "concurrent requests",
+                "info",
+                f"2 requests served {how} ({ratio:.1f}× one request's time)",
+            )
+        else:
+            add(
+                "concurrency",
+                "concurrent requests",
+                "info",
+                f"2 requests in {together:.3f}s (too fast to tell)",
+            )
+
+    # -- context window: metadata, then an optional bounded probe
+    window, source_key = _context_from_metadata(found.metadata)
+    if window is not None:
+        facts.context_window, facts.context_source = window, "metadata"
+    if probe_context:
+        bound, refused, detail = await _probe_context(prober)
+        if bound is not None and facts.context_window is None:
+            facts.context_window, facts.context_source, facts.context_lower_bound = bound, "probe", True
+            facts.context_refused = refused
+        add("context_probe", "context probe", "info", detail)
+    if facts.context_window is None:
+        hint = "" if probe_context else " (--probe-context finds a lower bound)"
+        add("context_window", "context window", "info", f"unknown: the server does not say{hint}")
+    else:
+        where = f"{source_key} in /models" if facts.context_source == "metadata" else "at least, by probe"
+        small = _small_context(facts)
+        add(
+            "context_window",
+            "context window",
+            "warn" if small else "ok",
+            f"{facts.context_window:,} tokens ({where})" + (": small for index + sections" if small else ""),
+        )
+
+
+def _finish(report: DoctorReport, price: Any) -> DoctorReport:
+    facts = report.findings
+    if price is not None:
+        cached = f", cached input ${price.cached_input:g}" if price.cached_input is not None else ""
+        detail = f"${price.input:g} in / ${price.output:g} out per 1M tokens{cached}"
+        report.checks.append(Check(key="price", label="price", status="ok", detail=detail))
+    else:
+        detail = "unknown: cost shows as unknown; a dollar --budget needs it in PAGEINDEX_PRICING"
+        report.checks.append(Check(key="price", label="price", status="info", detail=detail))
+    report.verdict, report.reasons = _verdict(facts, report)
+    report.settings = suggest_settings(report)
+    return report
+
+
+def _verdict(facts: Findings, report: DoctorReport) -> tuple[Verdict, list[str]]:
+    if not facts.reachable or not facts.openai_compatible:
+        first = next((c.detail for c in report.checks if c.status == "fail"), "not reachable")
+        return "unusable", [first]
+    if not facts.chat:
+        check = report.check("chat")
+        return "unusable", [f"plain chat fails: {check.detail if check else 'no reply'}"]
+    if not facts.tools_usable and not facts.json_usable:
+        return "unusable", [
+            "cannot run the LLM retrievers: no tool calls and no JSON output (JSON mode and JSON schema "
+            "both ignored); only extractive, bm25 and oracle can run"
+        ]
+    limits: list[str] = []
+    if not facts.tools_usable:
+        why = "no tool calls" if not facts.tool_call else "tool results are rejected"
+        limits.append(
+            f"{why}: use --json-mode; agent and iterative need tool calls, so run planner "
+            "(and the retrievers that need no model)"
+        )
+    elif facts.tool_result_null is False:
+        limits.append(
+            'rejects content: null on assistant tool-call messages (content "" works): tool loops '
+            "replaying a model's null content may get HTTP 400"
+        )
+    elif facts.tool_result_empty is False:
+        limits.append('rejects content "" on assistant tool-call messages (null works)')
+    if facts.usage is False:
+        limits.append("no usage reported: token budgets and costs cannot be counted")
+    if facts.max_tokens is False:
+        limits.append("max_tokens is ignored: replies are not capped")
+    elif facts.finish_length is False:
+        limits.append('finish_reason "length" is not reported: cut-off replies look complete')
+    if _small_context(facts):
+        limits.append(
+            f"context window {facts.context_window:,} tokens"
+            + (" (lower bound)" if facts.context_lower_bound else "")
+            + ": keep prompts (index + fetched sections) under the context budget"
+        )
+    if facts.model_listed is False:
+        limits.append(f"{report.model} is not in the server's model list (it answered anyway)")
+    return ("limited" if limits else "usable"), limits
+
+
+def suggest_settings(report: DoctorReport) -> SuggestedSettings:
+    """Settings that suit the endpoint the report describes: JSON mode where tools fail, the
+    context window and a prompt budget, a concurrency the server can serve and a timeout
+    that fits its measured speed."""
+    facts = report.findings
+    notes: list[str] = []
+    json_mode = not facts.tools_usable and facts.json_usable
+    if json_mode:
+        notes.append("JSON mode: tool calls do not work here")
+    retrievers: list[str] = []
+    if facts.chat and (facts.tools_usable or facts.json_usable):
+        retrievers = [r for r in LLM_RETRIEVERS if facts.tools_usable or r not in TOOL_RETRIEVERS]
+    if facts.serial:
+        concurrency = 1
+        notes.append("concurrency 1: the server answers one request at a time")
+    elif facts.local:
+        concurrency = 2
+    else:
+        concurrency = 4
+    timeout = 60.0
+    if facts.prompt_tps and facts.generation_tps:
+        overhead = facts.latency_s or 0.0
+        estimate = TYPICAL_PROMPT_TOKENS / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
+        timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
+        notes.append(
+            f"timeout {timeout:g}s: a {TYPICAL_PROMPT_TOKENS}-token prompt and a "
+            f"{TYPICAL_COMPLETION_TOKENS}-token "
+            f"reply take about {estimate + overhead:.0f}s here"
+        )
+    elif facts.latency_s:
+        timeout = float(min(max(60, math.ceil(10 * facts.latency_s / 10) * 10), 900))
+    budget = None
+    if facts.context_window is not None and (not facts.context_lower_bound or facts.context_refused):
+        budget = max(facts.context_window - 1024, facts.context_window // 2)
+    return SuggestedSettings(
+        json_mode=json_mode,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        context_window=facts.context_window,
+        context_budget_tokens=budget,
+        retrievers=retrievers,
+        notes=notes,
+    )
+
+
+def _small_context(facts: Findings) -> bool:
+    """A known window under :data:`SMALL_CONTEXT` (a probed lower bound counts only when the
+    next doubling was refused, so the real window is below twice the bound)."""
+    window = facts.context_window
+    if window is None or window >= SMALL_CONTEXT:
+        return False
+    return not facts.context_lower_bound or facts.context_refused
+
+
+async def _probe_context(prober: _Prober) -> tuple[int | None, bool, str]:
+    """Up to 4 calls doubling a filler prompt; the largest accepted prompt is a lower bound.
+    Returns (bound, whether a larger prompt was refused, the account)."""
+    best: int | None = None
+    size = CONTEXT_PROBE_START
+    tried: list[str] = []
+    for _ in range(CONTEXT_PROBE_CALLS):
+        messages = [{"role": "user", "content": _filler(size) + "\nReply with exactly the word OK."}]
+        answer = await prober.chat(messages, max_tokens=1)
+        if answer.status is None:  # a timeout or a dropped connection says nothing about the window
+            tried.append(f"~{size:,} stopped ({_gist(answer.why(), 60)})")
+            break
+        if not answer.ok:
+            tried.append(f"~{size:,} refused ({_gist(answer.why(), 60)})")
+            break
+        accepted = answer.prompt_tokens(len(messages[0]["content"]))
+        best = max(best or 0, accepted)
+        tried.append(f"{accepted:,} ok")
+        size *= 2
+    refused = len(tried) > 0 and "refused" in tried[-1]
+    if best is None:
+        what = "were refused" if refused else "got no answer"
+        return None, refused, f"even ~{CONTEXT_PROBE_START:,} tokens {what}: " + "; ".join(tried)
+    return best, refused, f"at least {best:,} tokens: " + "; ".join(tried)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _round_trip(content: str | None) -> list[dict[str, Any]]:
+    call = {
+        "id": "call_doctor_1",
+        "type": "function",
+        "function": {"name": "get_secret_word", "arguments": "{}"},
+    }
+    return [
+        {"role": "user", "content": "Call get_secret_word, then tell me the word it returns."},
+        {"role": "assistant", "content": content, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_doctor_1", "content": "The secret word is PLUM."},
+    ]
+
+
+def _arguments_problem(call: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    raw = (call.get("function") or {}).get("arguments")
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return f"arguments are not JSON: {_gist(str(raw))!r}"
+    if not isinstance(args, dict):
+        return f"arguments are not a JSON object: {_gist(str(raw))!r}"
+    return schema_error(args, schema)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text.strip())
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _context_from_metadata(metadata: dict[str, Any]) -> tuple[int | None, str]:
+    for where in (metadata, metadata.get("meta") or {}, metadata.get("metadata") or {}):
+        if not isinstance(where, dict):
+            continue
+        for key in CONTEXT_KEYS:
+            value = where.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return int(value), key
+    return None, ""
+
+
+def _filler(tokens: int) -> str:
+    chars = tokens * 4
+    return (FILLER * (chars // len(FILLER) + 1))[:chars]
+
+
+def _rate(tokens_delta: int, seconds_delta: float, tokens: int, seconds: float) -> float:
+    """Tokens per second from the difference to a small baseline call (overhead cancels), or
+    from the call alone when the difference is too small to measure."""
+    if tokens_delta > 0 and seconds_delta > 0.01:
+        return round(tokens_delta / seconds_delta, 1)
+    return round(tokens / max(seconds, 1e-3), 1)
+
+
+def _gist(text: str, limit: int = 48) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_local(base_url: str) -> bool:
+    host = httpx.URL(base_url).host
+    if host in {"localhost", ""} or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+# ----------------------------------------------------------------------------- the cache
+def cache_dir() -> Path:
+    """``$PAGEINDEX_CACHE_DIR/doctor``, else ``~/.cache/pageindex/doctor`` (beside the LLM cache)."""
+    root = os.environ.get("PAGEINDEX_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "pageindex") / "doctor"
+
+
+def cache_key(spec: ModelSpec) -> str:
+    """The cache file name for (base URL without credentials, model): no secret goes into it."""
+    url = _strip_credentials(spec.base_url or "")
+    digest = hashlib.sha256(f"{url}\n{spec.model}".encode()).hexdigest()[:20]
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.model).strip("-")[:40]
+    return f"{slug}-{digest}.json"
+
+
+def _strip_credentials(url: str) -> str:
+    """The URL with user-info and credential-like query values removed (not just masked)."""
+    from pageindex.llm.redact import is_sensitive_param
+
+    parsed = httpx.URL(url)
+    params = [(k, v) for k, v in parsed.params.multi_items() if not is_sensitive_param(k)]
+    return str(parsed.copy_with(userinfo=b"", params=params or None)).rstrip("/?")
+
+
+def save_report(report: DoctorReport, spec: ModelSpec, directory: Path | None = None) -> Path:
+    """Write ``report`` to the cache (atomically). The report holds the masked URL only; any
+    secret of ``spec`` that would appear in it is masked before writing."""
+    from pageindex.llm.redact import redact
+
+    path = (directory or cache_dir()) / cache_key(spec)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = redact(report.model_copy(update={"cached": False}).model_dump_json(indent=2), spec.secrets())
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
+def cached_findings(
+    spec: ModelSpec,
+    *,
+    max_age: timedelta = CACHE_TTL,
+    directory: Path | None = None,
+    now: datetime | None = None,
+) -> DoctorReport | None:
+    """The doctor's cached report for ``spec``'s (endpoint, model), if younger than ``max_age``
+    (7 days); None when there is none, it is stale, or it cannot be read."""
+    if spec.base_url is None:
+        return None
+    path = (directory or cache_dir()) / cache_key(spec)
+    try:
+        report = DoctorReport.model_validate_json(path.read_text())
+    except (OSError, ValidationError, ValueError):
+        return None
+    if report.version != REPORT_VERSION or report.model != spec.model:
+        return None
+    if (now or datetime.now(UTC)) - report.probed_at > max_age:
+        return None
+    return report.model_copy(update={"cached": True})
+
+
+def run_doctor(
+    spec: ModelSpec,
+    *,
+    timeout: float = 30.0,
+    probe_context: bool = False,
+    refresh: bool = False,
+    use_cache: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> DoctorReport:
+    """The cached report when fresh (unless ``refresh``), else :func:`diagnose` and cache it.
+    A report asked with ``probe_context`` is only served from a cache that probed it too."""
+    if use_cache and not refresh:
+        cached = cached_findings(spec)
+        if cached is not None and (not probe_context or cached.check("context_probe") is not None):
+            return cached
+    report = asyncio.run(diagnose(spec, timeout=timeout, probe_context=probe_context, transport=transport))
+    if use_cache and report.findings.reachable:
+        save_report(report, spec)
+    return report
+
+
+# ----------------------------------------------------------------------------- run defaults
+DEFAULTABLE = ("json_mode", "concurrency", "timeout_s")
+
+
+def doctor_defaults(
+    spec: ModelSpec, *, given: set[str] | frozenset[str] = frozenset(), directory: Path | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Settings from the cached doctor findings for ``spec`` that a run or ``ask`` should use, and
+    one note per setting saying why (for the run's header and run.json).
+
+    Only settings in :data:`DEFAULTABLE` that are not in ``given`` are returned: ``given`` holds
+    what the user's flags (or a resumed run's stored settings) already decided, which win over the
+    doctor; the doctor's findings in turn win over a local-server profile and the defaults. No
+    cached findings (or stale ones): nothing, and no call is made."""
+    report = cached_findings(spec, directory=directory)
+    if report is None or report.verdict == "unusable" and not report.findings.chat:
+        return {}, []
+    settings = report.settings
+    when = report.probed_at.strftime("%Y-%m-%d")
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    if "json_mode" not in given and settings.json_mode:
+        out["json_mode"] = True
+        notes.append(f"JSON mode: tool calls do not work at {report.url} (pageindex doctor, {when})")
+    if "concurrency" not in given and report.findings.serial:
+        out["concurrency"] = settings.concurrency
+        notes.append(
+            f"concurrency {settings.concurrency}: the server answers one request at a time "
+            f"(pageindex doctor, {when})"
+        )
+    if "timeout_s" not in given and settings.timeout_s > 60:
+        out["timeout_s"] = settings.timeout_s
+        notes.append(
+            f"timeout {settings.timeout_s:g}s: measured speed of {report.spec} (pageindex doctor, {when})"
+        )
+    return out, notes

@@ -1,0 +1,311 @@
+"""``pageindex doctor`` against the fault server lacking one ability at a time (loopback only).
+
+Each case checks the row the missing ability shows in, the verdict, the suggested settings and the
+command's exit code; plus the cache (per endpoint and model, 7 days, never a key) and bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.faults import FaultServer
+from bench.faults.competent import CompetentPolicy
+from bench.faults.limits import ServerLimits
+from pageindex.cli import app
+from pageindex.llm.doctor import (
+    DoctorReport,
+    cache_key,
+    cached_findings,
+    diagnose,
+    doctor_defaults,
+    run_doctor,
+    save_report,
+    suggest_settings,
+)
+from pageindex.llm.spec import parse_spec
+
+MODEL = "openai/fault-model"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PAGEINDEX_MODEL", raising=False)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FaultServer(CompetentPolicy()) as srv:
+        yield srv
+
+
+def probe(srv: FaultServer, limits: ServerLimits, **kw) -> DoctorReport:
+    srv.set_limits(limits)
+    spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+    return asyncio.run(diagnose(spec, timeout=10, **kw))
+
+
+def status(report: DoctorReport, key: str) -> str:
+    check = report.check(key)
+    assert check is not None, f"no {key} row in {[c.key for c in report.checks]}"
+    return check.status
+
+
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, ["doctor", *args], env={"COLUMNS": "200"})
+
+
+def test_a_capable_server_is_usable(server):
+    report = probe(server, ServerLimits())
+    assert report.verdict == "usable" and report.exit_code == 0 and report.reasons == []
+    bad = {c.key: c.detail for c in report.checks if c.status in {"warn", "fail"}}
+    assert bad == {}
+    facts = report.findings
+    assert facts.tool_call and facts.tool_result_null and facts.tool_result_empty
+    assert facts.parallel_tool_calls and facts.json_mode and facts.json_schema
+    assert facts.usage and facts.max_tokens and facts.finish_length
+    assert report.check("tool_call").detail == 'record_fruit({"fruit": "plum"})'
+    assert report.check("max_tokens").detail == "8 completion tokens for max_tokens=8"
+    assert facts.local and facts.context_window is None and not facts.price_known
+    assert facts.prompt_tps and facts.prompt_tps > 0 and facts.generation_tps and facts.generation_tps > 0
+    assert report.settings.json_mode is False
+    assert report.settings.retrievers == ["agent", "planner", "iterative"]
+    assert 0 < report.tokens_used < 3000  # a few thousand tokens at most
+    assert report.calls == 12  # the preflight, 9 probes, 2 at once
+
+
+def test_no_tools_picks_json_mode_and_planner(server):
+    report = probe(server, ServerLimits(no_tools=True))
+    assert status(report, "tool_call") == "fail"
+    assert "no record_fruit call; the reply was text" in report.check("tool_call").detail
+    assert report.findings.parallel_tool_calls is False
+    assert report.verdict == "limited" and report.exit_code == 1
+    assert report.reasons[0].startswith("no tool calls: use --json-mode")
+    assert report.settings.json_mode is True
+    assert report.settings.retrievers == ["planner"]
+    assert report.settings.flags().startswith("--json-mode ")
+
+
+def test_no_tools_and_no_json_is_unusable(server):
+    report = probe(server, ServerLimits(no_tools=True, no_json_mode=True))
+    assert report.findings.json_mode is False and report.findings.json_schema is False
+    assert report.check("json_mode").detail.startswith("ignored: ")
+    assert report.verdict == "unusable" and report.exit_code == 2
+    assert "cannot run the LLM retrievers" in report.reasons[0]
+    assert report.settings.retrievers == []
+
+
+def test_no_json_mode_alone_is_fine_when_tools_work(server):
+    report = probe(server, ServerLimits(no_json_mode=True))
+    assert report.findings.json_mode is False and report.findings.json_schema is False
+    assert report.verdict == "usable" and report.settings.json_mode is False
+
+
+def test_no_usage(server):
+    report = probe(server, ServerLimits(no_usage=True))
+    assert status(report, "usage") == "warn"
+    assert report.findings.usage is False
+    assert report.verdict == "limited"
+    assert report.reasons == ["no usage reported: token budgets and costs cannot be counted"]
+
+
+def test_null_content_rejected(server):
+    report = probe(server, ServerLimits(reject_null_content=True))
+    assert status(report, "tool_result_null") == "fail"
+    assert "assistant message content must be a string, not null" in report.check("tool_result_null").detail
+    assert "HTTP 400" in report.check("tool_result_null").detail
+    assert status(report, "tool_result_empty") == "ok"
+    assert report.verdict == "limited" and report.exit_code == 1
+    assert report.reasons[0].startswith("rejects content: null")
+    assert report.settings.json_mode is False  # tools still work with content ""
+
+
+def test_small_context_from_metadata(server):
+    report = probe(server, ServerLimits(context_window=4096))
+    assert report.findings.context_window == 4096
+    assert report.findings.context_source == "metadata"
+    assert status(report, "context_window") == "warn"
+    assert report.check("context_window").detail.startswith("4,096 tokens (max_model_len in /models)")
+    assert report.verdict == "limited"
+    assert report.settings.context_window == 4096 and report.settings.context_budget_tokens == 3072
+
+
+def test_context_probe_finds_a_lower_bound(server):
+    report = probe(server, ServerLimits(context_window=3000, advertise_context=False), probe_context=True)
+    facts = report.findings
+    assert facts.context_source == "probe" and facts.context_lower_bound and facts.context_refused
+    assert 2000 < facts.context_window < 3000
+    detail = report.check("context_probe").detail
+    assert "~4,096 refused" in detail and "maximum context length is 3000" in detail
+    assert report.verdict == "limited"
+    assert any("(lower bound)" in r for r in report.reasons)
+
+
+def test_max_tokens_ignored_and_no_model_list(server):
+    report = probe(server, ServerLimits(ignore_max_tokens=True, no_models_list=True))
+    assert report.findings.max_tokens is False and report.findings.finish_length is False
+    assert report.check("model_listed").detail == "the server has no model list"
+    assert report.check("openai_compatible").detail == "no /models list; a chat reply came back"
+    assert report.reasons == ["max_tokens is ignored: replies are not capped"]
+
+
+def test_cli_table_json_and_exit_codes(server):
+    server.set_limits(ServerLimits(no_tools=True))
+    result = cli("--model", MODEL, "--base-url", server.base_url)
+    assert result.exit_code == 1, result.output
+    assert (
+        "forced tool call" in result.output
+        and "verdict: usable with limits; use: --json-mode" in result.output
+    )
+    # cached: a second run probes nothing, even though the server changed
+    server.set_limits(ServerLimits())
+    again = cli("--model", MODEL, "--base-url", server.base_url, "--json")
+    data = json.loads(again.output)
+    assert again.exit_code == 1 and data["exit_code"] == 1 and data["judge"] is None
+    assert data["model"]["cached"] is True and data["model"]["settings"]["json_mode"] is True
+    fresh = cli("--model", MODEL, "--base-url", server.base_url, "--json", "--refresh")
+    assert fresh.exit_code == 0 and json.loads(fresh.output)["model"]["verdict"] == "usable"
+
+
+def test_cli_judge_model_is_probed_too(server):
+    server.set_limits(ServerLimits())
+    result = cli(
+        "--model", MODEL, "--judge-model", "openai/judge-model", "--base-url", server.base_url, "--json"
+    )
+    data = json.loads(result.output)
+    assert data["judge"]["spec"] == "openai/judge-model"
+    assert data["judge"]["findings"]["model_listed"] is False  # the server lists only fault-model
+    assert data["judge"]["verdict"] == "limited" and result.exit_code == 1
+
+
+def test_unreachable_is_exit_2_with_one_line(unused_port):
+    result = cli("--model", MODEL, "--base-url", f"http://127.0.0.1:{unused_port}/v1", "--timeout", "3")
+    assert result.exit_code == 2
+    assert "verdict: unusable" in result.output and "cannot reach" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "error: --model is required"),
+        (["--model", "gpt-4o"], "error: --model: bad model spec 'gpt-4o'"),
+        (["--model", "replay/x"], "error: doctor probes a model server; replay/x has none"),
+        (["--model", MODEL, "--timeout", "0"], "error: --timeout must be a positive number"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, message):
+    result = cli(*args)
+    assert result.exit_code == 2
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(message), result.output
+
+
+def test_cache_is_per_endpoint_and_model_and_holds_no_key(server, tmp_path):
+    server.set_limits(ServerLimits())
+    key = "sk-doctor-secret-123456"
+    url = server.base_url.replace("http://", "http://user:pw-secret-987@") + "?api-key=qs-secret-555"
+    spec = parse_spec(MODEL, base_url=url, api_key=key, env={})
+    plain = parse_spec(MODEL, base_url=server.base_url, env={})
+    other = parse_spec("openai/other", base_url=server.base_url, env={})
+    report = DoctorReport(spec=spec.spec, model=spec.model, url=spec.display_url, probed_at=datetime.now(UTC))
+    path = save_report(report, spec, tmp_path)
+    text = path.read_text()
+    for secret in (key, "pw-secret-987", "qs-secret-555"):
+        assert secret not in text and secret not in path.name
+    assert cache_key(spec) == cache_key(plain)  # credentials are not part of the key
+    assert cache_key(other) != cache_key(plain)
+    assert cached_findings(plain, directory=tmp_path).cached is True
+    assert cached_findings(other, directory=tmp_path) is None
+    later = datetime.now(UTC) + timedelta(days=7, minutes=1)
+    assert cached_findings(plain, directory=tmp_path, now=later) is None
+    assert cached_findings(plain, directory=tmp_path, now=later - timedelta(minutes=2)) is not None
+
+
+def test_run_doctor_caches_and_refreshes(server):
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    server.set_limits(ServerLimits(no_usage=True))
+    first = run_doctor(spec, timeout=10)
+    assert first.cached is False and first.findings.usage is False
+    server.set_limits(ServerLimits())
+    assert run_doctor(spec, timeout=10).cached is True
+    assert cached_findings(spec).findings.usage is False
+    refreshed = run_doctor(spec, timeout=10, refresh=True)
+    assert refreshed.cached is False and refreshed.findings.usage is True
+    assert cached_findings(spec).findings.usage is True
+
+
+def test_suggest_settings_from_speed_and_serial_server():
+    report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
+    facts = report.findings
+    facts.chat = facts.tool_call = facts.tool_result_empty = True
+    facts.serial, facts.local = True, True
+    facts.prompt_tps, facts.generation_tps, facts.latency_s = 200.0, 10.0, 1.0
+    settings = suggest_settings(report)
+    # 4000/200 + 300/10 + 1 = 51 s; three times that, rounded up to 10 s
+    assert settings.timeout_s == 160 and settings.concurrency == 1
+    assert settings.retrievers == ["agent", "planner", "iterative"] and not settings.json_mode
+
+
+def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    assert doctor_defaults(spec, directory=tmp_path) == ({}, [])  # nothing cached: nothing, no call
+    report = probe(server, ServerLimits(no_tools=True))
+    report.findings.serial = True
+    report.settings = suggest_settings(report)
+    save_report(report, spec, tmp_path)
+    values, notes = doctor_defaults(spec, directory=tmp_path)
+    assert values == {"json_mode": True, "concurrency": 1}
+    assert notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url}")
+    values, notes = doctor_defaults(spec, given={"json_mode", "concurrency"}, directory=tmp_path)
+    assert values == {} and notes == []
+
+
+def test_run_config_takes_doctor_findings_below_user_flags(server, monkeypatch, tmp_path):
+    from bench.config import RunConfig, apply_doctor_findings
+
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    config = RunConfig(model=MODEL, base_url=server.base_url)
+    assert apply_doctor_findings(config, MODEL) == (config, [])  # nothing cached yet
+    report = probe(server, ServerLimits(no_tools=True))
+    report.findings.serial = True
+    report.settings = suggest_settings(report)
+    save_report(report, spec)
+    taken, notes = apply_doctor_findings(config, MODEL)
+    assert taken.json_mode is True and taken.concurrency == 1 and len(notes) == 2
+    flagged = RunConfig(model=MODEL, base_url=server.base_url, concurrency=6, json_mode=False)
+    taken, notes = apply_doctor_findings(flagged, MODEL)
+    assert taken.json_mode is True and taken.concurrency == 6  # the user's --concurrency wins
+    assert apply_doctor_findings(config, "scripted") == (config, [])
+
+
+def test_bench_run_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp_path):
+    server.set_limits(ServerLimits(no_tools=True))
+    assert cli("--model", MODEL, "--base-url", server.base_url).exit_code == 1
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "run", "-r", "planner", "--model", MODEL, "--base-url", server.base_url, "--judge", "rules"]
+        + ["--limit", "1", "-q", "-o", str(out)],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["extra"]["config"]["json_mode"] is True
+    assert info["extra"]["doctor"][0].startswith("JSON mode: tool calls do not work at")
+    sample = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
+    assert sample["status"] in {"answer", "fail"}, sample.get("error")
