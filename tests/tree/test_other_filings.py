@@ -12,7 +12,8 @@ from pageindex.tree import Node, Tree, build_tree
 
 # words that name a document section, never a part of a financial statement
 _SECTION_WORDS = re.compile(
-    r"reconciliation|non-gaap|outlook|guidance|forward[-‑ ]looking|cautionary|contact|about |conference call|webcast",
+    r"reconciliation|non-gaap|outlook|guidance|forward[-‑ ]looking|cautionary|contact|about "
+    r"|conference call|webcast",
     re.IGNORECASE,
 )
 _STATEMENT_TITLE = re.compile(
@@ -63,7 +64,10 @@ def test_tsmc_20f_statements_do_not_swallow_each_other(filing_tree):
 def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
     tree = filing_tree("TSMC_2023_20-F")
     titles = [n.title for n in tree.walk()]
-    for bad in ("For the year ended", "NT$ US$", "As of", "As of December 31,", "Name Position with our company"):
+    bad_starts = (
+        "For the year ended", "NT$ US$", "As of", "As of December 31,", "Name Position with our company",
+    )
+    for bad in bad_starts:
         assert not [t for t in titles if t.startswith(bad)], bad
 
 
