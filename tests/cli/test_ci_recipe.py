@@ -76,7 +76,9 @@ def test_record_replay_gate(tmp_path, fb_dir):
         "--opt",
         "agent.slice_chars=1000",
     )
-    assert changed.exit_code == 0, changed.output
+    # every sample is a replay miss (an error): finished, written, and exit 4 (the exit-code table)
+    assert changed.exit_code == 4, changed.output
+    assert "too many errors: 2 of 2 samples" in changed.output
     rows = [json.loads(x) for x in (tmp_path / "changed" / "samples.jsonl").read_text().splitlines()]
     assert rows and all(r["status"] == "error" and "replay" in r["error"].lower() for r in rows)
     # ... and fails the gate
