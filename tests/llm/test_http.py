@@ -130,14 +130,15 @@ def test_structured_gives_up_with_typed_error_and_raw_reply(serve):
 
 
 def test_429_with_retry_after_then_success(serve):
-    server = serve(ScriptedModel.http_error(429, retry_after=0.3, message="slow down"), "ok now")
+    server = serve(ScriptedModel.http_error(429, retry_after=2, message="slow down"), "ok now")
     started = time.perf_counter()
     reply = asyncio.run(client_for(server, max_retries=3).chat(ask()))
     elapsed = time.perf_counter() - started
     assert reply.content == "ok now"
     assert [e["status"] for e in server.chat_requests] == [429, 200]
-    assert elapsed >= 0.3  # waited as long as Retry-After said
-    assert elapsed < 0.45 + 0.5  # and did not fall back to the (longer) exponential backoff
+    # waited as long as Retry-After said: the SDK's own first backoff is at most 0.5 s, so a wait of
+    # 2 s or more can only come from the header (no upper bound: the machine may be busy)
+    assert elapsed >= 2
 
 
 def test_500_storm_exhausts_retries(serve):
