@@ -42,21 +42,6 @@ class Revenue(BaseModel):
         return year
 
 
-@pytest.fixture
-def serve():
-    servers: list[FakeOpenAIServer] = []
-
-    def start(*replies, **kwargs) -> FakeOpenAIServer:
-        scripted = kwargs.pop("scripted", None) or ScriptedModel(replies=list(replies))
-        server = FakeOpenAIServer(scripted, **kwargs).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
 def ask(text: str = "What was 3M revenue in FY2018?") -> list[Message]:
     return [Message(role="user", content=text)]
 
