@@ -520,6 +520,13 @@ class Runner:
                 },
             }
         )
+        changed = provenance.resume_changes(previous, info) if previous else []
+        if changed:
+            raise RunSetupError(
+                f"cannot resume {run_dir}: its samples were scored with other versions "
+                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
+                "run (and bench rejudge the old one)"
+            )
         run_dir.mkdir(parents=True, exist_ok=True)  # only now: a set-up error leaves nothing behind
         with _event_log(run_dir / EVENT_LOG):
             return await self._run_samples(

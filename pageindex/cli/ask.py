@@ -245,6 +245,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     answer = asyncio.run(analyst.ask(question))
             else:
                 answer = asyncio.run(analyst.ask(question))
+        except KeyboardInterrupt:
+            from pageindex.cli._common import err_console
+
+            err_console.print("interrupted: no answer", highlight=False)
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         except RetrieverConfigError as exc:
             fail(str(exc))
         except BudgetExceeded as exc:
