@@ -85,6 +85,9 @@ _INABILITY = [
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
     r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
+    # what the speaker would need and does not have: "I would need access to the 10-K"
+    rf"\b{_SELF} would (?:need|require) (?:access|more|additional|further)\b",
+    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:knowledge|training)\b",
 ]
 _HAND_BACK = [
     r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
@@ -96,6 +99,12 @@ _HAND_BACK = [
     r"\b(?:I|we) (?:would )?(?:recommend|suggest|advise) (?:\w+ ){0,1}"
     r"(?:checking|consulting|referring|reviewing|looking|visiting|accessing)\b",
     r"\bplease (?:refer to|consult|provide)\b",
+    # impersonal or imperative: "it is best to consult the 10-K", "Refer to the annual report"
+    r"\bit (?:is|would be) (?:best|advisable|recommended|necessary|wise) to "
+    r"(?:refer|consult|check|look|review|visit|access|obtain)\b",
+    r"(?:^|[.!?:]\s+)(?:refer to|consult|check|visit|look up|review) the (?:company's |\w+'s )?"
+    r"(?:latest |most recent |official |annual |financial )*(?:10-?[KQ]|annual report|filings?|"
+    r"financial statements|investor relations|website|SEC)\b",
 ]
 _STRONG_REFUSAL = [*_APOLOGY, *_INABILITY, *_HAND_BACK]
 # Weak: the source lacks something. A refusal only when it opens the answer.
@@ -131,6 +140,7 @@ _ATTEMPT = re.compile(
     r"\bit can be (?:inferred|concluded)\b|\b(?:suggests?|indicates?) that (?:\w+ ){0,3}likely\b",
     re.IGNORECASE,
 )
+_NONE_GOLD = re.compile(r"^\W*(?:no\b|none\b|nil\b|there (?:are|is|were|was) (?:none|no)\b)", re.IGNORECASE)
 _ESCAPE_OFFERED = re.compile(r"\bif\b[^.?!]{0,120}\bnot\b[^.?!]{0,120}\b(?:state|say)\b", re.IGNORECASE)
 _ESCAPE_TAKEN = re.compile(
     r"\bnot (?:\w+ ){0,2}(?:useful|relevant|meaningful|appropriate|applicable|suitable|typical|"
@@ -531,7 +541,7 @@ def stated_quantities(answer: str) -> list[Quantity]:
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 
 @cache
@@ -617,6 +627,14 @@ class RulesJudge:
         # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
         # A soft "is not explicitly stated" after a partial answer is an answer.
         strong = any(_STRONG.search(h) for h in refusals)
+        if (
+            refusals and not strong and _NONE_GOLD.match(gold) and len(sentences(answer)) >= 2
+            and not _STRONG.search(plain(answer))
+        ):
+            # The gold says there is none ("No, ...", "There are none"): an answer that says the
+            # filing shows none and goes on to say what it does show agrees with it. An absence
+            # alone, or with an inability or a hand-back anywhere ("I cannot tell"), is a refusal.
+            return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
