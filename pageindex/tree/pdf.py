@@ -47,6 +47,11 @@ class Line:
     underlined: bool = False  # set only by mark_underlined (drawings are read on demand)
     gap: float = 0.0  # widest horizontal gap between the pieces of the line (table cells), points
     wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
+    ry: float = -1.0  # reading position on the page: y0, plus the page height in a right column
+
+    def __post_init__(self) -> None:
+        if self.ry < 0:
+            self.ry = self.y0
 
     @property
     def cells(self) -> int:
@@ -120,12 +125,14 @@ def _is_bold(flags: int, font: str) -> bool:
     return bold
 
 
-def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
+def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> list[Line]:
     """Visual lines of one page from its ``get_text('dict')`` output.
 
     Works on pymupdf's own lines (a run of spans on one baseline), not span by span: each
     becomes one piece (text, box, bold characters, size, colour), and pieces whose vertical
-    centres are within ``_Y_TOLERANCE`` are one visual line, read left to right.
+    centres are within ``_Y_TOLERANCE`` are one visual line, read left to right. On a page set
+    in two text columns (prose lines side by side on 3+ baselines) the columns are separate
+    lines, and the right column's lines come after the left one's (``Line.ry``).
     """
     pieces = []
     for block in raw["blocks"]:
@@ -162,14 +169,22 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
     if not pieces:
         return []
     pieces.sort(key=lambda s: (s[0], s[1]))
+    columns = _column_starts(pieces, width)
     groups: list[list[tuple]] = [[pieces[0]]]
     anchor = pieces[0][0]
+    splits = 0
     for s in pieces[1:]:
         if s[0] - anchor <= _Y_TOLERANCE:
-            groups[-1].append(s)
+            if columns and _starts_column(groups[-1][-1], s, columns):
+                groups.append([s])  # the next text column, not a cell of the same row
+                splits += 1
+            else:
+                groups[-1].append(s)
         else:
             groups.append([s])
             anchor = s[0]
+    # two text columns side by side on 3+ baselines: the right one is read after the left one
+    right = columns[0] - 2.0 if splits >= 3 else None
     lines: list[Line] = []
     mid_page = width / 2
     for group in groups:
@@ -219,7 +234,40 @@ def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
                 wide_gaps=sum(1 for g in gaps if g > max(14.0, 2.5 * size)) if gaps else 0,
             )
         )
+    if right is not None:
+        for line in lines:
+            if line.x0 >= right:
+                line.ry = line.y0 + height
+        lines.sort(key=lambda line: line.ry)
     return lines
+
+
+def _prose(text: str) -> bool:
+    return sum(c.isalpha() for c in text) >= 0.6 * len(text)
+
+
+def _column_starts(pieces: list[tuple], width: float) -> list[float]:
+    """Left edges shared by 5+ prose pieces (30+ characters, mostly letters) that are not the
+    page's leftmost text edge and lie right of a third of the page: where a second text
+    column starts."""
+    counts: dict[int, int] = {}
+    for s in pieces:
+        if len(s[5]) >= 30 and _prose(s[5]):
+            key = round(s[1])
+            counts[key] = counts.get(key, 0) + 1
+    starts = sorted(x for x, n in counts.items() if n >= 5)
+    return [float(x) for x in starts[1:] if x > width / 3] if len(starts) > 1 else []
+
+
+def _starts_column(prev: tuple, s: tuple, columns: list[float]) -> bool:
+    """``s`` begins a text column to the right of ``prev`` on the same baseline: two text
+    columns side by side, not a table row (both pieces are mostly letters)."""
+    return (
+        s[1] - prev[2] >= 8.0
+        and any(abs(s[1] - x) <= 2.0 for x in columns)
+        and _prose(s[5])
+        and _prose(prev[5])
+    )
 
 
 def read_pdf(path: str | Path) -> PdfDocument:
@@ -237,7 +285,7 @@ def read_pdf(path: str | Path) -> PdfDocument:
                     p, f"page {index + 1}: {str(exc).strip() or type(exc).__name__}"
                 ) from None
             width, height = page.rect.width, page.rect.height
-            pages.append(Page(index + 1, width, height, _page_lines(index + 1, raw, width)))
+            pages.append(Page(index + 1, width, height, _page_lines(index + 1, raw, width, height)))
         try:
             toc = doc.get_toc(simple=True)
         except Exception:
