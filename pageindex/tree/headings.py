@@ -344,7 +344,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
     headings = accepted_parts + items
     index_pages = toc_pages | {p.number for p in pages if _is_notes_index(p)}
     exhibits = _dedupe_exhibits(exhibits, items)
-    financials = _detect_financials(pages, index_pages, *_financial_zone(items, pages))
+    financials = _detect_financials(pages, index_pages, *_financial_zone(items, pages), lower=not items)
     if items and len(_statement_kinds(financials)) < 2:
         # Item 8 may only point to statements printed after the last Item ("see page F-1")
         financials = _back_matter_financials(pages, index_pages, items, exhibits) or financials
@@ -474,9 +474,11 @@ def _back_matter_financials(
 
 
 def _detect_financials(
-    pages: list[Page], toc_pages: set[int], zone_start: int, zone_end: int
+    pages: list[Page], toc_pages: set[int], zone_start: int, zone_end: int, lower: bool = False
 ) -> list[Heading]:
-    """Statements, the notes title and the notes on pages ``zone_start..zone_end``."""
+    """Statements, the notes title and the notes on pages ``zone_start..zone_end``; with
+    ``lower`` (documents with no Items: releases, reports) also a second statement printed
+    below the first one's table on the same page."""
     out: list[Heading] = []
     seen_statements: dict[str, int] = {}
     last_statement_page = -10
@@ -488,6 +490,7 @@ def _detect_financials(
         if page.number in toc_pages:
             continue
         page_statements: list[tuple[str, Line]] = []
+        below: list[tuple[str, Line]] = []
         for idx, line in enumerate(page.lines):
             text = line.text
             if len(text) > 130:
@@ -497,6 +500,11 @@ def _detect_financials(
                 key = statement_key(c)
                 if key and not _ENDS_IN_PAGE_NUMBER.search(text):
                     page_statements.append((key, line))
+                    continue
+            elif lower and page_statements and (line.bold or line.caps) and _between_tables(page.lines, idx):
+                key = statement_key(c)  # a second statement printed below the first one's table
+                if key and key not in {k for k, _ in page_statements}:
+                    below.append((key, line))
                     continue
             if (
                 notes_title is None
@@ -548,7 +556,7 @@ def _detect_financials(
         kinds = {k for k, _ in page_statements}
         if len(kinds) >= 3:  # an index of the statements, not a statement
             continue
-        for key, line in page_statements[:1]:
+        for key, line in page_statements[:1] + below[:2]:
             if key == last_statement_key and page.number - last_statement_page <= 2:
                 last_statement_page = page.number  # continuation page
                 continue
@@ -580,6 +588,19 @@ def _detect_financials(
         if not notes or notes_title.page < notes[0].page:
             result.append(notes_title)
     return result
+
+
+_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$")
+
+
+def _row_like(line: Line) -> bool:
+    """A table row: cells spread over the line, or two or more figures."""
+    return line.cells >= 2 or sum(1 for t in line.text.split() if _FIGURE.match(t)) >= 2
+
+
+def _between_tables(lines: list[Line], idx: int) -> bool:
+    """The line at ``idx`` follows a table row and one of the next three lines is one."""
+    return idx > 0 and _row_like(lines[idx - 1]) and any(_row_like(n) for n in lines[idx + 1 : idx + 4])
 
 
 def _note_sequence(cands: list[Heading]) -> list[Heading]:
