@@ -309,3 +309,28 @@ def test_bench_run_against_a_toolless_endpoint_picks_json_mode_and_says_so(serve
     assert info["extra"]["doctor"][0].startswith("JSON mode: tool calls do not work at")
     sample = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
     assert sample["status"] in {"answer", "fail"}, sample.get("error")
+
+
+def test_ask_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp_path):
+    from tests.tree.pdf_factory import make_pdf
+
+    server.set_limits(ServerLimits(no_tools=True))
+    assert cli("--model", MODEL, "--base-url", server.base_url).exit_code == 1
+    pdf = make_pdf(
+        tmp_path / "acme.pdf",
+        [["ACME Corp Annual Report"], ["Item 7. Results", "Revenue was $120 million in 2023."]],
+        bold_first=True,
+    )
+    args = ["ask", str(pdf), "What was revenue in 2023?", "-r", "planner", "--model", MODEL]
+    result = CliRunner().invoke(
+        app, [*args, "--base-url", server.base_url, "--json"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
+    assert json.loads(result.stdout)["status"] == "answer"  # the planner's calls went as JSON mode
+    # the user's --timeout wins over the doctor's; JSON mode still comes from the doctor
+    given = CliRunner().invoke(
+        app, [*args, "--base-url", server.base_url, "--timeout", "30", "--json"], env={"COLUMNS": "200"}
+    )
+    assert "settings from pageindex doctor: JSON mode" in given.output
+    assert "settings from pageindex doctor: timeout" not in given.output
