@@ -334,3 +334,34 @@ def test_ask_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp
     )
     assert "settings from pageindex doctor: JSON mode" in given.output
     assert "settings from pageindex doctor: timeout" not in given.output
+
+
+def test_doctor_findings_win_over_the_local_server_profile(server, tmp_path):
+    """flags > resumed run > doctor > local-server profile > defaults: the fault server is on
+    loopback, so its profile (timeout 600 s) would apply; the doctor's measured timeout wins."""
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    report = probe(server, ServerLimits())
+    report.findings.serial = True
+    report.findings.prompt_tps, report.findings.generation_tps = 20.0, 4.0
+    report.settings = suggest_settings(report)
+    assert report.settings.timeout_s > 600
+    save_report(report, spec)
+    out = tmp_path / "run"
+    args = ["bench", "run", "-r", "planner", "--model", MODEL, "--base-url", server.base_url]
+    result = CliRunner().invoke(
+        app, [*args, "--judge", "rules", "--limit", "1", "-q", "-o", str(out)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert f"settings from pageindex doctor: timeout {report.settings.timeout_s:g}s" in result.output
+    profile_line = next(ln for ln in result.output.splitlines() if ln.startswith("local-server profile"))
+    assert "timeout 600s" not in profile_line and "concurrency 1" not in profile_line
+    config = json.loads((out / "run.json").read_text())["extra"]["config"]
+    assert config["timeout_s"] == report.settings.timeout_s and config["concurrency"] == 1
+    # the user's flag still wins over the doctor
+    again = CliRunner().invoke(
+        app,
+        [*args, "--judge", "rules", "--limit", "1", "-q", "-o", str(tmp_path / "r2"), "--timeout", "45"],
+        env={"COLUMNS": "200"},
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "r2" / "run.json").read_text())["extra"]["config"]["timeout_s"] == 45
