@@ -166,7 +166,7 @@ def test_context_overflow_is_context_length_and_not_retried(llama):
     huge = "revenue grew strongly " * 3000  # ~12k tokens, over the 8k window
     with pytest.raises(ContextLengthError) as info:
         run(llm.chat([Message(role="user", content=huge)], max_tokens=8))
-    assert info.value.kind == "context_length" and "exceed context window of 8192" in str(info.value)
+    assert info.value.kind == "context_length" and "maximum context length is 8192" in str(info.value)
     assert len(info.value.attempts) == 1  # a 400: not retried
 
 
