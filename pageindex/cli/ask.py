@@ -164,9 +164,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if spec.needs_llm or model:
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
+            url = base_url or os.environ.get("OPENAI_BASE_URL")
+            # user's flags > the cached `pageindex doctor` findings > the local-server profile > defaults
+            found = _doctor_settings(
+                model, url, timeout=timeout, concurrency=concurrency, json_mode=json_mode
+            )
+            json_mode = json_mode or bool(found.get("json_mode"))
             settings = _client_settings(
-                base_url or os.environ.get("OPENAI_BASE_URL"),
-                timeout=timeout, max_retries=max_retries, concurrency=concurrency,
+                url,
+                timeout=timeout if timeout is not None else found.get("timeout_s"),
+                max_retries=max_retries,
+                concurrency=concurrency if concurrency is not None else found.get("concurrency"),
             )  # fmt: skip
             if context_window:
                 settings["context_window"] = context_window
@@ -339,6 +347,33 @@ def _client(
         json_mode=json_mode,
         **settings,
     )
+
+
+def _doctor_settings(
+    model: str, base_url: str | None, *, timeout: float | None, concurrency: int | None, json_mode: bool
+) -> dict:
+    """The cached ``pageindex doctor`` findings for this endpoint and model, for the settings the
+    user did not give (JSON mode where tool calls fail, concurrency, timeout), each said on stderr.
+    No cached findings: nothing, and no call is made."""
+    if model.split("/", 1)[0] in {"scripted", "replay"}:
+        return {}
+    from pageindex.cli._common import err_console
+    from pageindex.llm.doctor import doctor_defaults
+    from pageindex.llm.spec import parse_spec
+    from pageindex.llm.types import LLMError
+
+    try:
+        spec = parse_spec(model, base_url=base_url)
+    except LLMError:
+        return {}
+    flags = (("timeout_s", timeout), ("concurrency", concurrency))
+    given = {name for name, value in flags if value is not None}
+    if json_mode:
+        given.add("json_mode")
+    values, notes = doctor_defaults(spec, given=given)
+    for note in notes:
+        err_console.print(f"[dim]settings from pageindex doctor: {note}[/]", highlight=False)
+    return values
 
 
 def _client_settings(

@@ -76,6 +76,7 @@ from pageindex.llm.http import (
 from pageindex.llm.http import completion_problem as parse_completion_problem
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
+from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.scripted import RESPONSE_MODEL_HEADER, ScriptedModel, ScriptedRaise, ScriptedTransport
 from pageindex.llm.spec import ModelSpec, parse_spec
@@ -702,15 +703,24 @@ class LLMClient:
             "schema": response_model.model_json_schema(),
             **params,
         }
+        # JSON mode on a loopback server also sends the schema as `response_format.schema`: the
+        # llama.cpp servers' extension (llama-cpp-python, llama-server) builds a grammar from it, so
+        # the reply fits the schema, not merely any JSON; servers without it ignore the key.
+        schema_hint = self.json_mode and self.scripted is None and is_loopback(self._spec.base_url)
+        if schema_hint:
+            request["response_format_schema"] = True
         key = request_key(request)
         live_value: list[T] = []
 
         async def live() -> dict[str, Any]:
             self._check_budget()
             backend = self._backend()
-            extra = (
+            extra: dict[str, Any] = (
                 {"extra_headers": {RESPONSE_MODEL_HEADER: response_model.__name__}} if self.scripted else {}
             )
+            if schema_hint:
+                schema = response_model.model_json_schema()
+                extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
             hooks: list[Any] = []
             token = _attempts.set(hooks)
             try:

@@ -440,6 +440,8 @@ async def _probe_all(
             )
         else:
             problem = _arguments_problem(call, RECORD_TOOL["function"]["parameters"])
+            if problem is not None and forced.finish_reason == "length":
+                problem += " (the reply was cut at max_tokens=64: finish_reason length)"
             facts.tool_call = problem is None
             add(
                 "tool_call",
@@ -640,17 +642,20 @@ async def _probe_all(
     # -- two requests at once: served side by side or one after the other
     pair = await asyncio.gather(prober.chat(ping, max_tokens=16), prober.chat(ping, max_tokens=16))
     if all(a.ok for a in pair):
+        # Compared with each other, not with an earlier call: a one-at-a-time server makes the
+        # second wait for the first (about 2x), and the pair shares the machine's load and the
+        # server's prompt cache (the first call of a session is slower: a cold cache).
         together = max(a.latency_s for a in pair)
-        single = chat.latency_s
+        single = min(a.latency_s for a in pair)
         ratio = together / single if single > 0 else 1.0
         if single >= 0.05:
-            facts.serial = ratio >= 1.6
+            facts.serial = ratio >= 1.4
             how = "one after the other" if facts.serial else "side by side"
             add(
                 "concurrency",
                 "concurrent requests",
                 "info",
-                f"2 requests served {how} ({ratio:.1f}× one request's time)",
+                f"2 requests served {how} (the slower took {ratio:.1f}× the faster)",
             )
         else:
             add(
@@ -719,8 +724,8 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[Verdict, list[str]]
         )
     elif facts.tool_result_null is False:
         limits.append(
-            'rejects content: null on assistant tool-call messages (content "" works): tool loops '
-            "replaying a model's null content may get HTTP 400"
+            'rejects content: null on assistant tool-call messages (content "" works, and pageindex '
+            'sends ""): other clients\' tool loops that send null get an HTTP error'
         )
     elif facts.tool_result_empty is False:
         limits.append('rejects content "" on assistant tool-call messages (null works)')

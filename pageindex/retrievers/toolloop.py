@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pageindex.llm.types import Message, ToolCall
+from pageindex.llm.wire import prompt_chars
 from pageindex.retrievers.base import RetrievalRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
 from pageindex.retrievers.tools import FETCH_SECTION_TOOL
@@ -42,6 +43,14 @@ async def tool_loop(
 
     run_tools = run_tools or default_tools
     for turn in range(1, max_turns + 1):
+        if turn > 1 and not _fits(run, messages):
+            run.event(
+                "info",
+                f"{what}: the conversation no longer fits the model's context "
+                f"({run.llm.context_window} tokens); stopping after {turn - 1} turn(s)",
+                context_window=run.llm.context_window,
+            )
+            return None
         run.turns += 1
         resp = await run.chat(
             messages,
@@ -58,6 +67,28 @@ async def tool_loop(
             return parse_json_reply(resp.content, reply_model)
         except ReplyParseError as exc:
             run.event("error", f"{what}: malformed {role} reply: {exc}", raw=(resp.content or "")[:500])
-            messages.append(Message(role="assistant", content=resp.content or ""))
+            # Echo back only the start of an unusable reply: a rambling one (some servers ignore
+            # max_tokens on plain replies) would otherwise fill the context window.
+            messages.append(Message(role="assistant", content=_clip(resp.content or "")))
             messages.append(Message(role="user", content=f"Your reply was not valid: {exc}. {format_hint}"))
     return None
+
+
+ECHO_CHARS = 1200  # of an unusable reply sent back with the parse error
+
+
+def _clip(text: str) -> str:
+    if len(text) <= ECHO_CHARS:
+        return text
+    return text[:ECHO_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _fits(run: RetrievalRun, messages: list[Message]) -> bool:
+    """Whether the next call's prompt (by the client's calibrated estimate) still leaves room for
+    a short reply in a known context window; unknown window: assume it fits."""
+    llm = run.llm
+    window = getattr(llm, "context_window", None)
+    tokens = getattr(llm, "tokens", None)
+    if not window or tokens is None:
+        return True
+    return tokens.estimate(prompt_chars(messages)) + 64 <= window

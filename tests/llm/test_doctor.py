@@ -309,3 +309,59 @@ def test_bench_run_against_a_toolless_endpoint_picks_json_mode_and_says_so(serve
     assert info["extra"]["doctor"][0].startswith("JSON mode: tool calls do not work at")
     sample = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
     assert sample["status"] in {"answer", "fail"}, sample.get("error")
+
+
+def test_ask_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp_path):
+    from tests.tree.pdf_factory import make_pdf
+
+    server.set_limits(ServerLimits(no_tools=True))
+    assert cli("--model", MODEL, "--base-url", server.base_url).exit_code == 1
+    pdf = make_pdf(
+        tmp_path / "acme.pdf",
+        [["ACME Corp Annual Report"], ["Item 7. Results", "Revenue was $120 million in 2023."]],
+        bold_first=True,
+    )
+    args = ["ask", str(pdf), "What was revenue in 2023?", "-r", "planner", "--model", MODEL]
+    result = CliRunner().invoke(
+        app, [*args, "--base-url", server.base_url, "--json"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
+    assert json.loads(result.stdout)["status"] == "answer"  # the planner's calls went as JSON mode
+    # the user's --timeout wins over the doctor's; JSON mode still comes from the doctor
+    given = CliRunner().invoke(
+        app, [*args, "--base-url", server.base_url, "--timeout", "30", "--json"], env={"COLUMNS": "200"}
+    )
+    assert "settings from pageindex doctor: JSON mode" in given.output
+    assert "settings from pageindex doctor: timeout" not in given.output
+
+
+def test_doctor_findings_win_over_the_local_server_profile(server, tmp_path):
+    """flags > resumed run > doctor > local-server profile > defaults: the fault server is on
+    loopback, so its profile (timeout 600 s) would apply; the doctor's measured timeout wins."""
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    report = probe(server, ServerLimits())
+    report.findings.serial = True
+    report.findings.prompt_tps, report.findings.generation_tps = 20.0, 4.0
+    report.settings = suggest_settings(report)
+    assert report.settings.timeout_s > 600
+    save_report(report, spec)
+    out = tmp_path / "run"
+    args = ["bench", "run", "-r", "planner", "--model", MODEL, "--base-url", server.base_url]
+    result = CliRunner().invoke(
+        app, [*args, "--judge", "rules", "--limit", "1", "-q", "-o", str(out)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert f"settings from pageindex doctor: timeout {report.settings.timeout_s:g}s" in result.output
+    profile_line = next(ln for ln in result.output.splitlines() if ln.startswith("local-server profile"))
+    assert "timeout 600s" not in profile_line and "concurrency 1" not in profile_line
+    config = json.loads((out / "run.json").read_text())["extra"]["config"]
+    assert config["timeout_s"] == report.settings.timeout_s and config["concurrency"] == 1
+    # the user's flag still wins over the doctor
+    again = CliRunner().invoke(
+        app,
+        [*args, "--judge", "rules", "--limit", "1", "-q", "-o", str(tmp_path / "r2"), "--timeout", "45"],
+        env={"COLUMNS": "200"},
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "r2" / "run.json").read_text())["extra"]["config"]["timeout_s"] == 45

@@ -94,7 +94,9 @@ def test_structured_json_mode_over_http(serve):
     out = asyncio.run(run())
     assert out.value.fiscal_year == 2019 and out.attempts == 2
     first = server.chat_requests[0]["body"]
-    assert "tools" not in first and first["response_format"] == {"type": "json_object"}
+    assert "tools" not in first and first["response_format"]["type"] == "json_object"
+    # a loopback server also gets the schema (the llama.cpp servers build a grammar from it)
+    assert first["response_format"]["schema"] == Revenue.model_json_schema()
     assert "fiscal_year 1800 is not plausible" in str(server.chat_requests[1]["body"]["messages"])
 
 

@@ -38,3 +38,24 @@ def test_agent_sizes_its_index_to_the_context_window(tree_3m):
     assert event.data["index_tokens"] <= event.data["budget"] < event.data["full_index_tokens"]
     assert sm.requests[0].max_tokens == 256
     assert sm.requests[0].prompt_tokens < 4096 - 256
+
+
+def test_a_rambling_reply_is_echoed_clipped_and_a_full_context_stops_the_loop(tree_3m):
+    """A server that ignores max_tokens on plain replies (llama-cpp-python's chatml-function-calling)
+    sends back thousands of tokens of prose: the loop echoes only its start with the parse error,
+    and stops (no request) once the conversation would no longer fit the context window."""
+    ramble = "The company reports many things about capital expenditures. " * 200  # ~3k tokens
+    sm = ScriptedModel(replies=[ramble] * 3)
+    llm = make_client("scripted", scripted=sm, context_window=4096)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=3, max_tokens=256)
+    assert result.status in ("fail", "error") and result.error_kind != "context_length"
+    assert len(sm.requests) >= 2
+    echoed = [m for m in sm.requests[1].messages if m.role == "assistant"]
+    assert echoed and len(echoed[-1].content or "") <= 1200 + 2
+    assert all(r.prompt_tokens < 4096 for r in sm.requests)
+    tight = ScriptedModel(replies=[ramble] * 3)
+    llm = make_client("scripted", scripted=tight, context_window=1200)
+    opts = {"max_turns": 3, "max_tokens": 64, "index_tokens": 300}
+    small = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, **opts)
+    stops = [e for e in small.trace if "no longer fits the model's context" in e.message]
+    assert stops and all(r.prompt_tokens < 1200 for r in tight.requests)

@@ -1,0 +1,47 @@
+"""``pageindex doctor`` against the real llama-cpp-python server of this tier (one run, ~12 calls).
+
+Asserts the rows that describe the server, not the tiny model: reachable and OpenAI-compatible,
+usage reported, ``content: null`` rejected with the server's own HTTP 500 and ``content: ""``
+accepted, JSON mode honoured, ``max_tokens`` honoured with ``finish_reason: length``, no context
+window in the metadata. Whether SmolLM2's forced tool call fits the schema is the model's business:
+only that the row is there, and that the verdict follows from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from tests.real.conftest import pageindex_cli
+
+
+def test_doctor_rows_and_verdict_on_the_real_server(llama, tmp_path):
+    env = {**os.environ, "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    args = ["doctor", "--model", llama.spec, "--base-url", llama.base_url, "--json", "--timeout", "600"]
+    proc = subprocess.run([*pageindex_cli(), *args], capture_output=True, text=True, env=env, timeout=1800)
+    data = json.loads(proc.stdout)
+    report = data["model"]
+    rows = {c["key"]: c for c in report["checks"]}
+    status = {key: row["status"] for key, row in rows.items()}
+    for key in ("reachable", "openai_compatible", "model_listed", "chat", "usage", "json_mode"):
+        assert status[key] == "ok", rows[key]
+    assert status["tool_result_null"] == "fail"
+    assert "HTTP 500" in rows["tool_result_null"]["detail"]  # llama-cpp-python rejects content: null
+    assert status["tool_result_empty"] == "ok", rows["tool_result_empty"]  # and takes content ""
+    assert (status["max_tokens"], status["finish_length"]) == ("ok", "ok")
+    assert rows["max_tokens"]["detail"].endswith("for max_tokens=8")
+    assert "forced tool call" in {row["label"] for row in rows.values()}
+    assert rows["context_window"]["detail"].startswith("unknown: the server does not say")
+    facts = report["findings"]
+    assert facts["local"] is True and facts["price_known"] is False
+    assert facts["prompt_tps"] > 0 and facts["generation_tps"] > 0
+    assert 0 < report["tokens_used"] < 3000 and report["calls"] == 12
+    # null rejected (and, if the model botched the forced call, no tool calls): usable with limits
+    assert report["verdict"] == "limited" and proc.returncode == data["exit_code"] == 1, proc.stderr
+    if facts["tool_call"]:
+        assert report["reasons"][0].startswith("rejects content: null")
+        assert report["settings"]["json_mode"] is False
+    else:
+        assert report["reasons"][0].startswith("no tool calls: use --json-mode")
+        assert report["settings"]["json_mode"] is True and report["settings"]["retrievers"] == ["planner"]
