@@ -86,8 +86,10 @@ def _same_model(a: str | None, b: str | None) -> bool:
         return True
     if not a or not b:
         return False
+    from pageindex.llm.providers.replay import is_replay
+
     pa, pb = (",".join(_bare_model(m) for m in x.split(",")) for x in (a, b))
-    return pa == pb and ("replay/" in a or "replay/" in b)
+    return pa == pb and any(is_replay(m) for x in (a, b) for m in x.split(","))
 
 
 def run_differences(a: Run, b: Run) -> list[str]:

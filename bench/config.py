@@ -7,12 +7,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-JudgeName = Literal["llm", "rules", "hybrid", "panel"]
-CacheMode = Literal["off", "rw", "replay"]
+from pageindex.llm.cache import CacheMode
+
 DEFAULT_MODEL_WITH_KEY = "openai/gpt-4o-mini"
 LLM_RETRIEVERS = ["agent", "planner", "iterative"]
 
@@ -22,7 +22,7 @@ class RunConfig(BaseModel):
     retrievers: list[str] = Field(default_factory=list)  # empty = the defaults for the model set-up
     model: str | None = None
     base_url: str | None = None
-    judge: JudgeName | None = None  # None = llm with a model, rules without
+    judge: str | None = None  # a registered judge (bench.judges.base); None = llm with a model, rules without
     judge_model: str | None = None
     judge_models: list[str] = Field(default_factory=list)  # panel
     judge_base_url: str | None = None
@@ -59,6 +59,15 @@ class RunConfig(BaseModel):
                 f"only {', '.join(sorted(RESUME_OVERRIDES))} may change"
             )
         return self.model_validate({**self.model_dump(), **overrides})
+
+    @field_validator("judge")
+    @classmethod
+    def _registered_judge(cls, value: str | None) -> str | None:
+        from bench.judges.base import judge_choices, judge_names
+
+        if value is not None and value not in judge_names():
+            raise ValueError(f"must be {judge_choices()}")
+        return value
 
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")
     @classmethod

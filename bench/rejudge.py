@@ -26,6 +26,7 @@ from typing import Any
 import jsonlines
 from pydantic import BaseModel
 
+from bench.judges.base import JudgeInput, judge_sample
 from bench.runinfo import RunInfo, judge_version
 from bench.samples import Sample, SampleStore
 from bench.summary import Run, Summary, load_run, summarize, write_summary
@@ -87,7 +88,19 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
     }
     update: dict[str, Any] = {"run_id": run_id}
     try:
-        verdict = await judge.judge(sample.question, sample.gold_answer, sample.answer)
+        verdict = await judge_sample(
+            judge,
+            JudgeInput(
+                question=sample.question,
+                gold_answer=sample.gold_answer,
+                answer=sample.answer,
+                sources=sample.sources,
+                pages_fetched=sample.pages_fetched,
+                evidence_pages=sample.evidence_pages,
+                question_id=sample.question_id,
+                doc_name=sample.doc_id,
+            ),
+        )
     except Exception as exc:  # a judge failure is recorded, the sample is not lost
         update |= {
             "status": "error",

@@ -31,6 +31,7 @@ from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
+from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, SampleStore
 from bench.summary import Summary, summarize, write_summary
@@ -282,12 +283,13 @@ class Runner:
         judge_llm = self._judge_llm
         judge = self._judge_name(judge_default)
         judge_url = cfg.judge_base_url or cfg.base_url
-        if judge_llm is None and judge in {"llm", "hybrid"}:
+        need = judge_model_need(judge)
+        if judge_llm is None and need == "one":
             jm = cfg.judge_model or judge_default
             if not jm:
                 raise RunSetupError(f"--judge {judge} needs a model: pass --judge-model or --model")
             judge_llm = client(jm, "judge", judge_url)
-        if judge_llm is None and judge == "panel":
+        if judge_llm is None and need == "panel":
             if len(cfg.judge_models) < 2:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
             judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
@@ -301,7 +303,7 @@ class Runner:
         given = {id(self._retriever_llm), id(self._judge_llm)}
         flat = [c for x in clients for c in (x if isinstance(x, list) else [x])]
         for client in flat:
-            if client is None or id(client) in given or getattr(client, "scripted", None) is not None:
+            if client is None or id(client) in given:
                 continue
             try:
                 await client.check()
@@ -393,7 +395,19 @@ class Runner:
         judge_error = None
         if result.status == "answer":
             try:
-                verdict = await judge.judge(q.question, q.gold_answer, result.answer)
+                verdict = await judge_sample(
+                    judge,
+                    JudgeInput(
+                        question=q.question,
+                        gold_answer=q.gold_answer,
+                        answer=result.answer,
+                        sources=result.sources,
+                        pages_fetched=result.pages_fetched,
+                        evidence_pages=q.evidence_pages,
+                        question_id=q.question_id,
+                        doc_name=q.doc_id,
+                    ),
+                )
             except BudgetExceeded:
                 raise
             except Exception as exc:  # the judge's failure, recorded as such; the answer stays
@@ -468,9 +482,9 @@ class Runner:
         judge = make_judge(judge_name, model_client=judge_llm)
         run_id = previous.run_id if previous else run_dir.name
         judge_model = None
-        if judge_name == "panel":
+        if judge_model_need(judge_name) == "panel":
             judge_model = ",".join(cfg.judge_models)
-        elif judge_name != "rules":
+        elif judge_model_need(judge_name) == "one":
             judge_model = getattr(judge_llm, "spec", None)
         urls = {
             "retriever": redact_url(cfg.base_url),

@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - older typer on real click
     from click.utils import echo
 
 from pageindex.cli._common import EXIT_CODES_HELP, ExitCode, err_console, one_line, setup_logging
+from pageindex.registry import PluginError
 
 DEBUG_ENV = "PAGEINDEX_DEBUG"
 
@@ -51,6 +52,9 @@ class OneLineErrors(TyperGroup):
         except click_exc.ClickException as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
             err_console.print(f"[bold red]error:[/] {one_line(exc.format_message())}{where}", highlight=False)
+            code = ExitCode.BAD_INPUT
+        except PluginError as exc:
+            err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)
             code = ExitCode.BAD_INPUT
         except click_exc.Abort:
             err_console.print("interrupted", highlight=False)

@@ -50,7 +50,7 @@ _EXPORTS = {
     "error_kind_name": "pageindex.llm.types",
     "is_model_failure": "pageindex.llm.types",
     "load_pricing": "pageindex.llm.pricing",
-    "make_client": "pageindex.llm.client",
+    "make_client": "pageindex.llm.make",
     "parse_spec": "pageindex.llm.spec",
     "sum_usage": "pageindex.llm.ledger",
 }
@@ -102,8 +102,9 @@ __all__ = [
 if TYPE_CHECKING:
     from pageindex.llm.budget import Budget
     from pageindex.llm.cache import CacheMode, CacheStats, LLMCache, default_cache_path
-    from pageindex.llm.client import LLMClient, make_client
+    from pageindex.llm.client import LLMClient
     from pageindex.llm.ledger import UsageLedger, sum_usage
+    from pageindex.llm.make import make_client
     from pageindex.llm.pricing import ModelPrice, Pricing, load_pricing
     from pageindex.llm.scripted import (
         ScriptedCall,

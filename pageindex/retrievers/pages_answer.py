@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
@@ -19,7 +19,7 @@ ANSWER_PROMPT = "answer_from_pages_v1"
 
 
 async def answer_from_pages(
-    run: RetrievalRun,
+    run: QuestionRun,
     pages: list[int],
     *,
     role: str = "answer",

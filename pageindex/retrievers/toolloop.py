@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pageindex.llm.types import Message, ToolCall
-from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
 from pageindex.retrievers.tools import FETCH_SECTION_TOOL
 
@@ -20,7 +20,7 @@ ToolRunner = Callable[[list[ToolCall]], Awaitable[list[Message]]]
 
 
 async def tool_loop(
-    run: RetrievalRun,
+    run: QuestionRun,
     messages: list[Message],
     reply_model: type[T],
     *,
