@@ -13,9 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench.rundir import Run
 from bench.samples import Sample
 from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
-from bench.summary import NO_VALUE, Run
+from bench.summary import NO_VALUE
 
 CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
 TestMethod = Literal["mcnemar", "bootstrap"]

@@ -53,7 +53,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             compare_runs,
             print_comparison,
         )
-        from bench.summary import RunLoadError, load_run
+        from bench.rundir import RunLoadError, load_run
         from pageindex.cli.gate import parse_fraction
 
         if by not in BY:

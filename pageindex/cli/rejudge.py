@@ -45,7 +45,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run
-        from bench.summary import RunLoadError, load_run
+        from bench.rundir import RunLoadError, load_run
         from pageindex.cli.judge import _build_judge
 
         workers = _positive_int("--concurrency", concurrency)

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from bench.judges.base import make_judge
 from bench.rejudge import RejudgeError, rejudge_run
+from bench.rundir import load_run
 from bench.runinfo import dataset_content_hash, judge_version
 from bench.samples import load_samples
-from bench.summary import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, sample, write_run
 
