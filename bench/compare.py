@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.rundir import Run
+from bench.runinfo import provenance
 from bench.samples import Sample
 from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
 from bench.summary import NO_VALUE
@@ -140,14 +141,8 @@ class Comparability(BaseModel):
 
 
 def _provenance(a: Run, b: Run) -> list[tuple[str, str | None, str | None]]:
-    ia, ib = a.info, b.info
-    return [
-        ("judge", ia.judge or None, ib.judge or None),
-        ("judge version", ia.judge_version, ib.judge_version),
-        ("judge model", ia.judge_model, ib.judge_model),
-        ("tree builder version", ia.builder_version, ib.builder_version),
-        ("dataset content hash", ia.dataset.content_sha256 or None, ib.dataset.content_sha256 or None),
-    ]
+    pa, pb = provenance(a.info), provenance(b.info)
+    return [(what, pa[what], pb[what]) for what in pa]
 
 
 def comparability(a: Run, b: Run) -> Comparability:

@@ -89,6 +89,28 @@ class RunInfo(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+def provenance(info: RunInfo) -> dict[str, str | None]:
+    """What decides whether two runs' verdicts can be compared (None: not recorded)."""
+    return {
+        "judge": info.judge or None,
+        "judge version": info.judge_version,
+        "judge model": info.judge_model,
+        "tree builder version": info.builder_version,
+        "dataset content hash": info.dataset.content_sha256 or None,
+    }
+
+
+def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
+    """How this install would score a resumed run differently from how it started (recorded
+    fields only): its samples would mix judge, tree builder or dataset versions."""
+    old, new = provenance(stored), provenance(now)
+    return [
+        f"{what} {old[what]} -> {new[what]}"
+        for what in ("judge version", "tree builder version", "dataset content hash")
+        if old[what] is not None and old[what] != new[what]
+    ]
+
+
 def judge_version(judge: Any) -> str:
     """A judge object's version: its ``version`` attribute, else its prompt version, else "1"."""
     version = getattr(judge, "version", None) or getattr(judge, "prompt_version", None)

@@ -459,6 +459,13 @@ class Runner:
             previous, run_id, dataset, questions, dropped, retrievers, skipped, trees,
             model if needs_model else None, judge_name, judge, judge_llm, doctor_notes,
         )  # fmt: skip
+        changed = provenance.resume_changes(previous, info) if previous else []
+        if changed:
+            raise RunSetupError(
+                f"cannot resume {run_dir}: its samples were scored with other versions "
+                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
+                "run (and bench rejudge the old one)"
+            )
         rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
         with _event_log(rundir.events_path):
             return await self._run_samples(

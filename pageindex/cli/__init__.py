@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 try:  # typer >= 0.2x carries its own copy of click
     from typer._click import exceptions as click_exc
@@ -27,7 +27,15 @@ except ImportError:  # pragma: no cover - older typer on real click
     from click.utils import echo
 
 from pageindex import registry
-from pageindex.cli._common import EXIT_CODES_HELP, ExitCode, err_console, one_line, setup_logging
+from pageindex.cli._common import (
+    EXIT_CODES_HELP,
+    HIDDEN_ALIASES,
+    ExitCode,
+    err_console,
+    examples,
+    one_line,
+    setup_logging,
+)
 from pageindex.registry import PluginError
 
 DEBUG_ENV = "PAGEINDEX_DEBUG"
@@ -79,11 +87,40 @@ class OneLineErrors(TyperGroup):
         return code
 
 
+class AliasedCommand(TyperCommand):
+    """A command whose options may carry old spellings (``HIDDEN_ALIASES``): they parse as before
+    but are left out of ``--help`` and error messages."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            opts = list(getattr(param, "opts", ()))
+            hidden = [a for c in opts for a in HIDDEN_ALIASES.get(c, ()) if a in opts]
+            if hidden:
+                param.opts = [o for o in opts if o not in hidden]
+                param.hidden_aliases = hidden  # type: ignore[attr-defined]
+
+    def make_parser(self, ctx: Any) -> Any:
+        aliased = [p for p in self.params if getattr(p, "hidden_aliases", None)]
+        shown = [p.opts for p in aliased]
+        for param in aliased:
+            param.opts = [*param.opts, *param.hidden_aliases]  # type: ignore[attr-defined]
+        try:
+            return super().make_parser(ctx)
+        finally:
+            for param, opts in zip(aliased, shown, strict=True):
+                param.opts = opts
+
+
 app = typer.Typer(
     name="pageindex",
     cls=OneLineErrors,
     help="Section trees for PDF filings, retrievers over them, and a benchmark harness.",
-    epilog=EXIT_CODES_HELP,
+    epilog=examples(
+        'pageindex ask filing.pdf "What was revenue in 2023?" -m openai/gpt-4o-mini',
+        "pageindex build filing.pdf -o tree.json",
+        "pageindex bench run -r agent,extractive -m openai/gpt-4o-mini -o results/first",
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -91,6 +128,11 @@ app = typer.Typer(
 bench = typer.Typer(
     name="bench",
     help="Run datasets through retrievers, judge, compare, gate and report.",
+    epilog=examples(
+        "pageindex bench run --limit 5 -o results/smoke",
+        "pageindex bench compare results/baseline results/smoke",
+        "pageindex bench report results/baseline results/smoke -o report.html",
+    ),
     no_args_is_help=True,
 )
 app.add_typer(bench, name="bench")
@@ -114,11 +156,28 @@ def _register_all() -> None:
         _PLUGIN_ERROR, mounted = exc, registry.entries("command")
     for register in mounted.values():
         register(app, bench)
-    for typer_app in (app, bench):  # every --help ends with the exit-code table
-        for command in typer_app.registered_commands:
-            command.epilog = command.epilog or EXIT_CODES_HELP
-    for group in app.registered_groups:
-        group.typer_instance.info.epilog = group.typer_instance.info.epilog or EXIT_CODES_HELP
+    _finish(app)
+
+
+def _finish(typer_app: typer.Typer) -> None:
+    """Every command of ``typer_app`` and its groups hides its old option spellings, and every
+    ``--help`` ends with its examples, then the exit-code table."""
+    info = typer_app.info
+    if not isinstance(info.epilog, str) or EXIT_CODES_HELP not in info.epilog:
+        info.epilog = _with_exit_codes(info.epilog)
+    for command in typer_app.registered_commands:
+        if command.cls in (None, TyperCommand):
+            command.cls = AliasedCommand
+        command.epilog = _with_exit_codes(command.epilog)
+    for group in typer_app.registered_groups:
+        _finish(group.typer_instance)
+
+
+def _with_exit_codes(epilog: Any) -> str:
+    text = epilog if isinstance(epilog, str) else ""
+    if EXIT_CODES_HELP in text:
+        return text
+    return f"{text}\n\n{EXIT_CODES_HELP}" if text else EXIT_CODES_HELP
 
 
 _register_all()

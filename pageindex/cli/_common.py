@@ -125,3 +125,67 @@ def model_client(
     except LLMError as exc:
         fail(str(exc))
     return client
+
+
+# --- Shared option declarations (issue 17: one spelling per meaning in every command) -------------
+#
+# Old spellings stay as hidden aliases for one release: an alias listed here is accepted wherever it
+# is declared together with its canonical spelling, and never shown in --help or in error messages
+# (:class:`pageindex.cli.AliasedCommand` does the hiding).
+HIDDEN_ALIASES: dict[str, tuple[str, ...]] = {
+    "--out": ("--output",),
+    "--judge-base-url": ("--base-url",),
+    "--cache-path": ("--path",),
+}
+OPT_METAVAR = "NAME=VALUE"
+
+
+def out_option(default: Any = None, *, help: str, **kwargs: Any) -> Any:
+    """``--out/-o``: the output file or folder of every command (old spelling ``--output`` hidden)."""
+    return typer.Option(default, "--out", "-o", *HIDDEN_ALIASES["--out"], help=help, **kwargs)
+
+
+def opt_option(*, help: str) -> Any:
+    """``--opt``: a retriever option, repeatable; no short flag (``-o`` is ``--out``)."""
+    return typer.Option([], "--opt", help=help, metavar=OPT_METAVAR)
+
+
+def judge_base_url_option(*, help: str, old_base_url: bool = False) -> Any:
+    """``--judge-base-url``: the judge model's endpoint; ``old_base_url`` keeps ``--base-url`` as a
+    hidden alias where it used to name the judge's endpoint (``bench judge``, ``bench rejudge``)."""
+    aliases = HIDDEN_ALIASES["--judge-base-url"] if old_base_url else ()
+    return typer.Option(None, "--judge-base-url", *aliases, help=help)
+
+
+def cache_path_option(*, help: str, old_path: bool = False) -> Any:
+    """``--cache-path``: the LLM reply cache file; ``old_path`` keeps ``--path`` as a hidden alias
+    (``cache stats|clear``)."""
+    aliases = HIDDEN_ALIASES["--cache-path"] if old_path else ()
+    return typer.Option(None, "--cache-path", *aliases, help=help)
+
+
+def examples(*commands: str) -> str:
+    """An epilog listing example commands (every ``--help`` shows two or three, then the exit
+    codes, which :func:`pageindex.cli._register_all` appends)."""
+    if not 2 <= len(commands) <= 3:
+        raise ValueError("give two or three example commands")
+    return "Examples:\n" + "\n".join(f"  {c}" for c in commands)
+
+
+def split_retriever_option(text: str, retrievers: list[str] | None = None) -> tuple[str, str, str]:
+    """``--opt`` text -> (retriever, name, raw value). ``RETRIEVER.NAME=VALUE`` is accepted
+    everywhere; ``NAME=VALUE`` where one retriever is meant (``retrievers`` holds exactly one)."""
+    head, sep, raw = text.partition("=")
+    retriever, dot, name = head.strip().rpartition(".")
+    only = retrievers[0] if retrievers and len(retrievers) == 1 else None
+    if not sep or not name.strip() or (dot and not retriever.strip()):
+        form = "NAME=VALUE or RETRIEVER.NAME=VALUE" if only else "RETRIEVER.NAME=VALUE"
+        raise ValueError(f"--opt {text!r}: write {form}, e.g. --opt agent.max_turns=8")
+    if not dot:
+        if only is None:
+            raise ValueError(
+                f"--opt {text!r}: several retrievers run; say which with RETRIEVER.NAME=VALUE "
+                f"(e.g. --opt agent.{name.strip()}={raw.strip()})"
+            )
+        retriever = only
+    return retriever.strip(), name.strip().replace("-", "_"), raw.strip()

@@ -9,21 +9,35 @@ from typing import Any
 
 import typer
 
-from pageindex.cli._common import SCRIPTED_POLICY_ENV, ExitCode, console, fail, model_client
+from pageindex.cli._common import (
+    SCRIPTED_POLICY_ENV,
+    ExitCode,
+    console,
+    examples,
+    fail,
+    model_client,
+    opt_option,
+    split_retriever_option,
+)
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["max_turns=5", "index_depth=none"]`` -> ``{"max_turns": "5", "index_depth": None}``
-    (values are validated and converted by the retriever's options model)."""
+def parse_options(pairs: list[str], retriever: str | None = None) -> dict[str, Any]:
+    """``["max_turns=5", "iterative.index_depth=none"]`` -> ``{"max_turns": "5", "index_depth": None}``
+    for ``retriever`` (values are validated and converted by the retriever's options model).
+    ``RETRIEVER.NAME=VALUE`` must name ``retriever`` when one is given."""
     out: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"option {pair!r} is not of the form name=value")
-        out[key.strip().replace("-", "_")] = (
-            None if value.strip().lower() in {"none", "null"} else value.strip()
-        )
+        named, key, value = split_retriever_option(pair, [retriever or "?"])
+        if retriever and named != retriever:
+            raise ValueError(f"--opt {pair!r} is for retriever {named!r}, but --retriever is {retriever!r}")
+        out[key] = None if value.lower() in {"none", "null"} else value
     return out
+
+
+def _moved_short_flag(value: Any) -> None:
+    """``ask -o`` meant ``--opt`` before ``-o`` became ``--out`` everywhere: say so, never guess."""
+    if value:
+        fail("-o no longer means --opt in ask; write --opt NAME=VALUE (e.g. --opt max_turns=6)")
 
 
 def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
@@ -38,11 +52,18 @@ def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
-    @app.command("ask")
+    @app.command(
+        "ask",
+        epilog=examples(
+            'pageindex ask 10k.pdf "What was total revenue in 2023?" -m openai/gpt-4o-mini',
+            'pageindex ask a.pdf b.pdf "Compare their gross margins" -r agent --opt max_turns=8',
+            "pageindex ask 10k.pdf -m ollama/llama3.1 -s acme  # interactive; /help lists the commands",
+        ),
+    )
     def ask(
         inputs: list[str] = typer.Argument(
             ...,
-            help="One or more filing PDFs (or tree JSONs from `pageindex build -o`), then the question. "
+            help="One or more filing PDFs (or tree JSONs from `pageindex build --out`), then the question. "
             "Without a question: an interactive session.",
             metavar="FILE... [QUESTION]",
         ),
@@ -65,8 +86,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         json_mode: bool = typer.Option(
             False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
         ),
-        option: list[str] = typer.Option(
-            [], "--opt", "-o", help="Retriever option name=value, repeatable (e.g. --opt max_turns=6)."
+        option: list[str] = opt_option(
+            help="Retriever option NAME=VALUE (or RETRIEVER.NAME=VALUE), repeatable (e.g. --opt max_turns=6)."
+        ),
+        _old_o: bool = typer.Option(
+            False, "-o", hidden=True, is_eager=True, callback=_moved_short_flag, help="Was --opt: an error."
         ),
         scripted_policy: str = typer.Option(
             None,
@@ -125,7 +149,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if not files:
             fail(f"{inputs[0]}: not a PDF or tree JSON (give the filing first, then the question)")
         try:
-            opts = parse_options(option)
+            opts = parse_options(option, retriever)
             spec = get_retriever(retriever)
         except (ValueError, RetrieverConfigError) as exc:
             fail(str(exc))
@@ -221,6 +245,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     answer = asyncio.run(analyst.ask(question))
             else:
                 answer = asyncio.run(analyst.ask(question))
+        except KeyboardInterrupt:
+            from pageindex.cli._common import err_console
+
+            err_console.print("interrupted: no answer", highlight=False)
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         except RetrieverConfigError as exc:
             fail(str(exc))
         except BudgetExceeded as exc:
@@ -247,14 +276,24 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             )
         raise typer.Exit(ExitCode.OK)
 
-    @app.command("retrievers")
+    @app.command(
+        "retrievers",
+        epilog=examples(
+            "pageindex retrievers",
+            'pageindex ask 10k.pdf "What was revenue?" -r iterative --opt max_turns=6',
+            "pageindex bench run -r agent,iterative --opt agent.max_turns=8 --opt iterative.max_turns=4",
+        ),
+    )
     def retrievers() -> None:
         """List the registered retrievers with their options and defaults."""
         from rich.table import Table
 
         from pageindex.retrievers.base import available_retrievers
 
-        table = Table(title="Retrievers (options: --opt name=value)", show_lines=True)
+        table = Table(
+            title="Retrievers (options: --opt NAME=VALUE for one retriever, RETRIEVER.NAME=VALUE anywhere)",
+            show_lines=True,
+        )
         for col in ("name", "what it does", "options (default)"):
             table.add_column(col)
         for name, spec in available_retrievers().items():

@@ -6,21 +6,29 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import console, examples, fail, out_option
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
-    app.command("build", help="Build the section tree of a filing PDF (cached; no LLM calls).")(build)
     app.command(
-        "tree", help="Print a filing's section tree as an indented table of contents with page spans."
+        "build",
+        help="Build the section tree of a filing PDF (cached; no LLM calls).",
+        epilog=examples(
+            "pageindex build 10k.pdf",
+            "pageindex build 10k.pdf -o tree.json --max-leaf-pages 3",
+            "pageindex build 10k.pdf -o tree.json --summaries -m openai/gpt-4o-mini",
+        ),
+    )(build)
+    app.command(
+        "tree",
+        help="Print a filing's section tree as an indented table of contents with page spans.",
+        epilog=examples("pageindex tree 10k.pdf --depth 2", "pageindex tree tree.json"),
     )(tree)
 
 
 def build(
     pdf: Path = typer.Argument(..., help="The filing PDF."),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Write the tree JSON here (default: print a summary)."
-    ),
+    output: Path | None = out_option(help="Write the tree JSON here (default: print a summary)."),
     cache_dir: Path | None = typer.Option(
         None,
         "--cache-dir",

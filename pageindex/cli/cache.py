@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import cache_path_option, console, examples, fail
 
 PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
 
@@ -18,12 +18,21 @@ def _when(stamp: float | None) -> str:
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     cache_app = typer.Typer(
-        help="Inspect or empty the LLM reply cache used for record / replay.", no_args_is_help=True
+        help="Inspect or empty the LLM reply cache used for record / replay.",
+        epilog=examples(
+            "pageindex cache stats",
+            "pageindex cache clear --model gpt-4o-mini --yes",
+            "pageindex cache stats --cache-path results/llm.sqlite",
+        ),
+        no_args_is_help=True,
     )
     app.add_typer(cache_app, name="cache")
 
-    @cache_app.command("stats")
-    def stats(path: Path | None = typer.Option(None, "--path", help=PATH_HELP)) -> None:
+    @cache_app.command(
+        "stats",
+        epilog=examples("pageindex cache stats", "pageindex cache stats --cache-path results/llm.sqlite"),
+    )
+    def stats(path: Path | None = cache_path_option(help=PATH_HELP, old_path=True)) -> None:
         """Show how many replies the cache holds, per model and kind, and its size."""
         from rich.table import Table
 
@@ -58,9 +67,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
 
-    @cache_app.command("clear")
+    @cache_app.command(
+        "clear",
+        epilog=examples(
+            "pageindex cache clear",
+            "pageindex cache clear --model gpt-4o-mini --yes",
+            "pageindex cache clear --cache-path results/llm.sqlite -y",
+        ),
+    )
     def clear(
-        path: Path | None = typer.Option(None, "--path", help=PATH_HELP),
+        path: Path | None = cache_path_option(help=PATH_HELP, old_path=True),
         model: str | None = typer.Option(
             None, "--model", help="Delete only this model's replies (e.g. gpt-4o-mini)."
         ),

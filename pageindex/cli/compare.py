@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, err_console, fail
+from pageindex.cli._common import console, err_console, examples, fail
 
 
 def wide_console():
@@ -27,6 +27,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Compare run B against run A on the samples they share (B - A). Runs scored differently "
         "(judge name, version or model, tree builder version, dataset content hash) are refused "
         "unless --allow-changed. Exit codes: 0 compared; 2 bad input or not comparable.",
+        epilog=examples(
+            "pageindex bench compare results/baseline results/candidate",
+            "pageindex bench compare results/baseline results/candidate --by question_type --test bootstrap",
+            "pageindex bench compare results/baseline results/candidate --json",
+        ),
     )
     def compare(
         run_a: Path = typer.Argument(..., help="Run directory A (the reference, e.g. the baseline)."),

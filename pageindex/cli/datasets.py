@@ -6,11 +6,16 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import ExitCode, console, fail
+from pageindex.cli._common import ExitCode, console, examples, fail
 
 datasets_app = typer.Typer(
     name="datasets",
     help="Get, generate and check FinanceBench-format datasets (questions.jsonl, documents.jsonl, pdfs/).",
+    epilog=examples(
+        "pageindex bench datasets fetch financebench datasets/financebench",
+        "pageindex bench datasets demo datasets/demo",
+        "pageindex bench datasets validate datasets/financebench --strict",
+    ),
     no_args_is_help=True,
 )
 
@@ -23,6 +28,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     "fetch",
     help="Download a public dataset into DIR, resuming partial files and verifying finished ones. "
     "Re-run the same command to resume after an interruption.",
+    epilog=examples(
+        "pageindex bench datasets fetch financebench datasets/financebench",
+        "pageindex bench datasets fetch financebench datasets/fb --retries 5 --timeout 120",
+    ),
 )
 def fetch(
     dataset: str = typer.Argument(..., help="Which dataset: financebench."),
@@ -77,7 +86,13 @@ def fetch(
 
 
 @datasets_app.command(
-    "demo", help="Write the generated demo dataset (3 synthetic 10-K filings, 18 questions)."
+    "demo",
+    help="Write the generated demo dataset (3 synthetic 10-K filings, 18 questions).",
+    epilog=examples(
+        "pageindex bench datasets demo datasets/demo",
+        "pageindex bench datasets demo datasets/hostile --hostile --seed 7",
+        "pageindex bench datasets demo datasets/bad --bad",
+    ),
 )
 def demo(
     out_dir: Path = typer.Argument(..., help="Directory to write (created if needed)."),
@@ -105,7 +120,14 @@ def demo(
     )
 
 
-@datasets_app.command("validate", help="Load DIR and list the questions validation would drop, with reasons.")
+@datasets_app.command(
+    "validate",
+    help="Load DIR and list the questions validation would drop, with reasons.",
+    epilog=examples(
+        "pageindex bench datasets validate datasets/financebench",
+        "pageindex bench datasets validate datasets/financebench --max-pages 400 --strict",
+    ),
+)
 def validate(
     data_dir: Path = typer.Argument(..., help="A FinanceBench-format directory."),
     threshold: float = typer.Option(

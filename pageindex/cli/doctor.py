@@ -8,7 +8,7 @@ import os
 import typer
 from rich.table import Table
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import console, examples, fail, judge_base_url_option
 
 EXIT_CODES = (
     "Exit codes: 0 usable; 1 usable with limits (the verdict says which); 2 bad input, unreachable "
@@ -26,6 +26,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "context window, speed and price; then the flags to use or why the LLM retrievers cannot "
         "run. Results are cached per endpoint and model for 7 days (--refresh probes again).\n\n"
         + EXIT_CODES,
+        epilog=examples(
+            "pageindex doctor -m openai/gpt-4o-mini",
+            "pageindex doctor -m openai/qwen2.5-7b --base-url http://127.0.0.1:8080/v1 --probe-context",
+            "pageindex doctor -m ollama/llama3.1 --judge-model ollama/qwen2.5 --json",
+        ),
     )(doctor)
 
 
@@ -38,8 +43,8 @@ def doctor(
     ),
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint of the model."),
     judge_model: str | None = typer.Option(None, "--judge-model", help="Also probe this judge model spec."),
-    judge_base_url: str | None = typer.Option(
-        None, "--judge-base-url", help="Endpoint of the judge model (default: --base-url)."
+    judge_base_url: str | None = judge_base_url_option(
+        help="Endpoint of the judge model (default: --base-url)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON instead of a table."),
     probe_context: bool = typer.Option(

@@ -6,11 +6,18 @@ import threading
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import console, examples, fail
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
-    @bench.command("fault-server")
+    @bench.command(
+        "fault-server",
+        epilog=examples(
+            "pageindex bench fault-server --port 8089 --rate 0.3",
+            "pageindex bench fault-server --faults 429,stall=0.05 --stall-seconds 5 --seed 1",
+            "pageindex bench fault-server --lacks tools --context-window 8192",
+        ),
+    )
     def fault_server(
         host: str = typer.Option("127.0.0.1", help="Loopback address to bind (127.0.0.1, ::1 or localhost)."),
         port: int = typer.Option(8089, help="Port to listen on (0 = any free port)."),

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from pageindex.cli._common import console, err_console, fail
+from pageindex.cli._common import console, err_console, examples, fail
 
 TESTS = ("mcnemar", "bootstrap")
 FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
@@ -57,6 +57,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "gate",
         help="Check a run against rules for CI: coverage of the baseline, errors, accuracy, drop vs "
         "baseline, tokens and answered share; one PASS/FAIL line per check and retriever. " + EXIT_CODES_HELP,
+        epilog=examples(
+            "pageindex bench gate results/candidate --min-accuracy 60%",
+            "pageindex bench gate results/candidate --baseline results/baseline --max-drop 0.05",
+            "pageindex bench gate results/candidate --baseline results/baseline --junit gate.xml",
+        ),
     )
     def gate(
         run: Path = typer.Argument(..., help="Run directory to check."),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail, model_client
+from pageindex.cli._common import console, examples, fail, judge_base_url_option, model_client, out_option
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -15,6 +15,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Judge existing answers (JSONL with question, gold_answer, model_answer[, label, id], or a "
         "FinanceBench labels folder) and write one verdict per row; prints agreement with human labels "
         "where rows have them.",
+        epilog=examples(
+            "pageindex bench judge -i answers.jsonl -o verdicts.jsonl",
+            "pageindex bench judge --labels datasets/financebench --per-file --abstain",
+            "pageindex bench judge -i answers.jsonl -o verdicts.jsonl --judge llm "
+            "--judge-model ollama/llama3.1 --judge-base-url http://127.0.0.1:11434/v1",
+        ),
     )(judge)
 
 
@@ -34,11 +40,11 @@ def judge(
         "--judge-model",
         help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
     ),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible endpoint for the judge model."
+    base_url: str | None = judge_base_url_option(
+        help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
     ),
-    output: Path | None = typer.Option(
-        None, "--output", "-o", help="VERDICTS.jsonl to write (same order and ids); required with --input."
+    output: Path | None = out_option(
+        help="VERDICTS.jsonl to write (same order and ids); required with --input."
     ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Rows judged at once."),
     by: str | None = typer.Option(
@@ -82,7 +88,7 @@ def judge(
     if (input is None) == (labels is None):
         fail("give exactly one of --input ANSWERS.jsonl or --labels DIR")
     if input is not None and output is None:
-        fail("--output is required with --input (the VERDICTS.jsonl to write)")
+        fail("--out is required with --input (the VERDICTS.jsonl to write)")
     if (exclude or holdout) and labels is None:
         fail("--exclude and --holdout need --labels DIR")
     if holdout and not per_file:

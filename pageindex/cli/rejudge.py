@@ -1,4 +1,4 @@
-"""``pageindex bench rejudge RUN --judge NAME -o NEW_RUN``: re-score a stored run's answers with
+"""``pageindex bench rejudge RUN --judge NAME --out NEW_RUN``: re-score a stored run's answers with
 another or newer judge (no retriever is called) and write them as a new run."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, fail
+from pageindex.cli._common import console, examples, fail, judge_base_url_option, out_option
 
 EXIT_JUDGE_ERRORS = 4
 EXIT_INTERRUPTED = 130
@@ -18,9 +18,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
         "rejudge",
         help="Re-score RUN's stored answers with --judge (no retriever is called) and write a new run "
-        "to -o, e.g. to bring a baseline up to date with the current judge so the gate can compare it. "
+        "to --out, e.g. to bring a baseline up to date with the current judge so the gate can compare it. "
         "Exit codes: 0 done; 2 bad input (nothing written); 4 more than --max-error-rate of the "
         "answers got a failed judge call; 130 interrupted.",
+        epilog=examples(
+            "pageindex bench rejudge results/baseline --judge rules -o results/baseline-rules",
+            "pageindex bench rejudge results/baseline --judge llm --judge-model openai/gpt-4o-mini "
+            "-o results/baseline-llm",
+        ),
     )
     def rejudge(
         run: Path = typer.Argument(..., help="Run directory whose answers are judged again."),
@@ -30,10 +35,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--judge-model",
             help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
         ),
-        base_url: str | None = typer.Option(
-            None, "--base-url", help="OpenAI-compatible endpoint for the judge model."
+        base_url: str | None = judge_base_url_option(
+            help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
         ),
-        output: Path = typer.Option(..., "--output", "-o", help="New run directory to write."),
+        output: Path = out_option(..., help="New run directory to write."),
         concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
         max_error_rate: str = typer.Option(
             "0.2",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, err_console, fail
+from pageindex.cli._common import console, err_console, examples, fail, out_option
 
 
 class Format(StrEnum):
@@ -32,15 +32,18 @@ def _load(paths: list[Path]):
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
-        "report", help="Write a self-contained HTML report (or Markdown tables) for one or more runs."
+        "report",
+        help="Write a self-contained HTML report (or Markdown tables) for one or more runs.",
+        epilog=examples(
+            "pageindex bench report results/RUN_ID",
+            "pageindex bench report results/baseline results/candidate -o report.html",
+            "pageindex bench report results/RUN_ID --format md -o -",
+        ),
     )
     def report(
         runs: list[Path] = typer.Argument(..., help="Run directories to report on."),
-        output: Path | None = typer.Option(
-            None,
-            "-o",
-            "--output",
-            help="File to write ('-' = standard output). Default: report.html / report.md in the first run.",
+        output: Path | None = out_option(
+            help="File to write ('-' = standard output). Default: report.html / report.md in the first run."
         ),
         fmt: Format = typer.Option(Format.html, "--format", help="html (charts + tables) or md (tables)."),
         title: str | None = typer.Option(None, "--title", help="Title of the HTML report."),
@@ -62,7 +65,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         path.write_text(text, encoding="utf-8")
         console.print(f"report written to {path}", highlight=False)
 
-    @bench.command("summary", help="Print the summary tables of a run (recomputed from its samples).")
+    @bench.command(
+        "summary",
+        help="Print the summary tables of a run (recomputed from its samples).",
+        epilog=examples(
+            "pageindex bench summary results/RUN_ID", "pageindex bench summary results/RUN_ID --json"
+        ),
+    )
     def summary(
         run: Path = typer.Argument(..., help="Run directory."),
         as_json: bool = typer.Option(

@@ -12,10 +12,16 @@ import typer
 from pageindex.cli._common import (
     SCRIPTED_POLICY_ENV,
     ExitCode,
+    cache_path_option,
     console,
     err_console,
+    examples,
     fail,
+    judge_base_url_option,
+    opt_option,
+    out_option,
     setup_logging,
+    split_retriever_option,
     validation_message,
 )
 
@@ -44,7 +50,15 @@ OPTION_NAMES = {
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
-    @bench.command("run")
+    @bench.command(
+        "run",
+        epilog=examples(
+            "pageindex bench run --limit 5 -o results/smoke",
+            "pageindex bench run -d datasets/financebench -r agent,iterative -m openai/gpt-4o-mini "
+            "--opt agent.max_turns=8 --budget '$2' --cache rw",
+            "pageindex bench run --resume results/RUN_ID --budget '$5'",
+        ),
+    )
     def run(
         data_dir: Path = typer.Option(
             None,
@@ -78,7 +92,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         judge_models: str = typer.Option(
             None, "--judge-models", help="Comma-separated models for --judge panel."
         ),
-        judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint for the judge model."),
+        judge_base_url: str = judge_base_url_option(
+            help="Endpoint for the judge model (default: --base-url)."
+        ),
         limit: int = typer.Option(None, "--limit", "-n", help="Run at most N questions (after validation)."),
         question_type: list[str] = typer.Option(
             [], "--question-type", "-t", help="Only questions of this type (repeatable)."
@@ -95,7 +111,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Stop starting samples once spent: tokens (200000, 200k) or dollars ($2.50).",
         ),
         repeats: int = typer.Option(1, "--repeats", "-k", help="Run every question K times per retriever."),
-        out: Path = typer.Option(None, "--out", "-o", help="Run directory (default: results/<RUN_ID>)."),
+        out: Path = out_option(help="Run directory (default: results/<RUN_ID>)."),
         resume: Path = typer.Option(
             None,
             "--resume",
@@ -106,11 +122,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--cache",
             help="LLM cache: off (default) | rw (record and reuse) | replay (cache only, no network).",
         ),
-        cache_path: Path = typer.Option(
-            None, "--cache-path", help="LLM cache file (default: user cache dir)."
+        cache_path: Path = cache_path_option(
+            help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
         ),
-        opt: list[str] = typer.Option(
-            [], "--opt", help="Retriever option RETRIEVER.NAME=VALUE, repeatable (e.g. agent.max_turns=8)."
+        opt: list[str] = opt_option(
+            help="Retriever option RETRIEVER.NAME=VALUE, repeatable (e.g. --opt agent.max_turns=8); "
+            "NAME=VALUE when --retrievers names one retriever."
         ),
         timeout: float = typer.Option(
             None, "--timeout", help="Seconds per model call before it is retried (default 60)."
@@ -156,8 +173,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
             options: dict[str, dict[str, object]] = {}
+            chosen = [r.strip() for r in retrievers.split(",") if r.strip()] if retrievers else None
             for text in opt:
-                name, key, value = parse_option(text)
+                name, key, raw = split_retriever_option(text, chosen)
+                _, _, value = parse_option(f"{name}.{key}={raw}")
                 options.setdefault(name, {})[key] = value
             budget_tokens, budget_usd = parse_budget(budget) if budget else (None, None)
             # What a resumed run may change; everything else comes from its run.json.

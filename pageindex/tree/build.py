@@ -16,7 +16,7 @@ from pathlib import Path
 from pageindex.tree.cache import TreeCache, file_sha256
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
-from pageindex.tree.errors import PDFMissingError
+from pageindex.tree.errors import NotAPDFError, PDFMissingError
 from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import layout_drafts, with_statements
@@ -69,6 +69,8 @@ def build_tree(
     :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
     """
     p = Path(path)
+    if p.is_dir():
+        raise NotAPDFError(p, "a directory: give one filing's PDF")
     if not p.is_file():
         raise PDFMissingError(p)
     sha = file_sha256(p)

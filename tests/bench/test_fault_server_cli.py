@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import httpx
 import pexpect
@@ -13,6 +11,7 @@ from typer.testing import CliRunner
 
 from bench.faults import FaultServer, NonLoopbackError, ensure_loopback
 from pageindex.cli import app
+from tests.bench.fault_cli import spawn_fault_server
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.com", ""])
@@ -44,24 +43,7 @@ def test_unknown_fault_kind_is_a_clear_error():
 
 
 def test_runs_until_ctrl_c_and_prints_stats():
-    child = pexpect.spawn(
-        sys.executable,
-        [
-            "-c",
-            "from pageindex.cli import main; main()",
-            "bench",
-            "fault-server",
-            "--port",
-            "0",
-            "--rate",
-            "1",
-            "--faults",
-            "503",
-        ],
-        encoding="utf-8",
-        timeout=30,
-        env={**os.environ, "COLUMNS": "200", "TERM": "dumb"},
-    )
+    child = spawn_fault_server("--rate", "1", "--faults", "503")
     try:
         child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
         base_url = child.match.group(1)

@@ -3,9 +3,7 @@ capability limits (``--lacks``, ``--context-window``) and the faults-by-kind lin
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 import textwrap
 
 import httpx
@@ -21,6 +19,7 @@ from bench.faults.protocol import ChatRequest, Reply
 from bench.faults.scripted import ChatPolicy
 from pageindex.cli import app
 from pageindex.cli.faults import faults_by_kind
+from tests.bench.fault_cli import spawn_fault_server
 
 RECORD_TOOL = {
     "type": "function",
@@ -195,22 +194,7 @@ def test_bad_policy_or_limits_is_one_line_exit_2(args, message):
 
 
 def test_default_policy_answers_and_exit_prints_faults_by_kind():
-    child = pexpect.spawn(
-        sys.executable,
-        [
-            "-c",
-            "from pageindex.cli import main; main()",
-            "bench",
-            "fault-server",
-            "--port",
-            "0",
-            "--rate",
-            "0",
-        ],
-        encoding="utf-8",
-        timeout=30,
-        env={**os.environ, "COLUMNS": "200", "TERM": "dumb"},
-    )
+    child = spawn_fault_server("--rate", "0")
     try:
         child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
         base_url = child.match.group(1)

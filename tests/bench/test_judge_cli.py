@@ -173,7 +173,7 @@ def test_labels_option_errors_are_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
     cases = [
         (["--labels", str(fb), "--input", str(src)], "exactly one of --input"),
-        (["--input", str(src)], "--output is required with --input"),
+        (["--input", str(src)], "--out is required with --input"),
         (["--labels", str(tmp_path / "nope")], "no such directory"),
         (["--labels", str(fb), "--per-file", "--holdout", "gamma"], "--holdout 'gamma'"),
         (["--labels", str(fb), "--holdout", "beta"], "--holdout needs --per-file"),

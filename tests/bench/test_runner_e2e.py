@@ -14,7 +14,7 @@ import pytest
 from bench.config import RunConfig
 from bench.faults.scripted import policy
 from bench.faults.soak import check_run, comparable_summary, tear_last_line
-from bench.runner import Runner, RunOutcome
+from bench.runner import Runner, RunOutcome, RunSetupError
 from bench.samples import Sample, load_samples
 from pageindex.retrievers.base import get_retriever
 
@@ -175,6 +175,26 @@ def test_rules_judge_crash_and_resume(fb_subset: Path, tree_cache: Path, tmp_pat
 
     again = run(RunConfig(), resume_dir=crashed)  # nothing left to do: nothing written twice
     assert again.samples_written == 0 and len(load_samples(crashed / "samples.jsonl")) == 18
+
+
+def test_resume_refuses_a_run_started_with_another_judge_version(
+    fb_subset: Path, tree_cache: Path, tmp_path: Path
+):
+    """A resumed run's new samples would be scored by this install: a judge, tree builder or
+    dataset that changed since the run started would mix versions in one run, so it is refused."""
+    done = run(config(fb_subset, tmp_path / "run", tree_cache, retrievers=["bm25"], judge="rules"))
+    info = json.loads((done.run_dir / "run.json").read_text())
+    assert info["judge_version"] and info["builder_version"]
+    before = (done.run_dir / "samples.jsonl").read_text()
+    stale = {**info, "status": "interrupted", "judge_version": "rules 0+old", "builder_version": "0.1"}
+    (done.run_dir / "run.json").write_text(json.dumps(stale))
+    with pytest.raises(RunSetupError) as err:
+        run(RunConfig(), resume_dir=done.run_dir)
+    message = str(err.value)
+    assert "cannot resume" in message and "judge version rules 0+old -> " in message
+    assert "tree builder version 0.1 -> " in message and "dataset content hash" not in message
+    assert (done.run_dir / "samples.jsonl").read_text() == before  # nothing written
+    assert json.loads((done.run_dir / "run.json").read_text())["judge_version"] == "rules 0+old"
 
 
 def test_budget_exhaustion_then_resume_completes(fb_subset: Path, tree_cache: Path, tmp_path: Path):

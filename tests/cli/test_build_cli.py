@@ -105,3 +105,10 @@ def test_help_on_both_commands():
     for cmd in ("build", "tree"):
         result = runner.invoke(app, [cmd, "--help"])
         assert result.exit_code == 0 and "--no-cache" in result.output
+
+
+def test_build_of_a_directory_says_it_is_a_directory(tmp_path):
+    result = CliRunner().invoke(app, ["build", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"error: {tmp_path}: not a PDF file (a directory: give one filing's PDF)" in result.output
+    assert "file not found" not in result.output

@@ -32,7 +32,10 @@ def invoke(args: list[str], **env: str) -> tuple[int, str]:
 
 
 def assert_one_error_line(output: str) -> None:
+    """One error line; a loopback URL's settings header (the local-server profile) may precede it."""
     lines = [line for line in output.splitlines() if line.strip()]
+    if lines and lines[0].startswith("local-server profile for "):
+        lines = lines[1:]
     assert len(lines) == 1, output
     assert lines[0].startswith("error: ")
     assert "Traceback" not in output and "pydantic.dev" not in output and "╭" not in output
@@ -288,3 +291,32 @@ def test_a_static_file_server_is_not_an_openai_api_for_build_summaries(static_si
         output.strip().splitlines()[-1].startswith("error: ") and "is not an OpenAI-compatible API" in output
     )
     assert "Traceback" not in output and not (tmp_path / "tree.json").exists()
+
+
+
+def test_ask_interrupted_exits_130_with_one_line(tmp_path):
+    """Ctrl-C while the model is computing (a real HTTP server that takes 15 s to answer)."""
+    import os
+    import signal
+    import time
+
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env["PAGEINDEX_CACHE_DIR"] = str(tmp_path / "cache")
+    with FakeOpenAIServer(delay_s=15) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pageindex.cli", "ask", str(filing), "What was revenue?",
+             "--model", "openai/slow", "--base-url", server.base_url],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not server.chat_requests and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the model call is waiting
+        assert server.chat_requests, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == ExitCode.INTERRUPTED
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines[-1] == "interrupted: no answer" and "Traceback" not in stderr, stderr

@@ -28,7 +28,6 @@ from pageindex.llm import (
     make_client,
 )
 from pageindex.llm.http import server_message, shorten
-from pageindex.llm.testing import FakeOpenAIServer
 from pageindex.llm.tokens import TokenCounter, context_window_from_models, known_context_window
 from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire
 
@@ -42,20 +41,6 @@ class Decision(BaseModel):
         if self.decision == "answer" and not self.answer.strip():
             raise ValueError('decision "answer" needs a non-empty "answer"')
         return self
-
-
-@pytest.fixture
-def serve():
-    servers: list[FakeOpenAIServer] = []
-
-    def start(*replies) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(ScriptedModel(replies=list(replies))).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def ask(text: str = "What was 3M revenue in FY2018?") -> list[Message]:

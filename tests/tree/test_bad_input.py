@@ -56,7 +56,7 @@ def test_bad_input_raises_named_error_and_caches_nothing(tmp_path, name, make, e
 
 
 def test_directory_is_not_a_file(tmp_path):
-    with pytest.raises(PDFMissingError):
+    with pytest.raises(NotAPDFError, match="a directory: give one filing's PDF"):
         build_tree(tmp_path, cache_dir=tmp_path / "cache")
 
 
