@@ -77,25 +77,31 @@ class RunConfig(BaseModel):
         return value
 
 
-# Settings that do not change what a sample means, so ``--resume`` may change them.
+# The options ``--resume`` may change, in the order the CLI names them, with the RunConfig fields
+# each sets: settings that do not change what a sample means. The one list (bench run reads it).
+RESUMABLE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "--budget": ("budget_tokens", "budget_usd"),
+    "--concurrency": ("concurrency",),
+    "--timeout": ("timeout_s",),
+    "--max-retries": ("max_retries",),
+    "--cache": ("cache",),
+    "--cache-path": ("cache_path",),
+    "--base-url": ("base_url",),
+    "--judge-base-url": ("judge_base_url",),
+    "--max-error-rate": ("max_error_rate",),
+    "--scripted-policy": ("scripted_policy",),
+}
+# ... and those set by no option of their own (the local-server profile, the tree cache).
 RESUME_OVERRIDES = frozenset(
-    {
-        "concurrency",
-        "budget_tokens",
-        "budget_usd",
-        "timeout_s",
-        "max_retries",
-        "retry_timeouts",
-        "llm_concurrency",
-        "cache",
-        "cache_path",
-        "tree_cache_dir",
-        "scripted_policy",
-        "base_url",
-        "judge_base_url",
-        "max_error_rate",
-    }
+    {field for fields in RESUMABLE_OPTIONS.values() for field in fields}
+    | {"retry_timeouts", "llm_concurrency", "tree_cache_dir"}
 )
+
+
+def resumable_options_text() -> str:
+    """``--budget, --concurrency, ... and --scripted-policy``."""
+    names = list(RESUMABLE_OPTIONS)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def configured_model(explicit: str | None) -> str | None:

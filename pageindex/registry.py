@@ -129,12 +129,25 @@ def load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        _import_plugin(point.value.split(":")[0], f"entry point {point.name!r}")
+    for name, module in entry_point_modules():
+        _import_plugin(module, f"entry point {name!r}")
     for module in plugin_modules():
         _import_plugin(module, f"${PLUGINS_ENV}")
+
+
+def entry_point_modules() -> list[tuple[str, str]]:
+    """(name, module) of every ``pageindex.plugins`` entry point of every installed distribution.
+    Every copy of a distribution's metadata on the path counts (``importlib.metadata.entry_points``
+    would keep only the first, and a stale ``*.egg-info`` in the working directory would then hide
+    an editable install's entry points)."""
+    from importlib.metadata import distributions
+
+    found: dict[str, str] = {}
+    for dist in distributions():
+        for point in dist.entry_points:
+            if point.group == ENTRY_POINT_GROUP:
+                found.setdefault(point.name, point.value.split(":")[0].strip())
+    return sorted(found.items())
 
 
 def _import_plugin(module: str, where: str) -> None:

@@ -198,7 +198,7 @@ def test_rejudge_refuses_missing_run_and_taken_output(tmp_path: Path) -> None:
 
 
 def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
-    import pageindex.cli.judge as judge_cli
+    import bench.cli.judge as judge_cli
 
     monkeypatch.setattr(judge_cli, "_build_judge", lambda *a: _FlakyJudge())
     base = _stored_run(tmp_path / "base")  # 1 of 3 answers fails: 33% > 20%

@@ -48,10 +48,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         import asyncio
 
+        from bench.cli.judge import _build_judge
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run
         from bench.rundir import RunLoadError, load_run
-        from pageindex.cli.judge import _build_judge
 
         workers = _positive_int("--concurrency", concurrency)
         rate = _rate("--max-error-rate", max_error_rate)
