@@ -1,8 +1,11 @@
 """``pageindex bench run``: questions x retrievers x repeats, judged, written as they finish.
 
-The flow, top to bottom: load and validate the dataset (drops with reasons), build or load
-one tree per document, make the model clients (one budget and ledger for the run), then
-run samples with at most ``concurrency`` in flight. Every finished sample is appended to
+This module owns a run's flow; the run directory's files belong to :mod:`bench.rundir`. The
+flow, top to bottom (the named steps of :meth:`Runner.run`): open the run directory, settle the
+settings, choose retrievers, load and validate the dataset (drops with reasons), make the model
+clients (one budget and ledger for the run), build or load one tree per document, describe the
+run (``run.json``), then run samples with at most ``concurrency`` in flight, each judged through
+:func:`bench.judges.base.judge_sample`. Every finished sample is appended to
 ``samples.jsonl`` at once (fsynced); ``--resume`` skips what is there. A spent budget or a
 Ctrl-C stops starting samples, cancels those in flight (they run again on resume) and the
 summary of what finished is still written.
