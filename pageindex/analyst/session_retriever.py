@@ -115,7 +115,7 @@ async def session(run: QuestionRun, opts: SessionOptions) -> RetrievalResult:
         sections=sections or "none",
         injection_notice=INJECTION_NOTICE,
     )
-    run.turns = 1
+    run.count_turn(reached=1)
     reply = await run.structured(messages, SessionReply, role="session")
     extra = {
         "session_decision": reply.decision,

@@ -234,8 +234,8 @@ class QuestionRun:
         self.retrieval_id = uuid.uuid4().hex[:12]
         self.trace: list[TraceEvent] = []
         self.pages_fetched: list[int] = []  # in the order first shown
-        self.turns = 0
-        self.tool_calls = 0
+        self._turns = 0
+        self._tool_calls = 0
         self._llm = llm
         self._usage: dict[str, RoleUsage] = {}
         # Cost: None ("unknown") from the start when the model has no price, so a sample of an
@@ -248,6 +248,26 @@ class QuestionRun:
         self._t0 = time.perf_counter()
 
     # -- recording ------------------------------------------------------------------
+    @property
+    def turns(self) -> int:
+        """Model turns so far (read-only: :meth:`count_turn`)."""
+        return self._turns
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls executed so far (read-only: :meth:`count_tool_calls`)."""
+        return self._tool_calls
+
+    def count_turn(self, reached: int | None = None) -> int:
+        """One more model turn (or, with ``reached``, at least that many); the count."""
+        self._turns = self._turns + 1 if reached is None else max(self._turns, reached)
+        return self._turns
+
+    def count_tool_calls(self, n: int = 1) -> int:
+        """``n`` more tool calls (executed elsewhere than :meth:`run_tool_call`); the count."""
+        self._tool_calls += n
+        return self._tool_calls
+
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0
 
@@ -463,7 +483,7 @@ class QuestionRun:
         self, call: ToolCall, *, withhold_repeats: bool = False
     ) -> tuple[Message, SectionSlice | None]:
         """Execute one tool call (counted); returns the tool message and the slice, if any."""
-        self.tool_calls += 1
+        self.count_tool_calls()
         if call.error is not None:
             text = f"error: your call to {call.name!r} was unusable ({call.error}); check the arguments."
             self.event("error", text, tool=call.name, raw=call.raw_arguments)

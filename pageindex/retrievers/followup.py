@@ -121,7 +121,7 @@ async def followup(run: QuestionRun, opts: FollowupOptions) -> RetrievalResult:
     reply: FollowupReply | None = None
     passes: list[dict] = []
     for pass_no in range(1, opts.max_passes + 1):
-        run.turns = pass_no
+        run.count_turn(reached=pass_no)
         reply = await run.structured(messages, FollowupReply, role="followup", tag={"pass": pass_no})
         record = {"pass": pass_no, "status": reply.status, "missing": reply.missing,
                   "tokens": run.tokens_used()}
@@ -179,7 +179,7 @@ def _look_up(lookup: _Lookup, missing: list[str], pass_no: int) -> tuple[list[in
         lookup.run.event("tool_call", f"look up {item!r}: {gap.status}"
                          + (f" via {gap.via}, pages {gap.pages}" if gap.pages else ""),
                          item=item, status=gap.status, via=gap.via, pages=gap.pages)
-    lookup.run.tool_calls += sum(1 for g in lookup.gaps.values() if g.pass_no == pass_no)
+    lookup.run.count_tool_calls(sum(1 for g in lookup.gaps.values() if g.pass_no == pass_no))
     return new_pages, ["Missing items:", *notes]
 
 

@@ -243,7 +243,7 @@ def _fetch_guarded(
             "item. Reply now with your findings or a failure."
         )
     if refusal is not None:
-        run.tool_calls += 1
+        run.count_tool_calls()
         run.event(
             "tool_call",
             f"fetch_section({args.node_id!r}) refused: {refusal}",

@@ -40,7 +40,7 @@ async def answer_from_pages(
         page_list=", ".join(str(p) for p in valid),
         pages=text,
     )
-    run.turns += 1
+    run.count_turn()
     reply = await run.structured(messages, AnswerWithSources, role=role, max_retries=max_retries)
     run.event("decision", f"{role}: {reply.status}", reply=reply.model_dump(mode="json"))
     return run.result_from_answer(reply, **fields)

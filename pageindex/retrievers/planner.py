@@ -213,7 +213,7 @@ class PlanExecutor:
         for requested in task.node_ids:
             offset: int | None = 0
             while offset is not None and budget > 0:
-                self.run.tool_calls += 1
+                self.run.count_tool_calls()
                 piece = fetcher.fetch(requested, offset, why=f"planner task {task.id}")
                 if not piece.found:
                     closest = ", ".join(c.node_id for c in piece.candidates[:3])

@@ -42,7 +42,7 @@ async def tool_loop(
 
     run_tools = run_tools or default_tools
     for turn in range(1, max_turns + 1):
-        run.turns += 1
+        run.count_turn()
         resp = await run.chat(
             messages,
             tools=[FETCH_SECTION_TOOL],
