@@ -155,7 +155,10 @@ def apply_doctor_findings(config: RunConfig, model: str | None) -> tuple[RunConf
     a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
     resumed run keeps its stored settings (callers apply this to new runs only). No cached
     findings: the config unchanged, and no call is made."""
-    if not model or model.split("/", 1)[0] in {"scripted", "replay"}:
+    from pageindex.llm.providers import provider_class
+
+    provider = provider_class(model.split("/", 1)[0]) if model else None
+    if provider is None or not provider.remote:  # no server to have probed (scripted, replay, ...)
         return config, []
     from pageindex.llm.doctor import doctor_defaults
     from pageindex.llm.spec import parse_spec
