@@ -85,6 +85,9 @@ _INABILITY = [
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
     r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
+    # what the speaker would need and does not have: "I would need access to the 10-K"
+    rf"\b{_SELF} would (?:need|require) (?:access|more|additional|further)\b",
+    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:knowledge|training)\b",
 ]
 _HAND_BACK = [
     r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
@@ -96,6 +99,12 @@ _HAND_BACK = [
     r"\b(?:I|we) (?:would )?(?:recommend|suggest|advise) (?:\w+ ){0,1}"
     r"(?:checking|consulting|referring|reviewing|looking|visiting|accessing)\b",
     r"\bplease (?:refer to|consult|provide)\b",
+    # impersonal or imperative: "it is best to consult the 10-K", "Refer to the annual report"
+    r"\bit (?:is|would be) (?:best|advisable|recommended|necessary|wise) to "
+    r"(?:refer|consult|check|look|review|visit|access|obtain)\b",
+    r"(?:^|[.!?:]\s+)(?:refer to|consult|check|visit|look up|review) the (?:company's |\w+'s )?"
+    r"(?:latest |most recent |official |annual |financial )*(?:10-?[KQ]|annual report|filings?|"
+    r"financial statements|investor relations|website|SEC)\b",
 ]
 _STRONG_REFUSAL = [*_APOLOGY, *_INABILITY, *_HAND_BACK]
 # Weak: the source lacks something. A refusal only when it opens the answer.
@@ -115,25 +124,57 @@ _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
 # pointer to the source ("you can find more in the 10-K") or apology does not withdraw a stated figure.
 _CONCLUSIVE = re.compile("|".join(_INABILITY), re.IGNORECASE)
 _WEAK = re.compile("|".join(_WEAK_REFUSAL), re.IGNORECASE)
+_DISCLAIMER = re.compile(
+    rf"\b(?:{_SELF} )?(?:{_NEG_MODAL}|unable to) (?:\w+ ){{0,2}}(?:confirm|verify|guarantee|vouch for)\b"
+    r"(?! (?:whether|if|what|how|which|the (?:exact|specific|precise) (?:figure|amount|value|number)))",
+    re.IGNORECASE,
+)
 # After a refusal, an attempt anyway ("However, we can calculate ...") makes it an answer.
 _ATTEMPT = re.compile(
     r"\bhowever,? (?:we|i) can (?:\w+ ){0,2}(?:calculate|estimate|compute|determine|derive|infer|conclude|"
     r"see|say|note|state|tell|provide (?:an? )?(?:estimate|answer|figure))\b|"
     r"\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
-    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no)\b|"
+    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no|\$?\(?-?\d)|"
     # A hedged conclusion is still an answer: "..., it can be inferred that ...", "suggests that it
     # likely ...".
     r"\bit can be (?:inferred|concluded)\b|\b(?:suggests?|indicates?) that (?:\w+ ){0,3}likely\b",
     re.IGNORECASE,
 )
+_NONE_GOLD = re.compile(r"^\W*(?:no\b|none\b|nil\b|there (?:are|is|were|was) (?:none|no)\b)", re.IGNORECASE)
+_ESCAPE_OFFERED = re.compile(r"\bif\b[^.?!]{0,120}\bnot\b[^.?!]{0,120}\b(?:state|say)\b", re.IGNORECASE)
+_ESCAPE_TAKEN = re.compile(
+    r"\bnot (?:\w+ ){0,2}(?:useful|relevant|meaningful|appropriate|applicable|suitable|typical|"
+    r"commonly used|something)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
+_CONTRACTIONS = [
+    (re.compile(r"\b(w)on['’]t\b", re.IGNORECASE), r"\1ill not"),
+    (re.compile(r"\b(c)an['’]t\b", re.IGNORECASE), r"\1annot"),
+    (re.compile(r"n['’]t\b", re.IGNORECASE), " not"),
+    (re.compile(r"\b(I|you|we|they|he|she|it)['’]d\b", re.IGNORECASE), r"\1 would"),
+    (re.compile(r"\bI['’]m\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\b(you|we|they)['’]re\b", re.IGNORECASE), r"\1 are"),
+    (re.compile(r"\b(I|you|we|they)['’]ve\b", re.IGNORECASE), r"\1 have"),
+    (re.compile(r"\b(I|you|we|they|it)['’]ll\b", re.IGNORECASE), r"\1 will"),
+]
+
+
+def plain(text: str) -> str:
+    """The text with contractions written out ("isn't" -> "is not", "you'd" -> "you would"), so
+    that a refusal is recognised by its structure whatever the register; numbers are untouched."""
+    for pattern, full in _CONTRACTIONS:
+        text = pattern.sub(full, text)
+    return text
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
-def refusal_hits(answer: str, *, opening_sentences: int = 3, closing_sentences: int = 0) -> list[str]:
+def refusal_hits(
+    answer: str, *, opening_sentences: int = 3, closing_sentences: int = 0, question: str = ""
+) -> list[str]:
     """Refusal phrases in the answer's opening or close: strong ones in the first
     ``opening_sentences`` sentences or the last ``closing_sentences`` (an answer that works through
     the task and concludes "so I cannot calculate it" refused; used for questions asking for a
@@ -148,6 +189,18 @@ def refusal_hits(answer: str, *, opening_sentences: int = 3, closing_sentences: 
     hits += [m.group(0) for m in _STRONG.finditer(closing)]
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
+    # Wherever it stands, a sentence that declares the question itself unanswerable ("we cannot say
+    # whether the quick ratio improved") refuses it: the inability restates what was asked.
+    asked = content_words((sentences(question) or [question])[0]) if question else set()
+    if len(asked) >= 3:
+        for part in parts[opening_sentences:]:
+            m = _CONCLUSIVE.search(part)
+            if m and len(asked & content_words(part)) / len(asked) >= _RESTATES_REFUSAL:
+                hits.append(m.group(0))
+    # A question may offer a way out ("if gross margin is not a useful metric for it, say so and
+    # explain why"); an answer that takes it ("... is not a useful metric for a bank") has answered.
+    if hits and _ESCAPE_OFFERED.search(question) and _ESCAPE_TAKEN.search(answer):
+        return []
     # An attempt counts unless its own sentence refuses ("if you provide X, I can calculate it").
     if hits and any(_ATTEMPT.search(part) for part in parts if not _STRONG.search(part)):
         return []
@@ -193,6 +246,7 @@ def implied_stance(question: str, answer: str) -> str | None:
 
 
 _RESTATES = 0.6
+_RESTATES_REFUSAL = 0.5
 
 
 def concluded_stance(question: str, answer: str) -> str | None:
@@ -487,7 +541,7 @@ def stated_quantities(answer: str) -> list[Quantity]:
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 
 @cache
@@ -549,7 +603,9 @@ class RulesJudge:
         found = extract_quantities(answer)
         stated = stated_quantities(answer) if numeric_gold else found
         matched = [g for g in golds if self._found(g, stated, question=question)]
-        refusals = refusal_hits(answer, closing_sentences=1 if numeric_gold else 0)
+        refusals = refusal_hits(
+            plain(answer), closing_sentences=1 if numeric_gold else 0, question=question
+        )
         details: dict[str, object] = {
             "gold_numbers": [g.text for g in golds],
             "answer_numbers": len(found),
@@ -565,12 +621,20 @@ class RulesJudge:
                 return "incorrect", True, why, details
             if matched:
                 return "correct", True, f"gold number {golds[0].text} stated in the answer", details
-            return self._numeric_without_gold(question, answer, golds, stated, refusals, details)
+            return self._numeric_without_gold(question, plain(answer), golds, stated, refusals, details)
 
         # A firm refusal that quotes part of the answer ("20% in FY2021, but FY2022 is not given, so
         # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
         # A soft "is not explicitly stated" after a partial answer is an answer.
         strong = any(_STRONG.search(h) for h in refusals)
+        if (
+            refusals and not strong and _NONE_GOLD.match(gold) and len(sentences(answer)) >= 2
+            and not _STRONG.search(plain(answer))
+        ):
+            # The gold says there is none ("No, ...", "There are none"): an answer that says the
+            # filing shows none and goes on to say what it does show agrees with it. An absence
+            # alone, or with an inability or a hand-back anywhere ("I cannot tell"), is a refusal.
+            return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         gold_stance, answer_stance = stance(gold), stance(answer)
@@ -637,7 +701,10 @@ class RulesJudge:
         operands answer nothing."""
         parts = sentences(answer)
         refusing = [i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)]
-        firm = [i for i, part in enumerate(parts) if _CONCLUSIVE.search(part)]
+        # "I cannot verify this figure" after a figure is a disclaimer on it, not a withdrawal.
+        firm = [
+            i for i, part in enumerate(parts) if _CONCLUSIVE.search(_DISCLAIMER.sub("", part))
+        ]
         answering = [
             i
             for i, part in enumerate(parts)

@@ -11,6 +11,7 @@ incorporated by reference), its contents pages and front matter (:mod:`pageindex
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from pageindex.tree.cache import TreeCache, file_sha256
@@ -22,7 +23,7 @@ from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
-from pageindex.tree.pdf import PdfDocument, UnderlineReader, read_pdf
+from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
@@ -113,7 +114,9 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         first = roots[0]
         if first.start_page > 1 or not first.at_top:
             cover_end = first.start_page - 1 if first.at_top else first.start_page
-            cover = Draft("cover", "cover", "Cover page", 1, 0.0, True, 1, end_page=max(1, cover_end))
+            cover = Draft(
+                "cover", "cover", _cover_title(pages[0]), 1, 0.0, True, 1, end_page=max(1, cover_end)
+            )
             if strategy == "layout" and pages[0].lines:
                 # no SEC cover here: the lead is the document's headline and opening text
                 headline = pages[0].lines[0].text[:120]
@@ -155,6 +158,20 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         pages=texts,
         strategy=strategy,
     )
+
+
+_FORM = re.compile(r"^form(\d{1,2}-[a-z]{1,2}(?:/a)?|def14a)$")
+
+
+def _cover_title(page: Page) -> str:
+    """ "Form 10-Q cover page" when the first page prints the form's name on a line of its
+    own (emphasised or centred), else "Cover page"."""
+    for line in page.lines[:20]:
+        if (line.bold or line.caps or line.centred) and len(line.text) < 20:
+            m = _FORM.match(line.compact)
+            if m:
+                return f"Form {m.group(1).upper()} cover page"
+    return "Cover page"
 
 
 def _repair_titles(roots: list[Draft], texts: list[str]) -> None:

@@ -94,7 +94,7 @@ def _blocks(pages: list[Page], first: int, stop: tuple[int, float], rank: int) -
     seen: set[str] = set()
     for page in pages[first - 1 : stop[0]]:
         for line in page.lines:
-            if (page.number, line.y0) >= stop:
+            if (page.number, line.ry) >= stop:
                 break
             if len(line.text) > _MAX_LINE:
                 continue
@@ -105,7 +105,7 @@ def _blocks(pages: list[Page], first: int, stop: tuple[int, float], rank: int) -
                 seen.add(block.key)
                 title = block.title + (": None" if _NONE.search(c) else "")
                 found.append(
-                    Draft("heading", block.key, title, page.number, line.y0, at_top(page, line), rank)
+                    Draft("heading", block.key, title, page.number, line.ry, at_top(page, line), rank)
                 )
                 break
     return found
@@ -129,7 +129,7 @@ def _contents_start(pages: list[Page], first: int, last: int, rules: SubheadingR
             "table_of_contents",
             "Table of contents",
             page.number,
-            title.y0,
+            title.ry,
             at_top(page, title),
             0,
         )

@@ -29,8 +29,10 @@ LEVEL = {
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
 _PART = re.compile(r"^part\s*(i\s?v|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)  # "PART I V" is IV
 _ITEM = re.compile(
-    r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|([a-c])(?![a-z]))?\s*(?=[\.,:\-–—\s]|$)", re.IGNORECASE
+    r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|\(?([a-c])(?![a-z])\)?)?\s*(?=[\.,:\-–—\s]|$)",
+    re.IGNORECASE,
 )
+_PART_TITLED = re.compile(r"^(?i:part)\s*[IV](?:\s?[IV])*\s*[–—\-.:]\s*[A-Z][a-z]")
 _ENDS_IN_PAGE_NUMBER = re.compile(r"(?:\.{2,}|\s)\s*(?:[A-Z]-)?\d{1,3}\s*$")
 _NOTE = re.compile(r"^note\s*(\d{1,2})(?!\d)\s*(?:[\.:\-–—]|\s|$)", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(\d{1,2})\s?\.\s+[A-Z]")
@@ -243,7 +245,16 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
             head = text[:12].lower()
             if head.startswith("part"):
                 m = _PART.match(text)
-                if m and (_emphasised(line) or line.centred) and not _ENDS_IN_PAGE_NUMBER.search(text):
+                plain_start = (
+                    (line.x0 < page.width * 0.2 or _column_start(page, line))
+                    and len(text) < 60
+                    and _PART_TITLED.match(text)
+                )  # "Part II – Other Information" set in body type at a column's left edge
+                if (
+                    m
+                    and (_emphasised(line) or line.centred or plain_start)
+                    and not _ENDS_IN_PAGE_NUMBER.search(text)
+                ):
                     rank = _ROMAN[re.sub(r"\s", "", m.group(1)).lower()]
                     parts.append(
                         Heading(
@@ -251,7 +262,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                             f"part_{rank}",
                             _clean_title(text),
                             page.number,
-                            line.y0,
+                            line.ry,
                             at_top(page, line),
                             (rank,),
                         )
@@ -266,7 +277,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                                 item_key(mi),
                                 _clean_title(rest),
                                 page.number,
-                                line.y0,
+                                line.ry,
                                 at_top(page, line),
                                 _item_order(mi),
                             )
@@ -293,7 +304,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                         item_key(m),
                         _clean_title(text),
                         page.number,
-                        line.y0,
+                        line.ry,
                         at_top(page, line),
                         _item_order(m),
                     )
@@ -308,7 +319,7 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                             "exhibit_" + m.group(1).replace(".", "_"),
                             _clean_title(text),
                             page.number,
-                            line.y0,
+                            line.ry,
                             True,
                             (),
                         )
@@ -333,13 +344,14 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
     headings = accepted_parts + items
     index_pages = toc_pages | {p.number for p in pages if _is_notes_index(p)}
     exhibits = _dedupe_exhibits(exhibits, items)
-    financials = _detect_financials(pages, index_pages, *_financial_zone(items, pages))
+    financials = _detect_financials(pages, index_pages, *_financial_zone(items, pages), lower=not items)
     if items and len(_statement_kinds(financials)) < 2:
         # Item 8 may only point to statements printed after the last Item ("see page F-1")
         financials = _back_matter_financials(pages, index_pages, items, exhibits) or financials
     headings += financials
     headings += exhibits
-    headings += _closing_signatures(pages, toc_pages, items)
+    if not any(h.key == "signatures" for h in headings):
+        headings += _closing_signatures(pages, toc_pages, items)
     headings.sort(key=lambda h: (h.page, h.y, h.level))
     return headings
 
@@ -354,16 +366,16 @@ _SIGNATURES = re.compile(r"^signatures?$")
 
 
 def _closing_signatures(pages: list[Page], toc_pages: set[int], items: list[Heading]) -> list[Heading]:
-    """The signatures page that closes a filing (within its last 5 pages, after the last Item)."""
+    """The signatures page that closes a filing: the first one after the last Item."""
     if not items:
         return []
     last_item = max(h.page for h in items)
-    for page in pages[max(last_item, len(pages) - 5) - 1 :]:
+    for page in pages[last_item - 1 :]:
         if page.number in toc_pages:
             continue
         for line in page.lines[:6]:
             if (_emphasised(line) or line.centred) and _SIGNATURES.match(line.compact):
-                if page.number == last_item and any(h.page == page.number and h.y > line.y0 for h in items):
+                if page.number == last_item and any(h.page == page.number and h.y > line.ry for h in items):
                     continue
                 return [
                     Heading(
@@ -371,7 +383,7 @@ def _closing_signatures(pages: list[Page], toc_pages: set[int], items: list[Head
                         "signatures",
                         _clean_title(line.text),
                         page.number,
-                        line.y0,
+                        line.ry,
                         at_top(page, line),
                     )
                 ]
@@ -435,11 +447,11 @@ def _back_matter_financials(
     for page in pages[last_item : first.page]:
         for idx, line in enumerate(page.lines[:6]):
             if (line.bold or line.caps or line.centred or idx < 3) and _FINANCIALS_START.match(line.compact):
-                if page.number == first.page and line.y0 >= first.y:
+                if page.number == first.page and line.ry >= first.y:
                     break
                 title = _clean_title(line.text)
                 opening.append(
-                    Heading("opening", slug(title), title, page.number, line.y0, at_top(page, line))
+                    Heading("opening", slug(title), title, page.number, line.ry, at_top(page, line))
                 )
                 break
     head = opening[0] if opening else first
@@ -450,21 +462,23 @@ def _back_matter_financials(
     last = max(found, key=lambda h: (h.page, h.y))
     for page in pages[last.page - 1 : end]:
         for idx, line in enumerate(page.lines):
-            if page.number == last.page and line.y0 <= last.y:
+            if page.number == last.page and line.ry <= last.y:
                 continue
             if (line.bold or line.caps) and idx < 6 and _BACK_MATTER.match(line.compact):
                 key = "exhibit_index" if "exhibit" in line.compact else "signatures"
                 found.append(
-                    Heading("back", key, _clean_title(line.text), page.number, line.y0, at_top(page, line))
+                    Heading("back", key, _clean_title(line.text), page.number, line.ry, at_top(page, line))
                 )
                 return [start, *found]
     return [start, *found]
 
 
 def _detect_financials(
-    pages: list[Page], toc_pages: set[int], zone_start: int, zone_end: int
+    pages: list[Page], toc_pages: set[int], zone_start: int, zone_end: int, lower: bool = False
 ) -> list[Heading]:
-    """Statements, the notes title and the notes on pages ``zone_start..zone_end``."""
+    """Statements, the notes title and the notes on pages ``zone_start..zone_end``; with
+    ``lower`` (documents with no Items: releases, reports) also a second statement printed
+    below the first one's table on the same page."""
     out: list[Heading] = []
     seen_statements: dict[str, int] = {}
     last_statement_page = -10
@@ -476,6 +490,7 @@ def _detect_financials(
         if page.number in toc_pages:
             continue
         page_statements: list[tuple[str, Line]] = []
+        below: list[tuple[str, Line]] = []
         for idx, line in enumerate(page.lines):
             text = line.text
             if len(text) > 130:
@@ -486,6 +501,11 @@ def _detect_financials(
                 if key and not _ENDS_IN_PAGE_NUMBER.search(text):
                     page_statements.append((key, line))
                     continue
+            elif lower and page_statements and (line.bold or line.caps) and _between_tables(page.lines, idx):
+                key = statement_key(c)  # a second statement printed below the first one's table
+                if key and key not in {k for k, _ in page_statements}:
+                    below.append((key, line))
+                    continue
             if (
                 notes_title is None
                 and (line.bold or line.caps or idx < 4)
@@ -493,7 +513,7 @@ def _detect_financials(
                 and not _ENDS_IN_PAGE_NUMBER.search(text)
             ):
                 notes_title = Heading(
-                    "notes", "notes", _clean_title(text), page.number, line.y0, at_top(page, line)
+                    "notes", "notes", _clean_title(text), page.number, line.ry, at_top(page, line)
                 )
                 continue
             if text[:4].lower() == "note" and (line.bold or line.caps):
@@ -512,7 +532,7 @@ def _detect_financials(
                             f"note_{n}",
                             _clean_title(title),
                             page.number,
-                            line.y0,
+                            line.ry,
                             at_top(page, line),
                             (n,),
                         )
@@ -528,7 +548,7 @@ def _detect_financials(
                             f"note_{n}",
                             _clean_title(text),
                             page.number,
-                            line.y0,
+                            line.ry,
                             at_top(page, line),
                             (n,),
                         )
@@ -536,7 +556,7 @@ def _detect_financials(
         kinds = {k for k, _ in page_statements}
         if len(kinds) >= 3:  # an index of the statements, not a statement
             continue
-        for key, line in page_statements[:1]:
+        for key, line in page_statements[:1] + below[:2]:
             if key == last_statement_key and page.number - last_statement_page <= 2:
                 last_statement_page = page.number  # continuation page
                 continue
@@ -545,7 +565,7 @@ def _detect_financials(
             count = sum(1 for h in out if h.kind == "statement" and h.key.startswith(key))
             skey = key if count == 0 else f"{key}_{count + 1}"
             out.append(
-                Heading("statement", skey, _clean_title(line.text), page.number, line.y0, at_top(page, line))
+                Heading("statement", skey, _clean_title(line.text), page.number, line.ry, at_top(page, line))
             )
             seen_statements[key] = page.number
             last_statement_page = page.number
@@ -568,6 +588,19 @@ def _detect_financials(
         if not notes or notes_title.page < notes[0].page:
             result.append(notes_title)
     return result
+
+
+_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$")
+
+
+def _row_like(line: Line) -> bool:
+    """A table row: cells spread over the line, or two or more figures."""
+    return line.cells >= 2 or sum(1 for t in line.text.split() if _FIGURE.match(t)) >= 2
+
+
+def _between_tables(lines: list[Line], idx: int) -> bool:
+    """The line at ``idx`` follows a table row and one of the next three lines is one."""
+    return idx > 0 and _row_like(lines[idx - 1]) and any(_row_like(n) for n in lines[idx + 1 : idx + 4])
 
 
 def _note_sequence(cands: list[Heading]) -> list[Heading]:

@@ -199,7 +199,7 @@ def layout_drafts(
                 slug(c.title),
                 c.title[:120],
                 c.page,
-                line.y0,
+                line.ry,
                 at_top(page, line),
                 base_rank + level - 1,
             )
@@ -267,6 +267,6 @@ def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:
     """True when one of the next ``lookahead`` lines after ``d``'s heading line is a table row."""
     lines = pages[d.start_page - 1].lines
     for i, line in enumerate(lines):
-        if abs(line.y0 - d.y) < 0.5:
+        if abs(line.ry - d.y) < 0.5:
             return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
     return False

@@ -100,7 +100,7 @@ def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[
             for line in page.lines:
                 c = line.compact
                 if (len(c) >= 4 and want.startswith(c[: len(want)])) or c.startswith(want):
-                    y, top = line.y0, at_top(page, line)
+                    y, top = line.ry, at_top(page, line)
                     break
         if out and out[-1].start_page == number and y <= out[-1].y:
             y, top = out[-1].y + 0.01, False  # outline order is authoritative within a page

@@ -25,7 +25,9 @@ from pageindex.tree.errors import (
 )
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORECASE)
-_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
+# vector paths come with the text as bounding boxes (blocks of type 3) for a few per cent more:
+# candidate underlines without a second pass over the page's drawings
+_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES | pymupdf.TEXT_COLLECT_VECTORS
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
 
 
@@ -47,6 +49,11 @@ class Line:
     underlined: bool = False  # set only by mark_underlined (drawings are read on demand)
     gap: float = 0.0  # widest horizontal gap between the pieces of the line (table cells), points
     wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
+    ry: float = -1.0  # reading position on the page: y0, plus the page height in a right column
+
+    def __post_init__(self) -> None:
+        if self.ry < 0:
+            self.ry = self.y0
 
     @property
     def cells(self) -> int:
@@ -66,6 +73,7 @@ class Page:
     height: float
     lines: list[Line] = field(default_factory=list)
     underlines_read: bool = False
+    rules: list[tuple[float, float, float]] | None = None  # thin horizontal strokes, when read
 
     @property
     def text(self) -> str:
@@ -120,106 +128,192 @@ def _is_bold(flags: int, font: str) -> bool:
     return bold
 
 
-def _page_lines(number: int, raw: dict, width: float) -> list[Line]:
+def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> list[Line]:
     """Visual lines of one page from its ``get_text('dict')`` output.
 
     Works on pymupdf's own lines (a run of spans on one baseline), not span by span: each
     becomes one piece (text, box, bold characters, size, colour), and pieces whose vertical
-    centres are within ``_Y_TOLERANCE`` are one visual line, read left to right.
+    centres are within ``_Y_TOLERANCE`` are one visual line, read left to right. On a page set
+    in two text columns (prose lines side by side on 3+ baselines) the columns are separate
+    lines, and the right column's lines come after the left one's (``Line.ry``).
     """
     pieces = []
+    bold_cache = _BOLD_CACHE
     for block in raw["blocks"]:
         if block.get("type", 0) != 0:
             continue
         for line in block["lines"]:
+            spans = line["spans"]
+            if len(spans) == 1:  # most lines: one span, no joining
+                span = spans[0]
+                text = span["text"]
+                n = len(text.strip())
+                if not n:
+                    continue
+                flags, font = span["flags"], span["font"]
+                bold = bold_cache.get((flags & 16 != 0, font))
+                if bold is None:
+                    bold = _is_bold(flags, font)
+                x0, y0, x1, y1 = line["bbox"]
+                pieces.append(
+                    ((y0 + y1) / 2, x0, x1, y0, y1, text, n, n if bold else 0, span["size"], span["color"])
+                )
+                continue
             texts = []
             chars = bold_chars = 0
             size = 0.0
-            colors = set()
+            color = None
             prev_x1 = None
-            for span in line["spans"]:
+            for span in spans:
                 text = span["text"]
-                stripped = text.strip()
-                if not stripped:
+                n = len(text.strip())
+                if not n:
                     continue
                 bbox = span["bbox"]
                 if prev_x1 is not None and bbox[0] - prev_x1 > 0.8 and not texts[-1].endswith(" "):
                     texts.append(" ")
                 texts.append(text)
                 prev_x1 = bbox[2]
-                n = len(stripped)
                 chars += n
                 if _is_bold(span["flags"], span["font"]):
                     bold_chars += n
                 if span["size"] > size:
                     size = span["size"]
-                colors.add(span["color"])
+                c = span["color"]
+                color = c if color is None or color == c else -1
             if chars:
                 x0, y0, x1, y1 = line["bbox"]  # pymupdf's box of the line's spans
-                pieces.append(
-                    ((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, colors)
-                )
+                pieces.append(((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, color))
     if not pieces:
         return []
-    pieces.sort(key=lambda s: (s[0], s[1]))
+    pieces.sort(key=_by_position)
+    columns = _column_starts(pieces, width)
     groups: list[list[tuple]] = [[pieces[0]]]
     anchor = pieces[0][0]
+    splits = 0
     for s in pieces[1:]:
         if s[0] - anchor <= _Y_TOLERANCE:
-            groups[-1].append(s)
+            if columns and _starts_column(groups[-1][-1], s, columns):
+                groups.append([s])  # the next text column, not a cell of the same row
+                splits += 1
+            else:
+                groups[-1].append(s)
         else:
             groups.append([s])
             anchor = s[0]
+    # two text columns side by side on 3+ baselines: the right one is read after the left one
+    right = columns[0] - 2.0 if splits >= 3 else None
     lines: list[Line] = []
     mid_page = width / 2
+    max_centre_off, max_centred_width = width * 0.06, width * 0.75
     for group in groups:
-        if len(group) > 1:
-            group.sort(key=lambda s: s[1])
-        parts: list[str] = []
-        prev_x1 = None
-        bold_chars = chars = 0
-        size = 0.0
-        gap = 0.0
-        gaps: list[float] = []
-        colors: set[int] = set()
-        for _, x0, x1, _y0, _y1, text, n, nb, sz, cols in group:
-            if prev_x1 is not None:
-                gaps.append(x0 - prev_x1)
-                gap = max(gap, x0 - prev_x1)
-                if x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
-                    parts.append(" ")
-            parts.append(text)
-            prev_x1 = x1
-            chars += n
-            bold_chars += nb
-            if sz > size:
-                size = sz
-            colors |= cols
-        text = " ".join("".join(parts).split())
+        if len(group) == 1:
+            _, lx0, lx1, ly0, ly1, text, chars, bold_chars, size, color = group[0]
+            text = " ".join(text.split())
+            gap = 0.0
+            wide_gaps = 0
+        else:
+            group.sort(key=_by_x)
+            parts: list[str] = []
+            prev_x1 = None
+            bold_chars = chars = 0
+            size = 0.0
+            gap = 0.0
+            gaps: list[float] = []
+            color = None
+            for _, x0, x1, _y0, _y1, piece, n, nb, sz, col in group:
+                if prev_x1 is not None:
+                    gaps.append(x0 - prev_x1)
+                    gap = max(gap, x0 - prev_x1)
+                    if x0 - prev_x1 > 0.8 and not parts[-1].endswith(" "):
+                        parts.append(" ")
+                parts.append(piece)
+                prev_x1 = x1
+                chars += n
+                bold_chars += nb
+                if sz > size:
+                    size = sz
+                color = col if color is None or color == col else -1
+            text = " ".join("".join(parts).split())
+            lx0 = group[0][1]
+            lx1 = max(s[2] for s in group)
+            ly0 = min(s[3] for s in group)
+            ly1 = max(s[4] for s in group)
+            wide = max(14.0, 2.5 * size)
+            wide_gaps = sum(1 for g in gaps if g > wide)
         if not text:
             continue
-        lx0 = group[0][1]
-        lx1 = max(s[2] for s in group)
-        caps = text.isupper() and sum(1 for c in text if c.isalpha()) >= 3
-        centred = abs((lx0 + lx1) / 2 - mid_page) < width * 0.06 and (lx1 - lx0) < width * 0.75
+        caps = text.isupper() and _letters(text) >= 3
+        centred = abs((lx0 + lx1) / 2 - mid_page) < max_centre_off and (lx1 - lx0) < max_centred_width
         lines.append(
             Line(
-                page=number,
-                text=text,
-                bold=chars > 0 and bold_chars >= 0.8 * chars,
-                caps=caps,
-                centred=centred,
-                x0=lx0,
-                x1=lx1,
-                y0=min(s[3] for s in group),
-                y1=max(s[4] for s in group),
-                size=size,
-                color=colors.pop() if len(colors) == 1 else -1,
-                gap=gap,
-                wide_gaps=sum(1 for g in gaps if g > max(14.0, 2.5 * size)) if gaps else 0,
+                number,
+                text,
+                chars > 0 and bold_chars >= 0.8 * chars,
+                caps,
+                centred,
+                lx0,
+                lx1,
+                ly0,
+                ly1,
+                size,
+                color if color is not None else -1,
+                False,
+                gap,
+                wide_gaps,
+                ly0,
             )
         )
+    if right is not None:
+        for line in lines:
+            if line.x0 >= right:
+                line.ry = line.y0 + height
+        lines.sort(key=lambda line: line.ry)
     return lines
+
+
+def _by_position(s: tuple) -> tuple[float, float]:
+    return (s[0], s[1])
+
+
+def _by_x(s: tuple) -> float:
+    return s[1]
+
+
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+
+
+def _letters(text: str) -> int:
+    """How many letters ``text`` holds."""
+    return len(_NOT_LETTER.sub("", text))
+
+
+def _prose(text: str) -> bool:
+    return _letters(text) >= 0.6 * len(text)
+
+
+def _column_starts(pieces: list[tuple], width: float) -> list[float]:
+    """Left edges shared by 5+ prose pieces (30+ characters, mostly letters) that are not the
+    page's leftmost text edge and lie right of a third of the page: where a second text
+    column starts."""
+    counts: dict[int, int] = {}
+    for s in pieces:
+        if len(s[5]) >= 30 and _prose(s[5]):
+            key = round(s[1])
+            counts[key] = counts.get(key, 0) + 1
+    starts = sorted(x for x, n in counts.items() if n >= 5)
+    return [float(x) for x in starts[1:] if x > width / 3] if len(starts) > 1 else []
+
+
+def _starts_column(prev: tuple, s: tuple, columns: list[float]) -> bool:
+    """``s`` begins a text column to the right of ``prev`` on the same baseline: two text
+    columns side by side, not a table row (both pieces are mostly letters)."""
+    return (
+        s[1] - prev[2] >= 8.0
+        and any(abs(s[1] - x) <= 2.0 for x in columns)
+        and _prose(s[5])
+        and _prose(prev[5])
+    )
 
 
 def read_pdf(path: str | Path) -> PdfDocument:
@@ -230,14 +324,16 @@ def read_pdf(path: str | Path) -> PdfDocument:
         pages: list[Page] = []
         for index in range(doc.page_count):
             try:
-                page = doc[index]
+                page = doc.load_page(index)
                 raw = page.get_text("dict", flags=_TEXT_FLAGS)
             except Exception as exc:
                 raise PDFCorruptError(
                     p, f"page {index + 1}: {str(exc).strip() or type(exc).__name__}"
                 ) from None
-            width, height = page.rect.width, page.rect.height
-            pages.append(Page(index + 1, width, height, _page_lines(index + 1, raw, width)))
+            rect = page.rect
+            width, height = rect.width, rect.height
+            lines = _page_lines(index + 1, raw, width, height)
+            pages.append(Page(index + 1, width, height, lines, rules=_vector_rules(raw)))
         try:
             toc = doc.get_toc(simple=True)
         except Exception:
@@ -247,6 +343,18 @@ def read_pdf(path: str | Path) -> PdfDocument:
     if not any(page.lines for page in pages):
         raise PDFNoTextError(p)
     return PdfDocument(path=p, pages=pages, toc=toc)
+
+
+def _vector_rules(raw: dict) -> list[tuple[float, float, float]]:
+    """Thin horizontal paths of a page's ``get_text('dict')`` output (vector blocks), as
+    (x0, x1, y): candidate underlines."""
+    out = []
+    for block in raw["blocks"]:
+        if block.get("type") == 3:
+            x0, y0, x1, y1 = block["bbox"]
+            if y1 - y0 <= 2.0 and x1 - x0 >= 8.0:
+                out.append((x0, x1, (y0 + y1) / 2))
+    return out
 
 
 def _rules(drawings: list[dict]) -> list[tuple[float, float, float]]:
@@ -260,12 +368,14 @@ def _rules(drawings: list[dict]) -> list[tuple[float, float, float]]:
 
 
 class UnderlineReader:
-    """Marks ``Line.underlined`` on the pages asked for, reading their vector drawings.
+    """Marks ``Line.underlined`` on the pages asked for (long sections with no emphasised
+    sub-headings).
 
-    Drawings cost about as much as the text itself, so they are read only for the pages a
-    caller asks about (long sections with no emphasised sub-headings); the PDF is opened on
-    the first request and kept open until :meth:`close`. A line is underlined when strokes
-    just below it span at least 90% of its width and reach no further than it.
+    :func:`read_pdf` keeps each page's thin horizontal paths from its text pass
+    (``Page.rules``); for pages read otherwise the drawings are read here (about as costly as
+    the text itself), the PDF opened on the first request and kept open until :meth:`close`.
+    A line is underlined when strokes just below it span at least 90% of its width and reach
+    no further than it.
     """
 
     def __init__(self, path: str | Path, pages: list[Page]) -> None:
@@ -276,6 +386,13 @@ class UnderlineReader:
 
     def __call__(self, first: int, last: int) -> None:
         wanted = [n for n in range(first, last + 1) if 1 <= n <= len(self.pages)]
+        wanted = [n for n in wanted if not self.pages[n - 1].underlines_read]
+        for n in wanted:
+            page = self.pages[n - 1]
+            if page.rules is not None:  # read with the text
+                page.underlines_read = True
+                if page.rules:
+                    _mark(page, page.rules)
         wanted = [n for n in wanted if not self.pages[n - 1].underlines_read]
         if not wanted or self._failed:
             return

@@ -153,9 +153,9 @@ def subheading_drafts(
         found: list[Draft] = []
         previous_was_heading = False
         for index, line in enumerate(page.lines):
-            if number == first and line.y0 <= after_y:
+            if number == first and line.ry <= after_y:
                 continue
-            if number == last and line.y0 >= before_y:
+            if number == last and line.ry >= before_y:
                 break
             if is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line):
                 if previous_was_heading and found:
@@ -167,7 +167,7 @@ def subheading_drafts(
                             slug(line.text),
                             line.text[:120],
                             number,
-                            line.y0,
+                            line.ry,
                             at_top(page, line),
                             rank,
                         )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from bench.judges.rules import RULES_VERSION
 from pageindex.cli import app
 
 Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
@@ -117,14 +118,14 @@ def test_per_file_report_over_a_labels_folder(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bench", "judge", "--labels", str(fb), "--per-file", "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "4 rows judged by rules (version 2+" in text
+    assert f"4 rows judged by rules (version {RULES_VERSION}+" in text
     assert "Agreement per label file" in text and "alpha" in text and "beta" in text
     assert "100.0%" in text and "50.0%" in text and "75.0%" in text  # alpha, beta, mean of files
     assert "worst: beta" in text and "Confusion matrix summed over files" in text
     got = [json.loads(line) for line in out.read_text().splitlines()]
     assert [g["source"] for g in got] == ["alpha", "alpha", "beta", "beta"]
     assert [g["verdict"] for g in got] == ["correct", "refusal", "incorrect", "incorrect"]
-    assert all(g["judge_version"] and g["judge_version"].startswith("2+") for g in got)
+    assert all(g["judge_version"] and g["judge_version"].startswith(f"{RULES_VERSION}+") for g in got)
 
 
 def test_per_file_with_holdout_and_abstain(tmp_path: Path) -> None:
@@ -134,7 +135,7 @@ def test_per_file_with_holdout_and_abstain(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "version 2+" in text and "[abstain]" in text
+    assert f"version {RULES_VERSION}+" in text and "[abstain]" in text
     dev, held = text.index("Development label files"), text.index("Hold-out label files")
     assert dev < text.index("alpha") < held < text.index("beta")
     excluded = CliRunner().invoke(

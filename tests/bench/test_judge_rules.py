@@ -249,6 +249,77 @@ def test_a_hedge_qualifier_is_not_a_refusal(rules: RulesJudge) -> None:
     assert rules.judge_sync(Q_CAPEX_22, 1345, pointer).verdict == "incorrect"
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # contractions are the same structure as the words written out
+        "I can't find Foo Corp's FY2022 revenue in the material I have, so the growth isn't known.",
+        "You'd need to look at Foo Corp's FY2022 annual report for that.",
+        "I'm not able to determine Foo Corp's FY2022 revenue growth.",
+        # impersonal and imperative hand-backs
+        "It is best to consult Foo Corp's FY2022 annual report for the revenue growth.",
+        "Foo Corp's growth for FY2022 depends on its reported revenue. Refer to the company's 10-K.",
+        # what the speaker would need, and a limit of its knowledge
+        "I would need access to Foo Corp's FY2022 income statement to work out the growth.",
+        "Foo Corp's FY2022 results are beyond my knowledge.",
+    ],
+)
+def test_refusal_structure_in_other_registers(rules: RulesJudge, answer: str) -> None:
+    v = rules.judge_sync(Q_GROWTH, 0.062, answer)
+    assert (v.verdict, v.confident) == ("refusal", True), v.reasoning
+
+
+def test_an_inability_restating_the_question_refuses_it_wherever_it_stands(rules: RulesJudge) -> None:
+    q = "Has Foo Corp's current ratio improved or declined between FY2022 and FY2023?"
+    answer = (
+        "The current ratio compares current assets with current liabilities. It is a liquidity measure. "
+        "Analysts watch it closely for manufacturers.\n\nThe filing excerpt gives neither year's "
+        "current liabilities, so we cannot say whether Foo Corp's current ratio improved or declined "
+        "between FY2022 and FY2023."
+    )
+    assert rules.judge_sync(q, "It improved from 1.1 to 1.3.", answer).verdict == "refusal"
+    # The question's own way out, taken, is an answer and not a refusal.
+    q = (
+        "What drove Foo Bank's gross margin change in FY2022? If gross margin is not a useful metric "
+        "for a company like this, then state that and explain why."
+    )
+    answer = (
+        "Gross margin is not a useful metric for a bank, which sells no goods. Banks are measured by net "
+        "interest margin instead. It depends on rates. So I cannot provide a gross margin change for "
+        "Foo Bank in FY2022."
+    )
+    gold = "Performance is not measured through gross margin."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+
+
+def test_a_disclaimer_after_a_figure_does_not_withdraw_it(rules: RulesJudge) -> None:
+    answer = "Foo Corp's FY2022 capital expenditure was $1,900 million. I cannot verify this figure."
+    assert rules.judge_sync(Q_CAPEX_22, 1345, answer).verdict == "incorrect"
+    # ... but an inability about the asked figure after the working still concludes a refusal.
+    answer = "FY2021 capex was $1,210 million. I cannot confirm the exact figure for FY2022."
+    assert rules.judge_sync(Q_CAPEX_22, 1345, answer).verdict == "refusal"
+
+
+def test_an_explicit_final_answer_after_a_hedge_is_an_answer(rules: RulesJudge) -> None:
+    q = "What restructuring costs does Foo's FY2022 income statement show? If none are outlined, state 0."
+    answer = "Restructuring costs are not explicitly stated in the statement. Therefore, the answer is 0."
+    assert rules.judge_sync(q, "Foo's restructuring costs were $411 million.", answer).verdict == "incorrect"
+
+
+def test_none_found_agrees_with_a_gold_of_none(rules: RulesJudge) -> None:
+    q = "Which debt securities does Foo Corp have listed on a national exchange?"
+    answer = (
+        "The filing does not list any debt securities on a national exchange. Only its common stock is "
+        "registered, on the NYSE."
+    )
+    assert rules.judge_sync(q, "There are none.", answer).verdict == "correct"
+    # An absence alone, or with an inability, is still a refusal.
+    alone = "The provided text does not contain any information about Foo Corp's listed debt securities."
+    assert rules.judge_sync(q, "There are none.", alone).verdict == "refusal"
+    unable = alone + " Therefore, I cannot tell which debt securities Foo Corp has listed."
+    assert rules.judge_sync(q, "There are none.", unable).verdict == "refusal"
+
+
 # ------------------------------------------------------------------ family: human correct, judged incorrect
 @pytest.mark.parametrize(
     ("question", "gold", "answer"),
@@ -360,12 +431,12 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 2+73f4b68510): worst file 82.0%,
-# mean of files 90.0%; with --abstain 73.6% decided at 95.8% agreement.
-FLOOR_FILE = 0.80
+# Measured over the 8 files of ../shared/financebench/labels (rules 3): worst file 81.0% (the
+# closed-book hold-out), mean of files 90.5%; with --abstain 73.1% decided at 96.2% agreement.
+FLOOR_FILE = 0.79
 FLOOR_MEAN = 0.89
 FLOOR_ABSTAIN_AGREEMENT = 0.95
-FLOOR_ABSTAIN_DECIDED = 0.72
+FLOOR_ABSTAIN_DECIDED = 0.71
 
 
 def _label_rows(fb_dir: Path) -> list[dict]:

@@ -111,3 +111,46 @@ def _line(text: str, wide_gaps: int = 0) -> Line:
 )
 def test_table_column_headers_are_not_headings(text, wide_gaps, header):
     assert is_table_header(_line(text, wide_gaps)) is header
+
+
+PROSE = "the firm reviewed its positions and reported the results to the committee as usual"
+
+
+def two_column_10q(path: Path) -> Path:
+    """A 10-Q page set in two text columns: Part I's last Items in the left column, Part II
+    starting at the top of the right one (body type, no bold), as some banks print them."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((250, 60), "FORM 10-Q", fontname="hebo", fontsize=14)
+    for k in range(4):
+        page.insert_text((72, 80 + 12 * k), PROSE, fontname="helv", fontsize=9)
+    page.insert_text((72, 140), "PART I", fontname="hebo", fontsize=11)
+    page.insert_text((72, 160), "Item 2. Properties.", fontname="helv", fontsize=9)
+    for k in range(3):
+        page.insert_text((72, 174 + 12 * k), PROSE[:50], fontname="helv", fontsize=9)
+    page = doc.new_page()
+    left = ["Item 3. Quantitative and Qualitative Disclosures About", "Market Risk."]
+    left += [PROSE[:50]] * 8 + ["Item 4. Controls and Procedures."] + [PROSE[:50]] * 8
+    right = ["Part II - Other Information", "Item 1. Legal Proceedings."] + [PROSE[:48]] * 9
+    right += ["Item 1A. Risk Factors."] + [PROSE[:48]] * 8
+    for k, text in enumerate(left):
+        page.insert_text((50, 60 + 12 * k), text, fontname="helv", fontsize=9)
+    for k, text in enumerate(right):
+        page.insert_text((320, 60 + 12 * k), text, fontname="helv", fontsize=9)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_two_text_columns_are_read_one_after_the_other(tmp_path):
+    from pageindex.tree.pdf import read_pdf
+
+    page = read_pdf(two_column_10q(tmp_path / "q.pdf")).pages[1]
+    texts = [line.text for line in page.lines]
+    assert texts[0] == "Item 3. Quantitative and Qualitative Disclosures About"  # not merged with Part II
+    assert texts.index("Item 4. Controls and Procedures.") < texts.index("Part II - Other Information")
+    tree = build_tree(tmp_path / "q.pdf", use_cache=False)
+    part_1, part_2 = tree.get("part_1"), tree.get("part_2")
+    assert [c.node_id for c in part_1.children] == ["item_2", "item_3", "item_4"]  # Part I's Items
+    assert [c.node_id for c in part_2.children] == ["item_1", "item_1a"]
+    assert tree.nodes[0].title == "Form 10-Q cover page"

@@ -65,13 +65,22 @@ def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
     tree = filing_tree("TSMC_2023_20-F")
     titles = [n.title for n in tree.walk()]
     bad_starts = (
-        "For the year ended", "NT$ US$", "As of", "As of December 31,", "Name Position with our company",
+        "For the year ended",
+        "NT$ US$",
+        "As of",
+        "As of December 31,",
+        "Name Position with our company",
     )
     for bad in bad_starts:
         assert not [t for t in titles if t.startswith(bad)], bad
 
 
-RELEASES_FB = ["AMCOR_2023Q4_EARNINGS", "ULTABEAUTY_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2022Q4_EARNINGS"]
+RELEASES_FB = [
+    "AMCOR_2023Q4_EARNINGS",
+    "ULTABEAUTY_2023Q4_EARNINGS",
+    "JOHNSON_JOHNSON_2022Q4_EARNINGS",
+    "JOHNSON_JOHNSON_2023Q2_EARNINGS",
+]
 
 
 @pytest.mark.parametrize("doc", RELEASES_FB)
@@ -89,6 +98,12 @@ def test_amcor_release_sections(fb_pdf, tree_cache_dir):
     assert [n.start_page for n in outside_statements(tree, r"^Segment Information$")] == [2]
     cash = tree.get("cash_flows")
     assert cash.is_leaf and cash.end_page == 9  # not the reconciliations after it
+    # the balance sheet printed below the cash flows on the same page is a statement of its own
+    balance = tree.get("balance_sheet")
+    assert balance.is_leaf and (balance.start_page, balance.end_page) == (9, 9)
+    assert [n.node_id for n in tree.nodes].index("balance_sheet") == [n.node_id for n in tree.nodes].index(
+        "cash_flows"
+    ) + 1
 
 
 def test_jnj_release_sections(fb_pdf, tree_cache_dir):
