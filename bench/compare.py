@@ -13,10 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from bench.rundir import Run
 from bench.runinfo import provenance
 from bench.samples import Sample
 from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
-from bench.summary import NO_VALUE, Run
+from bench.summary import NO_VALUE
 
 CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
 TestMethod = Literal["mcnemar", "bootstrap"]
@@ -87,8 +88,10 @@ def _same_model(a: str | None, b: str | None) -> bool:
         return True
     if not a or not b:
         return False
+    from pageindex.llm.providers.replay import is_replay
+
     pa, pb = (",".join(_bare_model(m) for m in x.split(",")) for x in (a, b))
-    return pa == pb and ("replay/" in a or "replay/" in b)
+    return pa == pb and any(is_replay(m) for x in (a, b) for m in x.split(","))
 
 
 def run_differences(a: Run, b: Run) -> list[str]:

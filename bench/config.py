@@ -7,12 +7,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-JudgeName = Literal["llm", "rules", "hybrid", "panel"]
-CacheMode = Literal["off", "rw", "replay"]
+from pageindex.llm.cache import CacheMode
+
 DEFAULT_MODEL_WITH_KEY = "openai/gpt-4o-mini"
 LLM_RETRIEVERS = ["agent", "planner", "iterative"]
 
@@ -22,7 +22,7 @@ class RunConfig(BaseModel):
     retrievers: list[str] = Field(default_factory=list)  # empty = the defaults for the model set-up
     model: str | None = None
     base_url: str | None = None
-    judge: JudgeName | None = None  # None = llm with a model, rules without
+    judge: str | None = None  # a registered judge (bench.judges.base); None = llm with a model, rules without
     judge_model: str | None = None
     judge_models: list[str] = Field(default_factory=list)  # panel
     judge_base_url: str | None = None
@@ -60,6 +60,15 @@ class RunConfig(BaseModel):
             )
         return self.model_validate({**self.model_dump(), **overrides})
 
+    @field_validator("judge")
+    @classmethod
+    def _registered_judge(cls, value: str | None) -> str | None:
+        from bench.judges.base import judge_choices, judge_names
+
+        if value is not None and value not in judge_names():
+            raise ValueError(f"must be {judge_choices()}")
+        return value
+
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
@@ -68,25 +77,31 @@ class RunConfig(BaseModel):
         return value
 
 
-# Settings that do not change what a sample means, so ``--resume`` may change them.
+# The options ``--resume`` may change, in the order the CLI names them, with the RunConfig fields
+# each sets: settings that do not change what a sample means. The one list (bench run reads it).
+RESUMABLE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "--budget": ("budget_tokens", "budget_usd"),
+    "--concurrency": ("concurrency",),
+    "--timeout": ("timeout_s",),
+    "--max-retries": ("max_retries",),
+    "--cache": ("cache",),
+    "--cache-path": ("cache_path",),
+    "--base-url": ("base_url",),
+    "--judge-base-url": ("judge_base_url",),
+    "--max-error-rate": ("max_error_rate",),
+    "--scripted-policy": ("scripted_policy",),
+}
+# ... and those set by no option of their own (the local-server profile, the tree cache).
 RESUME_OVERRIDES = frozenset(
-    {
-        "concurrency",
-        "budget_tokens",
-        "budget_usd",
-        "timeout_s",
-        "max_retries",
-        "retry_timeouts",
-        "llm_concurrency",
-        "cache",
-        "cache_path",
-        "tree_cache_dir",
-        "scripted_policy",
-        "base_url",
-        "judge_base_url",
-        "max_error_rate",
-    }
+    {field for fields in RESUMABLE_OPTIONS.values() for field in fields}
+    | {"retry_timeouts", "llm_concurrency", "tree_cache_dir"}
 )
+
+
+def resumable_options_text() -> str:
+    """``--budget, --concurrency, ... and --scripted-policy``."""
+    names = list(RESUMABLE_OPTIONS)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def configured_model(explicit: str | None) -> str | None:
@@ -140,7 +155,10 @@ def apply_doctor_findings(config: RunConfig, model: str | None) -> tuple[RunConf
     a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
     resumed run keeps its stored settings (callers apply this to new runs only). No cached
     findings: the config unchanged, and no call is made."""
-    if not model or model.split("/", 1)[0] in {"scripted", "replay"}:
+    from pageindex.llm.providers import provider_class
+
+    provider = provider_class(model.split("/", 1)[0]) if model else None
+    if provider is None or not provider.remote:  # no server to have probed (scripted, replay, ...)
         return config, []
     from pageindex.llm.doctor import doctor_defaults
     from pageindex.llm.spec import parse_spec

@@ -30,8 +30,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from bench.compare import NotComparable, TestMethod, check_comparable, compare_pairs, run_differences
+from bench.rundir import Run
 from bench.samples import Sample
-from bench.summary import Run, samples_frame, summarize_group
+from bench.summary import samples_frame, summarize_group
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9

@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import jsonlines
 from pydantic import BaseModel
 
-from bench.runinfo import RunInfo, judge_version
-from bench.samples import Sample, SampleStore
-from bench.summary import Run, Summary, load_run, summarize, write_summary
-from pageindex.atomic import write_atomic
+from bench.judges.base import JudgeInput, judge_sample
+from bench.rundir import Run, RunDir, load_run
+from bench.runinfo import judge_version
+from bench.samples import Sample
+from bench.summary import Summary, summarize
 
 JUDGE_FAILED = "judge failed:"
 
@@ -71,7 +71,7 @@ def _check_out_dir(source: Run, out: Path) -> None:
         raise RejudgeError(f"-o {out} is the run being rejudged; choose a new directory")
     if out.exists() and not out.is_dir():
         raise RejudgeError(f"-o {out} is a file; choose a new directory")
-    taken = [name for name in ("run.json", "samples.jsonl") if (out / name).exists()]
+    taken = RunDir(out).taken_by()
     if taken:
         raise RejudgeError(f"-o {out} already holds a run ({', '.join(taken)}); choose a new directory")
 
@@ -87,7 +87,19 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
     }
     update: dict[str, Any] = {"run_id": run_id}
     try:
-        verdict = await judge.judge(sample.question, sample.gold_answer, sample.answer)
+        verdict = await judge_sample(
+            judge,
+            JudgeInput(
+                question=sample.question,
+                gold_answer=sample.gold_answer,
+                answer=sample.answer,
+                sources=sample.sources,
+                pages_fetched=sample.pages_fetched,
+                evidence_pages=sample.evidence_pages,
+                question_id=sample.question_id,
+                doc_name=sample.doc_id,
+            ),
+        )
     except Exception as exc:  # a judge failure is recorded, the sample is not lost
         update |= {
             "status": "error",
@@ -113,10 +125,6 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
     return sample.model_copy(update=update)
 
 
-def _write_info(path: Path, info: RunInfo) -> None:
-    write_atomic(path / "run.json", info.model_dump_json(indent=2) + "\n")
-
-
 async def rejudge_run(
     source: str | Path | Run,
     out: str | Path,
@@ -130,7 +138,7 @@ async def rejudge_run(
     """Judge ``source``'s stored answers with ``judge`` (built by :func:`bench.judges.base.make_judge`
     as ``judge_name``) and write the result as a new run in ``out``. Raises :class:`RejudgeError`
     (nothing written) when ``out`` is the source or already holds a run, and
-    :class:`bench.summary.RunLoadError` when the source cannot be read."""
+    :class:`bench.rundir.RunLoadError` when the source cannot be read."""
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)
     _check_out_dir(run, out)
@@ -163,11 +171,10 @@ async def rejudge_run(
             },
         }
     )
-    out.mkdir(parents=True, exist_ok=True)
-    _write_info(out, info)
-    with jsonlines.open(out / "dropped.jsonl", mode="w") as fh:
-        fh.write_all([d.model_dump(mode="json") for d in run.dropped])
-    store = SampleStore(out / "samples.jsonl")
+    rundir = RunDir(out).create()
+    info = rundir.write_info(info)
+    rundir.write_dropped(run.dropped)
+    store = rundir.sample_store()
     todo = [s for s in run.samples if needs_judge(s)]
     kept = [s for s in run.samples if not needs_judge(s)]
     for s in kept:
@@ -192,9 +199,9 @@ async def rejudge_run(
     finally:
         rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": len(todo), "changed": changed}
         info = info.model_copy(update={"status": status, "extra": {**info.extra, "rejudge": rejudge}})
-        _write_info(out, info)
+        info = rundir.write_info(info)
         summary = summarize(sorted(store.samples, key=lambda s: s.key), info, run.dropped)
-        write_summary(out, summary)
+        rundir.write_summary(summary)
     return RejudgeOutcome(
         run_dir=out,
         run_id=run_id,

@@ -62,6 +62,8 @@ class DatasetInfo(BaseModel):
 
 class RunInfo(BaseModel):
     run_id: str
+    # The run directory's format (bench.rundir.FORMAT_VERSION); None: written before versions existed.
+    format_version: int | None = None
     command: list[str] = Field(default_factory=list)
     package_version: str = ""
     git_commit: str | None = None

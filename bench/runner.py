@@ -1,8 +1,11 @@
 """``pageindex bench run``: questions x retrievers x repeats, judged, written as they finish.
 
-The flow, top to bottom: load and validate the dataset (drops with reasons), build or load
-one tree per document, make the model clients (one budget and ledger for the run), then
-run samples with at most ``concurrency`` in flight. Every finished sample is appended to
+This module owns a run's flow; the run directory's files belong to :mod:`bench.rundir`. The
+flow, top to bottom (the named steps of :meth:`Runner.run`): open the run directory, settle the
+settings, choose retrievers, load and validate the dataset (drops with reasons), make the model
+clients (one budget and ledger for the run), build or load one tree per document, describe the
+run (``run.json``), then run samples with at most ``concurrency`` in flight, each judged through
+:func:`bench.judges.base.judge_sample`. Every finished sample is appended to
 ``samples.jsonl`` at once (fsynced); ``--resume`` skips what is there. A spent budget or a
 Ctrl-C stops starting samples, cancels those in flight (they run again on resume) and the
 summary of what finished is still written.
@@ -24,17 +27,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import jsonlines
 from pydantic import BaseModel, Field
 
 from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
+from bench.judges.base import JudgeInput, judge_model_need, judge_sample
+from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample, SampleStore
-from bench.summary import Summary, summarize, write_summary
-from pageindex.atomic import write_atomic
+from bench.samples import Sample
+from bench.summary import Summary, summarize
 from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -231,10 +234,13 @@ class Runner:
     def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
         if self.resume_dir is not None:
             run_dir = Path(self.resume_dir)
-            info_path = run_dir / "run.json"
-            if not info_path.exists():
-                raise RunSetupError(f"cannot resume: {info_path} does not exist")
-            info = RunInfo.model_validate_json(info_path.read_text(encoding="utf-8"))
+            rundir = RunDir(run_dir)
+            if not rundir.info_path.exists():
+                raise RunSetupError(f"cannot resume: {rundir.info_path} does not exist")
+            try:
+                info = rundir.read_info()
+            except RunLoadError as exc:
+                raise RunSetupError(f"cannot resume: {exc}") from None
             stored = info.extra.get("config")
             if stored:
                 self.config = RunConfig.model_validate(stored)
@@ -244,7 +250,7 @@ class Runner:
                 raise RunSetupError(str(exc)) from None
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
-        if (run_dir / "samples.jsonl").exists() and (run_dir / "samples.jsonl").stat().st_size:
+        if RunDir(run_dir).has_samples():
             raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
         return run_dir, None
 
@@ -282,12 +288,13 @@ class Runner:
         judge_llm = self._judge_llm
         judge = self._judge_name(judge_default)
         judge_url = cfg.judge_base_url or cfg.base_url
-        if judge_llm is None and judge in {"llm", "hybrid"}:
+        need = judge_model_need(judge)
+        if judge_llm is None and need == "one":
             jm = cfg.judge_model or judge_default
             if not jm:
                 raise RunSetupError(f"--judge {judge} needs a model: pass --judge-model or --model")
             judge_llm = client(jm, "judge", judge_url)
-        if judge_llm is None and judge == "panel":
+        if judge_llm is None and need == "panel":
             if len(cfg.judge_models) < 2:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
             judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
@@ -301,7 +308,7 @@ class Runner:
         given = {id(self._retriever_llm), id(self._judge_llm)}
         flat = [c for x in clients for c in (x if isinstance(x, list) else [x])]
         for client in flat:
-            if client is None or id(client) in given or getattr(client, "scripted", None) is not None:
+            if client is None or id(client) in given:
                 continue
             try:
                 await client.check()
@@ -393,7 +400,19 @@ class Runner:
         judge_error = None
         if result.status == "answer":
             try:
-                verdict = await judge.judge(q.question, q.gold_answer, result.answer)
+                verdict = await judge_sample(
+                    judge,
+                    JudgeInput(
+                        question=q.question,
+                        gold_answer=q.gold_answer,
+                        answer=result.answer,
+                        sources=result.sources,
+                        pages_fetched=result.pages_fetched,
+                        evidence_pages=q.evidence_pages,
+                        question_id=q.question_id,
+                        doc_name=q.doc_id,
+                    ),
+                )
             except BudgetExceeded:
                 raise
             except Exception as exc:  # the judge's failure, recorded as such; the answer stays
@@ -415,9 +434,52 @@ class Runner:
         self.stop.set()
 
     async def run(self) -> RunOutcome:
-        cfg = self.config
+        """Open the run directory, settle the settings, choose retrievers and questions, make the
+        models, build the trees, describe the run, then run the samples."""
         run_dir, previous = self._open_run_dir()
-        cfg = self.config  # resume may have replaced it
+        model, doctor_notes = self._settle_settings(previous)
+        cfg = self.config
+        retrievers, skipped = self._choose_retrievers(model)
+        dataset, questions, dropped = self._choose_questions()
+        # Only the models this run uses are made and preflighted (an extractive run judged by
+        # rules needs none, even with OPENAI_API_KEY set).
+        needs_model = any(get_retriever(r).needs_llm for r in retrievers)
+        retriever_llm, judge_llm, budget = self._make_clients(model if needs_model else None, model)
+        await self._preflight(retriever_llm, judge_llm)
+
+        trees, tree_dropped = await self._build_trees(questions, dataset)
+        dropped = [*dropped, *tree_dropped]
+        questions = [q for q in questions if q.doc_id in trees]
+        if not questions:
+            raise RunSetupError(f"no question can run: {_drop_counts(dropped, dataset)}")
+
+        judge_name = self._judge_name(model)
+        from bench.judges.base import make_judge
+
+        judge = make_judge(judge_name, model_client=judge_llm)
+        run_id = previous.run_id if previous else run_dir.name
+        info = self._describe(
+            previous, run_id, dataset, questions, dropped, retrievers, skipped, trees,
+            model if needs_model else None, judge_name, judge, judge_llm, doctor_notes,
+        )  # fmt: skip
+        changed = provenance.resume_changes(previous, info) if previous else []
+        if changed:
+            raise RunSetupError(
+                f"cannot resume {run_dir}: its samples were scored with other versions "
+                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
+                "run (and bench rejudge the old one)"
+            )
+        rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
+        with _event_log(rundir.events_path):
+            return await self._run_samples(
+                run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,
+                run_id,
+            )  # fmt: skip
+
+    def _settle_settings(self, previous: RunInfo | None) -> tuple[str | None, list[str]]:
+        """The answering model, and the settings ``pageindex doctor`` found for it (user flags >
+        stored settings > doctor)."""
+        cfg = self.config
         model = (
             configured_model(cfg.model)
             if self._retriever_llm is None
@@ -426,17 +488,26 @@ class Runner:
         if model and model.split("/", 1)[0] == "scripted" and self._retriever_llm is None:
             self._scripted_for(model)  # a missing policy is a set-up error, before any work
         doctor_notes: list[str] = []
-        if previous is None and self._retriever_llm is None:  # user flags > stored settings > doctor
+        if previous is None and self._retriever_llm is None:
             cfg, doctor_notes = apply_doctor_findings(cfg, model)
             self.config = cfg
             self.warnings += [f"settings from pageindex doctor: {note}" for note in doctor_notes]
+        return model, doctor_notes
+
+    def _choose_retrievers(self, model: str | None) -> tuple[list[str], dict[str, str]]:
+        """The retrievers to run and those skipped; unknown retrievers or options fail now."""
+        cfg = self.config
         retrievers, skipped = choose_retrievers(cfg, model)
-        for name in retrievers:  # unknown options fail now, not per sample
+        for name in retrievers:
             get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         unknown_opts = set(cfg.retriever_options) - set(available_retrievers())
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
+        return retrievers, skipped
 
+    def _choose_questions(self) -> tuple[Dataset, list[Question], list[DroppedQuestion]]:
+        """The dataset, the selected and validated questions (``--limit`` applied), and those dropped."""
+        cfg = self.config
         dataset = load_dataset(cfg)
         from bench.datasets.validation import validate_dataset
 
@@ -449,35 +520,37 @@ class Runner:
         questions = validation.kept[: cfg.limit] if cfg.limit else validation.kept
         if not questions:
             raise RunSetupError(f"no question can run: {_drop_counts(validation.dropped, dataset)}")
+        return dataset, questions, list(validation.dropped)
 
-        # Only the models this run uses are made and preflighted (an extractive run judged by
-        # rules needs none, even with OPENAI_API_KEY set).
-        needs_model = any(get_retriever(r).needs_llm for r in retrievers)
-        retriever_llm, judge_llm, budget = self._make_clients(model if needs_model else None, model)
-        await self._preflight(retriever_llm, judge_llm)
-
-        trees, tree_dropped = await self._build_trees(questions, dataset)
-        dropped = [*validation.dropped, *tree_dropped]
-        questions = [q for q in questions if q.doc_id in trees]
-        if not questions:
-            raise RunSetupError(f"no question can run: {_drop_counts(dropped, dataset)}")
-
-        judge_name = self._judge_name(model)
-        from bench.judges.base import make_judge
-
-        judge = make_judge(judge_name, model_client=judge_llm)
-        run_id = previous.run_id if previous else run_dir.name
+    def _describe(
+        self,
+        previous: RunInfo | None,
+        run_id: str,
+        dataset: Dataset,
+        questions: list[Question],
+        dropped: list[DroppedQuestion],
+        retrievers: list[str],
+        skipped: dict[str, str],
+        trees: dict[str, Tree],
+        model: str | None,
+        judge_name: str,
+        judge: Any,
+        judge_llm: Any,
+        doctor_notes: list[str],
+    ) -> RunInfo:
+        """The run's ``run.json``: settings and provenance (a resumed run keeps its identity)."""
+        cfg = self.config
         judge_model = None
-        if judge_name == "panel":
+        if judge_model_need(judge_name) == "panel":
             judge_model = ",".join(cfg.judge_models)
-        elif judge_name != "rules":
+        elif judge_model_need(judge_name) == "one":
             judge_model = getattr(judge_llm, "spec", None)
         urls = {
             "retriever": redact_url(cfg.base_url),
             "judge": redact_url(cfg.judge_base_url or cfg.base_url),
         }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
-        info = info.model_copy(
+        return info.model_copy(
             update={
                 "command": safe_command(self.command),
                 "package_version": _package_version(),
@@ -493,7 +566,7 @@ class Runner:
                 "retrievers": retrievers,
                 "retriever_options": {r: cfg.retriever_options.get(r, {}) for r in retrievers},
                 "prompt_versions": {r: get_retriever(r).prompt_version for r in retrievers},
-                "model": model if needs_model else None,
+                "model": model,
                 "builder_version": provenance.builder_version(trees.values()),
                 "judge": judge_name,
                 "judge_version": provenance.judge_version(judge),
@@ -520,28 +593,6 @@ class Runner:
                 },
             }
         )
-        changed = provenance.resume_changes(previous, info) if previous else []
-        if changed:
-            raise RunSetupError(
-                f"cannot resume {run_dir}: its samples were scored with other versions "
-                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
-                "run (and bench rejudge the old one)"
-            )
-        run_dir.mkdir(parents=True, exist_ok=True)  # only now: a set-up error leaves nothing behind
-        with _event_log(run_dir / EVENT_LOG):
-            return await self._run_samples(
-                run_dir,
-                info,
-                cfg,
-                questions,
-                retrievers,
-                skipped,
-                trees,
-                dropped,
-                retriever_llm,
-                judge,
-                run_id,
-            )
 
     async def _run_samples(
         self,
@@ -557,11 +608,10 @@ class Runner:
         judge: Any,
         run_id: str,
     ) -> RunOutcome:
-        _write_json(run_dir / "run.json", info)
-        with jsonlines.open(run_dir / "dropped.jsonl", mode="w") as out:
-            out.write_all([d.model_dump(mode="json") for d in dropped])
-
-        store = SampleStore(run_dir / "samples.jsonl")
+        rundir = RunDir(run_dir)
+        info = rundir.write_info(info)
+        rundir.write_dropped(dropped)
+        store = rundir.sample_store()
         self.warnings += store.warnings
         todo = [
             (q, r, rep)
@@ -612,10 +662,9 @@ class Runner:
         # run is complete, so it is "finished", not "interrupted".
         complete = all(store.has((q.question_id, r, rep)) for q, r, rep in todo)
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
-        info = info.model_copy(update={"status": status, "ended_at": _now()})
-        _write_json(run_dir / "run.json", info)
+        info = rundir.write_info(info.model_copy(update={"status": status, "ended_at": _now()}))
         summary = summarize(sorted(store.samples, key=lambda s: s.key), info, dropped)
-        write_summary(run_dir, summary)
+        rundir.write_summary(summary)
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(
             run_dir=run_dir,
@@ -638,9 +687,6 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
-
-
-EVENT_LOG = "events.log"
 
 
 @contextlib.contextmanager
@@ -703,10 +749,6 @@ def safe_command(argv: list[str]) -> list[str]:
             continue
         out.append(redact(arg))
     return out
-
-
-def _write_json(path: Path, model: BaseModel) -> None:
-    write_atomic(path, model.model_dump_json(indent=2) + "\n")
 
 
 async def run_benchmark(config: RunConfig, **kwargs: Any) -> RunOutcome:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from bench.judges.base import Verdict
 from pageindex.llm.types import error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from bench.datasets.models import Question
     from bench.judges.base import JudgeVerdict
 
-# "uncertain": a judge allowed to abstain (rules --abstain) did not settle the answer; not correct.
-Verdict = Literal["correct", "incorrect", "refusal", "uncertain"]
 
 
 class Sample(BaseModel):

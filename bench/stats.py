@@ -11,12 +11,13 @@ Every result is a pydantic model so it can go straight into ``summary.json`` or 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.stats import binomtest, norm
 
 
 class Proportion(BaseModel):
@@ -52,13 +53,22 @@ class PairedTest(BaseModel):
         return self.p_value < alpha
 
 
+# Two-sided normal quantiles as scipy's ``norm.ppf`` gives them (so stored figures do not move
+# in the last digit); any other confidence from the standard library.
+_Z = {0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+
+
+def _z(confidence: float) -> float:
+    return _Z.get(confidence) or NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+
+
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Proportion:
     """Wilson score interval; behaves well at 0% and 100% and for small ``n``."""
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return Proportion(k=0, n=0, value=None, low=None, high=None, confidence=confidence)
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    z = _z(confidence)
     p = k / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
@@ -130,9 +140,16 @@ def mcnemar_exact(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     Two-sided p-value; 1.0 when there are no discordant pairs."""
     xa, xb, a_only, b_only = _discordant(a, b)
     discordant = a_only + b_only
-    p = 1.0 if discordant == 0 else float(binomtest(b_only, discordant, 0.5).pvalue)
+    p = 1.0 if discordant == 0 else _binomial_two_sided_half(b_only, discordant)
     diff = float(xb.mean() - xa.mean()) if len(xa) else 0.0
     return PairedTest(method="mcnemar", n=len(xa), a_only=a_only, b_only=b_only, diff=diff, p_value=p)
+
+
+def _binomial_two_sided_half(k: int, n: int) -> float:
+    """Exact two-sided binomial p-value of ``k`` successes in ``n`` trials at p = 0.5 (the
+    distribution is symmetric: twice the smaller tail, at most 1), in integer arithmetic."""
+    tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
+    return min(1.0, 2 * tail / 2**n)
 
 
 def paired_bootstrap(

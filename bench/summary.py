@@ -1,8 +1,8 @@
 """Summaries of a run: per retriever, model, question type and document type.
 
 ``summarize(samples, run_info, dropped)`` turns the rows of ``samples.jsonl`` into a :class:`Summary`
-(what ``summary.json`` holds); ``load_run(run_dir)`` reads a whole run directory; ``print_summary``
-shows it as rich tables.
+(what ``summary.json`` holds); ``print_summary`` shows it as rich tables. Reading and writing run
+directories belongs to :mod:`bench.rundir`.
 
 Definitions (one place, used by compare, gate and report too):
 
@@ -17,21 +17,18 @@ Definitions (one place, used by compare, gate and report too):
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
-from bench.samples import Sample, read_samples_file
+from bench.samples import Sample
 from bench.stats import Proportion, cluster_bootstrap_interval, wilson_interval
-from pageindex.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -130,27 +127,6 @@ class Summary(BaseModel):
 
     def group(self, by: GroupBy, value: str) -> GroupSummary | None:
         return next((g for g in self.groups(by) if g.group == value), None)
-
-
-class Run(BaseModel):
-    """A run directory read back: run info, samples, dropped questions and their summary."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    path: Path
-    info: RunInfo
-    samples: list[Sample]
-    dropped: list[DroppedQuestion] = Field(default_factory=list)
-    summary: Summary
-    warnings: list[str] = Field(default_factory=list)
-
-    @property
-    def run_id(self) -> str:
-        return self.info.run_id
-
-
-class RunLoadError(Exception):
-    """A run directory that cannot be used; the message names the file and the problem."""
 
 
 # ----------------------------------------------------------------------------- frame
@@ -312,83 +288,6 @@ def summarize(samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[An
         overall=summarize_group(frame, "overall", "all", {}, len(dropped)),
         **{f"by_{by}": group_summaries(frame, by, dropped) for by in GROUPINGS},
     )
-
-
-def write_summary(run_dir: Path, summary: Summary) -> Path:
-    """Write ``summary.json`` into ``run_dir`` (atomically: temp file + rename)."""
-    path = Path(run_dir) / "summary.json"
-    write_atomic(path, summary.model_dump_json(indent=2) + "\n")
-    return path
-
-
-# ----------------------------------------------------------------------------- load
-def _read_dropped(path: Path) -> list[DroppedQuestion]:
-    if not path.exists():
-        return []
-    out: list[DroppedQuestion] = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(DroppedQuestion.model_validate_json(line))
-        except ValidationError as exc:
-            raise RunLoadError(
-                f"{path}: line {i} is not a dropped-question row: {_first_error(exc)}"
-            ) from None
-    return out
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "row"
-    return f"{where}: {err.get('msg', 'invalid')}"
-
-
-def load_run(run_dir: str | Path) -> Run:
-    """Read a run directory. A torn last line of ``samples.jsonl`` (a crash mid-write) is dropped
-    with a warning; anything else unusable raises :class:`RunLoadError` with a clear message."""
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise RunLoadError(f"run directory {path} does not exist")
-    info_path = path / "run.json"
-    if not info_path.exists():
-        raise RunLoadError(f"{info_path} is missing: {path} is not a run directory")
-    try:
-        info = RunInfo.model_validate_json(info_path.read_text(encoding="utf-8"))
-    except ValidationError as exc:
-        raise RunLoadError(f"{info_path} is not a valid run.json: {_first_error(exc)}") from None
-    samples_path = path / "samples.jsonl"
-    warnings: list[str] = []
-    samples: list[Sample] = []
-    if samples_path.exists():
-        try:
-            samples, _, warnings = read_samples_file(samples_path)
-        except ValueError as exc:
-            raise RunLoadError(str(exc).splitlines()[0]) from None
-    else:
-        warnings.append(f"{samples_path} is missing: the run has no samples")
-    for w in warnings:
-        log.warning(w)
-    dropped = _read_dropped(path / "dropped.jsonl")
-    return Run(
-        path=path,
-        info=info,
-        samples=samples,
-        dropped=dropped,
-        summary=summarize(samples, info, dropped),
-        warnings=warnings,
-    )
-
-
-def read_summary(run_dir: str | Path) -> Summary:
-    """``summary.json`` as written by the runner."""
-    path = Path(run_dir) / "summary.json"
-    try:
-        return Summary.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise RunLoadError(f"{path} is missing") from None
-    except (ValueError, ValidationError) as exc:
-        raise RunLoadError(f"{path} is not a valid summary: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- tables

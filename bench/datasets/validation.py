@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pymupdf
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
@@ -30,6 +30,9 @@ from pageindex.tree.errors import (
     PDFMissingError,
 )
 from pageindex.tree.pdf import open_pdf
+
+if TYPE_CHECKING:
+    import pymupdf
 
 DEFAULT_SIMILARITY_THRESHOLD = 0.92
 DEFAULT_MAX_PAGES = 1000

@@ -10,7 +10,7 @@ See ``server.py`` (endpoints), ``faults.py`` (fault kinds and the seeded choice)
 
 from bench.faults.faults import FaultConfig, FaultKind, parse_faults
 from bench.faults.policies import Policy, SectionSeekingPolicy
-from bench.faults.protocol import ChatRequest, Reply, ToolCallOut, request_key
+from bench.faults.protocol import ChatRequest, Reply, ToolCallOut, logical_call_key
 from bench.faults.server import FaultServer, NonLoopbackError, ensure_loopback
 from bench.faults.stats import StatsSnapshot
 
@@ -27,5 +27,5 @@ __all__ = [
     "ToolCallOut",
     "ensure_loopback",
     "parse_faults",
-    "request_key",
+    "logical_call_key",
 ]

@@ -70,7 +70,7 @@ class ChatRequest(BaseModel):
         )
 
     def key(self) -> str:
-        return request_key(self.model_dump(mode="json"))
+        return logical_call_key(self.model_dump(mode="json"))
 
     def conversation_key(self) -> str:
         """Identifies a conversation: the hash of its leading system and first user message."""
@@ -94,7 +94,7 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def request_key(body: dict[str, Any]) -> str:
+def logical_call_key(body: dict[str, Any]) -> str:
     """The logical-request key: a hash of what makes two requests "the same call".
 
     Messages, tools, tool_choice and response_format count; the model name, sampling

@@ -2,7 +2,7 @@
 
 Every request except ``GET /stats`` itself is counted: in total, by path, by HTTP status
 and by fault kind (``none`` for a normal answer). Chat requests are also counted per logical
-request key (see ``protocol.request_key``), so a test can check that no call was retried
+request key (see ``protocol.logical_call_key``), so a test can check that no call was retried
 more often than its cap, and the SDK's ``x-stainless-retry-count`` header is tallied.
 """
 

@@ -4,8 +4,15 @@ A judge compares a model's answer with the gold answer (and the question) and sa
 ``correct``, ``incorrect`` or a ``refusal`` (the model did not answer); a judge allowed to abstain
 (``rules`` with ``abstain=True``, always inside ``hybrid``) may also say ``uncertain``: its rules do not
 settle the case. Every judge has a ``name`` and a ``version`` (which changes whenever the way it
-decides changes); both are recorded on each verdict. Judges register themselves with
-:func:`register_judge`; callers build them by name with :func:`make_judge`.
+decides changes); both are recorded on each verdict.
+
+Judges are components of the one registry (:mod:`pageindex.registry`, kind ``"judge"``): a module
+in this package, or a plug-in (``PAGEINDEX_PLUGINS``, a ``pageindex.plugins`` entry point),
+registers a factory with :func:`register_judge`; callers build judges by name with
+:func:`make_judge` and call them through :func:`judge_sample` with a :class:`JudgeInput` (the
+question, gold and answer, and the sample's sources and fetched pages). A judge implements
+``judge(question, gold_answer, answer)`` or, to see the rest of the input (a grounding judge:
+are the cited pages real and read?), ``assess(JudgeInput)``.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from pageindex import registry
 from pageindex.llm.types import Usage
+from pageindex.retrievers.result import Source
 
 Verdict = Literal["correct", "incorrect", "refusal", "uncertain"]
 # The three classes humans label with; ``uncertain`` is a judge abstaining, never a human label.
@@ -38,6 +47,21 @@ class JudgeVerdict(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+class JudgeInput(BaseModel):
+    """Everything a judge may look at for one sample."""
+
+    question: str
+    gold_answer: str | float | int
+    answer: str
+    sources: list[Source] = Field(default_factory=list, description="What the answer cites.")
+    pages_fetched: list[int] = Field(
+        default_factory=list, description="1-based PDF pages whose text a model was shown."
+    )
+    evidence_pages: list[int] = Field(default_factory=list, description="The gold evidence pages.")
+    question_id: str | None = None
+    doc_name: str | None = None
+
+
 @runtime_checkable
 class Judge(Protocol):
     name: str
@@ -47,22 +71,54 @@ class Judge(Protocol):
 
 
 JudgeFactory = Callable[..., Judge]
-_REGISTRY: dict[str, JudgeFactory] = {}
+KIND = "judge"
+registry.declare(KIND, "bench.judges")
 
 
-def register_judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
-    """Decorator: make a judge factory available to :func:`make_judge` under ``name``."""
+ModelNeed = Literal["none", "one", "panel"]
+
+
+def register_judge(name: str, *, model: ModelNeed = "none") -> Callable[[JudgeFactory], JudgeFactory]:
+    """Decorator: make a judge factory available to :func:`make_judge` under ``name``. ``model``:
+    whether the factory gets no model client, one (``--judge-model``) or a list (``--judge-models``)."""
 
     def _wrap(factory: JudgeFactory) -> JudgeFactory:
-        _REGISTRY[name] = factory
+        factory.model_need = model  # type: ignore[attr-defined]
+        registry.register(KIND, name, factory)
         return factory
 
     return _wrap
 
 
+def judge_model_need(name: str) -> ModelNeed:
+    """What model the judge ``name`` needs: ``none``, ``one`` or a ``panel`` of them."""
+    factory = registry.lookup(KIND, name)
+    return getattr(factory, "model_need", "none")
+
+
 def judge_names() -> list[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return sorted(registry.names(KIND))
+
+
+# The order judges are offered in (plug-ins follow by name): the default first, then by cost.
+OFFER_ORDER = ("llm", "rules", "hybrid", "panel")
+
+
+def judge_choices() -> str:
+    """The judges as a choice in words, built-in ones first: ``'llm', 'rules', 'hybrid' or 'panel'``."""
+    rank = {name: i for i, name in enumerate(OFFER_ORDER)}
+    ordered = sorted(registry.names(KIND), key=lambda n: (rank.get(n, len(rank)), n))
+    quoted = [repr(n) for n in ordered]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+async def judge_sample(judge: Any, inp: JudgeInput) -> JudgeVerdict:
+    """Ask ``judge`` about one sample: ``assess(inp)`` if it has one, else ``judge(question, gold,
+    answer)``."""
+    assess = getattr(judge, "assess", None)
+    if assess is not None:
+        return await assess(inp)
+    return await judge.judge(inp.question, inp.gold_answer, inp.answer)
 
 
 def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
@@ -71,17 +127,10 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     ``model_client`` is a :class:`pageindex.llm.LLMClient` (or, for ``panel``, a list of them);
     judges that need a model raise ``ValueError`` without one.
     """
-    _load_builtin()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown judge {name!r}; choose one of {', '.join(sorted(_REGISTRY))}") from None
+    factory = registry.lookup(KIND, name)
+    if factory is None:
+        raise ValueError(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
     return factory(model_client=model_client, **options)
-
-
-def _load_builtin() -> None:
-    # Importing the modules runs their @register_judge decorators.
-    from bench.judges import hybrid, llm, panel, rules  # noqa: F401
 
 
 def gold_text(gold_answer: str | float | int) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import jsonlines
 from pydantic import BaseModel, Field, ValidationError
 
-from bench.judges.base import Judge, JudgeVerdict, Verdict
+from bench.judges.base import Judge, JudgeInput, JudgeVerdict, Verdict, judge_sample
 from bench.judges.calibration import normalize_label
 from pageindex.llm.types import Usage
 
@@ -149,7 +149,8 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
         row = parsed.row
         async with gate:
             try:
-                verdict = await judge.judge(row.question, row.gold_answer, row.model_answer)
+                inp = JudgeInput(question=row.question, gold_answer=row.gold_answer, answer=row.model_answer)
+                verdict = await judge_sample(judge, inp)
             except Exception as exc:  # one failing row never stops the others
                 return VerdictRow(
                     line=parsed.line,

@@ -38,7 +38,7 @@ class HybridJudge:
         return second.model_copy(update={"details": details})
 
 
-@register_judge("hybrid")
+@register_judge("hybrid", model="one")
 def _make_hybrid(
     *, model_client: Any = None, prompt_version: str = PROMPT_VERSION, **rules_options: Any
 ) -> HybridJudge:

@@ -84,6 +84,6 @@ class LLMJudge:
         )
 
 
-@register_judge("llm")
+@register_judge("llm", model="one")
 def _make_llm(*, model_client: Any = None, **options: Any) -> LLMJudge:
     return LLMJudge(model_client, **options)

@@ -57,7 +57,7 @@ class PanelJudge:
         )
 
 
-@register_judge("panel")
+@register_judge("panel", model="panel")
 def _make_panel(*, model_client: Any = None, prompt_version: str = PROMPT_VERSION, **_: Any) -> PanelJudge:
     clients = list(model_client or [])
     return PanelJudge([LLMJudge(c, prompt_version=prompt_version) for c in clients])

@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from bench.compare import Comparison, NoSharedSamples, compare_runs
+from bench.rundir import Run
 from bench.stats import Proportion
-from bench.summary import NO_VALUE, GroupSummary, Run, summary_rows
+from bench.summary import NO_VALUE, GroupSummary, summary_rows
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SUMMARY_COLUMNS = {

@@ -28,8 +28,9 @@ from pydantic import BaseModel
 from bench.compare import run_differences
 from bench.report import plots
 from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
+from bench.rundir import Run
 from bench.samples import Sample
-from bench.summary import NO_VALUE, Run
+from bench.summary import NO_VALUE
 
 MAX_TRACE_DATA = 1500  # characters of one trace event's data kept in the report
 MAX_FLIPS = 200  # per direction and comparison

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from bench.compare import run_differences
 from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
-from bench.summary import Run, summary_rows
+from bench.rundir import Run
+from bench.summary import summary_rows
 
 MAX_CELL = 90
 _NUMERIC = re.compile(r"^[-+$]?[\d,.]*%?( \[[\d., ]+\])?$|^-$|^unknown$|^\d+/\d+/\d+$")

@@ -21,7 +21,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from bench.summary import GroupSummary, Run, samples_frame, summarize_group
+from bench.rundir import Run
+from bench.summary import GroupSummary, samples_frame, summarize_group
 
 # Figures are made with matplotlib's object API (no pyplot, no global backend or state).
 STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, PromptTemplate, wrap_document
 from pageindex.retrievers.replies import CitedSource, sources_from_citations
 from pageindex.retrievers.result import Finding, RetrievalResult
@@ -75,7 +75,7 @@ def _finding_line(i: int, f: Finding) -> str:
     )
 
 
-def _section_texts(run: RetrievalRun, node_ids: list[str], budget: int) -> tuple[str, list[str]]:
+def _section_texts(run: QuestionRun, node_ids: list[str], budget: int) -> tuple[str, list[str]]:
     """Text of already-read sections (most relevant first) within ``budget`` characters."""
     blocks: list[str] = []
     offered: list[str] = []
@@ -98,7 +98,7 @@ def _section_texts(run: RetrievalRun, node_ids: list[str], budget: int) -> tuple
 
 
 @register_retriever("session", options=SessionOptions, prompt_version=PROMPT_VERSION)
-async def session(run: RetrievalRun, opts: SessionOptions) -> RetrievalResult:
+async def session(run: QuestionRun, opts: SessionOptions) -> RetrievalResult:
     """Answer from the session's findings and already-read sections, or decline ("search")."""
     material = run.context.extra.get(SESSION_KEY) or {}
     findings = [Finding.model_validate(f) for f in material.get("findings", [])][: opts.max_findings]
@@ -115,7 +115,7 @@ async def session(run: RetrievalRun, opts: SessionOptions) -> RetrievalResult:
         sections=sections or "none",
         injection_notice=INJECTION_NOTICE,
     )
-    run.turns = 1
+    run.count_turn(reached=1)
     reply = await run.structured(messages, SessionReply, role="session")
     extra = {
         "session_decision": reply.decision,

@@ -2,7 +2,10 @@
 
 Every module in this package that defines ``register(app, bench)`` adds its commands;
 ``app`` is the top-level command and ``bench`` the ``pageindex bench`` group. Adding a
-command means adding a module, nothing else.
+command means adding a module, nothing else. Commands from outside the package (the ``bench``
+harness's, or a plug-in's) are components of kind ``"command"`` in :mod:`pageindex.registry`,
+found through the ``pageindex.plugins`` entry points and ``PAGEINDEX_PLUGINS``: this package
+never imports ``bench``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ except ImportError:  # pragma: no cover - older typer on real click
     from click import exceptions as click_exc
     from click.utils import echo
 
+from pageindex import registry
 from pageindex.cli._common import (
     EXIT_CODES_HELP,
     HIDDEN_ALIASES,
@@ -32,6 +36,7 @@ from pageindex.cli._common import (
     one_line,
     setup_logging,
 )
+from pageindex.registry import PluginError
 
 DEBUG_ENV = "PAGEINDEX_DEBUG"
 
@@ -51,6 +56,8 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         setup_logging(verbose=False)
         try:
+            if _PLUGIN_ERROR is not None:
+                raise _PLUGIN_ERROR
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except click_exc.NoArgsIsHelpError as exc:
@@ -59,6 +66,9 @@ class OneLineErrors(TyperGroup):
         except click_exc.ClickException as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
             err_console.print(f"[bold red]error:[/] {one_line(exc.format_message())}{where}", highlight=False)
+            code = ExitCode.BAD_INPUT
+        except PluginError as exc:
+            err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)
             code = ExitCode.BAD_INPUT
         except click_exc.Abort:
             err_console.print("interrupted", highlight=False)
@@ -128,7 +138,11 @@ bench = typer.Typer(
 app.add_typer(bench, name="bench")
 
 
+_PLUGIN_ERROR: PluginError | None = None  # reported as one line when the command runs
+
+
 def _register_all() -> None:
+    global _PLUGIN_ERROR
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
@@ -136,6 +150,12 @@ def _register_all() -> None:
         register = getattr(module, "register", None)
         if register is not None:
             register(app, bench)
+    try:
+        mounted = registry.entries("command")
+    except PluginError as exc:
+        _PLUGIN_ERROR, mounted = exc, registry.entries("command")
+    for register in mounted.values():
+        register(app, bench)
     _finish(app)
 
 

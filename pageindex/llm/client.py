@@ -1,7 +1,10 @@
 """The async LLM client every retriever and judge uses.
 
-``make_client(spec, role=...)`` builds an :class:`LLMClient` on ``openai.AsyncOpenAI``; the scripted
-test model plugs in as the SDK's HTTP transport, so tests exercise the same path as real servers.
+:class:`LLMClient` is the cross-cutting layer over one model provider
+(:mod:`pageindex.llm.providers`): cache and single-flight, budget, usage, limits, error classes,
+on ``openai.AsyncOpenAI``. The provider decides how requests reach the model (the network, or an
+in-process transport such as the test model's), so every provider goes through the same path.
+``make_client(spec, role=...)`` (:mod:`pageindex.llm.make`) builds one from a spec string.
 
 Retries: the OpenAI SDK's own machinery (``max_retries``) retries HTTP 408/409/429/5xx, timeouts and
 connection errors with exponential backoff (0.5 s doubling, capped at 8 s, minus up to 25 % jitter)
@@ -62,7 +65,7 @@ from instructor.core.exceptions import InstructorError
 from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
-from pageindex.llm.cache import CacheMode, LLMCache, request_key
+from pageindex.llm.cache import LLMCache, request_key
 from pageindex.llm.http import (
     MALFORMED_HEADER,
     PARSED_JSON,
@@ -77,9 +80,9 @@ from pageindex.llm.http import completion_problem as parse_completion_problem
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
 from pageindex.llm.profile import is_loopback
+from pageindex.llm.providers.base import PassThrough, Provider
 from pageindex.llm.redact import redact_library_logs
-from pageindex.llm.scripted import RESPONSE_MODEL_HEADER, ScriptedModel, ScriptedRaise, ScriptedTransport
-from pageindex.llm.spec import ModelSpec, parse_spec
+from pageindex.llm.spec import ModelSpec
 from pageindex.llm.tokens import TokenCounter, default_max_tokens
 from pageindex.llm.types import (
     ChatResponse,
@@ -104,8 +107,6 @@ from pageindex.llm.types import (
 from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire, parse_tool_call, prompt_chars, tool_to_wire
 
 T = TypeVar("T", bound=BaseModel)
-
-SCRIPTED_BASE_URL = "http://scripted.invalid/v1"
 
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
@@ -167,13 +168,12 @@ class LLMClient:
         cache: LLMCache | None = None,
         ledger: UsageLedger | None = None,
         budget: Budget | None = None,
-        scripted: ScriptedModel | None = None,
+        provider: Provider,
         timeout: float = 60.0,
         max_retries: int = 3,
         concurrency: int = 8,
         json_mode: bool = False,
         pricing: Pricing | None = None,
-        transport: httpx2.AsyncBaseTransport | None = None,
         tag: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         context_window: int | None = None,
@@ -184,8 +184,7 @@ class LLMClient:
         self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.budget = budget
-        self.scripted = scripted
-        self.transport = transport
+        self.provider = provider
         self.timeout = timeout
         self.max_retries = max_retries
         self.concurrency = concurrency
@@ -203,11 +202,11 @@ class LLMClient:
         }
         self.retry_timeouts = retry_timeouts
         self.tokens = TokenCounter(
-            base_url=None if scripted is not None else spec.base_url,
+            base_url=spec.base_url if provider.remote else None,
             model=spec.model,
             headers={"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else None,
         )
-        self.replay_only = spec.provider == "replay" or (cache is not None and cache.mode == "replay")
+        self.replay_only = provider.replay_only or (cache is not None and cache.mode == "replay")
         if (
             budget is not None
             and budget.max_usd is not None
@@ -236,12 +235,22 @@ class LLMClient:
 
     @property
     def base_url(self) -> str | None:
-        return SCRIPTED_BASE_URL if self.scripted is not None else self._spec.base_url
+        return self.provider.base_url
 
     @property
     def display_url(self) -> str | None:
         """The base URL with credentials masked, for messages."""
-        return SCRIPTED_BASE_URL if self.scripted is not None else self._spec.display_url
+        return self.provider.display_url
+
+    def __getattr__(self, name: str) -> Any:
+        # What only one provider has (the test model's recorded requests) reads through the client.
+        provider = self.__dict__.get("provider")
+        if provider is None or name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return getattr(provider, name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
     def __repr__(self) -> str:
         return f"LLMClient({self.spec!r}, role={self.role!r}, base_url={self.display_url!r})"
@@ -273,8 +282,8 @@ class LLMClient:
         if backend is None:
             if self.replay_only:
                 raise AssertionError("replay-only clients never reach the network")
-            api_key = self._spec.api_key.get_secret_value() if self._spec.api_key else "scripted"
-            inner = ScriptedTransport(self.scripted) if self.scripted is not None else self.transport
+            api_key = self.provider.sdk_key()
+            inner = self.provider.transport()
             secrets = self._spec.secrets()
             redact_library_logs(secrets)
             http_client = make_http_client(secrets, inner, retry_timeouts=self.retry_timeouts)
@@ -295,7 +304,7 @@ class LLMClient:
     def _limiter(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         per_loop = _limiters.setdefault(loop, {})
-        endpoint = f"scripted:{id(self.scripted)}" if self.scripted is not None else str(self._spec.base_url)
+        endpoint = self.provider.endpoint()
         if endpoint not in per_loop:
             per_loop[endpoint] = asyncio.Semaphore(self.concurrency)
         return per_loop[endpoint]
@@ -420,12 +429,12 @@ class LLMClient:
             self.budget.check(f"{self.spec} ({self.role})")
 
     def _error(self, exc: BaseException, attempts: list[dict[str, Any]] | None = None) -> BaseException:
-        """Translate an SDK / instructor / scripted exception into the layer's typed errors, each
+        """Translate an SDK / instructor / provider exception into the layer's typed errors, each
         naming its cause: ``timeout``, ``context_length``, ``http_<status>`` (with the server's
         own message, never cut mid-word), ``malformed_reply``, ``call_failed`` (no connection)."""
         seen: BaseException | None = exc
         while seen is not None:
-            if isinstance(seen, ScriptedRaise):
+            if isinstance(seen, PassThrough):
                 return seen.error
             if isinstance(seen, LLMError):
                 return seen
@@ -540,7 +549,7 @@ class LLMClient:
         stored = self.cache.get(key) if self.cache is not None else None
         if stored is not None:
             return int(stored["tokens"])
-        if self.replay_only or self.scripted is not None:
+        if self.replay_only or not self.provider.remote:
             return math.ceil(len(text) / 4)
         tokens = await self.tokens.count(text, timeout=min(self.timeout, 30.0))
         if self.cache is not None and self.tokens.method == "server tokenizer":
@@ -565,8 +574,8 @@ class LLMClient:
             limits["checked"] = True
             return limits["window"]
         limits["checked"] = True
-        if self.scripted is None and not self.replay_only and self._spec.base_url:
-            found = await _server_context_window(self._spec, timeout=min(self.timeout, 10.0))
+        if self.provider.remote and not self.replay_only and self._spec.base_url:
+            found = await self.provider.context_window(timeout=min(self.timeout, 10.0))
             if found is not None:
                 limits.update(window=found, source="server metadata")
                 return found
@@ -645,7 +654,7 @@ class LLMClient:
         return response
 
     def _where(self) -> str:
-        return self._spec.where() if self.scripted is None else f"{self.spec} (scripted)"
+        return self.provider.where()
 
     def _chat_response(
         self,
@@ -706,7 +715,7 @@ class LLMClient:
         # JSON mode on a loopback server also sends the schema as `response_format.schema`: the
         # llama.cpp servers' extension (llama-cpp-python, llama-server) builds a grammar from it, so
         # the reply fits the schema, not merely any JSON; servers without it ignore the key.
-        schema_hint = self.json_mode and self.scripted is None and is_loopback(self._spec.base_url)
+        schema_hint = self.json_mode and self.provider.remote and is_loopback(self._spec.base_url)
         if schema_hint:
             request["response_format_schema"] = True
         key = request_key(request)
@@ -715,9 +724,8 @@ class LLMClient:
         async def live() -> dict[str, Any]:
             self._check_budget()
             backend = self._backend()
-            extra: dict[str, Any] = (
-                {"extra_headers": {RESPONSE_MODEL_HEADER: response_model.__name__}} if self.scripted else {}
-            )
+            headers = self.provider.request_headers(response_model.__name__)
+            extra: dict[str, Any] = {"extra_headers": headers} if headers else {}
             if schema_hint:
                 schema = response_model.model_json_schema()
                 extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
@@ -821,16 +829,14 @@ class LLMClient:
     async def check(self) -> None:
         """Fail fast with :class:`LLMConfigError` if the endpoint is unreachable or rejects the key
         (``replay``: if the cache file is missing). Call before starting a run."""
-        if self.replay_only and self.scripted is None:
+        if self.replay_only and (self.provider.remote or self.provider.replay_only):
             if self.cache is None or not self.cache.path.exists():
                 where = self.cache.path if self.cache is not None else "(none)"
                 raise LLMConfigError(
                     f"{self.spec}: replay needs a recorded cache, but {where} does not exist"
                 )
             return
-        from pageindex.llm.preflight import preflight
-
-        self.preflight_result = await preflight(self._spec, timeout=min(self.timeout, 10.0))
+        self.preflight_result = await self.provider.preflight(timeout=min(self.timeout, 10.0))
 
 
 def validation_messages(exc: Any, *, limit: int = 600) -> str:
@@ -875,34 +881,6 @@ def _known_window(model: str) -> int | None:
     return known_context_window(model)
 
 
-async def _server_context_window(spec: ModelSpec, *, timeout: float) -> int | None:
-    """The context window the server reports: ``/v1/models`` (vLLM ``max_model_len`` and
-    similar) or Ollama's ``/api/show``; None when it reports none."""
-    import httpx
-
-    from pageindex.llm.tokens import context_window_from_models
-
-    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
-    base = (spec.base_url or "").rstrip("/")
-    try:
-        async with httpx.AsyncClient(timeout=timeout) as http:
-            response = await http.get(f"{base}/models", headers=headers)
-            if response.status_code == 200:
-                found = context_window_from_models(response.json(), spec.model)
-                if found:
-                    return found
-            if spec.provider == "ollama":
-                root = base[: -len("/v1")] if base.endswith("/v1") else base
-                show = await http.post(f"{root}/api/show", json={"model": spec.model}, headers=headers)
-                info = show.json().get("model_info", {}) if show.status_code == 200 else {}
-                for name, value in info.items():
-                    if name.endswith(".context_length") and isinstance(value, int):
-                        return value
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    return None
-
-
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:
     data = data or {}
     details = data.get("prompt_tokens_details") or {}
@@ -935,66 +913,6 @@ def _raw_reply(completion: Any) -> str | None:
     if message.tool_calls:
         return "\n".join(call.function.arguments for call in message.tool_calls)
     return message.content
-
-
-def make_client(
-    spec: str,
-    *,
-    role: Role = "retriever",
-    base_url: str | None = None,
-    api_key: str | None = None,
-    cache: LLMCache | CacheMode | None = None,
-    ledger: UsageLedger | None = None,
-    budget: Budget | None = None,
-    scripted: ScriptedModel | None = None,
-    timeout: float = 60.0,
-    max_retries: int = 3,
-    concurrency: int = 8,
-    json_mode: bool = False,
-    pricing: Pricing | None = None,
-    tag: dict[str, Any] | None = None,
-    transport: httpx2.AsyncBaseTransport | None = None,
-    max_tokens: int | None = None,
-    context_window: int | None = None,
-    retry_timeouts: bool = True,
-) -> LLMClient:
-    """Build a client from a spec string; raises :class:`LLMConfigError` on a bad spec or missing key.
-
-    ``cache`` is an :class:`LLMCache`, a mode string (``"rw"``, ``"replay"``, ``"off"``; default path)
-    or None (no cache). ``replay/<model>`` without a cache uses the default cache file read-only.
-    ``scripted`` answers every request from a :class:`ScriptedModel` (required for ``scripted``;
-    with another spec, e.g. ``openai/gpt-4o-mini``, the scripted model stands in for that model so
-    pricing applies). ``transport`` replaces the HTTP transport under the SDK (fault injection,
-    benchmarks); retries, redaction and everything above it stay the same.
-    """
-    if scripted is not None:
-        parsed = parse_spec(spec, base_url=base_url or SCRIPTED_BASE_URL, api_key=api_key or "scripted")
-    else:
-        parsed = parse_spec(spec, base_url=base_url, api_key=api_key)
-        if parsed.provider == "scripted":
-            raise LLMConfigError("model spec 'scripted' needs scripted=ScriptedModel(...)")
-    if isinstance(cache, str):
-        cache = None if cache == "off" else LLMCache(mode=cache)
-    if parsed.provider == "replay" and cache is None:
-        cache = LLMCache(mode="replay")
-    return LLMClient(
-        parsed,
-        role=role,
-        cache=cache,
-        ledger=ledger,
-        budget=budget,
-        scripted=scripted,
-        timeout=timeout,
-        max_retries=max_retries,
-        concurrency=concurrency,
-        json_mode=json_mode,
-        transport=transport,
-        pricing=pricing,
-        tag=tag,
-        max_tokens=max_tokens,
-        context_window=context_window,
-        retry_timeouts=retry_timeouts,
-    )
 
 
 def _failure_record(exc: LLMError) -> dict[str, Any] | None:

@@ -70,7 +70,7 @@ TYPICAL_PROMPT_TOKENS = 4000  # a retriever call: the index plus a fetched secti
 TYPICAL_COMPLETION_TOKENS = 300
 
 Status = Literal["ok", "warn", "fail", "info", "skip"]
-Verdict = Literal["usable", "limited", "unusable"]
+EndpointVerdict = Literal["usable", "limited", "unusable"]
 
 
 class Check(BaseModel):
@@ -150,7 +150,7 @@ class DoctorReport(BaseModel):
     probed_at: datetime
     checks: list[Check] = Field(default_factory=list)
     findings: Findings = Field(default_factory=Findings)
-    verdict: Verdict = "unusable"
+    verdict: EndpointVerdict = "unusable"
     reasons: list[str] = Field(default_factory=list)
     settings: SuggestedSettings = Field(default_factory=SuggestedSettings)
     tokens_used: int = 0
@@ -703,7 +703,7 @@ def _finish(report: DoctorReport, price: Any) -> DoctorReport:
     return report
 
 
-def _verdict(facts: Findings, report: DoctorReport) -> tuple[Verdict, list[str]]:
+def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, list[str]]:
     if not facts.reachable or not facts.openai_compatible:
         first = next((c.detail for c in report.checks if c.status == "fail"), "not reachable")
         return "unusable", [first]

@@ -44,6 +44,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
+from pageindex.llm.providers.base import PassThrough
 from pageindex.llm.types import Message, ToolSpec
 from pageindex.llm.wire import (
     completion_body,
@@ -133,7 +134,7 @@ class WireReply:
         return (self.text if self.text is not None else json.dumps(self.body)).encode()
 
 
-class ScriptedRaise(openai.OpenAIError):
+class ScriptedRaise(openai.OpenAIError, PassThrough):
     """Carries a scripted exception through the SDK (which re-raises OpenAIErrors without retrying)."""
 
     def __init__(self, error: BaseException):

@@ -1,12 +1,6 @@
-"""Model specs as strings: ``openai/<model>``, ``ollama/<model>``, ``replay/<model>``, ``scripted``.
-
-``openai/<model>`` reaches any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio,
-a LiteLLM proxy): the base URL comes from the ``base_url`` argument, else ``OPENAI_BASE_URL``,
-else ``https://api.openai.com/v1``; the key from ``api_key``, else ``OPENAI_API_KEY``. A key is
-required only for the official OpenAI endpoint; other servers get a placeholder key (a server
-that does want one answers 401, reported as :class:`LLMConfigError`). ``ollama/<model>`` is
-shorthand for ``http://localhost:11434/v1`` (or ``OLLAMA_BASE_URL``). ``replay/<model>`` answers
-only from the cache and never touches the network. ``scripted`` is the test model.
+"""Model specs as strings: ``<provider>/<model>`` -- ``openai/<model>``, ``ollama/<model>``,
+``replay/<model>``, ``scripted``, or a plug-in provider's name. Each provider (one module in
+:mod:`pageindex.llm.providers`) resolves its own specs: base URL, key, defaults.
 
 Errors name the spec and the base URL, never the key (keys are ``SecretStr`` and redacted) and
 never URL credentials: :meth:`ModelSpec.where` shows the base URL with any ``user:key@`` part and
@@ -16,17 +10,12 @@ and those URL credentials wherever a server or library echoes them (see ``redact
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from typing import Literal
 
-import httpx
 from pydantic import BaseModel, SecretStr
 
 from pageindex.llm.redact import redact, redact_url, url_secrets
 from pageindex.llm.types import LLMConfigError
-
-Provider = Literal["openai", "ollama", "replay", "scripted"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -38,7 +27,7 @@ class ModelSpec(BaseModel):
     """A parsed model spec. ``api_key`` is a SecretStr: it never prints."""
 
     spec: str
-    provider: Provider
+    provider: str  # a registered provider's name (pageindex.llm.providers)
     model: str
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -72,37 +61,21 @@ def parse_spec(
     api_key: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ModelSpec:
-    """Parse and resolve a model spec; raises :class:`LLMConfigError` on a bad spec or missing key."""
-    env = os.environ if env is None else env
+    """Parse and resolve a model spec through its registered provider
+    (:mod:`pageindex.llm.providers`); raises :class:`LLMConfigError` on a bad spec or missing key."""
+    from pageindex.llm.providers import provider_class
+
     text = (spec or "").strip()
-    if text == "scripted" or text.startswith("scripted/"):
-        return ModelSpec(spec=text, provider="scripted", model=text.partition("/")[2] or "scripted")
-    provider, sep, model = text.partition("/")
+    name, sep, model = text.partition("/")
+    provider = provider_class(name) if name else None
+    if provider is not None and provider.bare:
+        return provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
     if not sep or not model:
         hint = f" (did you mean openai/{text}?)" if text and "/" not in text else ""
         raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
-    if provider == "replay":
-        return ModelSpec(spec=text, provider="replay", model=model)
-    if provider == "ollama":
-        url = (base_url or env.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL).rstrip("/")
-        return ModelSpec(spec=text, provider="ollama", model=model, base_url=url, api_key=SecretStr("ollama"))
-    if provider == "openai":
-        url = (base_url or env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
-        key = api_key or env.get("OPENAI_API_KEY")
-        if not key:
-            if _is_official_openai(url):
-                raise LLMConfigError(
-                    f"no API key for {text} at {redact_url(url)}: set OPENAI_API_KEY "
-                    "or point --base-url / OPENAI_BASE_URL at a server that needs none"
-                )
-            key = PLACEHOLDER_KEY
-        return ModelSpec(spec=text, provider="openai", model=model, base_url=url, api_key=SecretStr(key))
-    raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {provider!r}; {SPEC_HELP}")
-
-
-def _is_official_openai(url: str) -> bool:
-    host = httpx.URL(url).host
-    return host == "api.openai.com" or host.endswith(".openai.com")
+    if provider is None:
+        raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
+    return provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
 
 
 def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:

@@ -21,8 +21,6 @@ import math
 import re
 from typing import Any
 
-import httpx
-
 CHARS_PER_TOKEN = 4.0
 # Context windows of models people run, by name pattern (first match wins; case-insensitive).
 KNOWN_CONTEXT_WINDOWS: list[tuple[str, int]] = [
@@ -133,6 +131,8 @@ class TokenCounter:
         url = self._tokenize_url()
         if url is None or self._remote is False:
             return self.estimate(text)
+        import httpx
+
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
                 body = {"input": text, "model": self.model}

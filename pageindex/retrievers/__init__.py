@@ -3,22 +3,34 @@
 ``retrieve(tree, query, retriever="iterative", llm=client, **options) -> RetrievalResult``
 (``aretrieve`` is the async form). See :mod:`pageindex.retrievers.base` for the registry
 and how to add a retriever.
+
+Names are imported on first use, so reading a stored result does not load the retriever machinery.
 """
 
-from pageindex.retrievers.base import (
-    DEFAULT_RETRIEVER,
-    FetchOptions,
-    QuestionContext,
-    RetrievalRun,
-    RetrieverConfigError,
-    RetrieverOptions,
-    aretrieve,
-    available_retrievers,
-    get_retriever,
-    register_retriever,
-    retrieve,
-)
-from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, TraceEvent
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "DEFAULT_RETRIEVER": "pageindex.retrievers.base",
+    "FetchOptions": "pageindex.retrievers.base",
+    "QuestionContext": "pageindex.retrievers.base",
+    "QuestionRun": "pageindex.retrievers.base",
+    "RetrievalRun": "pageindex.retrievers.base",
+    "RetrieverConfigError": "pageindex.retrievers.base",
+    "RetrieverOptions": "pageindex.retrievers.base",
+    "aretrieve": "pageindex.retrievers.base",
+    "available_retrievers": "pageindex.retrievers.base",
+    "get_retriever": "pageindex.retrievers.base",
+    "register_retriever": "pageindex.retrievers.base",
+    "retrieve": "pageindex.retrievers.base",
+    "FailedSearch": "pageindex.retrievers.result",
+    "Finding": "pageindex.retrievers.result",
+    "RetrievalResult": "pageindex.retrievers.result",
+    "Source": "pageindex.retrievers.result",
+    "TraceEvent": "pageindex.retrievers.result",
+}
 
 __all__ = [
     "DEFAULT_RETRIEVER",
@@ -27,6 +39,7 @@ __all__ = [
     "Finding",
     "QuestionContext",
     "RetrievalResult",
+    "QuestionRun",
     "RetrievalRun",
     "RetrieverConfigError",
     "RetrieverOptions",
@@ -38,3 +51,27 @@ __all__ = [
     "register_retriever",
     "retrieve",
 ]
+
+if TYPE_CHECKING:
+    from pageindex.retrievers.base import (
+        DEFAULT_RETRIEVER,
+        FetchOptions,
+        QuestionContext,
+        QuestionRun,
+        RetrievalRun,
+        RetrieverConfigError,
+        RetrieverOptions,
+        aretrieve,
+        available_retrievers,
+        get_retriever,
+        register_retriever,
+        retrieve,
+    )
+    from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, TraceEvent
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pageindex.retrievers' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

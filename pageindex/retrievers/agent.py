@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
+from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
@@ -27,7 +27,7 @@ class AgentOptions(FetchOptions):
 
 
 @register_retriever("agent", options=AgentOptions, prompt_version=PROMPT_VERSION)
-async def agent(run: RetrievalRun, opts: AgentOptions) -> RetrievalResult:
+async def agent(run: QuestionRun, opts: AgentOptions) -> RetrievalResult:
     """One tool-using agent: index in, fetch_section calls, an answer with sources out."""
     prompt = load_prompt(PROMPT_VERSION)
     index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="agent")

@@ -1,5 +1,5 @@
 """One interface for every retriever: the registry, ``retrieve``/``aretrieve``, and the
-per-question recorder :class:`RetrievalRun`.
+per-question recorder :class:`QuestionRun`.
 
 Adding a retriever = one module in ``pageindex/retrievers/`` that registers itself::
 
@@ -7,27 +7,29 @@ Adding a retriever = one module in ``pageindex/retrievers/`` that registers itse
         max_turns: int = Field(12, ge=1, description="...")
 
     @register_retriever("mine", options=MyOptions, prompt_version="mine_v1")
-    async def mine(run: RetrievalRun, opts: MyOptions) -> RetrievalResult:
+    async def mine(run: QuestionRun, opts: MyOptions) -> RetrievalResult:
         reply = await run.chat([...], tools=[FETCH_SECTION_TOOL], role="agent")
         messages += await run.run_tool_calls(reply.tool_calls)
         return run.result("answer", answer="...", sources=[...])
 
 A class works too: ``@register_retriever("mine")`` on a class with an ``Options`` attribute,
 an optional ``prompt_version`` attribute and an ``async def run(self, run, opts)`` method.
-Every module of the package is imported on the first registry lookup, so nothing else
-needs editing.
+Every module of the package is imported on the first registry lookup (``pageindex.registry``,
+kind ``"retriever"``), and so are plug-ins (``PAGEINDEX_PLUGINS``, ``pageindex.plugins`` entry
+points): a retriever outside the package registers the same way, so nothing else needs editing.
 
 What the recorder does for every retriever (so none of them repeats it):
 
-- wraps the LLM client for one question: :meth:`RetrievalRun.chat` / :meth:`structured`
+- wraps the LLM client for one question: :meth:`QuestionRun.chat` / :meth:`structured`
   tag each call (retriever, question id, role, retrieval id) and add its usage to
   ``usage.by_role[role]`` (the role is the retriever's own label: ``agent``, ``extraction``,
   ``synthesis``...; default the client's role). Failed structured calls count the tokens
   the LLM layer reports on the error.
 - records ``pages_fetched`` (every page whose text a model was shown: the fetcher reports
   its slices; a retriever that puts page text into a prompt itself calls
-  :meth:`RetrievalRun.page_texts`, or :meth:`show_pages`), ``tool_calls``, ``turns``, trace
-  events with timestamps, and latency.
+  :meth:`QuestionRun.page_texts`, or :meth:`show_pages`), ``tool_calls`` and ``turns``
+  (read-only; a retriever counts through :meth:`QuestionRun.count_turn` and
+  :meth:`QuestionRun.count_tool_calls`), trace events with timestamps, and latency.
 - after the retriever returns, checks every cited page (``verify.verify_result``).
 
 Status, the same in every retriever: ``error`` = the infrastructure failed (HTTP error,
@@ -47,10 +49,8 @@ without a model) raise :class:`RetrieverConfigError` before any work starts.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import math
-import pkgutil
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pageindex import registry
 from pageindex.llm.tokens import default_max_tokens
 from pageindex.llm.types import (
     BudgetExceeded,
@@ -120,7 +121,7 @@ class FetchOptions(RetrieverOptions):
     )
 
 
-RetrieverFn = Callable[["RetrievalRun", Any], Awaitable[RetrievalResult]]
+RetrieverFn = Callable[["QuestionRun", Any], Awaitable[RetrievalResult]]
 
 
 @dataclass(frozen=True)
@@ -153,10 +154,9 @@ class RetrieverSpec:
         return [(n, repr(f.default), f.description or "") for n, f in self.options.model_fields.items()]
 
 
-_REGISTRY: dict[str, RetrieverSpec] = {}
-_IMPORT_ERRORS: dict[str, str] = {}
-_LOADED = False
-_NOT_RETRIEVERS = {"base", "tools", "verify", "index", "prompts", "replies", "result", "numbers", "ranking"}
+KIND = "retriever"
+# Every module of these is imported on the first lookup (they register themselves); plug-ins too.
+registry.declare(KIND, "pageindex.retrievers", "pageindex.analyst.session_retriever")
 
 
 def register_retriever(
@@ -184,47 +184,36 @@ def register_retriever(
                 f"retriever {name!r}: its Options must forbid extra fields (subclass RetrieverOptions)"
             )
         doc = description or (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
-        _REGISTRY[name] = RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm)
+        registry.register(KIND, name, RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm))
         return obj
 
     return decorate
 
 
 def load_retrievers() -> None:
-    """Import every retriever module of this package once (they register themselves).
-    A module that fails to import is remembered and named when its retriever is asked for."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    package = importlib.import_module("pageindex.retrievers")
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_") or info.name in _NOT_RETRIEVERS:
-            continue
-        try:
-            importlib.import_module(f"pageindex.retrievers.{info.name}")
-        except Exception as exc:  # a half-written module must not break the others
-            _IMPORT_ERRORS[info.name] = f"{type(exc).__name__}: {exc}"
+    """Import every retriever module and plug-in once (they register themselves). A module that
+    fails to import is remembered and named when its retriever is asked for."""
+    registry.discover(KIND)
 
 
 def available_retrievers() -> dict[str, RetrieverSpec]:
-    load_retrievers()
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(registry.entries(KIND).items()))
 
 
 def get_retriever(name: str) -> RetrieverSpec:
-    load_retrievers()
-    spec = _REGISTRY.get(name)
+    spec = registry.lookup(KIND, name)
     if spec is None:
-        msg = f"unknown retriever {name!r} (available: {', '.join(sorted(_REGISTRY)) or 'none'})"
-        if name in _IMPORT_ERRORS:
-            msg = f"retriever module {name!r} failed to import: {_IMPORT_ERRORS[name]}"
+        known = ", ".join(sorted(registry.names(KIND))) or "none"
+        msg = f"unknown retriever {name!r} (available: {known})"
+        failed = registry.import_error(KIND, name)
+        if failed:
+            msg = f"retriever module {name!r} failed to import: {failed}"
         raise RetrieverConfigError(msg)
     return spec
 
 
 # ----------------------------------------------------------------------------- recorder
-class RetrievalRun:
+class QuestionRun:
     """Everything one retrieval of one question records; handed to the retriever."""
 
     def __init__(
@@ -246,8 +235,8 @@ class RetrievalRun:
         self.retrieval_id = uuid.uuid4().hex[:12]
         self.trace: list[TraceEvent] = []
         self.pages_fetched: list[int] = []  # in the order first shown
-        self.turns = 0
-        self.tool_calls = 0
+        self._turns = 0
+        self._tool_calls = 0
         self._llm = llm
         self._usage: dict[str, RoleUsage] = {}
         # Cost: None ("unknown") from the start when the model has no price, so a sample of an
@@ -260,6 +249,26 @@ class RetrievalRun:
         self._t0 = time.perf_counter()
 
     # -- recording ------------------------------------------------------------------
+    @property
+    def turns(self) -> int:
+        """Model turns so far (read-only: :meth:`count_turn`)."""
+        return self._turns
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls executed so far (read-only: :meth:`count_tool_calls`)."""
+        return self._tool_calls
+
+    def count_turn(self, reached: int | None = None) -> int:
+        """One more model turn (or, with ``reached``, at least that many); the count."""
+        self._turns = self._turns + 1 if reached is None else max(self._turns, reached)
+        return self._turns
+
+    def count_tool_calls(self, n: int = 1) -> int:
+        """``n`` more tool calls (executed elsewhere than :meth:`run_tool_call`); the count."""
+        self._tool_calls += n
+        return self._tool_calls
+
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0
 
@@ -475,7 +484,7 @@ class RetrievalRun:
         self, call: ToolCall, *, withhold_repeats: bool = False
     ) -> tuple[Message, SectionSlice | None]:
         """Execute one tool call (counted); returns the tool message and the slice, if any."""
-        self.tool_calls += 1
+        self.count_tool_calls()
         if call.error is not None:
             text = f"error: your call to {call.name!r} was unusable ({call.error}); check the arguments."
             self.event("error", text, tool=call.name, raw=call.raw_arguments)
@@ -532,6 +541,9 @@ class RetrievalRun:
         return verify_result(self.tree, result)
 
 
+RetrievalRun = QuestionRun  # the recorder's former name, kept for code written against it
+
+
 def _priced(llm: Any) -> bool:
     pricing = getattr(llm, "pricing", None)
     if pricing is None:
@@ -570,7 +582,7 @@ async def aretrieve(
     if llm is None and spec.needs_llm:
         raise RetrieverConfigError(f"retriever {retriever!r} needs a model: pass llm=<client or model spec>")
     ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
-    run = RetrievalRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
+    run = QuestionRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
     run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
     try:
         result = await spec.run(run, options)
@@ -623,6 +635,7 @@ __all__ = [
     "DEFAULT_RETRIEVER",
     "FetchOptions",
     "QuestionContext",
+    "QuestionRun",
     "RetrievalRun",
     "RetrieverConfigError",
     "RetrieverOptions",

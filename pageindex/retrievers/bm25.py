@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
 from pageindex.retrievers.ranking import ranker_for
 from pageindex.retrievers.result import RetrievalResult
@@ -27,7 +27,7 @@ class BM25Options(RetrieverOptions):
 
 
 @register_retriever("bm25", options=BM25Options, prompt_version=ANSWER_PROMPT)
-async def bm25(run: RetrievalRun, opts: BM25Options) -> RetrievalResult:
+async def bm25(run: QuestionRun, opts: BM25Options) -> RetrievalResult:
     """BM25 top-k pages (or sections) into one answering call: a vector-store pipeline without vectors."""
     ranker = ranker_for(run.tree, opts.unit)
     hits = ranker.search(run.query, k=opts.top_k)

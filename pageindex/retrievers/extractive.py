@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.numbers import find_numbers
 from pageindex.retrievers.ranking import Ranker, expand_query, ranker_for, tokenize
 from pageindex.retrievers.replies import source_for_page
@@ -208,7 +208,7 @@ class ExtractiveOptions(RetrieverOptions):
 
 
 @register_retriever("extractive", options=ExtractiveOptions, needs_llm=False)
-async def extractive(run: RetrievalRun, opts: ExtractiveOptions) -> RetrievalResult:
+async def extractive(run: QuestionRun, opts: ExtractiveOptions) -> RetrievalResult:
     """BM25 pages, then the best-matching table row or sentence with its page; no model at all."""
     ranker = ranker_for(run.tree, opts.unit)
     pages = ranker.top_pages(run.query, k=opts.top_k)

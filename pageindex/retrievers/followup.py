@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from pageindex.llm.types import Message
-from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.ranking import match_titles, ranker_for, tokenize
 from pageindex.retrievers.replies import AnswerWithSources, CitedSource
@@ -71,7 +71,7 @@ def _key(item: str) -> str:
 class _Lookup:
     """Finds pages for missing items; remembers what it saw and what it could not find."""
 
-    def __init__(self, run: RetrievalRun, opts: FollowupOptions, seen: list[int]):
+    def __init__(self, run: QuestionRun, opts: FollowupOptions, seen: list[int]):
         self.run = run
         self.opts = opts
         self.seen = seen  # pages shown so far, in order
@@ -97,7 +97,7 @@ class _Lookup:
 
 
 @register_retriever("followup", options=FollowupOptions, prompt_version=PROMPT_VERSION)
-async def followup(run: RetrievalRun, opts: FollowupOptions) -> RetrievalResult:
+async def followup(run: QuestionRun, opts: FollowupOptions) -> RetrievalResult:
     """One model answers from BM25-chosen sections and lists what is missing; missing items are
     looked up (titles, then BM25) and shown, at most ``max_passes`` times."""
     prompt = load_prompt(PROMPT_VERSION)
@@ -121,7 +121,7 @@ async def followup(run: RetrievalRun, opts: FollowupOptions) -> RetrievalResult:
     reply: FollowupReply | None = None
     passes: list[dict] = []
     for pass_no in range(1, opts.max_passes + 1):
-        run.turns = pass_no
+        run.count_turn(reached=pass_no)
         reply = await run.structured(messages, FollowupReply, role="followup", tag={"pass": pass_no})
         record = {"pass": pass_no, "status": reply.status, "missing": reply.missing,
                   "tokens": run.tokens_used()}
@@ -179,11 +179,11 @@ def _look_up(lookup: _Lookup, missing: list[str], pass_no: int) -> tuple[list[in
         lookup.run.event("tool_call", f"look up {item!r}: {gap.status}"
                          + (f" via {gap.via}, pages {gap.pages}" if gap.pages else ""),
                          item=item, status=gap.status, via=gap.via, pages=gap.pages)
-    lookup.run.tool_calls += sum(1 for g in lookup.gaps.values() if g.pass_no == pass_no)
+    lookup.run.count_tool_calls(sum(1 for g in lookup.gaps.values() if g.pass_no == pass_no))
     return new_pages, ["Missing items:", *notes]
 
 
-def _finish(run: RetrievalRun, opts: FollowupOptions, reply: FollowupReply | None, lookup: _Lookup,
+def _finish(run: QuestionRun, opts: FollowupOptions, reply: FollowupReply | None, lookup: _Lookup,
             passes: list[dict]) -> RetrievalResult:
     gaps = list(lookup.gaps.values())
     unresolved = [g.item for g in gaps if g.status != "resolved"]

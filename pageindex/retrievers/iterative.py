@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pageindex.llm.types import Message, OutputTruncated, StructuredOutputError, ToolCall
-from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
+from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
@@ -113,7 +113,7 @@ class Extraction(BaseModel):
 
 # ----------------------------------------------------------------------------- the loop
 @register_retriever("iterative", options=IterativeOptions, prompt_version=PROMPT_VERSION)
-async def iterative(run: RetrievalRun, opts: IterativeOptions) -> RetrievalResult:
+async def iterative(run: QuestionRun, opts: IterativeOptions) -> RetrievalResult:
     """Extraction agent (fresh context, one item) + synthesis agent (findings only), in a loop."""
     index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="extraction")
     findings: list[Finding] = []
@@ -178,7 +178,7 @@ async def iterative(run: RetrievalRun, opts: IterativeOptions) -> RetrievalResul
 
 
 async def _extract(
-    run: RetrievalRun, opts: IterativeOptions, *, item: str, iteration: int, index: str, extracted: list[str]
+    run: QuestionRun, opts: IterativeOptions, *, item: str, iteration: int, index: str, extracted: list[str]
 ) -> Extraction:
     """One extraction agent, fresh context, at most ``max_sections`` new sections."""
     messages = load_prompt(EXTRACT_PROMPT).messages(
@@ -223,7 +223,7 @@ async def _extract(
 
 
 def _fetch_guarded(
-    run: RetrievalRun, opts: IterativeOptions, call: ToolCall, *, read: list[str], extracted: list[str]
+    run: QuestionRun, opts: IterativeOptions, call: ToolCall, *, read: list[str], extracted: list[str]
 ) -> Message:
     """Run a fetch unless it targets a section extracted earlier or one section too many."""
     try:
@@ -243,7 +243,7 @@ def _fetch_guarded(
             "item. Reply now with your findings or a failure."
         )
     if refusal is not None:
-        run.tool_calls += 1
+        run.count_tool_calls()
         run.event(
             "tool_call",
             f"fetch_section({args.node_id!r}) refused: {refusal}",
@@ -257,7 +257,7 @@ def _fetch_guarded(
     return message
 
 
-def _finding(run: RetrievalRun, f: ExtractedFinding) -> Finding:
+def _finding(run: QuestionRun, f: ExtractedFinding) -> Finding:
     section = f.section
     if section not in run.tree and 1 <= f.page <= run.tree.page_count:
         leaf = run.tree.leaf_for_page(f.page)
@@ -267,7 +267,7 @@ def _finding(run: RetrievalRun, f: ExtractedFinding) -> Finding:
 
 
 async def _synthesise(
-    run: RetrievalRun,
+    run: QuestionRun,
     opts: IterativeOptions,
     *,
     iteration: int,
@@ -295,7 +295,7 @@ async def _synthesise(
     return await run.structured(messages, SynthesisReply, role="synthesis", tag={"iteration": iteration})
 
 
-def _sources(run: RetrievalRun, findings: list[Finding], pages: list[int]) -> list[Source]:
+def _sources(run: QuestionRun, findings: list[Finding], pages: list[int]) -> list[Source]:
     """Sources for the pages the synthesis used: each finding on such a page, quoting its value
     (all findings when no pages were given)."""
     chosen = [f for f in findings if f.page in pages] if pages else list(findings)

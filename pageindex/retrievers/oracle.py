@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from pageindex.retrievers.base import RetrievalRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
 from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
 from pageindex.retrievers.result import RetrievalResult
 
@@ -38,7 +38,7 @@ class OracleOptions(RetrieverOptions):
 
 
 @register_retriever("oracle", options=OracleOptions, prompt_version=ANSWER_PROMPT)
-async def oracle(run: RetrievalRun, opts: OracleOptions) -> RetrievalResult:
+async def oracle(run: QuestionRun, opts: OracleOptions) -> RetrievalResult:
     """Answer from the gold evidence pages only: the ceiling for every retriever."""
     pages = opts.pages if opts.pages is not None else run.context.evidence_pages
     outside = [p for p in pages if not 1 <= p <= run.tree.page_count]

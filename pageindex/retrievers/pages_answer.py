@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
@@ -19,7 +19,7 @@ ANSWER_PROMPT = "answer_from_pages_v1"
 
 
 async def answer_from_pages(
-    run: RetrievalRun,
+    run: QuestionRun,
     pages: list[int],
     *,
     role: str = "answer",
@@ -40,7 +40,7 @@ async def answer_from_pages(
         page_list=", ".join(str(p) for p in valid),
         pages=text,
     )
-    run.turns += 1
+    run.count_turn()
     reply = await run.structured(messages, AnswerWithSources, role=role, max_retries=max_retries)
     run.event("decision", f"{role}: {reply.status}", reply=reply.model_dump(mode="json"))
     return run.result_from_answer(reply, **fields)

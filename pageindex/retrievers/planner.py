@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pageindex.llm.types import OutputTruncated, StructuredOutputError
-from pageindex.retrievers.base import FetchOptions, RetrievalRun, register_retriever
+from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.numbers import format_number, try_number
 from pageindex.retrievers.planner_plan import (
     ExpressionError,
@@ -111,7 +111,7 @@ class _Failed(Exception):
 class PlanExecutor:
     """Runs one plan's tasks over one retrieval; keeps completed tasks across re-plans."""
 
-    def __init__(self, run: RetrievalRun, opts: PlannerOptions):
+    def __init__(self, run: QuestionRun, opts: PlannerOptions):
         self.run = run
         self.opts = opts
         self.done: dict[str, Task] = {}  # completed tasks (kept across re-plans)
@@ -213,7 +213,7 @@ class PlanExecutor:
         for requested in task.node_ids:
             offset: int | None = 0
             while offset is not None and budget > 0:
-                self.run.tool_calls += 1
+                self.run.count_tool_calls()
                 piece = fetcher.fetch(requested, offset, why=f"planner task {task.id}")
                 if not piece.found:
                     closest = ", ".join(c.node_id for c in piece.candidates[:3])
@@ -355,7 +355,7 @@ def _previous_text(executor: PlanExecutor, failures: list[TaskOutcome], tasks: d
 
 
 @register_retriever("planner", options=PlannerOptions, prompt_version=PROMPT_VERSION)
-async def planner(run: RetrievalRun, opts: PlannerOptions) -> RetrievalResult:
+async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
     """A planner writes a DAG of fetch/compute/synthesise tasks; an executor runs independent tasks
     concurrently and re-plans only what failed."""
     executor = PlanExecutor(run, opts)
@@ -465,7 +465,7 @@ def _extra(executor: PlanExecutor, rounds: list[dict[str, Any]], gate_used: bool
     }
 
 
-def _answer(run: RetrievalRun, executor: PlanExecutor, rounds: list[dict[str, Any]],
+def _answer(run: QuestionRun, executor: PlanExecutor, rounds: list[dict[str, Any]],
             failed_searches: list[FailedSearch], gate_used: bool) -> RetrievalResult:
     synth = next(o for o in executor.outcomes.values() if o.answer is not None)
     result = run.result_from_answer(

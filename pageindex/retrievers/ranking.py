@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Literal
+from functools import cache
+from typing import TYPE_CHECKING, Literal
 
-import bm25s
-import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 from pydantic import BaseModel
-from rapidfuzz import fuzz
 
 from pageindex.tree.model import Tree
+
+if TYPE_CHECKING:  # bm25s, numpy and rapidfuzz are imported when a ranker is first used
+    import numpy as np
 
 Unit = Literal["page", "section"]
 
@@ -33,7 +33,13 @@ _QUESTION_WORDS = {
     "resources", "only", "investment", "banker", "conclusions", "drawing", "statement", "statements",
     "use", "define", "defined", "terms", "term", "please", "state", "year", "fiscal",
 }
-_STOP = frozenset(STOPWORDS_EN) | frozenset(_QUESTION_WORDS)
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN) | frozenset(_QUESTION_WORDS)
 
 # question words -> words filings use for the same thing (extra query terms, never replacements)
 FINANCE_SYNONYMS: dict[str, str] = {
@@ -102,7 +108,7 @@ def tokenize(text: str) -> list[str]:
     out: list[str] = []
     for raw in _TOKEN_RE.findall(text.lower()):
         token = raw.replace(",", "")
-        if token in _STOP or (len(token) < 2 and not token.isdigit()):
+        if token in _stop_words() or (len(token) < 2 and not token.isdigit()):
             continue
         out.append(_stem(token))
     return out
@@ -160,18 +166,24 @@ class Ranker:
         for doc in corpus:
             for tok in set(doc):
                 self._doc_freq[tok] = self._doc_freq.get(tok, 0) + 1
+        import bm25s
+
         self._bm25 = bm25s.BM25()
         self._bm25.index(corpus, show_progress=False) if corpus else None
 
     def idf(self, token: str) -> float:
         """Inverse document frequency of a (tokenized) word over this ranker's chunks; unseen words
         get the highest value."""
+        import numpy as np
+
         n = len(self.chunks)
         df = self._doc_freq.get(token, 0)
         return float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
 
     def scores(self, query: str, *, expand: bool = True) -> np.ndarray:
         """The BM25 score of every chunk for ``query`` (zeros when no query word is indexed)."""
+        import numpy as np
+
         tokens = [t for t in tokenize(expand_query(query) if expand else query) if t in self._vocab]
         if not self.chunks or not tokens:
             return np.zeros(len(self.chunks))
@@ -234,14 +246,24 @@ class TitleMatch(BaseModel):
     score: float  # 0..100
 
 
+@cache
+def _english_stop_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
 def _title_words(text: str) -> str:
-    words = [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS_EN and len(w) > 1]
+    stop = _english_stop_words()
+    words = [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and len(w) > 1]
     return " ".join(words)
 
 
 def match_titles(tree: Tree, text: str, *, min_score: float = 70.0, limit: int = 3) -> list[TitleMatch]:
     """Sections whose title matches ``text`` (fuzzy, word-order free), best first; ties go to the
     title closest overall, then to the deeper section."""
+    from rapidfuzz import fuzz
+
     query = _title_words(text)
     if not query:
         return []

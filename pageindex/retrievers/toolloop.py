@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from pageindex.llm.types import Message, ToolCall
 from pageindex.llm.wire import prompt_chars
-from pageindex.retrievers.base import RetrievalRun
+from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
 from pageindex.retrievers.tools import FETCH_SECTION_TOOL
 
@@ -21,7 +21,7 @@ ToolRunner = Callable[[list[ToolCall]], Awaitable[list[Message]]]
 
 
 async def tool_loop(
-    run: RetrievalRun,
+    run: QuestionRun,
     messages: list[Message],
     reply_model: type[T],
     *,
@@ -51,7 +51,7 @@ async def tool_loop(
                 context_window=run.llm.context_window,
             )
             return None
-        run.turns += 1
+        run.count_turn()
         resp = await run.chat(
             messages,
             tools=[FETCH_SECTION_TOOL],
@@ -83,7 +83,7 @@ def _clip(text: str) -> str:
     return text[:ECHO_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def _fits(run: RetrievalRun, messages: list[Message]) -> bool:
+def _fits(run: QuestionRun, messages: list[Message]) -> bool:
     """Whether the next call's prompt (by the client's calibrated estimate) still leaves room for
     a short reply in a known context window; unknown window: assume it fits."""
     llm = run.llm

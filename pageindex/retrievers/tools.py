@@ -12,7 +12,7 @@ section, so ``note 3`` never resolves to ``note_13``). How a request was matched
 reported in the result and the trace; an unresolvable request returns the closest
 candidates instead of failing.
 
-One fetcher lives for one question (:class:`pageindex.retrievers.base.RetrievalRun` owns
+One fetcher lives for one question (:class:`pageindex.retrievers.base.QuestionRun` owns
 it): section texts are built once and served from memory afterwards, and every page whose
 text is returned is reported to the run's recorder (``pages_fetched``). Retrievers get no
 tool that writes or executes anything.
@@ -64,7 +64,7 @@ FETCH_SECTION_TOOL = ToolSpec(
 
 
 class Recorder(Protocol):
-    """What the fetcher reports to (implemented by ``RetrievalRun``)."""
+    """What the fetcher reports to (implemented by ``QuestionRun``)."""
 
     def show_pages(self, pages: list[int], *, why: str = "") -> None: ...
 

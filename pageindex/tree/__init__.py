@@ -1,17 +1,29 @@
-"""PDF filing -> section tree. ``build_tree`` is the entry point; ``Tree``/``Node`` the data."""
+"""PDF filing -> section tree. ``build_tree`` is the entry point; ``Tree``/``Node`` the data.
 
-from pageindex.tree.build import BUILDER_VERSION, build_tree, load_tree
-from pageindex.tree.cache import TreeCache, default_cache_dir
-from pageindex.tree.errors import (
-    NotAPDFError,
-    PDFCorruptError,
-    PDFEmptyError,
-    PDFEncryptedError,
-    PDFError,
-    PDFMissingError,
-    PDFNoTextError,
-)
-from pageindex.tree.model import Node, NodeKind, Tree
+Names are imported on first use (building needs pymupdf; reading a tree's model does not)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "NotAPDFError": "pageindex.tree.errors",
+    "PDFCorruptError": "pageindex.tree.errors",
+    "PDFEmptyError": "pageindex.tree.errors",
+    "PDFEncryptedError": "pageindex.tree.errors",
+    "PDFError": "pageindex.tree.errors",
+    "PDFMissingError": "pageindex.tree.errors",
+    "PDFNoTextError": "pageindex.tree.errors",
+    "BUILDER_VERSION": "pageindex.tree.build",
+    "Node": "pageindex.tree.model",
+    "NodeKind": "pageindex.tree.model",
+    "Tree": "pageindex.tree.model",
+    "TreeCache": "pageindex.tree.cache",
+    "build_tree": "pageindex.tree.build",
+    "default_cache_dir": "pageindex.tree.cache",
+    "load_tree": "pageindex.tree.build",
+}
 
 __all__ = [
     "BUILDER_VERSION",
@@ -30,3 +42,24 @@ __all__ = [
     "default_cache_dir",
     "load_tree",
 ]
+
+if TYPE_CHECKING:
+    from pageindex.tree.build import BUILDER_VERSION, build_tree, load_tree
+    from pageindex.tree.cache import TreeCache, default_cache_dir
+    from pageindex.tree.errors import (
+        NotAPDFError,
+        PDFCorruptError,
+        PDFEmptyError,
+        PDFEncryptedError,
+        PDFError,
+        PDFMissingError,
+        PDFNoTextError,
+    )
+    from pageindex.tree.model import Node, NodeKind, Tree
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pageindex.tree' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

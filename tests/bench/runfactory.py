@@ -2,7 +2,7 @@
 
 ``sample(...)`` builds one :class:`~bench.samples.Sample` with plausible figures; ``write_run(...)``
 writes ``run.json``, ``samples.jsonl``, ``dropped.jsonl`` (and optionally a torn last line) the way
-the runner does, so tests read them back through :func:`bench.summary.load_run`.
+the runner does, so tests read them back through :func:`bench.rundir.load_run`.
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ def write_run(
         )
     if write_summary_file:
         from bench.datasets.models import DroppedQuestion
-        from bench.summary import summarize, write_summary
+        from bench.rundir import write_summary
+        from bench.summary import summarize
 
         write_summary(directory, summarize(samples, info, [DroppedQuestion(**d) for d in dropped]))
     return directory

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.compare import NoSharedSamples, compare_runs
-from bench.summary import load_run
+from bench.rundir import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, write_run
 

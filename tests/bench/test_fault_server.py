@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from bench.faults import FaultConfig, FaultKind, FaultServer, request_key
+from bench.faults import FaultConfig, FaultKind, FaultServer, logical_call_key
 from bench.faults.faults import MISSING_NODE_ID, UNKNOWN_TOOL_NAME, choose_fault
 from bench.faults.protocol import ChatRequest
 
@@ -220,14 +220,14 @@ def test_needs_more_sticks_after_first_draw_even_at_low_rate():
         for i in range(12):
             convo = messages(f"question {i}")
             first = api.chat.completions.create(model="m", messages=convo, tools=[FETCH_TOOL])
-            turn1 = request_key({"messages": convo, "tools": [FETCH_TOOL]})
+            turn1 = logical_call_key({"messages": convo, "tools": [FETCH_TOOL]})
             call = first.choices[0].message.tool_calls[0]
             convo = convo + [
                 first.choices[0].message.model_dump(exclude_none=True),
                 {"role": "tool", "tool_call_id": call.id, "content": "[page 22] Net revenue 9,000"},
             ]
             second = api.chat.completions.create(model="m", messages=convo, tools=[FETCH_TOOL])
-            turn2 = request_key({"messages": convo, "tools": [FETCH_TOOL]})
+            turn2 = logical_call_key({"messages": convo, "tools": [FETCH_TOOL]})
             by_key = srv.stats().by_key
             node_id = json.loads(call.function.arguments)["node_id"]
             reply = second.choices[0].message
@@ -245,7 +245,7 @@ def test_sdk_retries_are_counted_per_logical_call():
     with only("429") as srv:
         with pytest.raises(openai.RateLimitError):
             client(srv, retries=2).chat.completions.create(model="m", messages=messages())
-        key = request_key({"messages": messages()})
+        key = logical_call_key({"messages": messages()})
         stats = srv.stats()
     assert stats.by_key[key].requests == 3 and stats.by_key[key].faults == {"429": 3}
     assert stats.retry_count_header == {"0": 1, "1": 1, "2": 1}
@@ -297,7 +297,7 @@ def test_counters_are_exact():
         assert stats.by_status == {"200": 5, "400": 2}
         assert stats.by_fault == {"none": 3, "bad_request": 2}
         assert sorted(k.requests for k in stats.by_key.values()) == [1, 2]
-        assert stats.by_key[request_key({"messages": messages("a?")})].requests == 2
+        assert stats.by_key[logical_call_key({"messages": messages("a?")})].requests == 2
         assert httpx.get(f"{srv.url}/stats").json()["total"] == 7
         httpx.post(f"{srv.url}/stats/reset")
         assert srv.stats().total == 0 and srv.stats().by_key == {}
@@ -340,7 +340,7 @@ def _fates(seed: int, n: int) -> list[str]:
                 pass
         stats = srv.stats()
     return [
-        next(iter(stats.by_key[request_key({"messages": messages(f"question {i}")})].faults), "none")
+        next(iter(stats.by_key[logical_call_key({"messages": messages(f"question {i}")})].faults), "none")
         for i in range(n)
     ]
 

@@ -12,13 +12,13 @@ import pexpect
 import pytest
 from typer.testing import CliRunner
 
+from bench.cli.faults import faults_by_kind
 from bench.faults import FaultServer, SectionSeekingPolicy
 from bench.faults.competent import CompetentPolicy, ScriptedPolicyServer, resolve_policy
 from bench.faults.limits import ServerLimits
 from bench.faults.protocol import ChatRequest, Reply
 from bench.faults.scripted import ChatPolicy
 from pageindex.cli import app
-from pageindex.cli.faults import faults_by_kind
 from tests.bench.fault_cli import spawn_fault_server
 
 RECORD_TOOL = {

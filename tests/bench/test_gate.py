@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.gate import GateInputError, GateResult, GateRules, RuleResult, evaluate_gate, write_junit
-from bench.summary import load_run
+from bench.rundir import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, write_run
 

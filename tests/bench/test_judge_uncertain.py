@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.compare import compare_runs
-from bench.summary import load_run, summarize, summary_rows
+from bench.rundir import load_run
+from bench.summary import summarize, summary_rows
 from tests.bench.runfactory import run_info, sample, write_run
 
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from bench.judges.base import make_judge
 from bench.rejudge import RejudgeError, rejudge_run
+from bench.rundir import load_run
 from bench.runinfo import dataset_content_hash, judge_version
 from bench.samples import load_samples
-from bench.summary import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, sample, write_run
 
@@ -198,7 +198,7 @@ def test_rejudge_refuses_missing_run_and_taken_output(tmp_path: Path) -> None:
 
 
 def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
-    import pageindex.cli.judge as judge_cli
+    import bench.cli.judge as judge_cli
 
     monkeypatch.setattr(judge_cli, "_build_judge", lambda *a: _FlakyJudge())
     base = _stored_run(tmp_path / "base")  # 1 of 3 answers fails: 33% > 20%

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from bench.report.html import render_html
 from bench.report.markdown import render_markdown
-from bench.summary import load_run
+from bench.rundir import load_run
 from pageindex.cli import app
 from tests.bench.chromium import CHROMIUM, FLAGS, Browser
 from tests.bench.runfactory import outcomes, run_info, sample, write_run

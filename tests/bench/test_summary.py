@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from bench.rundir import RunLoadError, load_run, read_summary
 from bench.stats import wilson_interval
-from bench.summary import RunLoadError, load_run, print_summary, read_summary
+from bench.summary import print_summary
 from tests.bench.runfactory import outcomes, sample, write_run
 
 

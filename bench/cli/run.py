@@ -160,7 +160,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
         """Run a dataset through retrievers, judge every answer, write results/RUN_ID/."""
-        from bench.config import RunConfig, parse_budget, parse_option
+        from bench.config import (
+            RESUME_OVERRIDES,
+            RunConfig,
+            parse_budget,
+            parse_option,
+            resumable_options_text,
+        )
         from bench.events import EventBus
         from bench.progress import ProgressView
         from bench.runner import Runner, RunSetupError
@@ -180,7 +186,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 options.setdefault(name, {})[key] = value
             budget_tokens, budget_usd = parse_budget(budget) if budget else (None, None)
             # What a resumed run may change; everything else comes from its run.json.
-            operational = {
+            given_settings = {
                 "concurrency": concurrency,
                 "timeout_s": timeout,
                 "max_retries": max_retries,
@@ -190,9 +196,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 "base_url": base_url,
                 "judge_base_url": judge_base_url,
                 "max_error_rate": max_error_rate,
+                **({"budget_tokens": budget_tokens, "budget_usd": budget_usd} if budget else {}),
             }
-            if budget:
-                operational.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
+            operational = {k: v for k, v in given_settings.items() if k in RESUME_OVERRIDES}
             overrides = {k: v for k, v in operational.items() if v is not None}
             overrides.update(_local_profile(model, base_url, concurrency, timeout, max_retries, resume))
             if resume is not None:
@@ -215,8 +221,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 if given:
                     fail(
                         f"--resume continues the run with its stored settings; drop {', '.join(given)} "
-                        "(only --budget, --concurrency, --timeout, --max-retries, --cache, --cache-path, "
-                        "--base-url, --judge-base-url, --max-error-rate and --scripted-policy may change)"
+                        f"(only {resumable_options_text()} may change)"
                     )
             config = RunConfig(
                 data_dir=data_dir,

@@ -48,9 +48,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         import asyncio
 
+        from bench.cli.judge import _build_judge
+        from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run
-        from bench.summary import RunLoadError, load_run
-        from pageindex.cli.judge import _build_judge
+        from bench.rundir import RunLoadError, load_run
 
         workers = _positive_int("--concurrency", concurrency)
         rate = _rate("--max-error-rate", max_error_rate)
@@ -60,7 +61,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         judge = _build_judge(judge_name, judge_model, base_url)  # one error line (exit 2) when unusable
         specs = [s.strip() for s in (judge_model or "").split(",") if s.strip()]
-        recorded_model = None if judge_name == "rules" else ",".join(specs) or None
+        recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
         try:
             outcome = asyncio.run(
                 rejudge_run(

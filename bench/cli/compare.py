@@ -51,6 +51,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Compare even when the judge, tree builder version or dataset differ (warned).",
         ),
     ) -> None:
+        from bench.cli.gate import parse_fraction
         from bench.compare import (
             NoSharedSamples,
             NotComparable,
@@ -58,8 +59,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             compare_runs,
             print_comparison,
         )
-        from bench.summary import RunLoadError, load_run
-        from pageindex.cli.gate import parse_fraction
+        from bench.rundir import RunLoadError, load_run
 
         if by not in BY:
             fail(f"--by must be one of {', '.join(BY)}; got {by!r}")

@@ -142,19 +142,20 @@ def judge(
 
 
 def _build_judge(name: str, model: str | None, base_url: str | None, *, abstain: bool = False):
-    from bench.judges.base import judge_names, make_judge
+    from bench.judges.base import judge_model_need, judge_names, make_judge
 
     if name not in judge_names():
         fail(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
-    if name == "rules":
-        return make_judge("rules", abstain=abstain)
+    need = judge_model_need(name)
+    if need == "none":
+        return make_judge(name, **({"abstain": abstain} if abstain else {}))
     if not model:
         fail(f"--judge {name} needs --judge-model (e.g. openai/gpt-4o-mini or ollama/llama3.1)")
     specs = [s.strip() for s in model.split(",") if s.strip()]
     # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
     clients = [model_client(s, role="judge", base_url=base_url) for s in specs]
-    if name == "panel":
+    if need == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-model specs")
-        return make_judge("panel", model_client=clients)
+        return make_judge(name, model_client=clients)
     return make_judge(name, model_client=clients[0])

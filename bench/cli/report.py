@@ -16,7 +16,7 @@ class Format(StrEnum):
 
 
 def _load(paths: list[Path]):
-    from bench.summary import RunLoadError, load_run
+    from bench.rundir import RunLoadError, load_run
 
     runs = []
     for p in paths:
@@ -83,7 +83,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         from rich.console import Console
 
-        from bench.summary import print_summary, write_summary
+        from bench.rundir import write_summary
+        from bench.summary import print_summary
 
         (loaded,) = _load([run])
         if write:

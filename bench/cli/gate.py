@@ -111,7 +111,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from rich.text import Text
 
         from bench.gate import EXIT_UNUSABLE, GateInputError, GateRules, evaluate_gate, write_junit
-        from bench.summary import RunLoadError, load_run
+        from bench.rundir import RunLoadError, load_run
 
         def unusable(message: str) -> NoReturn:
             if junit is not None:

@@ -1,0 +1,95 @@
+"""Start-up time of the ``pageindex`` command against importing what every command needs.
+
+Usage: ``python bench/perf/cli_startup.py [--run RUN_DIR] [--repeats N]``
+
+In the same run, times (best of N wall-clock runs, each a fresh process) ``python -c "import
+typer, rich.console, pydantic"`` (the floor: the CLI cannot start faster than its own framework)
+and ``pageindex --help``, ``pageindex retrievers``, ``pageindex cache stats``, ``pageindex bench
+summary RUN`` and ``pageindex bench gate RUN --baseline RUN``, and prints each as a ratio to the
+floor. Targets: <= 4x for ``--help``, ``retrievers`` and ``cache stats``; <= 8x for ``bench
+summary`` and ``bench gate``, which need statistics. Without ``--run`` a small run is generated
+first (the demo dataset, the ``extractive`` retriever and the ``rules`` judge: no model needed).
+Exit 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+BIN = Path(sys.executable).parent
+FLOOR = [sys.executable, "-c", "import typer, rich.console, pydantic"]
+
+
+def pageindex() -> list[str]:
+    exe = BIN / "pageindex"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pageindex.cli"]
+
+
+def best_of(cmd: list[str], repeats: int, env: dict[str, str]) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, env=env)
+        elapsed = time.perf_counter() - started
+        if done.returncode not in (0, 1):
+            tail = done.stderr.decode()[-400:]
+            raise SystemExit(f"error: {' '.join(cmd)} exited {done.returncode}: {tail}")
+        best = min(best, elapsed)
+    return best
+
+
+def make_run(where: Path, env: dict[str, str]) -> Path:
+    out = where / "run"
+    cmd = [*pageindex(), "bench", "run", "--retrievers", "extractive", "--judge", "rules",
+           "--limit", "6", "--quiet", "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"error: could not make a run: {done.stderr.decode()[-400:]}")
+    return out
+
+
+def main(
+    run: Path = typer.Option(None, "--run", help="A run directory (default: a small generated one)."),
+    repeats: int = typer.Option(5, "--repeats", "-n", help="Best of N runs of each command."),
+) -> None:
+    console = Console()
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = run or make_run(Path(tmp), env)
+        pi = pageindex()
+        commands = [
+            ("pageindex --help", [*pi, "--help"], 4.0),
+            ("pageindex retrievers", [*pi, "retrievers"], 4.0),
+            ("pageindex cache stats", [*pi, "cache", "stats"], 4.0),
+            ("pageindex bench summary RUN", [*pi, "bench", "summary", str(run_dir)], 8.0),
+            ("pageindex bench gate RUN --baseline RUN",
+             [*pi, "bench", "gate", str(run_dir), "--baseline", str(run_dir)], 8.0),
+        ]
+        floor = best_of(FLOOR, repeats, env)
+        table = Table(title=f"CLI start-up (best of {repeats}; floor: import typer, rich.console, pydantic)")
+        for col in ("command", "seconds", "ratio", "target", ""):
+            table.add_column(col, justify="left" if col in ("command", "") else "right")
+        table.add_row("python -c 'import typer, rich.console, pydantic'", f"{floor:.3f}", "1.0x", "", "")
+        missed = 0
+        for name, cmd, target in commands:
+            seconds = best_of(cmd, repeats, env)
+            ratio = seconds / floor
+            ok = ratio <= target
+            missed += not ok
+            table.add_row(name, f"{seconds:.3f}", f"{ratio:.1f}x", f"<= {target:g}x",
+                          "ok" if ok else "[red]missed[/]")
+        console.print(table)
+    raise typer.Exit(1 if missed else 0)
+
+
+if __name__ == "__main__":
+    typer.run(main)

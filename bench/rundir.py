@@ -1,0 +1,222 @@
+"""The run directory, the one owner of its on-disk format: create, open for resume, write
+``run.json``, append samples, write ``dropped.jsonl`` and ``summary.json``, and load it back.
+
+::
+
+    results/RUN_ID/
+      run.json        RunInfo: settings, provenance, status; ``format_version`` (FORMAT_VERSION)
+      samples.jsonl   one Sample per line, appended and fsynced as each finishes (torn-line safe)
+      dropped.jsonl   questions dropped before the run, with the reason
+      summary.json    Summary of the samples (rewritten when the run ends)
+      events.log      the library's log lines during the run
+
+``run.json`` written before format versions existed has none and loads as it always did; a run
+written by a newer pageindex-bench (a higher ``format_version``) fails with one line naming its
+version and what to do. Everyone else reads and writes runs through this module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+import jsonlines
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.datasets.models import DroppedQuestion
+from bench.runinfo import RunInfo
+from bench.samples import Sample, SampleStore, read_samples_file
+from bench.summary import Summary, summarize
+from pageindex.atomic import write_atomic
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1  # of the run directory; bump when a reader of today could misread a new run
+RUN_JSON = "run.json"
+SAMPLES = "samples.jsonl"
+DROPPED = "dropped.jsonl"
+SUMMARY = "summary.json"
+EVENTS = "events.log"
+
+
+class RunLoadError(Exception):
+    """A run directory that cannot be used; the message names the file and the problem."""
+
+
+class Run(BaseModel):
+    """A run directory read back: run info, samples, dropped questions and their summary."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    info: RunInfo
+    samples: list[Sample]
+    dropped: list[DroppedQuestion] = Field(default_factory=list)
+    summary: Summary
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.info.run_id
+
+
+class RunDir:
+    """One run directory (which need not exist yet)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    # -- files --------------------------------------------------------------------------------
+    @property
+    def info_path(self) -> Path:
+        return self.path / RUN_JSON
+
+    @property
+    def samples_path(self) -> Path:
+        return self.path / SAMPLES
+
+    @property
+    def dropped_path(self) -> Path:
+        return self.path / DROPPED
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / EVENTS
+
+    def has_samples(self) -> bool:
+        """Whether a run already wrote samples here (a new run must not start on top of it)."""
+        return self.samples_path.exists() and self.samples_path.stat().st_size > 0
+
+    def taken_by(self) -> list[str]:
+        """The run files already here (a new run directory must have none)."""
+        return [name for name in (RUN_JSON, SAMPLES) if (self.path / name).exists()]
+
+    def create(self) -> RunDir:
+        self.path.mkdir(parents=True, exist_ok=True)
+        return self
+
+    # -- run.json -----------------------------------------------------------------------------
+    def read_info(self) -> RunInfo:
+        """``run.json``; raises :class:`RunLoadError` naming the file when it is missing, invalid or
+        written in a newer format."""
+        if not self.info_path.exists():
+            raise RunLoadError(f"{self.info_path} is missing: {self.path} is not a run directory")
+        text = self.info_path.read_text(encoding="utf-8")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        version = data.get("format_version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version > FORMAT_VERSION:
+            raise RunLoadError(
+                f"{self.info_path} is run format version {version}, newer than this pageindex-bench reads "
+                f"(up to {FORMAT_VERSION}): upgrade pageindex-bench to read it"
+            )
+        try:
+            return RunInfo.model_validate_json(text)
+        except ValidationError as exc:
+            raise RunLoadError(f"{self.info_path} is not a valid run.json: {_first_error(exc)}") from None
+
+    def write_info(self, info: RunInfo) -> RunInfo:
+        """Write ``run.json`` atomically, stamped with today's format version."""
+        info = info.model_copy(update={"format_version": FORMAT_VERSION})
+        write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+        return info
+
+    # -- samples and dropped questions ------------------------------------------------------------
+    def sample_store(self) -> SampleStore:
+        """The append-only samples file (existing samples read, a torn last line cut off)."""
+        return SampleStore(self.samples_path)
+
+    def read_samples(self) -> tuple[list[Sample], list[str]]:
+        """The samples and warnings (a torn last line, no samples file)."""
+        if not self.samples_path.exists():
+            return [], [f"{self.samples_path} is missing: the run has no samples"]
+        try:
+            samples, _, warnings = read_samples_file(self.samples_path)
+        except ValueError as exc:
+            raise RunLoadError(str(exc).splitlines()[0]) from None
+        return samples, warnings
+
+    def write_dropped(self, dropped: Iterable[DroppedQuestion]) -> None:
+        with jsonlines.open(self.dropped_path, mode="w") as out:
+            out.write_all([d.model_dump(mode="json") for d in dropped])
+
+    def read_dropped(self) -> list[DroppedQuestion]:
+        if not self.dropped_path.exists():
+            return []
+        out: list[DroppedQuestion] = []
+        for i, line in enumerate(self.dropped_path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(DroppedQuestion.model_validate_json(line))
+            except ValidationError as exc:
+                raise RunLoadError(
+                    f"{self.dropped_path}: line {i} is not a dropped-question row: {_first_error(exc)}"
+                ) from None
+        return out
+
+    # -- summary.json -------------------------------------------------------------------------
+    def write_summary(self, summary: Summary) -> Path:
+        """Write ``summary.json`` atomically (temp file + rename)."""
+        write_atomic(self.summary_path, summary.model_dump_json(indent=2) + "\n")
+        return self.summary_path
+
+    def read_summary(self) -> Summary:
+        """``summary.json`` as written when the run ended."""
+        try:
+            return Summary.model_validate(json.loads(self.summary_path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise RunLoadError(f"{self.summary_path} is missing") from None
+        except (ValueError, ValidationError) as exc:
+            raise RunLoadError(f"{self.summary_path} is not a valid summary: {exc}") from None
+
+    # -- the whole run ------------------------------------------------------------------------
+    def load(self) -> Run:
+        """Read the run. A torn last line of ``samples.jsonl`` (a crash mid-write) is dropped with a
+        warning; anything else unusable raises :class:`RunLoadError` with a clear message."""
+        if not self.path.is_dir():
+            raise RunLoadError(f"run directory {self.path} does not exist")
+        info = self.read_info()
+        samples, warnings = self.read_samples()
+        for w in warnings:
+            log.warning(w)
+        dropped = self.read_dropped()
+        return Run(
+            path=self.path,
+            info=info,
+            samples=samples,
+            dropped=dropped,
+            summary=summarize(samples, info, dropped),
+            warnings=warnings,
+        )
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """Read a run directory (:meth:`RunDir.load`)."""
+    return RunDir(run_dir).load()
+
+
+def write_summary(run_dir: str | Path, summary: Summary) -> Path:
+    """Write ``summary.json`` into ``run_dir``."""
+    return RunDir(run_dir).write_summary(summary)
+
+
+def read_summary(run_dir: str | Path) -> Summary:
+    return RunDir(run_dir).read_summary()
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "row"
+    return f"{where}: {err.get('msg', 'invalid')}"

@@ -1,0 +1,71 @@
+"""Components added from outside the package (``PAGEINDEX_PLUGINS`` naming a module in tests/)
+run through ``pageindex bench run`` like built-in ones; no file of the package names them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.samples import load_samples
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = "tests.plugin_example"
+
+
+def bench_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PAGEINDEX_PLUGINS"] = PLUGIN
+    env["PAGEINDEX_CACHE_DIR"] = str(tmp_path / "cache")
+    cmd = [sys.executable, "-m", "pageindex.cli", "bench", "run", "--quiet", "--limit", "2",
+           "--out", str(tmp_path / "run"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+
+
+def test_package_never_names_the_plugin() -> None:
+    for package in ("pageindex", "bench"):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert "plugin_example" not in text and "opening-page" not in text, path
+
+
+def test_a_retriever_and_a_judge_from_a_plugin_run_through_bench_run(tmp_path: Path) -> None:
+    done = bench_run(tmp_path, "--retrievers", "opening-page", "--judge", "grounded")
+    assert done.returncode == 0, done.stderr + done.stdout
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["judge"] == "grounded" and info["retrievers"] == ["opening-page"]
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == 2
+    assert all(s.retriever == "opening-page" and s.judge == "grounded" for s in samples)
+    assert all(s.pages_fetched == [1] and s.verdict == "correct" for s in samples)
+
+
+def test_a_provider_from_a_plugin_answers_through_bench_run(tmp_path: Path) -> None:
+    done = bench_run(tmp_path, "-r", "ask-opening-page", "--judge", "grounded", "--model", "echo/demo")
+    assert done.returncode == 0, done.stderr + done.stdout
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == 2
+    assert all(s.model == "echo/demo" and s.answer == "canned answer from the echo provider" for s in samples)
+    assert all(s.llm_calls == 1 and s.retriever_prompt_tokens > 0 for s in samples)
+    assert all(s.verdict == "correct" for s in samples)  # the plug-in judge: page 1 cited and read
+
+
+def test_pageindex_retrievers_lists_a_plugin_retriever() -> None:
+    env = {**os.environ, "PAGEINDEX_PLUGINS": PLUGIN, "COLUMNS": "200"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "opening-page" in done.stdout and "session" in done.stdout
+
+
+def test_a_plugin_that_fails_to_import_is_one_error_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PAGEINDEX_PLUGINS": "tests.no_such_plugin"}
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: plug-in 'tests.no_such_plugin'"), done.stderr

@@ -1,0 +1,48 @@
+"""The run directory's owner: run.json carries a format version; older runs still load, newer
+ones fail with one line naming their version and what to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.rundir import FORMAT_VERSION, RunDir, RunLoadError, load_run
+from tests.bench.runfactory import outcomes, run_info, write_run
+
+
+def test_a_run_written_before_format_versions_loads(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "old", outcomes("ccir"))
+    assert "format_version" not in json.loads((path / "run.json").read_text()) or json.loads(
+        (path / "run.json").read_text()
+    )["format_version"] is None
+    run = load_run(path)
+    assert run.info.format_version is None and len(run.samples) == 4
+
+
+def test_written_runs_carry_the_format_version(tmp_path: Path) -> None:
+    rundir = RunDir(tmp_path / "new").create()
+    info = rundir.write_info(run_info("new"))
+    assert info.format_version == FORMAT_VERSION
+    assert json.loads(rundir.info_path.read_text())["format_version"] == FORMAT_VERSION
+    assert rundir.read_info().format_version == FORMAT_VERSION
+
+
+def test_a_newer_format_is_one_line_naming_the_version(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "future", outcomes("cc"))
+    data = json.loads((path / "run.json").read_text())
+    data["format_version"] = FORMAT_VERSION + 1
+    (path / "run.json").write_text(json.dumps(data))
+    with pytest.raises(RunLoadError) as caught:
+        load_run(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"format version {FORMAT_VERSION + 1}" in message and "upgrade pageindex-bench" in message
+
+
+def test_taken_and_samples(tmp_path: Path) -> None:
+    empty = RunDir(tmp_path / "none")
+    assert empty.taken_by() == [] and not empty.has_samples()
+    path = write_run(tmp_path / "run", outcomes("c"))
+    assert RunDir(path).taken_by() == ["run.json", "samples.jsonl"] and RunDir(path).has_samples()
