@@ -11,8 +11,9 @@ Names are imported on first use, so ``import pageindex`` (and the CLI's start-up
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pageindex.lazy import lazy_getattr
 
 _EXPORTS = {
     "build_tree": "pageindex.tree",
@@ -47,8 +48,4 @@ if TYPE_CHECKING:
     from pageindex.tree.model import Node, Tree
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pageindex' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

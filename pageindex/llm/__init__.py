@@ -8,8 +8,9 @@ only lists retrievers or reads the cache never needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pageindex.lazy import lazy_getattr
 
 _EXPORTS = {
     "Budget": "pageindex.llm.budget",
@@ -139,8 +140,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pageindex.llm' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

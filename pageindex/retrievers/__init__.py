@@ -9,8 +9,9 @@ Names are imported on first use, so reading a stored result does not load the re
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pageindex.lazy import lazy_getattr
 
 _EXPORTS = {
     "DEFAULT_RETRIEVER": "pageindex.retrievers.base",
@@ -70,8 +71,4 @@ if TYPE_CHECKING:
     from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, TraceEvent
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pageindex.retrievers' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

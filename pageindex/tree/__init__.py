@@ -4,8 +4,9 @@ Names are imported on first use (building needs pymupdf; reading a tree's model 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pageindex.lazy import lazy_getattr
 
 _EXPORTS = {
     "NotAPDFError": "pageindex.tree.errors",
@@ -58,8 +59,4 @@ if TYPE_CHECKING:
     from pageindex.tree.model import Node, NodeKind, Tree
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pageindex.tree' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
