@@ -6,14 +6,14 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import ExitCode, console, examples, fail
+from pageindex.cli._common import ExitCode, console, examples, fail, out_option, output_dir
 
 datasets_app = typer.Typer(
     name="datasets",
     help="Get, generate and check FinanceBench-format datasets (questions.jsonl, documents.jsonl, pdfs/).",
     epilog=examples(
-        "pageindex bench datasets fetch financebench datasets/financebench",
-        "pageindex bench datasets demo datasets/demo",
+        "pageindex bench datasets fetch financebench --out datasets/financebench",
+        "pageindex bench datasets demo --out datasets/demo",
         "pageindex bench datasets validate datasets/financebench --strict",
     ),
     no_args_is_help=True,
@@ -29,13 +29,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     help="Download a public dataset into DIR, resuming partial files and verifying finished ones. "
     "Re-run the same command to resume after an interruption.",
     epilog=examples(
-        "pageindex bench datasets fetch financebench datasets/financebench",
-        "pageindex bench datasets fetch financebench datasets/fb --retries 5 --timeout 120",
+        "pageindex bench datasets fetch financebench --out datasets/financebench",
+        "pageindex bench datasets fetch financebench -o datasets/fb --retries 5 --timeout 120",
     ),
 )
 def fetch(
     dataset: str = typer.Argument(..., help="Which dataset: financebench."),
-    out_dir: Path = typer.Argument(..., help="Directory to write (created if needed)."),
+    out_dir: Path = typer.Argument(None, help="Directory to write (same as --out; kept for old scripts)."),
+    out: Path = out_option(help="Directory to write (created if needed)."),
     base_url: str | None = typer.Option(
         None,
         "--base-url",
@@ -54,6 +55,7 @@ def fetch(
 
     if dataset.lower() != "financebench":
         fail(f"unknown dataset {dataset!r}; available: financebench")
+    out_dir = output_dir(out_dir, out)
 
     def show(event: FetchEvent) -> None:
         style = {"failed": "red", "skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(
@@ -89,13 +91,14 @@ def fetch(
     "demo",
     help="Write the generated demo dataset (3 synthetic 10-K filings, 18 questions).",
     epilog=examples(
-        "pageindex bench datasets demo datasets/demo",
-        "pageindex bench datasets demo datasets/hostile --hostile --seed 7",
-        "pageindex bench datasets demo datasets/bad --bad",
+        "pageindex bench datasets demo --out datasets/demo",
+        "pageindex bench datasets demo -o datasets/hostile --hostile --seed 7",
+        "pageindex bench datasets demo -o datasets/bad --bad",
     ),
 )
 def demo(
-    out_dir: Path = typer.Argument(..., help="Directory to write (created if needed)."),
+    out_dir: Path = typer.Argument(None, help="Directory to write (same as --out; kept for old scripts)."),
+    out: Path = out_option(help="Directory to write (created if needed)."),
     hostile: bool = typer.Option(
         False, "--hostile", help="Add pages with prompt-injection text (for injection tests)."
     ),
@@ -109,6 +112,7 @@ def demo(
     from bench.datasets.badfiles import write_bad_dataset
     from bench.datasets.demo import write_demo_dataset
 
+    out_dir = output_dir(out_dir, out)
     try:
         ds = (write_bad_dataset if bad else write_demo_dataset)(out_dir, hostile=hostile, seed=seed)
     except OSError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from enum import IntEnum
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -143,6 +144,17 @@ OPT_METAVAR = "NAME=VALUE"
 def out_option(default: Any = None, *, help: str, **kwargs: Any) -> Any:
     """``--out/-o``: the output file or folder of every command (old spelling ``--output`` hidden)."""
     return typer.Option(default, "--out", "-o", *HIDDEN_ALIASES["--out"], help=help, **kwargs)
+
+
+def output_dir(positional: Path | None, out: Path | None) -> Path:
+    """The folder a command writes, given as ``--out DIR`` (the rule everywhere) or, as before, as a
+    positional ``DIR``; one of them, or both naming the same folder."""
+    if positional is not None and out is not None and Path(positional) != Path(out):
+        fail(f"DIR {positional} and --out {out} name different folders; give one of them")
+    chosen = out if out is not None else positional
+    if chosen is None:
+        fail("missing the folder to write: give --out DIR")
+    return Path(chosen)
 
 
 def opt_option(*, help: str) -> Any:

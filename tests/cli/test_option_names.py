@@ -26,8 +26,10 @@ except ImportError:  # pragma: no cover - older typer on real click
     from click.exceptions import NoSuchOption
 
 ENV = {"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "COLUMNS": "400"}
-# commands that write a file or folder named by an option (datasets fetch/demo take DIR as an argument)
+# commands that write a file or folder named by an option (datasets fetch/demo also still take DIR)
 WRITERS = {
+    "bench datasets fetch": None,
+    "bench datasets demo": None,
     "build": "--output",
     "bench run": None,
     "bench judge": "--output",
@@ -142,6 +144,18 @@ def test_old_spellings_still_work_end_to_end(tmp_path):
     assert code == 0 and "empty (no file yet)" in output
     code, output = invoke(["bench", "judge", "-i", answers])
     assert code == 2 and "error: --out is required with --input" in output
+
+
+def test_datasets_demo_takes_out_or_the_old_positional_dir(tmp_path):
+    for args in (["--out", tmp_path / "a"], ["-o", tmp_path / "b"], [tmp_path / "c"]):
+        code, output = invoke(["bench", "datasets", "demo", *args])
+        assert code == 0, output
+        assert (args[-1] / "questions.jsonl").is_file()
+    code, output = invoke(["bench", "datasets", "demo", tmp_path / "d", "--out", tmp_path / "e"])
+    assert code == 2 and output.strip().startswith("error:") and len(output.strip().splitlines()) == 1
+    assert "different folders" in output and not (tmp_path / "d").exists()
+    code, output = invoke(["bench", "datasets", "demo"])
+    assert code == 2 and "--out DIR" in output
 
 
 def test_a_missing_required_out_names_only_the_new_spelling(tmp_path):
