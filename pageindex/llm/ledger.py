@@ -4,17 +4,23 @@ All clients of a run share one :class:`UsageLedger`. Each call adds one :class:`
 (prompt / completion / cached tokens, latency, cost, model, role, the caller's tag such as
 ``{"sample_id": ..., "retriever": ..., "iteration": ...}``, and whether the cache served it).
 Adding is guarded by a lock, so threads and tasks may share a ledger.
+
+It is the one place model usage is counted: a retrieval's usage (``QuestionRun.usage``, hence
+``RetrievalResult.usage`` and the sample's retriever tokens, calls and cost) is read back from the
+records tagged with its ``retrieval_id``; nothing else adds tokens up call by call. Records are
+indexed by tag value, so reading one retrieval's records does not scan the whole run.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from pageindex.llm.types import Usage, UsageRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def sum_usage(records: Iterable[Usage]) -> Usage:
@@ -28,11 +34,17 @@ def sum_usage(records: Iterable[Usage]) -> Usage:
 class UsageLedger:
     def __init__(self) -> None:
         self._records: list[UsageRecord] = []
+        self._by_tag: dict[tuple[str, Any], list[UsageRecord]] = {}
         self._lock = threading.Lock()
 
     def add(self, record: UsageRecord) -> None:
         with self._lock:
             self._records.append(record)
+            for item in record.tag.items():
+                try:
+                    self._by_tag.setdefault(item, []).append(record)
+                except TypeError:  # an unhashable tag value: found by scanning instead
+                    continue
 
     def __len__(self) -> int:
         return len(self._records)
@@ -47,7 +59,15 @@ class UsageLedger:
     ) -> list[UsageRecord]:
         """Records matching every given filter; ``tag`` keys match the caller's tag."""
         with self._lock:
-            snapshot = list(self._records)
+            snapshot = self._records
+            for item in tag.items():
+                try:
+                    indexed = self._by_tag.get(item, [])
+                except TypeError:
+                    continue
+                if len(indexed) < len(snapshot):
+                    snapshot = indexed
+            snapshot = list(snapshot)
         return [
             record
             for record in snapshot
@@ -73,6 +93,8 @@ class UsageLedger:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per call; tag keys become ``tag.<key>`` columns."""
+        import pandas as pd
+
         rows = []
         for record in self.records():
             row = record.model_dump(exclude={"tag"})

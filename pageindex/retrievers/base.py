@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pageindex import registry
+from pageindex.llm.ledger import UsageLedger, sum_usage
 from pageindex.llm.tokens import default_max_tokens
 from pageindex.llm.types import (
     BudgetExceeded,
@@ -68,7 +69,7 @@ from pageindex.llm.types import (
     Message,
     ToolCall,
     ToolSpec,
-    Usage,
+    UsageRecord,
     is_model_failure,
 )
 from pageindex.retrievers.index import render_index
@@ -238,14 +239,13 @@ class QuestionRun:
         self._turns = 0
         self._tool_calls = 0
         self._llm = llm
-        self._usage: dict[str, RoleUsage] = {}
+        # Usage is not counted here: every call the client makes is one record in its ledger,
+        # tagged with this retrieval's id (see :meth:`_tag`); :meth:`usage` reads them back.
+        self._ledger: UsageLedger | None = getattr(llm, "ledger", None) if llm is not None else None
         # Cost: None ("unknown") from the start when the model has no price, so a sample of an
         # unpriced model is never 0.0, however many calls it made (none included).
-        self._cost: float | None = 0.0 if llm is None or _priced(llm) else None
+        self._priced = llm is None or _priced(llm)
         self._fetcher: SectionFetcher | None = None
-        self._recorded_latency = 0.0  # model time of the calls the cache served, as recorded
-        self._cached_calls = 0
-        self._live_calls = 0
         self._t0 = time.perf_counter()
 
     # -- recording ------------------------------------------------------------------
@@ -299,26 +299,30 @@ class QuestionRun:
         self.show_pages(shown)
         return wrap_document("\n".join(chunks), doc_id=self.tree.doc_id)
 
+    def records(self) -> list[UsageRecord]:
+        """The ledger's records of this retrieval's model calls (failed ones that spent tokens too)."""
+        if self._ledger is None:
+            return []
+        return self._ledger.records(retrieval_id=self.retrieval_id)
+
     def usage(self) -> dict[str, RoleUsage]:
-        return {k: v.model_copy() for k, v in self._usage.items()}
+        """Tokens and calls so far, by the role each call was made under."""
+        out: dict[str, RoleUsage] = {}
+        for record in self.records():
+            slot = out.setdefault(str(record.tag.get("role", record.role)), RoleUsage())
+            slot.prompt_tokens += record.prompt_tokens
+            slot.completion_tokens += record.completion_tokens
+            slot.cached_tokens += record.cached_tokens
+            slot.calls += record.calls
+        return out
 
     def tokens_used(self) -> int:
         """Prompt + completion tokens so far (all roles): for per-iteration records."""
-        return sum(u.prompt_tokens + u.completion_tokens for u in self._usage.values())
+        return sum(r.prompt_tokens + r.completion_tokens for r in self.records())
 
-    def _record_usage(self, role: str, usage: Usage) -> None:
-        if getattr(usage, "cached", False):
-            self._recorded_latency += usage.latency_s
-            self._cached_calls += 1
-        else:
-            self._live_calls += 1
-        slot = self._usage.setdefault(role, RoleUsage())
-        slot.prompt_tokens += usage.prompt_tokens
-        slot.completion_tokens += usage.completion_tokens
-        slot.cached_tokens += usage.cached_tokens
-        slot.calls += usage.calls
-        if self._cost is not None:
-            self._cost = None if usage.cost_usd is None else self._cost + usage.cost_usd
+    def cost(self) -> float | None:
+        """Cost so far in USD; None ("unknown") when the model has no price or any call's is unknown."""
+        return sum_usage(self.records()).cost_usd if self._priced else None
 
     # -- the model ------------------------------------------------------------------
     @property
@@ -361,7 +365,6 @@ class QuestionRun:
         except LLMError as exc:
             self._record_failure(role, exc)
             raise
-        self._record_usage(role, resp.usage)
         calls = [f"{c.name}({c.raw_arguments or c.arguments})" for c in resp.tool_calls]
         preview = (resp.content or "").strip().replace("\n", " ")[:160]
         self.event(
@@ -401,7 +404,6 @@ class QuestionRun:
         except LLMError as exc:
             self._record_failure(role, exc)
             raise
-        self._record_usage(role, out.usage)
         self.event(
             "model_call",
             f"{role}: {len(messages)} messages -> {response_model.__name__} ({out.attempts} attempt(s))",
@@ -460,9 +462,7 @@ class QuestionRun:
         return text
 
     def _record_failure(self, role: str, exc: LLMError) -> None:
-        usage = getattr(exc, "usage", None)
-        if isinstance(usage, Usage):
-            self._record_usage(role, usage)
+        """A trace event for a failed call (its usage, if it spent any, is already in the ledger)."""
         self.event(
             "error",
             f"{role}: model call failed: {type(exc).__name__}: {exc}",
@@ -522,18 +522,20 @@ class QuestionRun:
         result.usage.completion_tokens = sum(u.completion_tokens for u in by_role.values())
         result.usage.cached_tokens = sum(u.cached_tokens for u in by_role.values())
         result.usage.llm_calls = sum(u.calls for u in by_role.values())
-        result.usage.cost_usd = self._cost
+        result.usage.cost_usd = self.cost()
         result.pages_fetched = sorted(self.pages_fetched)
         result.turns = max(result.turns, self.turns)
         result.tool_calls = max(result.tool_calls, self.tool_calls)
         result.trace = self.trace + [e for e in result.trace if e not in self.trace]
         result.latency_s = round(self.elapsed(), 4)
-        if self._cached_calls and not self._live_calls:
+        records = self.records()
+        if records and all(r.cached for r in records):
             # A replay: keep the recorded model time (plus this run's local work), and show the
             # replay's own wall time apart.
-            result.extra["recorded_latency_s"] = round(self._recorded_latency, 4)
+            recorded = sum(r.latency_s for r in records)
+            result.extra["recorded_latency_s"] = round(recorded, 4)
             result.extra["replay_latency_s"] = result.latency_s
-            result.latency_s = round(self._recorded_latency + self.elapsed(), 4)
+            result.latency_s = round(recorded + self.elapsed(), 4)
         result.prompt_version = result.prompt_version or self.prompt_version
         result.options = self.options.model_dump(mode="json")
         if self.context.question_id and "question_id" not in result.extra:

@@ -27,3 +27,27 @@ def test_unpriced_model_cost_is_null_even_without_calls(tree_3m):
         context={"evidence_pages": [60]},
     )  # fmt: skip
     assert one.usage.llm_calls == 1 and one.usage.cost_usd is None
+
+
+def test_a_retrievals_usage_is_read_from_the_one_ledger(tree_3m):
+    """Two retrievals on one client: each result's usage is exactly the ledger's records tagged
+    with its retrieval id, and the ledger's total is their sum (nothing counted twice or lost)."""
+    sm = ScriptedModel(replies=[{"status": "fail", "reason": "not shown"}] * 2)
+    llm = make_client("openai/gpt-4o-mini", scripted=sm)
+    results = [
+        retrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, context={"evidence_pages": [60]})
+        for _ in range(2)
+    ]
+    ids = {r.tag["retrieval_id"] for r in llm.ledger.records()}
+    assert len(ids) == 2 and len(llm.ledger) == 2
+    for result in results:
+        assert result.usage.llm_calls == 1
+        assert result.usage.prompt_tokens == sm.requests[0].prompt_tokens > 0
+    total = llm.ledger.total()
+    assert total.prompt_tokens == sum(r.usage.prompt_tokens for r in results)
+    assert total.cost_usd == sum(r.usage.cost_usd for r in results) > 0
+    by_role = llm.ledger.by("role")
+    assert sum(u.calls for u in by_role.values()) == 2
+    one_id = next(iter(ids))
+    assert len(llm.ledger.records(retrieval_id=one_id)) == 1  # found through the tag index
+    assert llm.ledger.records(retrieval_id="nope") == []
