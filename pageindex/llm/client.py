@@ -1,9 +1,10 @@
 """The async LLM client every retriever and judge uses.
 
 :class:`LLMClient` is the cross-cutting layer over one model provider
-(:mod:`pageindex.llm.providers`): cache and single-flight, budget, usage, limits, error classes,
-on ``openai.AsyncOpenAI``. The provider decides how requests reach the model (the network, or an
-in-process transport such as the test model's), so every provider goes through the same path.
+(:mod:`pageindex.llm.providers`): cache and single-flight, budget, usage, limits, error classes.
+The provider decides where requests go (the network, or an in-process transport such as the test
+model's); :mod:`pageindex.llm.sdk` speaks the chat-completions API to it through the OpenAI SDK and
+instructor and names the cause of every failure. So every provider goes through the same path.
 ``make_client(spec, role=...)`` (:mod:`pageindex.llm.make`) builds one from a spec string.
 
 Retries: the OpenAI SDK's own machinery (``max_retries``) retries HTTP 408/409/429/5xx, timeouts and
@@ -49,39 +50,37 @@ with ``error="invalid_output"``).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
-import json
 import math
-import re
 import time
 import weakref
 from typing import Any, TypeVar
 
 import httpx2
-import instructor
-import openai
-from instructor.core.exceptions import InstructorError
 from pydantic import BaseModel
 
 from pageindex.llm.budget import Budget
 from pageindex.llm.cache import LLMCache, request_key
 from pageindex.llm.http import (
-    MALFORMED_HEADER,
     PARSED_JSON,
-    TIMEOUT_HEADER,
-    make_http_client,
     parse_completion,
     recording_attempts,
-    server_message,
-    shorten,
 )
 from pageindex.llm.http import completion_problem as parse_completion_problem
 from pageindex.llm.ledger import UsageLedger
 from pageindex.llm.pricing import Pricing, load_pricing
 from pageindex.llm.profile import is_loopback
-from pageindex.llm.providers.base import PassThrough, Provider
-from pageindex.llm.redact import redact_library_logs
+from pageindex.llm.providers.base import Provider
+from pageindex.llm.sdk import (
+    InstructorError,
+    SdkSession,
+    counting_validations,
+    finish_reason,
+    open_session,
+    raw_reply,
+    translate_error,
+    validation_messages,
+)
 from pageindex.llm.spec import ModelSpec
 from pageindex.llm.tokens import TokenCounter, default_max_tokens
 from pageindex.llm.types import (
@@ -128,37 +127,6 @@ _RECORDED_ERRORS: dict[str, type[LLMError]] = {
         StructuredOutputError,
     )
 }
-_attempts: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("_attempts", default=None)
-# How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
-_CONTEXT_OVERFLOW = re.compile(
-    r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
-    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
-    re.IGNORECASE,
-)
-
-
-def _count_attempt(*args: Any, **kwargs: Any) -> None:
-    seen = _attempts.get()
-    if seen is not None:
-        seen.append(1)
-
-
-def is_context_overflow(status: int | None, message: str) -> bool:
-    """Whether an HTTP error says the prompt did not fit the model's context window."""
-    return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
-
-
-class _Backend:
-    """The SDK client (and its instructor wrapper) of one event loop."""
-
-    def __init__(self, sdk: openai.AsyncOpenAI, json_mode: bool) -> None:
-        self.sdk = sdk
-        self.structured = instructor.from_openai(
-            sdk, mode=instructor.Mode.JSON if json_mode else instructor.Mode.TOOLS
-        )
-        self.structured.on("completion:response", _count_attempt)
-
-
 class LLMClient:
     def __init__(
         self,
@@ -216,7 +184,7 @@ class LLMClient:
                 f"cannot enforce a dollar budget for {spec.spec}: its price is unknown; add it to a "
                 "pricing file (PAGEINDEX_PRICING) or use a token budget"
             )
-        self._backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Backend] = (
+        self._backends: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SdkSession] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -276,30 +244,15 @@ class LLMClient:
         return clone
 
     # ------------------------------------------------------------------ plumbing
-    def _backend(self) -> _Backend:
+    def _backend(self) -> SdkSession:
+        """This event loop's SDK session (opened on first use; see :mod:`pageindex.llm.sdk`)."""
         loop = asyncio.get_running_loop()
-        backend = self._backends.get(loop)
-        if backend is None:
+        session = self._backends.get(loop)
+        if session is None:
             if self.replay_only:
                 raise AssertionError("replay-only clients never reach the network")
-            api_key = self.provider.sdk_key()
-            inner = self.provider.transport()
-            secrets = self._spec.secrets()
-            redact_library_logs(secrets)
-            http_client = make_http_client(secrets, inner, retry_timeouts=self.retry_timeouts)
-            # A query in the base URL (``?api-key=...``, ``?api-version=...``, as Azure-style proxies
-            # want) goes on every request: the SDK would otherwise append paths after it.
-            url = httpx2.URL(self.base_url or "")
-            sdk = openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=str(url.copy_with(query=None)) if url.query else self.base_url,
-                default_query=dict(url.params.multi_items()) or None,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                http_client=http_client,
-            )
-            backend = self._backends[loop] = _Backend(sdk, self.json_mode)
-        return backend
+            session = self._backends[loop] = open_session(self)
+        return session
 
     def _limiter(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -429,64 +382,8 @@ class LLMClient:
             self.budget.check(f"{self.spec} ({self.role})")
 
     def _error(self, exc: BaseException, attempts: list[dict[str, Any]] | None = None) -> BaseException:
-        """Translate an SDK / instructor / provider exception into the layer's typed errors, each
-        naming its cause: ``timeout``, ``context_length``, ``http_<status>`` (with the server's
-        own message, never cut mid-word), ``malformed_reply``, ``call_failed`` (no connection)."""
-        seen: BaseException | None = exc
-        while seen is not None:
-            if isinstance(seen, PassThrough):
-                return seen.error
-            if isinstance(seen, LLMError):
-                return seen
-            if isinstance(seen, openai.APIError):
-                exc = seen
-                break
-            seen = seen.__cause__ or seen.__context__
-        where = self._where()
-        n = len(attempts) if attempts else self.max_retries + 1
-        attempts_text = f"after {n} attempt(s)"
-        if isinstance(exc, openai.APITimeoutError) or (
-            isinstance(exc, openai.APIStatusError) and TIMEOUT_HEADER in exc.response.headers
-        ):
-            retry = "" if self.retry_timeouts else " (timeouts are not retried for this server)"
-            return LLMTimeout(f"{where}: no reply within {self.timeout:g}s {attempts_text}{retry}")
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMCallError(f"{where}: cannot connect {attempts_text}")
-        if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
-            return MalformedReply(
-                f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",
-                raw=exc.response.text[:2000],
-            )
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return LLMConfigError(
-                f"{self.display_url} rejected the API key for {self.spec} "
-                f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
-            )
-        if isinstance(exc, openai.APIStatusError):
-            body = self._spec.redact(exc.response.text) if exc.response is not None else ""
-            message = self._spec.redact(server_message(body) if body else shorten(exc.message, 600))
-            if is_context_overflow(exc.status_code, message):
-                window = f" (context window {self.context_window})" if self.context_window else ""
-                return ContextLengthError(
-                    f"{where}: the prompt does not fit the model's context{window}: "
-                    f"HTTP {exc.status_code}: {message}",
-                    raw=body[:2000],
-                )
-            if isinstance(exc, openai.NotFoundError):
-                return LLMConfigError(
-                    f"{where}: HTTP 404 -- unknown model {self.model!r} or wrong base URL ({message})"
-                )
-            retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            return HTTPStatusError(
-                f"{where}: HTTP {exc.status_code}{' ' + attempts_text if retried else ''}: {message}",
-                status=exc.status_code,
-                raw=body[:2000],
-            )
-        if isinstance(exc, openai.OpenAIError):
-            return LLMCallError(f"{where}: {shorten(self._spec.redact(str(exc)), 600)}")
-        if isinstance(exc, json.JSONDecodeError):
-            return LLMCallError(f"{where}: the reply is not JSON ({exc.msg})", raw=exc.doc[:2000])
-        return exc
+        """The layer's typed error for an SDK / instructor / provider exception (:func:`translate_error`)."""
+        return translate_error(self, exc, attempts)
 
     # ------------------------------------------------------------------ attempts and sizing
     def _attempt_usage(self, attempts: list[dict[str, Any]], latency: float, prompt_len: int) -> Usage:
@@ -729,9 +626,7 @@ class LLMClient:
             if schema_hint:
                 schema = response_model.model_json_schema()
                 extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
-            hooks: list[Any] = []
-            token = _attempts.set(hooks)
-            try:
+            with counting_validations() as hooks:
                 async with self._limiter():
                     with recording_attempts() as attempts:
                         started = time.perf_counter()
@@ -754,8 +649,6 @@ class LLMClient:
                             latency = time.perf_counter() - started
                             raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
                         latency = time.perf_counter() - started
-            finally:
-                _attempts.reset(token)
             value = _as_exact_type(value, response_model)
             live_value.append(value)
             usage = self._attempt_usage(attempts, latency, prompt_len)
@@ -789,7 +682,7 @@ class LLMClient:
         """:class:`OutputTruncated` if the last reply stopped at ``max_tokens``, else
         :class:`StructuredOutputError` carrying the validation messages of the last attempt."""
         last = getattr(exc, "last_completion", None)
-        finish = _finish_reason(last) or (attempts[-1].get("finish_reason") if attempts else None)
+        finish = finish_reason(last) or (attempts[-1].get("finish_reason") if attempts else None)
         if not attempts:  # a transport that records nothing: fall back on instructor's count
             n = int(getattr(exc, "n_attempts", 0) or 1)
             attempts = [{"outcome": "ok", "usage": None} for _ in range(n)]
@@ -799,7 +692,7 @@ class LLMClient:
             if hasattr(total, "model_dump"):
                 reported = _usage(total.model_dump(mode="json"), latency, calls=usage.calls)
                 usage = reported
-        raw = _raw_reply(last)
+        raw = raw_reply(last)
         n_validations = int(getattr(exc, "n_attempts", 0) or len(attempts) or 1)
         if finish == "length":
             kind: type[LLMError] = OutputTruncated
@@ -839,40 +732,6 @@ class LLMClient:
         self.preflight_result = await self.provider.preflight(timeout=min(self.timeout, 10.0))
 
 
-def validation_messages(exc: Any, *, limit: int = 600) -> str:
-    """The validation messages of the last failed attempt (``decision "answer" needs a non-empty
-    "answer"``), not just pydantic's "1 validation error for X" headline."""
-    found: Any = None
-    for attempt in reversed(list(getattr(exc, "failed_attempts", None) or [])):
-        found = getattr(attempt, "exception", None)
-        if found is not None:
-            break
-    found = found or exc
-    seen: Any = found
-    while seen is not None and not hasattr(seen, "errors"):
-        seen = seen.__cause__ or seen.__context__
-    if seen is not None and callable(getattr(seen, "errors", None)):
-        try:
-            errors = seen.errors()
-        except Exception:  # pragma: no cover - not a pydantic error after all
-            errors = None
-        if errors:
-            parts = []
-            for err in errors:
-                loc = ".".join(str(x) for x in err.get("loc", ()))
-                msg = str(err.get("msg", "")).removeprefix("Value error, ")
-                parts.append(f"{loc}: {msg}" if loc else msg)
-            return shorten("; ".join(parts), limit)
-    lines = [line.strip() for line in str(found).splitlines() if line.strip()]
-    useful = [line for line in lines if "validation error" not in line and "errors.pydantic.dev" not in line]
-    return shorten("; ".join(useful or lines) or "validation failed", limit)
-
-
-def _finish_reason(completion: Any) -> str | None:
-    try:
-        return completion.choices[0].finish_reason
-    except (AttributeError, IndexError, TypeError):
-        return None
 
 
 def _known_window(model: str) -> int | None:
@@ -902,17 +761,6 @@ def _as_exact_type(value: Any, response_model: type[T]) -> T:
     fields = {name: getattr(value, name) for name in response_model.model_fields}
     return response_model.model_construct(_fields_set=set(value.model_fields_set), **fields)
 
-
-def _raw_reply(completion: Any) -> str | None:
-    if completion is None:
-        return None
-    try:
-        message = completion.choices[0].message
-    except (AttributeError, IndexError):
-        return str(completion)[:4000]
-    if message.tool_calls:
-        return "\n".join(call.function.arguments for call in message.tool_calls)
-    return message.content
 
 
 def _failure_record(exc: LLMError) -> dict[str, Any] | None:

@@ -1,0 +1,231 @@
+"""The wire client every provider goes through: the OpenAI SDK and instructor.
+
+:class:`~pageindex.llm.client.LLMClient` is the cross-cutting layer (cache and single-flight, budget,
+usage, limits); this module owns what is particular to speaking the chat-completions API through the
+OpenAI SDK: opening one SDK client and its instructor wrapper per event loop
+(:func:`open_session`, over the provider's transport and :mod:`pageindex.llm.http`'s checks),
+counting instructor's validation attempts (:func:`counting_validations`), reading an SDK completion
+(:func:`finish_reason`, :func:`raw_reply`, :func:`validation_messages`) and translating SDK and
+instructor exceptions into the layer's typed errors, each naming its cause
+(:func:`translate_error`). A provider never needs to import it: providers decide where requests
+go (:meth:`~pageindex.llm.providers.base.Provider.transport`), this module how they are spoken.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+import instructor
+import openai
+from instructor.core.exceptions import InstructorError
+
+from pageindex.llm.http import MALFORMED_HEADER, TIMEOUT_HEADER, make_http_client, server_message, shorten
+from pageindex.llm.providers.base import PassThrough
+from pageindex.llm.redact import redact_library_logs
+from pageindex.llm.types import (
+    ContextLengthError,
+    HTTPStatusError,
+    LLMCallError,
+    LLMConfigError,
+    LLMError,
+    LLMTimeout,
+    MalformedReply,
+)
+
+if TYPE_CHECKING:
+    from pageindex.llm.client import LLMClient
+
+__all__ = [
+    "InstructorError",
+    "SdkSession",
+    "counting_validations",
+    "finish_reason",
+    "is_context_overflow",
+    "open_session",
+    "raw_reply",
+    "translate_error",
+    "validation_messages",
+]
+
+# Validation attempts of the structured call running in this task (instructor's response hook).
+_validations: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("_validations", default=None)
+# How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
+    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
+    re.IGNORECASE,
+)
+
+
+def _count_attempt(*args: Any, **kwargs: Any) -> None:
+    seen = _validations.get()
+    if seen is not None:
+        seen.append(1)
+
+
+def is_context_overflow(status: int | None, message: str) -> bool:
+    """Whether an HTTP error says the prompt did not fit the model's context window."""
+    return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
+
+
+class SdkSession:
+    """The SDK client (and its instructor wrapper) of one event loop."""
+
+    def __init__(self, sdk: openai.AsyncOpenAI, json_mode: bool) -> None:
+        self.sdk = sdk
+        self.structured = instructor.from_openai(
+            sdk, mode=instructor.Mode.JSON if json_mode else instructor.Mode.TOOLS
+        )
+        self.structured.on("completion:response", _count_attempt)
+
+
+def open_session(client: LLMClient) -> SdkSession:
+    """A new SDK session for ``client`` in the running event loop: its provider's key and
+    transport, the checking HTTP client, the base URL (a query in it goes on every request),
+    timeout, retries and structured-output mode."""
+    api_key = client.provider.sdk_key()
+    inner = client.provider.transport()
+    secrets = client.model_spec.secrets()
+    redact_library_logs(secrets)
+    http_client = make_http_client(secrets, inner, retry_timeouts=client.retry_timeouts)
+    # A query in the base URL (``?api-key=...``, ``?api-version=...``, as Azure-style proxies
+    # want) goes on every request: the SDK would otherwise append paths after it.
+    url = httpx2.URL(client.base_url or "")
+    sdk = openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=str(url.copy_with(query=None)) if url.query else client.base_url,
+        default_query=dict(url.params.multi_items()) or None,
+        timeout=client.timeout,
+        max_retries=client.max_retries,
+        http_client=http_client,
+    )
+    return SdkSession(sdk, client.json_mode)
+
+
+@contextmanager
+def counting_validations() -> Iterator[list[Any]]:
+    """Count the replies instructor receives (one per validation attempt) inside the block."""
+    hooks: list[Any] = []
+    token = _validations.set(hooks)
+    try:
+        yield hooks
+    finally:
+        _validations.reset(token)
+
+
+def translate_error(
+    client: LLMClient, exc: BaseException, attempts: list[dict[str, Any]] | None = None
+) -> BaseException:
+    """Translate an SDK / instructor / provider exception into the layer's typed errors, each
+    naming its cause: ``timeout``, ``context_length``, ``http_<status>`` (with the server's
+    own message, never cut mid-word), ``malformed_reply``, ``call_failed`` (no connection).
+    Anything else is returned unchanged."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, PassThrough):
+            return seen.error
+        if isinstance(seen, LLMError):
+            return seen
+        if isinstance(seen, openai.APIError):
+            exc = seen
+            break
+        seen = seen.__cause__ or seen.__context__
+    where = client.provider.where()
+    n = len(attempts) if attempts else client.max_retries + 1
+    attempts_text = f"after {n} attempt(s)"
+    if isinstance(exc, openai.APITimeoutError) or (
+        isinstance(exc, openai.APIStatusError) and TIMEOUT_HEADER in exc.response.headers
+    ):
+        retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
+        return LLMTimeout(f"{where}: no reply within {client.timeout:g}s {attempts_text}{retry}")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMCallError(f"{where}: cannot connect {attempts_text}")
+    if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
+        return MalformedReply(
+            f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",
+            raw=exc.response.text[:2000],
+        )
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return LLMConfigError(
+            f"{client.display_url} rejected the API key for {client.spec} "
+            f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        body = client.model_spec.redact(exc.response.text) if exc.response is not None else ""
+        message = client.model_spec.redact(server_message(body) if body else shorten(exc.message, 600))
+        if is_context_overflow(exc.status_code, message):
+            window = f" (context window {client.context_window})" if client.context_window else ""
+            return ContextLengthError(
+                f"{where}: the prompt does not fit the model's context{window}: "
+                f"HTTP {exc.status_code}: {message}",
+                raw=body[:2000],
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return LLMConfigError(
+                f"{where}: HTTP 404 -- unknown model {client.model!r} or wrong base URL ({message})"
+            )
+        retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
+        return HTTPStatusError(
+            f"{where}: HTTP {exc.status_code}{' ' + attempts_text if retried else ''}: {message}",
+            status=exc.status_code,
+            raw=body[:2000],
+        )
+    if isinstance(exc, openai.OpenAIError):
+        return LLMCallError(f"{where}: {shorten(client.model_spec.redact(str(exc)), 600)}")
+    if isinstance(exc, json.JSONDecodeError):
+        return LLMCallError(f"{where}: the reply is not JSON ({exc.msg})", raw=exc.doc[:2000])
+    return exc
+
+
+def validation_messages(exc: Any, *, limit: int = 600) -> str:
+    """The validation messages of the last failed attempt (``decision "answer" needs a non-empty
+    "answer"``), not just pydantic's "1 validation error for X" headline."""
+    found: Any = None
+    for attempt in reversed(list(getattr(exc, "failed_attempts", None) or [])):
+        found = getattr(attempt, "exception", None)
+        if found is not None:
+            break
+    found = found or exc
+    seen: Any = found
+    while seen is not None and not hasattr(seen, "errors"):
+        seen = seen.__cause__ or seen.__context__
+    if seen is not None and callable(getattr(seen, "errors", None)):
+        try:
+            errors = seen.errors()
+        except Exception:  # pragma: no cover - not a pydantic error after all
+            errors = None
+        if errors:
+            parts = []
+            for err in errors:
+                loc = ".".join(str(x) for x in err.get("loc", ()))
+                msg = str(err.get("msg", "")).removeprefix("Value error, ")
+                parts.append(f"{loc}: {msg}" if loc else msg)
+            return shorten("; ".join(parts), limit)
+    lines = [line.strip() for line in str(found).splitlines() if line.strip()]
+    useful = [line for line in lines if "validation error" not in line and "errors.pydantic.dev" not in line]
+    return shorten("; ".join(useful or lines) or "validation failed", limit)
+
+
+def finish_reason(completion: Any) -> str | None:
+    try:
+        return completion.choices[0].finish_reason
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def raw_reply(completion: Any) -> str | None:
+    if completion is None:
+        return None
+    try:
+        message = completion.choices[0].message
+    except (AttributeError, IndexError):
+        return str(completion)[:4000]
+    if message.tool_calls:
+        return "\n".join(call.function.arguments for call in message.tool_calls)
+    return message.content
