@@ -8,6 +8,11 @@ on every page. Prints seconds per 100 pages for both and the ratio per folder an
 folders (target: tree <= 1.5x text, summed over all pages), by wall clock and by this
 process's CPU time: on a shared, loaded machine the wall-clock ratio moves with the load of
 other processes, the CPU-time ratio much less.
+
+The last column is the floor under that ratio: the ``get_text("dict")`` pass alone (with the
+builder's flags, no Python work on its output), as a ratio to plain ``get_text()`` in the same
+run. Headings need each span's font, size and weight, which plain text does not give, so no
+builder reading them from pymupdf can be faster than this pass.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pageindex.tree import build_tree
+from pageindex.tree.pdf import LAYOUT_TEXT_FLAGS
 
 
 def plain_text_seconds(path: Path) -> tuple[float, float, int]:
@@ -32,6 +38,16 @@ def plain_text_seconds(path: Path) -> tuple[float, float, int]:
     n = doc.page_count
     doc.close()
     return time.perf_counter() - start, time.process_time() - cpu, n
+
+
+def dict_pass_cpu(path: Path) -> float:
+    """CPU s of opening ``path`` and the builder's ``get_text("dict")`` of every page, nothing else."""
+    cpu = time.process_time()
+    doc = pymupdf.open(path)
+    for page in doc:
+        page.get_text("dict", flags=LAYOUT_TEXT_FLAGS)
+    doc.close()
+    return time.process_time() - cpu
 
 
 def tree_seconds(path: Path) -> tuple[float, float]:
@@ -52,21 +68,23 @@ def main(
     per_file = Table("pdf", "pages", "text s", "tree s", "ratio", "CPU ratio")
     table = Table(title="Tree build speed (cache off), plain get_text() of the same pages in the same run")
     columns = ("folder", "PDFs", "pages", "text s/100 p", "tree s/100 p", "ratio tree/text")
-    for col in (*columns, "CPU text s/100 p", "CPU tree s/100 p", "CPU ratio", "slowest tree"):
+    extra = ("CPU text s/100 p", "CPU tree s/100 p", "CPU ratio", "slowest tree", "floor: dict pass CPU")
+    for col in (*columns, *extra):
         table.add_column(col, justify="right" if col != "folder" else "left")
     all_pages = 0
-    all_text = all_tree = all_text_cpu = all_tree_cpu = 0.0
+    all_text = all_tree = all_text_cpu = all_tree_cpu = all_dict_cpu = 0.0
     for data_dir in data_dirs:
         folder = data_dir / "pdfs" if (data_dir / "pdfs").is_dir() else data_dir
         pdfs = sorted(folder.glob("*.pdf"))
         if limit:
             pdfs = pdfs[:limit]
         total_pages = 0
-        text_s = tree_s = text_cpu = tree_cpu = 0.0
+        text_s = tree_s = text_cpu = tree_cpu = dict_cpu = 0.0
         worst = (0.0, "")
         for path in pdfs:
             t_text, c_text, n = plain_text_seconds(path)
             t_tree, c_tree = tree_seconds(path)
+            dict_cpu += dict_pass_cpu(path)
             total_pages += n
             text_s += t_text
             tree_s += t_tree
@@ -86,16 +104,19 @@ def main(
         all_tree += tree_s
         all_text_cpu += text_cpu
         all_tree_cpu += tree_cpu
+        all_dict_cpu += dict_cpu
         table.add_row(
             *_row(str(data_dir), len(pdfs), total_pages, text_s, tree_s),
             *_row("", 0, total_pages, text_cpu, tree_cpu)[3:],
             f"{worst[1]} {worst[0]:.2f} s",
+            f"{dict_cpu / max(text_cpu, 1e-9):.2f}x",
         )
     if len(data_dirs) > 1:
         table.add_row(
             *_row("all", 0, all_pages, all_text, all_tree),
             *_row("", 0, all_pages, all_text_cpu, all_tree_cpu)[3:],
             "",
+            f"{all_dict_cpu / max(all_text_cpu, 1e-9):.2f}x",
         )
     if verbose:
         console.print(per_file)

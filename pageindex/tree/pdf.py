@@ -27,7 +27,7 @@ from pageindex.tree.errors import (
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORECASE)
 # vector paths come with the text as bounding boxes (blocks of type 3) for a few per cent more:
 # candidate underlines without a second pass over the page's drawings
-_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES | pymupdf.TEXT_COLLECT_VECTORS
+LAYOUT_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES | pymupdf.TEXT_COLLECT_VECTORS
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
 
 
@@ -325,7 +325,7 @@ def read_pdf(path: str | Path) -> PdfDocument:
         for index in range(doc.page_count):
             try:
                 page = doc.load_page(index)
-                raw = page.get_text("dict", flags=_TEXT_FLAGS)
+                raw = page.get_text("dict", flags=LAYOUT_TEXT_FLAGS)
             except Exception as exc:
                 raise PDFCorruptError(
                     p, f"page {index + 1}: {str(exc).strip() or type(exc).__name__}"
