@@ -4,8 +4,9 @@
     with FaultServer(policy=SectionSeekingPolicy(), rate=0.3, seed=1) as srv:
         ...  # point any OpenAI client at srv.base_url; srv.stats() counts every request
 
-See ``server.py`` (endpoints), ``faults.py`` (fault kinds and the seeded choice),
-``policies.py`` (how normal replies are made) and ``stats.py`` (the counters).
+See ``server.py`` (endpoints; built on the shared fake-server base ``pageindex.llm.fakeserver``),
+``faults.py`` (fault kinds and the seeded choice), ``policies.py`` (how normal replies are made)
+and ``stats.py`` (the counters).
 """
 
 from bench.faults.faults import FaultConfig, FaultKind, parse_faults

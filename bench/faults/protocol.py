@@ -2,7 +2,9 @@
 
 ``ChatRequest`` is what a policy receives (the parsed request body); ``Reply`` is what a
 policy returns; ``completion_body`` turns a reply into the JSON object the official SDK
-expects. Everything here is pure data: no I/O.
+expects. Everything here is pure data: no I/O. The shapes themselves (completion, error and
+``/v1/models`` bodies) live in :mod:`pageindex.llm.wire`, shared with every fake server; this
+module keeps the fault server's views of them.
 """
 
 from __future__ import annotations
@@ -153,7 +155,3 @@ def completion_body(
     )
     body["created"] = int(time.time())
     return body
-
-
-def error_body(message: str, *, kind: str, code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}

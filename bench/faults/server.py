@@ -1,8 +1,12 @@
-"""The fault-injecting OpenAI-compatible server (aiohttp, in a background thread).
+"""The fault-injecting OpenAI-compatible server, built on the shared fake-server base.
 
-Endpoints: ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models``,
-``GET /stats`` (counters as JSON, not itself counted) and ``POST /stats/reset``.
-Only loopback addresses are ever bound.
+:mod:`pageindex.llm.fakeserver` provides what every fake server has: the loopback-only socket in
+a daemon thread (start/stop/``with``, ``url``, ``base_url``, :class:`NonLoopbackError`), the
+``GET /v1/models`` route, the optional bearer-key check (``require_key``: 401 in the shared
+shape) and the JSON shapes (:mod:`pageindex.llm.wire`). This module adds the fault layer:
+:class:`FaultApp` answers ``POST /v1/chat/completions`` (non-streaming) through a policy, injects
+faults, imitates model limits (``limits.py``) and serves ``GET /stats`` (counters as JSON, not
+itself counted) and ``POST /stats/reset``; :class:`FaultServer` runs it.
 
     with FaultServer(policy=SectionSeekingPolicy(), rate=0.3, seed=1) as srv:
         client = openai.OpenAI(base_url=srv.base_url, api_key="test")
@@ -15,13 +19,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import ipaddress
 import json
 import logging
 import math
 import socket
 import struct
-import threading
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -37,40 +40,15 @@ from bench.faults.faults import (
 )
 from bench.faults.limits import ServerLimits
 from bench.faults.policies import Policy, SectionSeekingPolicy, as_reply
-from bench.faults.protocol import (
-    ChatRequest,
-    Reply,
-    completion_body,
-    count_tokens,
-    error_body,
-)
+from bench.faults.protocol import ChatRequest, Reply, completion_body, count_tokens
 from bench.faults.stats import RequestStats, StatsSnapshot
+from pageindex.llm.fakeserver import LoopbackServer, NonLoopbackError, bearer_key, ensure_loopback, openai_app
+from pageindex.llm.wire import error_body, model_entry
+
+__all__ = ["FaultApp", "FaultServer", "NonLoopbackError", "ensure_loopback"]
 
 log = logging.getLogger(__name__)
 MODEL_ID = "fault-model"
-
-
-class NonLoopbackError(ValueError):
-    """Raised when asked to bind anything but a loopback address."""
-
-
-def ensure_loopback(host: str) -> str:
-    """``host`` if it is a loopback address (``localhost`` -> ``127.0.0.1``), else raise."""
-    if host.strip().lower() == "localhost":
-        return "127.0.0.1"
-    try:
-        address = ipaddress.ip_address(host.strip().strip("[]"))
-    except ValueError:
-        raise NonLoopbackError(
-            f"refusing to bind {host!r}: the fault server only listens on loopback addresses "
-            "(127.0.0.1, ::1 or localhost)"
-        ) from None
-    if not address.is_loopback:
-        raise NonLoopbackError(
-            f"refusing to bind {host!r}: it is not a loopback address; the fault server only "
-            "listens on 127.0.0.1, ::1 or localhost"
-        )
-    return str(address)
 
 
 class _Aborted(Exception):
@@ -80,20 +58,26 @@ class _Aborted(Exception):
 class FaultApp:
     """The request handling, independent of how the server is run."""
 
-    def __init__(self, policy: Policy, config: FaultConfig, limits: ServerLimits | None = None):
+    def __init__(
+        self,
+        policy: Policy,
+        config: FaultConfig,
+        limits: ServerLimits | None = None,
+        *,
+        require_key: str | Callable[[], str | None] | None = None,
+    ):
         self.policy = policy
         self.config = config
         self.limits = limits or ServerLimits()
+        self.require_key = require_key
         self.stats = RequestStats()
         self.closing = asyncio.Event()
         self._seen_prefixes: set[str] = set()
 
     def build(self) -> web.Application:
-        app = web.Application(middlewares=[self._count], client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self.chat)
-        app.router.add_post("/chat/completions", self.chat)
-        app.router.add_get("/v1/models", self.models)
-        app.router.add_get("/models", self.models)
+        app = openai_app(
+            chat=self.chat, models=self.model_entries, require_key=self.require_key, middlewares=[self._count]
+        )
         app.router.add_get("/stats", self.stats_json)
         app.router.add_post("/stats/reset", self.stats_reset)
         return app
@@ -119,13 +103,14 @@ class FaultApp:
         return response
 
     # -- endpoints ---------------------------------------------------------------
-    async def models(self, request: web.Request) -> web.Response:
+    def model_entries(self) -> list[dict[str, Any]] | None:
+        """What ``GET /v1/models`` lists; None (HTTP 404) for a server without the listing."""
         if self.limits.no_models_list:
-            return web.json_response(error_body("Not Found", kind="not_found_error"), status=404)
-        entry: dict[str, Any] = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "bench"}
+            return None
+        extra: dict[str, Any] = {}
         if self.limits.context_window is not None and self.limits.advertise_context:
-            entry["max_model_len"] = self.limits.context_window
-        return web.json_response({"object": "list", "data": [entry]})
+            extra["max_model_len"] = self.limits.context_window
+        return [model_entry(MODEL_ID, owned_by="bench", **extra)]
 
     async def stats_json(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats.snapshot().model_dump(mode="json"))
@@ -147,9 +132,7 @@ class FaultApp:
         if chat.stream:
             self.stats.outcome(None, "bad_request", answered=False)
             return web.json_response(
-                error_body(
-                    "streaming is not supported by the fault server", kind="invalid_request_error"
-                ),
+                error_body("streaming is not supported by the fault server", kind="invalid_request_error"),
                 status=400,
             )
         refusal = self._refusal(chat)
@@ -160,7 +143,7 @@ class FaultApp:
         key = chat.key()
         attempt = self.stats.chat(key, request.headers.get("x-stainless-retry-count"))
         fault = self._fault_for(chat, key, attempt)
-        token = _bearer(request)
+        token = bearer_key(request)
         if fault in STATUS_OF:
             self.stats.outcome(key, fault.value, answered=False)
             return self._http_error(fault, token)
@@ -308,11 +291,6 @@ class FaultApp:
         )
 
 
-def _bearer(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    return header[7:] if header.lower().startswith("bearer ") else None
-
-
 def _reset(request: web.Request) -> None:
     """Close the connection with a TCP RST (SO_LINGER 0) before any response byte."""
     transport = request.transport
@@ -338,12 +316,17 @@ def _wrong_shape(payload: dict[str, Any], attempt: int) -> Any:
     return variants[attempt % len(variants)]
 
 
-class FaultServer:
-    """Runs a :class:`FaultApp` on a loopback port in a background thread.
+class FaultServer(LoopbackServer):
+    """Runs a :class:`FaultApp` on a loopback port in a background thread (a
+    :class:`~pageindex.llm.fakeserver.LoopbackServer`).
 
     ``port=0`` picks a free ephemeral port. Either pass a ready ``config`` or the individual
-    knobs (``rate``, ``faults``, ``seed``, ``stall_seconds``, ...), which build one.
+    knobs (``rate``, ``faults``, ``seed``, ``stall_seconds``, ...), which build one. With
+    ``require_key`` any other API key gets HTTP 401 (``/stats`` stays open).
     """
+
+    name = "fault-server"
+    shutdown_timeout = 1.0
 
     def __init__(
         self,
@@ -361,9 +344,9 @@ class FaultServer:
         limits: ServerLimits | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        require_key: str | None = None,
     ):
-        self.host = ensure_loopback(host)
-        self.port = port
+        super().__init__(host=host, port=port, require_key=require_key)
         self.config = config or FaultConfig(
             rate=rate,
             faults=faults,
@@ -377,49 +360,14 @@ class FaultServer:
         self.policy: Policy = policy or SectionSeekingPolicy()
         self.limits = limits or ServerLimits()
         self._app: FaultApp | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self._started = threading.Event()
-        self._error: BaseException | None = None
 
-    # -- addresses -------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+    def build_app(self) -> web.Application:
+        self._app = FaultApp(self.policy, self.config, self.limits, require_key=lambda: self.require_key)
+        return self._app.build()
 
-    @property
-    def base_url(self) -> str:
-        """What to give ``openai.OpenAI(base_url=...)``."""
-        return f"{self.url}/v1"
-
-    # -- control -------------------------------------------------------------------------
-    def start(self) -> FaultServer:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._run, name="fault-server", daemon=True)
-        self._thread.start()
-        self._started.wait(timeout=10)
-        if self._error is not None:
-            raise self._error
-        if not self._started.is_set():
-            raise RuntimeError("fault server did not start within 10 s")
-        return self
-
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        loop.call_soon_threadsafe(self._request_stop)
-        thread.join(timeout=10)
-        self._thread = None
-
-    def __enter__(self) -> FaultServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def closing(self) -> None:
+        if self._app is not None:
+            self._app.closing.set()  # release stalled requests before the runner cancels them
 
     def stats(self) -> StatsSnapshot:
         if self._app is None:
@@ -441,40 +389,6 @@ class FaultServer:
         self.config = FaultConfig.model_validate({**self.config.model_dump(), **changes})
         if self._app is not None:
             self._app.config = self.config
-
-    # -- the thread ----------------------------------------------------------------------
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._serve())
-        except BaseException as exc:  # surfaced to start()
-            self._error = exc
-            self._started.set()
-        finally:
-            loop.close()
-
-    async def _serve(self) -> None:
-        self._app = FaultApp(self.policy, self.config, self.limits)
-        self._stop_event = asyncio.Event()
-        runner = web.AppRunner(
-            self._app.build(), access_log=None, shutdown_timeout=1.0, handle_signals=False
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, backlog=1024, reuse_address=True)
-        await site.start()
-        server = getattr(site, "_server", None)
-        if self.port == 0 and server is not None and server.sockets:
-            self.port = server.sockets[0].getsockname()[1]
-        self._runner = runner
-        self._started.set()
-        await self._stop_event.wait()
-        self._app.closing.set()
-        await runner.cleanup()
-
-    def _request_stop(self) -> None:
-        self._stop_event.set()
 
 
 logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)

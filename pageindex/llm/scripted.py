@@ -3,7 +3,9 @@
 It plugs into the real ``openai.AsyncOpenAI`` client as an HTTP transport, so scripted calls go
 through exactly the code real servers see: the SDK (retries, timeouts, usage parsing),
 instructor (structured outputs, validation retries), the cache, the budget and the ledger.
-The same object also drives :class:`pageindex.llm.testing.FakeOpenAIServer`, a real HTTP server.
+The same object also drives :class:`pageindex.llm.testing.FakeOpenAIServer`, a real HTTP server
+(built on the shared fake-server base, :mod:`pageindex.llm.fakeserver`); both send the JSON shapes
+of :mod:`pageindex.llm.wire`.
 
 Replies come from a queue (``ScriptedModel(replies=[...])``, one per request, in order) or a
 policy (``ScriptedModel(policy=fn)``, ``fn(ScriptedRequest) -> reply``, sync or async). With both,
@@ -50,7 +52,10 @@ from pageindex.llm.wire import (
     completion_body,
     completion_chars,
     count_tokens,
+    error_body,
     message_from_wire,
+    model_entry,
+    models_body,
     prompt_chars,
     tool_from_wire,
     wire_tool_call,
@@ -275,7 +280,7 @@ class ScriptedModel:
                 status=reply.status,
                 headers=reply.headers,
                 delay_s=reply.delay_s,
-                body={"error": {"message": reply.error_message, "type": "scripted", "code": reply.status}},
+                body=error_body(reply.error_message, kind="scripted", code=reply.status),
             )
         content, calls = reply.content, list(reply.calls)
         if reply.value is not None:
@@ -347,9 +352,8 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if request.method == "GET" and request.url.path.endswith("/models"):
-            return httpx2.Response(
-                200, json={"object": "list", "data": [{"id": self.model.name}]}, request=request
-            )
+            listing = models_body([model_entry(self.model.name)])
+            return httpx2.Response(200, json=listing, request=request)
         body = json.loads(await request.aread() or b"{}")
         wire = await self.model.respond(body, {k.lower(): v for k, v in request.headers.items()})
         timeout = (request.extensions.get("timeout") or {}).get("read")

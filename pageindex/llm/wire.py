@@ -2,7 +2,9 @@
 
 One place converts :class:`Message`/:class:`ToolSpec` into the JSON every OpenAI-compatible
 server accepts, parses tool calls out of replies (flagging malformed ones instead of raising),
-and builds ``chat.completion`` bodies for the scripted model and the test server.
+and builds what servers send back -- ``chat.completion`` bodies, error bodies and the ``/v1/models``
+listing -- for the scripted model and the fake servers (:mod:`pageindex.llm.fakeserver`, which the
+test server and ``bench/faults`` both build on).
 """
 
 from __future__ import annotations
@@ -182,3 +184,26 @@ def completion_body(
 
 def wire_tool_call(call_id: str, name: str, raw_arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw_arguments}}
+
+
+# ----------------------------------------------------------------------------- other server replies
+def error_body(message: str, *, kind: str, code: str | int | None = None) -> dict[str, Any]:
+    """An OpenAI-style error body: ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def bad_key_body(got: str | None) -> dict[str, Any]:
+    """The HTTP 401 body for a rejected API key. Like OpenAI's (and some local servers') it repeats
+    the key it got, which is what lets tests check that the client never does."""
+    message = f"Incorrect API key provided: {got or ''}"
+    return error_body(message, kind="invalid_request_error", code="invalid_api_key")
+
+
+def model_entry(model_id: str, *, owned_by: str = "pageindex", **extra: Any) -> dict[str, Any]:
+    """One entry of a ``/v1/models`` listing (``extra``: e.g. vLLM's ``max_model_len``)."""
+    return {"id": model_id, "object": "model", "created": 0, "owned_by": owned_by, **extra}
+
+
+def models_body(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``GET /v1/models`` body listing ``entries`` (see :func:`model_entry`)."""
+    return {"object": "list", "data": entries}
