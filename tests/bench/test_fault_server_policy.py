@@ -9,6 +9,7 @@ from typing import Literal
 import instructor
 import openai
 import pytest
+from instructor.core.exceptions import InstructorRetryException
 from pydantic import BaseModel, Field, ValidationError
 
 from bench.faults import FaultServer, SectionSeekingPolicy
@@ -200,7 +201,7 @@ def test_needs_more_fault_chooses_the_needs_branch():
 def test_bad_args_fault_fails_validation_and_instructor_retries_are_counted():
     with FaultServer(rate=1.0, faults=["bad_args"]) as srv:
         api = instructor.from_openai(openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0))
-        with pytest.raises(instructor.core.InstructorRetryException):
+        with pytest.raises(InstructorRetryException):
             api.chat.completions.create(
                 model="m", response_model=Decision, messages=STRUCTURED_PROMPT, max_retries=2
             )
