@@ -8,16 +8,17 @@ delimiter text inside them is defused so an answer cannot close its own block an
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from bench.judges.base import JudgeVerdict, gold_text, register_judge
 from pageindex.llm.types import Message, Usage
+from pageindex.retrievers.prompts import load_template
 
 PROMPT_VERSION = "judge_v2"
+JUDGE_PROMPT_DIR = Path(__file__).parent / "prompts"
 
 
 class LLMVerdictOut(BaseModel):
@@ -27,9 +28,10 @@ class LLMVerdictOut(BaseModel):
     reasoning: str = Field(default="", description="One or two sentences.")
 
 
-@cache
 def load_prompt(version: str = PROMPT_VERSION) -> str:
-    return resources.files("bench.judges").joinpath("prompts", f"{version}.md").read_text(encoding="utf-8")
+    """The judge's system prompt ``prompts/<version>.md`` (the retrievers' template format, one
+    ``system`` part, used as written: no placeholders)."""
+    return load_template(JUDGE_PROMPT_DIR, version).parts["system"].removeprefix("\n")
 
 
 def _defuse(text: str) -> str:

@@ -48,9 +48,11 @@ class PromptTemplate(BaseModel):
 
 
 @cache
-def load_prompt(version: str) -> PromptTemplate:
-    """Load ``prompts/<version>.md`` (for example ``"agent_v1"``)."""
-    path = PROMPT_DIR / f"{version}.md"
+def load_template(directory: Path, version: str) -> PromptTemplate:
+    """Load ``<directory>/<version>.md``: the one template format of the project (the retrievers'
+    prompts here, the LLM judge's in ``bench/judges/prompts``). A file without part markers is
+    one ``user`` part."""
+    path = Path(directory) / f"{version}.md"
     if not path.exists():
         raise FileNotFoundError(f"prompt template {path} not found")
     text = path.read_text(encoding="utf-8")
@@ -61,6 +63,11 @@ def load_prompt(version: str) -> PromptTemplate:
     if not parts:
         parts["user"] = text
     return PromptTemplate(version=version, parts=parts)
+
+
+def load_prompt(version: str) -> PromptTemplate:
+    """Load the retriever prompt ``prompts/<version>.md`` (for example ``"agent_v1"``)."""
+    return load_template(PROMPT_DIR, version)
 
 
 def wrap_document(text: str, **attrs: object) -> str:
