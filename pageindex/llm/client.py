@@ -493,6 +493,7 @@ class LLMClient:
         messages: list[Message],
         *,
         tools: list[ToolSpec] | None = None,
+        tool_choice: str = "auto",
         tag: dict[str, Any] | None = None,
         temperature: float = 0.0,
         max_tokens: int | None = None,
@@ -508,9 +509,10 @@ class LLMClient:
         }
         if tools:
             params["tools"] = [tool_to_wire(t) for t in tools]
-            # OpenAI's default when tools are given, sent explicitly: llama-cpp-python's
-            # function-calling chat handlers ignore the tools without it.
-            params["tool_choice"] = "auto"
+            # "auto" is OpenAI's default when tools are given, sent explicitly: llama-cpp-python's
+            # function-calling chat handlers ignore the tools without it. "none": the tools stay
+            # declared but the model must reply in text.
+            params["tool_choice"] = tool_choice
         request = {"kind": "chat", "format": REQUEST_FORMAT, **params}
         key = request_key(request)
 

@@ -20,8 +20,9 @@ from pageindex.llm.types import Message, ToolCall, ToolSpec
 # request). It is part of every cache key: a change to the messages makes old recordings miss,
 # and the miss says they were recorded with an older format. History: 1 = ``content: null`` on
 # assistant tool-call messages; 2 = ``content: ""`` there (servers such as llama-cpp-python
-# reject null with HTTP 500), ``max_tokens`` on every call, ``tool_choice: "auto"`` with tools.
-REQUEST_FORMAT = 2
+# reject null with HTTP 500), ``max_tokens`` on every call, ``tool_choice: "auto"`` with tools;
+# 3 = a tool loop's last turn sends ``tool_choice: "none"`` (the model must answer in text).
+REQUEST_FORMAT = 3
 
 
 def message_to_wire(message: Message) -> dict[str, Any]:

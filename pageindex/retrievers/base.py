@@ -347,6 +347,7 @@ class QuestionRun:
         messages: list[Message],
         *,
         tools: list[ToolSpec] | None = None,
+        tool_choice: str = "auto",
         role: str | None = None,
         tag: dict[str, Any] | None = None,
         temperature: float = 0.0,
@@ -354,10 +355,12 @@ class QuestionRun:
     ) -> ChatResponse:
         """``client.chat`` with usage, tags and a trace event recorded under ``role``."""
         role = role or self.llm.role
+        extra = {"tool_choice": tool_choice} if tools and tool_choice != "auto" else {}
         try:
             resp = await self.llm.chat(
                 messages,
                 tools=tools,
+                **extra,
                 tag=self._tag(role, tag),
                 temperature=temperature,
                 max_tokens=self.max_tokens_for(role, max_tokens),

@@ -1,6 +1,6 @@
 """The tool-using loop the agent and the iterative extraction agent share: call the model with
-``fetch_section``, run the tool calls it makes, and stop at the first reply that parses into
-the expected JSON model. A reply that does not parse is sent back with the parse error and
+``fetch_section`` (the last turn forbids tool calls: it asks for the answer), run the tool calls it
+makes, and stop at the first reply that parses into the expected JSON model. A reply that does not parse is sent back with the parse error and
 costs a turn; running out of turns returns ``None``."""
 
 from __future__ import annotations
@@ -52,9 +52,16 @@ async def tool_loop(
             )
             return None
         run.count_turn()
+        # The last turn forbids tool calls (``tool_choice: "none"``; the tool stays declared, as
+        # servers that check a history of tool calls against it want): a tool call there could
+        # never be followed by a reply, so the model is asked for its answer. llama-cpp-python's
+        # chatml-function-calling handler also keeps to max_tokens only then; in "auto" mode it
+        # generates a plain reply to the end of the context.
+        last = turn == max_turns
         resp = await run.chat(
             messages,
             tools=[FETCH_SECTION_TOOL],
+            tool_choice="none" if last else "auto",
             role=role,
             tag={**(tag or {}), "turn": turn},
             max_tokens=max_tokens,

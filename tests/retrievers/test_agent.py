@@ -184,3 +184,15 @@ def test_async_interface_and_context_model(tree_3m):
     assert len(records) == 2 and len({r.tag["retrieval_id"] for r in records}) == 1
     assert all(r.tag["question_id"] == "q1" and r.tag["role"] == "agent" for r in records)
     assert [r.tag["turn"] for r in records] == [1, 2]
+
+
+def test_the_last_turn_forbids_tool_calls_so_the_model_answers(tree_3m):
+    """Every turn but the last offers fetch_section with tool_choice "auto"; the last keeps the tool
+    declared but sends tool_choice "none", so a model that would go on fetching must reply."""
+    sm = ScriptedModel(policy=lambda req: ScriptedModel.call("fetch_section", node_id="item_7"))
+    llm = make_client("openai/gpt-4o-mini", scripted=sm)
+    retrieve(tree_3m, "What was capex?", retriever="agent", llm=llm, max_turns=3)
+    choices = [
+        (r.body.get("tool_choice"), [t.name for t in r.tools]) for r in sm.requests
+    ]
+    assert choices == [("auto", ["fetch_section"])] * 2 + [("none", ["fetch_section"])]
