@@ -25,6 +25,8 @@ try:  # typer >= 0.2x carries its own copy of click
 except ImportError:  # pragma: no cover - older typer on real click
     from click import exceptions as click_exc
     from click.utils import echo
+# Abort (Ctrl-C or end of input at a prompt) is typer's own class since typer 0.2x, click's before.
+Abort = getattr(typer, "Abort", None) or click_exc.Abort
 
 from pageindex import registry
 from pageindex.cli._common import (
@@ -70,9 +72,18 @@ class OneLineErrors(TyperGroup):
         except PluginError as exc:
             err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)
             code = ExitCode.BAD_INPUT
-        except click_exc.Abort:
+        except Abort:
             err_console.print("interrupted", highlight=False)
             code = ExitCode.INTERRUPTED
+        except BrokenPipeError:
+            # The reader of our output went away (``| head``): what it wanted, it has; stop quietly.
+            _silence_stdout()
+            code = ExitCode.OK
+        except SystemExit as exc:
+            # rich meets a closed pipe by pointing stdout at /dev/null and exiting 1; the same case
+            if not isinstance(exc.__context__, BrokenPipeError):
+                raise
+            code = ExitCode.OK
         except Exception as exc:
             if os.environ.get(DEBUG_ENV):
                 raise
@@ -82,9 +93,22 @@ class OneLineErrors(TyperGroup):
                 highlight=False,
             )
             code = ExitCode.BAD_INPUT
+        try:  # output still buffered goes now, while a closed pipe can be handled
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
         if standalone_mode:
             sys.exit(int(code))
         return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail on a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
 
 
 class AliasedCommand(TyperCommand):

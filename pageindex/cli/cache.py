@@ -87,10 +87,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         cache = LLMCache(path)
         what = f"{model} replies and failures" if model else "all replies and failures"
-        if not yes and not typer.confirm(f"Delete {what} from {cache.path}?"):
-            # declining is a choice, not an error: say so and exit 0
-            console.print(f"cancelled: nothing deleted from {cache.path}", highlight=False)
-            raise typer.Exit(0)
+        if not yes:
+            try:
+                agreed = typer.confirm(f"Delete {what} from {cache.path}?")
+            except typer.Abort:  # no answer (end of input, Ctrl-C): nothing is deleted
+                console.print()
+                agreed = False
+            if not agreed:
+                # declining is a choice, not an error: say so and exit 0
+                console.print(
+                    f"cancelled: nothing deleted from {cache.path} (--yes deletes without asking)",
+                    highlight=False,
+                )
+                raise typer.Exit(0)
         try:
             deleted = cache.clear(model)
         except LLMError as exc:

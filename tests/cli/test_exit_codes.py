@@ -320,3 +320,59 @@ def test_ask_interrupted_exits_130_with_one_line(tmp_path):
     assert proc.returncode == ExitCode.INTERRUPTED
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines[-1] == "interrupted: no answer" and "Traceback" not in stderr, stderr
+
+
+def _cli(*args: str, stdin: int | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pageindex.cli", *args],
+        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path):
+    """``pageindex bench summary RUN | head -1``: the closed pipe is neither a traceback nor an error."""
+    run_dir = tmp_path / "run"
+    code, output = invoke(
+        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+         "--limit", "3", "--out", str(run_dir), "-q"]
+    )  # fmt: skip
+    assert code == 0, output
+    readers = (
+        ["bench", "summary", str(run_dir)],
+        ["bench", "report", str(run_dir), "--format", "md", "-o", "-"],
+    )
+    for args in readers:
+        proc = _cli(*args)
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader goes away, as head does
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0, err
+        assert first.strip() and err == "", (args, err)
+
+
+def test_cache_clear_without_an_answer_deletes_nothing_and_exits_0(tmp_path):
+    cache = tmp_path / "llm.sqlite"
+    proc = _cli("cache", "clear", "--cache-path", str(cache), stdin=subprocess.DEVNULL)  # end of input
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert b"cancelled: nothing deleted" in out and b"Traceback" not in out + err
+
+
+def test_an_unexpected_exception_is_one_line(tmp_path, monkeypatch):
+    import bench.summary
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("something broke\nsecond line")
+
+    monkeypatch.delenv("PAGEINDEX_DEBUG", raising=False)
+    run_dir = tmp_path / "run"
+    code, output = invoke(
+        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+         "--limit", "2", "--out", str(run_dir), "-q"]
+    )  # fmt: skip
+    assert code == 0, output
+    monkeypatch.setattr(bench.summary, "print_summary", boom)
+    code, output = invoke(["bench", "summary", str(run_dir)])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "internal error: RuntimeError: something broke" in output and "PAGEINDEX_DEBUG=1" in output
