@@ -8,10 +8,30 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
-console = Console(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
-err_console = Console(stderr=True, soft_wrap=True)
+PIPE_WIDTH = 200  # columns tables get when the output is a pipe or file and COLUMNS is not set
+
+
+class CliConsole(Console):
+    """The CLI's console. Written to a pipe or a file (not a terminal) with no ``COLUMNS`` set, it
+    lays tables out :data:`PIPE_WIDTH` columns wide instead of rich's 80, so piped output keeps
+    whole cells (no ``…``) and whole lines; ``COLUMNS`` or a terminal decide otherwise."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal and "COLUMNS" not in self._environ:
+            return ConsoleDimensions(PIPE_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = CliConsole(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
+err_console = CliConsole(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
 
 

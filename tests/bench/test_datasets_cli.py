@@ -48,3 +48,22 @@ def test_validate_missing_directory_is_one_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no such dataset directory" in result.output
     assert "Traceback" not in result.output
+
+
+def test_piped_validate_keeps_whole_cells(tmp_path: Path) -> None:
+    """Written to a pipe with no COLUMNS (a CI log), tables are laid out wide: no cell cut with '…'."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "bad"  # its detail cells are longer than 80 columns, shorter than 200
+    assert runner.invoke(app, ["bench", "datasets", "demo", "--out", str(out), "--bad"]).exit_code == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "bench", "datasets", "validate", str(out)],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout
+    assert len(f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer") > 80
+    assert f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer on any sampled page" in done.stdout
