@@ -185,8 +185,12 @@ class RunDir:
     def load(self) -> Run:
         """Read the run. A torn last line of ``samples.jsonl`` (a crash mid-write) is dropped with a
         warning; anything else unusable raises :class:`RunLoadError` with a clear message."""
-        if not self.path.is_dir():
+        if not self.path.exists():
             raise RunLoadError(f"run directory {self.path} does not exist")
+        if not self.path.is_dir():
+            raise RunLoadError(
+                f"{self.path} is a file, not a run directory (give the folder bench run wrote)"
+            )
         info = self.read_info()
         samples, warnings = self.read_samples()
         for w in warnings:

@@ -25,8 +25,6 @@ try:  # typer >= 0.2x carries its own copy of click
 except ImportError:  # pragma: no cover - older typer on real click
     from click import exceptions as click_exc
     from click.utils import echo
-# Abort (Ctrl-C or end of input at a prompt) is typer's own class since typer 0.2x, click's before.
-Abort = getattr(typer, "Abort", None) or click_exc.Abort
 
 from pageindex import registry
 from pageindex.cli._common import (
@@ -39,6 +37,9 @@ from pageindex.cli._common import (
     setup_logging,
 )
 from pageindex.registry import PluginError
+
+# Abort (Ctrl-C or end of input at a prompt) is typer's own class since typer 0.2x, click's before.
+Abort = getattr(typer, "Abort", None) or click_exc.Abort
 
 DEBUG_ENV = "PAGEINDEX_DEBUG"
 

@@ -75,7 +75,8 @@ def build(
             fail(f"{output}: cannot write the tree ({exc.strerror or exc})")
     leaves = result.leaves()
     console.print(
-        f"{result.doc_id}: {result.page_count} pages, {sum(1 for _ in result.walk())} sections, "
+        f"{result.doc_id}: {result.page_count} page{'s' if result.page_count != 1 else ''}, "
+        f"{sum(1 for _ in result.walk())} sections, "
         f"{len(leaves)} leaves, strategy {result.strategy}" + (f" -> {output}" if output is not None else ""),
         highlight=False,
     )
@@ -91,6 +92,7 @@ def tree(
     depth: int = typer.Option(0, "--depth", min=0, help="Show only this many levels (0 = all)."),
 ) -> None:
     from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree.errors import NotAPDFError
     from pageindex.tree.toc import render_toc
 
     try:
@@ -103,6 +105,8 @@ def tree(
             result = build_tree(
                 source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages
             )
+    except NotAPDFError as exc:  # tree reads two kinds of file: name both
+        fail(f"{exc}; tree takes a filing PDF or a tree JSON written by `pageindex build -o`")
     except PDFError as exc:
         fail(str(exc))
     console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)

@@ -21,7 +21,7 @@ MARK = {"ok": "yes", "warn": "limit", "fail": "no", "info": "info", "skip": "ski
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     app.command(
         "doctor",
-        help="Probe a model endpoint with a few bounded calls (about 2,000 tokens in all) and report "
+        help="Probe a model endpoint with a few bounded calls (about 1,000 tokens in all) and report "
         "what it can do: OpenAI compatibility, usage, tool calls, JSON mode and schema, max_tokens, "
         "context window, speed and price; then the flags to use or why the LLM retrievers cannot "
         "run. Results are cached per endpoint and model for 7 days (--refresh probes again).\n\n"

@@ -1,7 +1,7 @@
 """The tool-using loop the agent and the iterative extraction agent share: call the model with
 ``fetch_section`` (the last turn forbids tool calls: it asks for the answer), run the tool calls it
-makes, and stop at the first reply that parses into the expected JSON model. A reply that does not parse is sent back with the parse error and
-costs a turn; running out of turns returns ``None``."""
+makes, and stop at the first reply that parses into the expected JSON model. A reply that does not
+parse is sent back with the parse error and costs a turn; running out of turns returns ``None``."""
 
 from __future__ import annotations
 

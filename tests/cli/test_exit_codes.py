@@ -376,3 +376,14 @@ def test_an_unexpected_exception_is_one_line(tmp_path, monkeypatch):
     assert code == ExitCode.BAD_INPUT
     assert_one_error_line(output)
     assert "internal error: RuntimeError: something broke" in output and "PAGEINDEX_DEBUG=1" in output
+
+
+def test_wrong_kinds_of_file_say_what_is_wanted(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    code, output = invoke(["tree", str(text)])
+    assert code == 2 and "not a PDF file" in output and "or a tree JSON" in output
+    assert_one_error_line(output)
+    code, output = invoke(["bench", "summary", str(text)])
+    assert code == 2 and f"{text} is a file, not a run directory" in output
+    assert_one_error_line(output)
