@@ -322,6 +322,17 @@ def test_ask_interrupted_exits_130_with_one_line(tmp_path):
     assert lines[-1] == "interrupted: no answer" and "Traceback" not in stderr, stderr
 
 
+def extractive_run(tmp_path: Path) -> Path:
+    """A finished 3-sample run of the demo dataset (extractive, rules judge: no model)."""
+    run_dir = tmp_path / "run"
+    code, output = invoke(
+        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+         "--limit", "3", "--out", str(run_dir), "-q"]
+    )  # fmt: skip
+    assert code == 0, output
+    return run_dir
+
+
 def _cli(*args: str, stdin: int | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "pageindex.cli", *args],
@@ -331,12 +342,7 @@ def _cli(*args: str, stdin: int | None = None) -> subprocess.Popen:
 
 def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path):
     """``pageindex bench summary RUN | head -1``: the closed pipe is neither a traceback nor an error."""
-    run_dir = tmp_path / "run"
-    code, output = invoke(
-        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
-         "--limit", "3", "--out", str(run_dir), "-q"]
-    )  # fmt: skip
-    assert code == 0, output
+    run_dir = extractive_run(tmp_path)
     readers = (
         ["bench", "summary", str(run_dir)],
         ["bench", "report", str(run_dir), "--format", "md", "-o", "-"],
@@ -365,12 +371,7 @@ def test_an_unexpected_exception_is_one_line(tmp_path, monkeypatch):
         raise RuntimeError("something broke\nsecond line")
 
     monkeypatch.delenv("PAGEINDEX_DEBUG", raising=False)
-    run_dir = tmp_path / "run"
-    code, output = invoke(
-        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
-         "--limit", "2", "--out", str(run_dir), "-q"]
-    )  # fmt: skip
-    assert code == 0, output
+    run_dir = extractive_run(tmp_path)
     monkeypatch.setattr(bench.summary, "print_summary", boom)
     code, output = invoke(["bench", "summary", str(run_dir)])
     assert code == ExitCode.BAD_INPUT
