@@ -389,7 +389,12 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
         table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
     for row in rows:
         table.add_row(*[escape(v) for v in row.values()])
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+    else:  # a log or a pipe: whole, with no blanks padding the title line
+        from bench.summary import print_whole
+
+        print_whole(console, table)
     groups = cmp.groups if cmp.by != "overall" else [cmp.overall]
     for g in groups:
         for label, flips in (

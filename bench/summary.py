@@ -388,14 +388,18 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
 
 def print_whole(console: Any, renderable: Any) -> None:
     """Print ``renderable`` at its natural width whatever the console's width (a log or a pipe:
-    rich would otherwise crop or wrap to 80 columns)."""
+    rich would otherwise crop or wrap to 80 columns), with no trailing blanks on any line."""
     from rich.measure import Measurement
 
     need = Measurement.get(console, console.options.update_width(100_000), renderable).maximum
     before = console.width
     console.width = need
     try:
-        console.print(renderable)
+        with console.capture() as captured:
+            console.print(renderable)
+        # titles are padded to the full width: drop trailing blanks so logs carry none
+        text = "\n".join(line.rstrip() for line in captured.get().splitlines())
+        console.print(text, markup=False, highlight=False, soft_wrap=True, emoji=False)
     finally:
         console.width = before
 

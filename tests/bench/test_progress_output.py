@@ -48,6 +48,8 @@ def test_bench_run_in_a_log_prints_whole_tables_and_lines(tmp_path: Path) -> Non
     # nothing cut: no ellipsis anywhere, no rich "…"
     assert "…" not in text and "..." not in text
     assert "run run: finished; 18 samples written" in text
+    # and no line padded with blanks to a width (table titles were, to 200 columns)
+    assert [ln for ln in lines if ln != ln.rstrip()] == []
 
 
 def test_progress_lines_per_n_samples_or_per_interval() -> None:
