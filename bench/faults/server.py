@@ -326,7 +326,6 @@ class FaultServer(LoopbackServer):
     """
 
     name = "fault-server"
-    shutdown_timeout = 1.0
 
     def __init__(
         self,

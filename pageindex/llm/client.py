@@ -74,7 +74,6 @@ from pageindex.llm.providers.base import Provider
 from pageindex.llm.sdk import (
     InstructorError,
     SdkSession,
-    counting_validations,
     finish_reason,
     open_session,
     raw_reply,
@@ -82,7 +81,7 @@ from pageindex.llm.sdk import (
     validation_messages,
 )
 from pageindex.llm.spec import ModelSpec
-from pageindex.llm.tokens import TokenCounter, default_max_tokens
+from pageindex.llm.tokens import TokenCounter, default_max_tokens, known_context_window
 from pageindex.llm.types import (
     ChatResponse,
     ContextLengthError,
@@ -172,7 +171,7 @@ class LLMClient:
         self.tokens = TokenCounter(
             base_url=spec.base_url if provider.remote else None,
             model=spec.model,
-            headers={"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else None,
+            headers=spec.auth_headers(),
         )
         self.replay_only = provider.replay_only or (cache is not None and cache.mode == "replay")
         if (
@@ -467,16 +466,15 @@ class LLMClient:
         ``max_model_len``, Ollama's ``/api/show``), else the known table; also probes the server's
         tokenizer. Sets ``context_window`` and ``context_window_source``."""
         limits = self._limits
-        if limits["window"]:
-            limits["checked"] = True
-            return limits["window"]
         limits["checked"] = True
+        if limits["window"]:
+            return limits["window"]
         if self.provider.remote and not self.replay_only and self._spec.base_url:
             found = await self.provider.context_window(timeout=min(self.timeout, 10.0))
             if found is not None:
                 limits.update(window=found, source="server metadata")
                 return found
-        known = _known_window(self.model)
+        known = known_context_window(self.model)
         if known is not None:
             limits.update(window=known, source="known model table")
         return limits["window"]
@@ -626,38 +624,38 @@ class LLMClient:
             headers = self.provider.request_headers(response_model.__name__)
             extra: dict[str, Any] = {"extra_headers": headers} if headers else {}
             if schema_hint:
-                schema = response_model.model_json_schema()
+                schema = request["schema"]
                 extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
-            with counting_validations() as hooks:
-                async with self._limiter():
-                    with recording_attempts() as attempts:
-                        started = time.perf_counter()
-                        try:
-                            value, _ = await backend.structured.chat.completions.create_with_completion(
-                                response_model=response_model, max_retries=max_retries, **params, **extra
-                            )
-                        except InstructorError as exc:
-                            # Retries exhausted, or a reply instructor cannot use at all (e.g. cut
-                            # off by max_tokens): a typed, recorded error -- unless an HTTP failure
-                            # caused it.
-                            latency = time.perf_counter() - started
-                            error = self._error(exc, attempts)
-                            if error is not exc:
-                                raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
-                            raise self._invalid_output(
-                                exc, response_model, latency, tag, attempts, prompt_len, params["max_tokens"]
-                            ) from exc
-                        except Exception as exc:
-                            latency = time.perf_counter() - started
-                            raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+            async with self._limiter():
+                with recording_attempts() as attempts:
+                    started = time.perf_counter()
+                    try:
+                        value, _ = await backend.structured.chat.completions.create_with_completion(
+                            response_model=response_model, max_retries=max_retries, **params, **extra
+                        )
+                    except InstructorError as exc:
+                        # Retries exhausted, or a reply instructor cannot use at all (e.g. cut
+                        # off by max_tokens): a typed, recorded error -- unless an HTTP failure
+                        # caused it.
                         latency = time.perf_counter() - started
+                        error = self._error(exc, attempts)
+                        if error is not exc:
+                            raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                        raise self._invalid_output(
+                            exc, response_model, latency, tag, attempts, prompt_len, params["max_tokens"]
+                        ) from exc
+                    except Exception as exc:
+                        latency = time.perf_counter() - started
+                        raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                    latency = time.perf_counter() - started
             value = _as_exact_type(value, response_model)
             live_value.append(value)
             usage = self._attempt_usage(attempts, latency, prompt_len)
             return {
                 "value": value.model_dump(mode="json"),
                 "usage": usage.model_dump(),
-                "attempts": max(len(hooks), 1),
+                # one validation attempt per completion instructor received: the "ok" HTTP attempts
+                "attempts": max(sum(1 for a in attempts if a.get("outcome") == "ok"), 1),
                 "http_attempts": attempts,
             }
 
@@ -736,12 +734,6 @@ class LLMClient:
 
 
 
-def _known_window(model: str) -> int | None:
-    from pageindex.llm.tokens import known_context_window
-
-    return known_context_window(model)
-
-
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:
     data = data or {}
     details = data.get("prompt_tokens_details") or {}
@@ -768,7 +760,7 @@ def _as_exact_type(value: Any, response_model: type[T]) -> T:
 def _failure_record(exc: LLMError) -> dict[str, Any] | None:
     """What the cache keeps of a call's final failure (None if it is not recorded: config errors,
     budget, replay misses, and failures that were themselves reproduced)."""
-    if exc.cached or not isinstance(exc, LLMCallError | StructuredOutputError | OutputTruncated):
+    if exc.cached or not isinstance(exc, tuple(_RECORDED_ERRORS.values())):
         return None
     usage = None
     if exc.usage is not None:

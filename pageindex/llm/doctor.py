@@ -235,7 +235,7 @@ class _Prober:
         self.timeout = timeout
         self.endpoint = str(url.copy_with(query=None)).rstrip("/") + "/chat/completions"
         self.params = dict(url.params.multi_items())
-        headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+        headers = spec.auth_headers()
         self.http = httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers)
         self.calls = 0
         self.tokens = 0

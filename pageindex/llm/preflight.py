@@ -98,7 +98,7 @@ async def preflight(
         return PreflightResult(url="", via="none")
     where = spec.where()
     url = spec.display_url or ""
-    headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+    headers = spec.auth_headers()
     started = time.perf_counter()
     async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers) as http:
         listing = await _request(http, spec, "GET", "/models", timeout)

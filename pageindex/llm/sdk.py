@@ -3,21 +3,18 @@
 :class:`~pageindex.llm.client.LLMClient` is the cross-cutting layer (cache and single-flight, budget,
 usage, limits); this module owns what is particular to speaking the chat-completions API through the
 OpenAI SDK: opening one SDK client and its instructor wrapper per event loop
-(:func:`open_session`, over the provider's transport and :mod:`pageindex.llm.http`'s checks),
-counting instructor's validation attempts (:func:`counting_validations`), reading an SDK completion
-(:func:`finish_reason`, :func:`raw_reply`, :func:`validation_messages`) and translating SDK and
-instructor exceptions into the layer's typed errors, each naming its cause
-(:func:`translate_error`). A provider never needs to import it: providers decide where requests
-go (:meth:`~pageindex.llm.providers.base.Provider.transport`), this module how they are spoken.
+(:func:`open_session`, over the provider's transport and :mod:`pageindex.llm.http`'s checks, which
+record every HTTP attempt), reading an SDK completion (:func:`finish_reason`, :func:`raw_reply`,
+:func:`validation_messages`) and translating SDK and instructor exceptions into the layer's typed
+errors, each naming its cause (:func:`translate_error`). A provider never needs to import it:
+providers decide where requests go (:meth:`~pageindex.llm.providers.base.Provider.transport`), this
+module how they are spoken.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -44,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = [
     "InstructorError",
     "SdkSession",
-    "counting_validations",
     "finish_reason",
     "is_context_overflow",
     "open_session",
@@ -53,20 +49,12 @@ __all__ = [
     "validation_messages",
 ]
 
-# Validation attempts of the structured call running in this task (instructor's response hook).
-_validations: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("_validations", default=None)
 # How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
 _CONTEXT_OVERFLOW = re.compile(
     r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
     r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
     re.IGNORECASE,
 )
-
-
-def _count_attempt(*args: Any, **kwargs: Any) -> None:
-    seen = _validations.get()
-    if seen is not None:
-        seen.append(1)
 
 
 def is_context_overflow(status: int | None, message: str) -> bool:
@@ -82,7 +70,6 @@ class SdkSession:
         self.structured = instructor.from_openai(
             sdk, mode=instructor.Mode.JSON if json_mode else instructor.Mode.TOOLS
         )
-        self.structured.on("completion:response", _count_attempt)
 
 
 def open_session(client: LLMClient) -> SdkSession:
@@ -106,17 +93,6 @@ def open_session(client: LLMClient) -> SdkSession:
         http_client=http_client,
     )
     return SdkSession(sdk, client.json_mode)
-
-
-@contextmanager
-def counting_validations() -> Iterator[list[Any]]:
-    """Count the replies instructor receives (one per validation attempt) inside the block."""
-    hooks: list[Any] = []
-    token = _validations.set(hooks)
-    try:
-        yield hooks
-    finally:
-        _validations.reset(token)
 
 
 def translate_error(

@@ -49,6 +49,10 @@ class ModelSpec(BaseModel):
     def redact(self, text: str) -> str:
         return redact(text, self.secrets())
 
+    def auth_headers(self) -> dict[str, str]:
+        """``Authorization: Bearer <key>`` for direct HTTP requests to the endpoint (none without a key)."""
+        return {"Authorization": f"Bearer {self.api_key.get_secret_value()}"} if self.api_key else {}
+
     def __repr_args__(self):  # type: ignore[no-untyped-def]
         for name, value in super().__repr_args__():
             yield name, (self.display_url if name == "base_url" else value)

@@ -41,7 +41,6 @@ class Exchange(dict):
 class FakeOpenAIServer(LoopbackServer):
     """A :class:`LoopbackServer` answering chat requests from a :class:`ScriptedModel`."""
 
-    name = "fake-openai-server"
     shutdown_timeout = 0.1
 
     def __init__(

@@ -56,7 +56,7 @@ class OpenAICompatible(Provider):
         from pageindex.llm.tokens import context_window_from_models
 
         spec = self.spec
-        headers = {"Authorization": f"Bearer {spec.api_key.get_secret_value()}"} if spec.api_key else {}
+        headers = spec.auth_headers()
         base = (spec.base_url or "").rstrip("/")
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
