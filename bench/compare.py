@@ -17,7 +17,7 @@ from bench.rundir import Run
 from bench.runinfo import provenance
 from bench.samples import Sample
 from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
-from bench.summary import NO_VALUE
+from bench.summary import NO_VALUE, ci_text
 
 CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
 TestMethod = Literal["mcnemar", "bootstrap"]
@@ -324,13 +324,8 @@ def compare_runs(
 
 
 # ----------------------------------------------------------------------------- display
-def _pct(p: Proportion) -> str:
-    if p.value is None:
-        return NO_VALUE
-    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
-
-
-def _signed(x: float | None, digits: int = 1, pct: bool = False) -> str:
+def signed(x: float | None, digits: int = 1, pct: bool = False) -> str:
+    """A difference with its sign: ``+0.04`` (``digits`` places), or ``+4.0 pp`` for a share (``pct``)."""
     if x is None:
         return NO_VALUE
     return f"{100 * x:+.{digits}f} pp" if pct else f"{x:+,.{digits}f}"
@@ -346,17 +341,17 @@ def comparison_rows(cmp: Comparison) -> list[dict[str, str]]:
             {
                 cmp.by: "ALL" if g is cmp.overall else g.group,
                 "pairs": str(g.n_pairs),
-                f"A: {cmp.run_a}": _pct(g.accuracy_a),
-                f"B: {cmp.run_b}": _pct(g.accuracy_b),
-                "diff": _signed(g.diff, pct=True),
+                f"A: {cmp.run_a}": ci_text(g.accuracy_a),
+                f"B: {cmp.run_b}": ci_text(g.accuracy_b),
+                "diff": signed(g.diff, pct=True),
                 "p": f"{g.test.p_value:.3g}",
                 "significant": "yes" if g.significant else "no",
                 "A->B +/-": f"+{len(g.improved)} / -{len(g.regressed)}",
-                "d tokens/q": _signed(d["tokens_per_question"], 0),
-                "d iterations": _signed(d["iterations"], 2),
-                "d latency s": _signed(d["latency_s"], 2),
-                "d cost/q": _signed(d["cost_per_question"], 5),
-                "d evidence hit": _signed(d["evidence_hit_rate"], pct=True),
+                "d tokens/q": signed(d["tokens_per_question"], 0),
+                "d iterations": signed(d["iterations"], 2),
+                "d latency s": signed(d["latency_s"], 2),
+                "d cost/q": signed(d["cost_per_question"], 5),
+                "d evidence hit": signed(d["evidence_hit_rate"], pct=True),
             }
         )
     return rows

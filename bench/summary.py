@@ -299,7 +299,8 @@ def _pct(x: float | None) -> str:
     return NO_VALUE if x is None else f"{100 * x:.1f}%"
 
 
-def _ci(p: Proportion) -> str:
+def ci_text(p: Proportion) -> str:
+    """``'38.9% [20.3, 61.4]'``: a proportion with its 95% interval (``-`` when undefined)."""
     if p.value is None:
         return NO_VALUE
     return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
@@ -318,8 +319,8 @@ def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
             {
                 g.by if g.by != "overall" else "group": g.group,
                 "n": str(g.n),
-                "accuracy (95% CI)": _ci(g.accuracy),
-                "acc. w/o errors": _ci(g.accuracy_no_errors),
+                "accuracy (95% CI)": ci_text(g.accuracy),
+                "acc. w/o errors": ci_text(g.accuracy_no_errors),
                 **({"uncertain": str(g.uncertain)} if show_uncertain else {}),
                 "answered": _pct(g.answered_rate),
                 "tokens/q mean": _num(g.tokens_per_question.mean, 0),

@@ -8,15 +8,6 @@ import typer
 
 from pageindex.cli._common import console, err_console, examples, fail
 
-
-def wide_console():
-    """The shared console on a terminal; a 200-column one when output is piped (CI logs), so wide
-    tables are not squeezed to 80 columns."""
-    from rich.console import Console
-
-    return console if console.is_terminal else Console(width=200)
-
-
 BY = ("retriever", "model", "question_type", "doc_type", "overall")
 TESTS = ("mcnemar", "bootstrap")
 
@@ -91,4 +82,4 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 err_console.print(f"WARNING: {w}", highlight=False, markup=False, style="bold red")
             print(cmp.model_dump_json(indent=2))
         else:
-            print_comparison(cmp, wide_console(), max_flips=flips)
+            print_comparison(cmp, console, max_flips=flips)

@@ -81,7 +81,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             False, "--write", help="Also (re)write summary.json in the run directory."
         ),
     ) -> None:
-        from rich.console import Console
 
         from bench.rundir import write_summary
         from bench.summary import print_summary
@@ -92,4 +91,4 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:
-            print_summary(loaded.summary, console if console.is_terminal else Console(width=220))
+            print_summary(loaded.summary, console)  # piped: each table whole (print_summary)

@@ -10,10 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.compare import Comparison, NoSharedSamples, compare_runs
+from bench.compare import Comparison, NoSharedSamples, compare_runs, signed
 from bench.rundir import Run
-from bench.stats import Proportion
-from bench.summary import NO_VALUE, GroupSummary, summary_rows
+from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SUMMARY_COLUMNS = {
@@ -55,16 +54,6 @@ def comparisons(runs: Sequence[Run]) -> list[ABSection | str]:
     return out
 
 
-def pp(x: float | None) -> str:
-    return NO_VALUE if x is None else f"{100 * x:+.1f} pp"
-
-
-def acc(p: Proportion) -> str:
-    if p.value is None:
-        return NO_VALUE
-    return f"{100 * p.value:.1f}% [{100 * p.low:.1f}, {100 * p.high:.1f}]"
-
-
 def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
     """Display rows: one per retriever and one for all shared samples."""
     m, b = item.mcnemar, item.bootstrap
@@ -73,14 +62,15 @@ def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
     for g in [*m.groups, m.overall]:
         name = "ALL" if g is m.overall else g.group
         bt = boot[name].test
+        low, high = signed(bt.ci_low, pct=True), signed(bt.ci_high, pct=True)
         rows.append(
             {
                 "retriever": name,
                 "pairs": g.n_pairs,
-                f"{la}: {m.run_a}": acc(g.accuracy_a),
-                f"{lb}: {m.run_b}": acc(g.accuracy_b),
-                f"difference {lb} − {la}": pp(g.diff),
-                "95% CI (paired bootstrap)": f"[{pp(bt.ci_low)}, {pp(bt.ci_high)}]",
+                f"{la}: {m.run_a}": ci_text(g.accuracy_a),
+                f"{lb}: {m.run_b}": ci_text(g.accuracy_b),
+                f"difference {lb} − {la}": signed(g.diff, pct=True),
+                "95% CI (paired bootstrap)": f"[{low}, {high}]",
                 "McNemar p": f"{g.test.p_value:.3g}",
                 f"only {lb} correct / only {la} correct": f"{len(g.improved)} / {len(g.regressed)}",
             }
