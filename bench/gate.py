@@ -29,7 +29,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from bench.compare import NotComparable, TestMethod, check_comparable, compare_pairs, run_differences
+from bench.compare import (
+    NotComparable,
+    TestMethod,
+    check_comparable,
+    compare_pairs,
+    run_differences,
+    shared_pairs,
+)
 from bench.rundir import Run
 from bench.samples import Sample
 from bench.summary import samples_frame, summarize_group
@@ -204,7 +211,7 @@ def _answered_rule(
 
 
 def _drop_rule(
-    run: Run, baseline: Run, scope: str, pairs: list[tuple[Sample, Sample]], rules: GateRules
+    baseline: Run, scope: str, pairs: list[tuple[Sample, Sample]], rules: GateRules
 ) -> RuleResult:
     cmp = compare_pairs(pairs, "retriever", scope, rules.method, rules.alpha)
     drop = -cmp.diff
@@ -287,10 +294,9 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             result.rules.append(
                 _check("min-accuracy", scope, g.accuracy.value, rules.min_accuracy, False, _pct)
             )
-        if base:
-            index = {s.key: s for s in mine}
-            pairs = [(b, index[b.key]) for b in base]
-            result.rules.append(_drop_rule(run, baseline, scope, pairs, rules))  # type: ignore[arg-type]
+        if base and baseline is not None:  # (base is only ever a baseline's samples)
+            pairs = shared_pairs(baseline, run, scope)
+            result.rules.append(_drop_rule(baseline, scope, pairs, rules))
         if rules.max_tokens_per_question is not None:
             result.rules.append(
                 _check(

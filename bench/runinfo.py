@@ -23,7 +23,6 @@ from pydantic import BaseModel, Field
 
 RunStatus = Literal["running", "finished", "aborted_due_to_budget", "interrupted", "failed"]
 
-CONTENT_HASH_FILES = ("questions.jsonl", "documents.jsonl")
 CONTENT_HASH_PDF_DIR = "pdfs"
 CONTENT_HASH_METHOD = "sha256(questions.jsonl, documents.jsonl, pdfs/*.pdf names and sizes)"
 
@@ -36,14 +35,10 @@ def dataset_content_hash(path: str | Path) -> str:
     PDF replaced by another of exactly the same size is not noticed here (the tree cache, keyed
     by each PDF's sha256, still builds a new tree for it). Independent of ``--limit`` and the
     question filters, so runs over subsets of one dataset stay comparable."""
+    from bench.datasets.financebench import hash_dataset_files
+
     root = Path(path)
-    digest = hashlib.sha256()
-    for name in CONTENT_HASH_FILES:
-        file = root / name
-        digest.update(name.encode() + b"\0")
-        if file.is_file():
-            digest.update(file.read_bytes())
-        digest.update(b"\0")
+    digest = hash_dataset_files(hashlib.sha256(), root)
     pdf_dir = root / CONTENT_HASH_PDF_DIR
     pdfs = sorted(pdf_dir.glob("*.pdf")) if pdf_dir.is_dir() else []
     for pdf in pdfs:

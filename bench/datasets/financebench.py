@@ -29,14 +29,19 @@ class MalformedRow(ValueError):
 
 def dataset_hash(path: Path) -> str:
     """sha256 over the questions and documents files (names included, so swapping them changes it)."""
-    digest = hashlib.sha256()
+    return hash_dataset_files(hashlib.sha256(), path).hexdigest()
+
+
+def hash_dataset_files(digest: Any, path: Path) -> Any:
+    """Feed ``digest`` each of the questions and documents files: its name, then its bytes (none if
+    it is missing), each part ended by a NUL. Returns ``digest``."""
     for name in (QUESTIONS_FILE, DOCUMENTS_FILE):
         file = path / name
         digest.update(name.encode() + b"\0")
-        if file.exists():
+        if file.is_file():
             digest.update(file.read_bytes())
         digest.update(b"\0")
-    return digest.hexdigest()
+    return digest
 
 
 def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str:
