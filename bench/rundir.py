@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
 
 import jsonlines
@@ -46,7 +47,8 @@ class RunLoadError(Exception):
 
 
 class Run(BaseModel):
-    """A run directory read back: run info, samples, dropped questions and their summary."""
+    """A run directory read back: run info, samples, dropped questions and their summary (computed
+    from the samples on first use: gate, compare and rejudge never need it)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -54,12 +56,15 @@ class Run(BaseModel):
     info: RunInfo
     samples: list[Sample]
     dropped: list[DroppedQuestion] = Field(default_factory=list)
-    summary: Summary
     warnings: list[str] = Field(default_factory=list)
 
     @property
     def run_id(self) -> str:
         return self.info.run_id
+
+    @cached_property
+    def summary(self) -> Summary:
+        return summarize(self.samples, self.info, self.dropped)
 
 
 class RunDir:
@@ -201,7 +206,6 @@ class RunDir:
             info=info,
             samples=samples,
             dropped=dropped,
-            summary=summarize(samples, info, dropped),
             warnings=warnings,
         )
 

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from bench.rundir import Run
-from bench.summary import GroupSummary, samples_frame, summarize_group
+from bench.summary import samples_frame, summarize_group
 
 # Figures are made with matplotlib's object API (no pyplot, no global backend or state).
 STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
@@ -52,11 +52,6 @@ def to_svg(fig: Figure) -> str:
     text = re.sub(r' transform="rotate\(-?0 [\d. -]+\)"', "", text)
     text = re.sub(r"\n\s+", "\n", text)
     return _DECIMALS.sub(r"\1", text)
-
-
-def series_label(run: Run, group: GroupSummary, several_runs: bool) -> str:
-    label = group.group
-    return f"{run.run_id}: {label}" if several_runs else label
 
 
 def series_frames(runs: Sequence[Run]) -> list[tuple[str, pd.DataFrame]]:
