@@ -29,7 +29,7 @@ from bench.judges.base import JudgeInput, judge_sample
 from bench.rundir import Run, RunDir, load_run
 from bench.runinfo import judge_version
 from bench.samples import Sample
-from bench.summary import Summary, summarize
+from bench.summary import Summary
 
 JUDGE_FAILED = "judge failed:"
 
@@ -199,9 +199,7 @@ async def rejudge_run(
     finally:
         rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": len(todo), "changed": changed}
         info = info.model_copy(update={"status": status, "extra": {**info.extra, "rejudge": rejudge}})
-        info = rundir.write_info(info)
-        summary = summarize(sorted(store.samples, key=lambda s: s.key), info, run.dropped)
-        rundir.write_summary(summary)
+        info, summary = rundir.finish(info, store.samples, run.dropped)
     return RejudgeOutcome(
         run_dir=out,
         run_id=run_id,

@@ -177,6 +177,16 @@ class RunDir:
         write_atomic(self.summary_path, summary.model_dump_json(indent=2) + "\n")
         return self.summary_path
 
+    def finish(
+        self, info: RunInfo, samples: Iterable[Sample], dropped: list[DroppedQuestion]
+    ) -> tuple[RunInfo, Summary]:
+        """Close a run: write ``info`` (its final status) and the summary of ``samples`` in key
+        order; both as written."""
+        info = self.write_info(info)
+        summary = summarize(sorted(samples, key=lambda s: s.key), info, dropped)
+        self.write_summary(summary)
+        return info, summary
+
     def read_summary(self) -> Summary:
         """``summary.json`` as written when the run ended."""
         try:

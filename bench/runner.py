@@ -37,7 +37,7 @@ from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample
-from bench.summary import Summary, summarize
+from bench.summary import Summary
 from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -662,9 +662,9 @@ class Runner:
         # run is complete, so it is "finished", not "interrupted".
         complete = all(store.has((q.question_id, r, rep)) for q, r, rep in todo)
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
-        info = rundir.write_info(info.model_copy(update={"status": status, "ended_at": _now()}))
-        summary = summarize(sorted(store.samples, key=lambda s: s.key), info, dropped)
-        rundir.write_summary(summary)
+        info, summary = rundir.finish(
+            info.model_copy(update={"status": status, "ended_at": _now()}), store.samples, dropped
+        )
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(
             run_dir=run_dir,

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, examples, fail, judge_base_url_option, out_option
-
-EXIT_JUDGE_ERRORS = 4
-EXIT_INTERRUPTED = 130
+from pageindex.cli._common import ExitCode, console, examples, fail, judge_base_url_option, out_option
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -78,7 +75,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         except KeyboardInterrupt:
             console.print(f"interrupted: the answers judged so far are in {output}", highlight=False)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         overall = outcome.summary.overall
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
         console.print(
@@ -96,7 +93,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
                 markup=False,
             )
-            raise typer.Exit(EXIT_JUDGE_ERRORS)
+            raise typer.Exit(ExitCode.ERRORS)
 
 
 def _positive_int(option: str, raw: str) -> int:

@@ -42,14 +42,7 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
     summary.add_row(str(a.n), f"{a.accuracy:.1%}", f"{a.kappa:.3f}", *recalls)
     console.print(summary)
 
-    matrix = a.confusion_frame()
-    confusion = Table(title="Confusion matrix (rows: human label, columns: judge verdict)")
-    confusion.add_column("human \\ judge")
-    for v in VERDICTS:
-        confusion.add_column(v, justify="right")
-    for human in VERDICTS:
-        confusion.add_row(human, *(str(int(matrix.loc[human, j])) for j in VERDICTS))
-    console.print(confusion)
+    console.print(_confusion_table(a.confusion_frame(), list(VERDICTS), "Confusion matrix"))
 
     group = by or ("model_name" if frame["model_name"].notna().any() else None)
     if group and group in frame.columns and frame[group].notna().any():
@@ -60,6 +53,17 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
         for rec in per.itertuples(index=False):
             table.add_row(str(rec[0]), str(rec.n), f"{rec.accuracy:.1%}", f"{rec.kappa:.3f}")
         console.print(table)
+
+
+def _confusion_table(matrix: pd.DataFrame, columns: list[str], title: str) -> Table:
+    """Counts of human label (rows) x judge verdict (``columns``)."""
+    table = Table(title=f"{title} (rows: human label, columns: judge verdict)")
+    table.add_column("human \\ judge")
+    for v in columns:
+        table.add_column(v, justify="right")
+    for human in VERDICTS:
+        table.add_row(human, *(str(int(matrix.loc[human, j])) for j in columns))
+    return table
 
 
 def _pct(x: float | None) -> str:
@@ -106,13 +110,7 @@ def print_per_file(
     console.print(table)
     matrix = report.confusion_frame()
     columns = list(ALL_VERDICTS) if abstains or matrix["uncertain"].sum() else list(VERDICTS)
-    confusion = Table(title="Confusion matrix summed over files (rows: human label, columns: judge verdict)")
-    confusion.add_column("human \\ judge")
-    for v in columns:
-        confusion.add_column(v, justify="right")
-    for human in VERDICTS:
-        confusion.add_row(human, *(str(int(matrix.loc[human, j])) for j in columns))
-    console.print(confusion)
+    console.print(_confusion_table(matrix, columns, "Confusion matrix summed over files"))
 
 
 def print_label_report(console: Console, rows: list[VerdictRow], *, holdout: set[str] | None = None) -> None:

@@ -186,12 +186,9 @@ def row_id(question_id: str) -> str:
     return "q-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in question_id)
 
 
-_letters = letters_of
-
-
 # ----------------------------------------------------------------------------- runs
 def _run_info(runs: Sequence[Run]) -> str:
-    letters = _letters(runs)
+    letters = letters_of(runs)
     rows = []
     for run in runs:
         i = run.info
@@ -390,7 +387,7 @@ class QuestionRow(BaseModel):
 
 def question_rows(runs: Sequence[Run], flipped: set[str]) -> tuple[list[str], list[QuestionRow], dict]:
     """The columns (``"A agent"``), one row per question and the compressed-to-be detail data."""
-    letters = _letters(runs)
+    letters = letters_of(runs)
     several = len(runs) > 1
     columns: list[tuple[str, str]] = []
     for run in runs:
@@ -513,7 +510,7 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
         raise ValueError("no runs to report")
     title = title or "pageindex-bench report: " + ", ".join(r.run_id for r in runs)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    letters = _letters(runs)
+    letters = letters_of(runs)
     several = len(runs) > 1
     ab = comparisons(runs) if several else []
     flipped = {
