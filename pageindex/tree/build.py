@@ -130,20 +130,17 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
     else:
         roots = window_drafts(1, n, max_leaf_pages, 1)
 
-    underline = UnderlineReader(doc.path, pages)
-    try:
-        for root in roots:
-            split_long(
-                root,
-                pages,
-                max_leaf_pages,
-                rules,
-                outline,
-                use_subheadings=strategy != "windows",
-                underline=underline,
-            )
-    finally:
-        underline.close()
+    underline = UnderlineReader(pages)
+    for root in roots:
+        split_long(
+            root,
+            pages,
+            max_leaf_pages,
+            rules,
+            outline,
+            use_subheadings=strategy != "windows",
+            underline=underline,
+        )
     texts = [page.text for page in pages]
     _repair_titles(roots, texts)
     nodes = _to_nodes(roots)

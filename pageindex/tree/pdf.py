@@ -73,7 +73,7 @@ class Page:
     height: float
     lines: list[Line] = field(default_factory=list)
     underlines_read: bool = False
-    rules: list[tuple[float, float, float]] | None = None  # thin horizontal strokes, when read
+    rules: list[tuple[float, float, float]] | None = None  # thin horizontal strokes (read_pdf)
 
     @property
     def text(self) -> str:
@@ -357,65 +357,24 @@ def _vector_rules(raw: dict) -> list[tuple[float, float, float]]:
     return out
 
 
-def _rules(drawings: list[dict]) -> list[tuple[float, float, float]]:
-    """Thin horizontal strokes or filled bars as (x0, x1, y): candidate underlines."""
-    out = []
-    for d in drawings:
-        x0, y0, x1, y1 = d["rect"]
-        if y1 - y0 <= 2.0 and x1 - x0 >= 8.0:
-            out.append((x0, x1, (y0 + y1) / 2))
-    return out
-
-
 class UnderlineReader:
     """Marks ``Line.underlined`` on the pages asked for (long sections with no emphasised
-    sub-headings).
-
-    :func:`read_pdf` keeps each page's thin horizontal paths from its text pass
-    (``Page.rules``); for pages read otherwise the drawings are read here (about as costly as
-    the text itself), the PDF opened on the first request and kept open until :meth:`close`.
-    A line is underlined when strokes just below it span at least 90% of its width and reach
-    no further than it.
+    sub-headings), each page once, from the thin horizontal paths :func:`read_pdf` kept with the
+    page's text (``Page.rules``: no second pass over the PDF). A line is underlined when strokes
+    just below it span at least 90% of its width and reach no further than it.
     """
 
-    def __init__(self, path: str | Path, pages: list[Page]) -> None:
-        self.path = Path(path)
+    def __init__(self, pages: list[Page]) -> None:
         self.pages = pages
-        self._doc: pymupdf.Document | None = None
-        self._failed = False
 
     def __call__(self, first: int, last: int) -> None:
-        wanted = [n for n in range(first, last + 1) if 1 <= n <= len(self.pages)]
-        wanted = [n for n in wanted if not self.pages[n - 1].underlines_read]
-        for n in wanted:
+        for n in range(max(first, 1), min(last, len(self.pages)) + 1):
             page = self.pages[n - 1]
-            if page.rules is not None:  # read with the text
-                page.underlines_read = True
-                if page.rules:
-                    _mark(page, page.rules)
-        wanted = [n for n in wanted if not self.pages[n - 1].underlines_read]
-        if not wanted or self._failed:
-            return
-        if self._doc is None:
-            try:
-                self._doc = pymupdf.open(self.path)
-            except Exception:  # the file moved or changed since it was read: no underlines
-                self._failed = True
-                return
-        for n in wanted:
-            page = self.pages[n - 1]
-            page.underlines_read = True
-            try:
-                rules = _rules(self._doc[n - 1].get_cdrawings())
-            except Exception:
+            if page.underlines_read:
                 continue
-            if rules:
-                _mark(page, rules)
-
-    def close(self) -> None:
-        if self._doc is not None:
-            self._doc.close()
-            self._doc = None
+            page.underlines_read = True
+            if page.rules:
+                _mark(page, page.rules)
 
 
 def _mark(page: Page, rules: list[tuple[float, float, float]]) -> None:
