@@ -150,11 +150,15 @@ class AnalystSession(BaseModel):
     def is_expired(self, now: float) -> bool:
         return self.idle_for(now) > self.limits.idle_ttl_s
 
+    def clear(self) -> None:
+        """Forget the turns and all material (findings, sections, failed searches)."""
+        self.turns, self.findings, self.sections, self.failures = [], [], [], []
+
     def expire_if_idle(self, now: float) -> bool:
         """Drop material and turns when idle too long; True if it expired."""
         if not self.is_expired(now):
             return False
-        self.turns, self.findings, self.sections, self.failures = [], [], [], []
+        self.clear()
         self.created_at = self.last_used_at = now
         return True
 

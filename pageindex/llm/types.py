@@ -194,14 +194,19 @@ class MalformedReply(LLMCallError):
     kind = "malformed_reply"
 
 
-class OutputTruncated(LLMError):
+class UnusableReply(LLMError):
+    """The model answered, but its reply cannot be used as the structured reply asked for (cut
+    off, or never valid): a retriever's ``fail``, not an ``error``. Catch this one name."""
+
+
+class OutputTruncated(UnusableReply):
     """The model's reply was cut at ``max_tokens`` (``finish_reason: length``) before it was a
     usable structured reply: the model answered, but unusably (a ``fail``, not an ``error``)."""
 
     kind = "output_truncated"
 
 
-class StructuredOutputError(LLMError):
+class StructuredOutputError(UnusableReply):
     """The model's reply never validated against the response model; the message carries the
     validation messages of the last attempt."""
 

@@ -307,22 +307,11 @@ class QuestionRun:
 
     def usage(self) -> dict[str, RoleUsage]:
         """Tokens and calls so far, by the role each call was made under."""
-        out: dict[str, RoleUsage] = {}
-        for record in self.records():
-            slot = out.setdefault(str(record.tag.get("role", record.role)), RoleUsage())
-            slot.prompt_tokens += record.prompt_tokens
-            slot.completion_tokens += record.completion_tokens
-            slot.cached_tokens += record.cached_tokens
-            slot.calls += record.calls
-        return out
+        return _by_role(self.records())
 
     def tokens_used(self) -> int:
         """Prompt + completion tokens so far (all roles): for per-iteration records."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.records())
-
-    def cost(self) -> float | None:
-        """Cost so far in USD; None ("unknown") when the model has no price or any call's is unknown."""
-        return sum_usage(self.records()).cost_usd if self._priced else None
 
     # -- the model ------------------------------------------------------------------
     @property
@@ -517,25 +506,26 @@ class QuestionRun:
 
     def finalize(self, result: RetrievalResult) -> RetrievalResult:
         """Fill usage, pages, counters, trace, latency, options and version; verify citations."""
-        by_role = self.usage()
+        records = self.records()  # the ledger's, read once
+        total = sum_usage(records)
         result.retriever = self.spec.name
         result.query = self.query
-        result.usage.by_role = by_role
-        result.usage.prompt_tokens = sum(u.prompt_tokens for u in by_role.values())
-        result.usage.completion_tokens = sum(u.completion_tokens for u in by_role.values())
-        result.usage.cached_tokens = sum(u.cached_tokens for u in by_role.values())
-        result.usage.llm_calls = sum(u.calls for u in by_role.values())
-        result.usage.cost_usd = self.cost()
+        result.usage.by_role = _by_role(records)
+        result.usage.prompt_tokens = total.prompt_tokens
+        result.usage.completion_tokens = total.completion_tokens
+        result.usage.cached_tokens = total.cached_tokens
+        result.usage.llm_calls = total.calls
+        # None ("unknown") when the model has no price or any call's cost is unknown
+        result.usage.cost_usd = total.cost_usd if self._priced else None
         result.pages_fetched = sorted(self.pages_fetched)
         result.turns = max(result.turns, self.turns)
         result.tool_calls = max(result.tool_calls, self.tool_calls)
         result.trace = self.trace + [e for e in result.trace if e not in self.trace]
         result.latency_s = round(self.elapsed(), 4)
-        records = self.records()
         if records and all(r.cached for r in records):
             # A replay: keep the recorded model time (plus this run's local work), and show the
             # replay's own wall time apart.
-            recorded = sum(r.latency_s for r in records)
+            recorded = total.latency_s
             result.extra["recorded_latency_s"] = round(recorded, 4)
             result.extra["replay_latency_s"] = result.latency_s
             result.latency_s = round(recorded + self.elapsed(), 4)
@@ -544,6 +534,18 @@ class QuestionRun:
         if self.context.question_id and "question_id" not in result.extra:
             result.extra["question_id"] = self.context.question_id
         return verify_result(self.tree, result)
+
+
+def _by_role(records: list[UsageRecord]) -> dict[str, RoleUsage]:
+    """Tokens and calls of ``records`` by the role each call was made under (its tag's ``role``)."""
+    out: dict[str, RoleUsage] = {}
+    for record in records:
+        slot = out.setdefault(str(record.tag.get("role", record.role)), RoleUsage())
+        slot.prompt_tokens += record.prompt_tokens
+        slot.completion_tokens += record.completion_tokens
+        slot.cached_tokens += record.cached_tokens
+        slot.calls += record.calls
+    return out
 
 
 RetrievalRun = QuestionRun  # the recorder's former name, kept for code written against it

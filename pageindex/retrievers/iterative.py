@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from pageindex.llm.types import Message, OutputTruncated, StructuredOutputError, ToolCall
+from pageindex.llm.types import Message, ToolCall, UnusableReply
 from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import source_for_page
@@ -150,7 +150,7 @@ async def iterative(run: QuestionRun, opts: IterativeOptions) -> RetrievalResult
 
         try:
             decision = await _synthesise(run, opts, iteration=iteration, findings=findings, failed=failed)
-        except (StructuredOutputError, OutputTruncated) as exc:
+        except UnusableReply as exc:
             record.tokens = run.tokens_used() - tokens_before
             record.decision = "invalid"
             return finish("fail", reason=f"synthesis reply invalid: {exc}", error_kind=exc.kind)

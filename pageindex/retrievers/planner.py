@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pageindex.llm.types import OutputTruncated, StructuredOutputError
+from pageindex.llm.types import UnusableReply
 from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.numbers import format_number, try_number
 from pageindex.retrievers.planner_plan import (
@@ -192,7 +192,7 @@ class PlanExecutor:
                     outcome = await self._synthesise(task)
             except _Failed as exc:
                 outcome = TaskOutcome(task_id=task.id, status="failed", error=str(exc), round=self.round)
-            except (StructuredOutputError, OutputTruncated) as exc:
+            except UnusableReply as exc:
                 outcome = TaskOutcome(
                     task_id=task.id, status="failed", error=f"the model's reply was unusable: {exc}",
                     round=self.round,
@@ -383,7 +383,7 @@ async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
                 plan, done=executor.done, max_tasks=opts.max_tasks,
                 max_sections_per_task=opts.max_sections_per_task,
             )
-        except (PlanError, StructuredOutputError, OutputTruncated) as exc:
+        except (PlanError, UnusableReply) as exc:
             rejection = str(exc) if isinstance(exc, PlanError) else f"the reply was not a valid plan ({exc})"
             run.event("error", f"round {round_no}: plan rejected: {rejection}", round=round_no)
             rounds.append({"round": round_no, "rejected": rejection})

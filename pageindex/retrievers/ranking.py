@@ -37,9 +37,7 @@ _QUESTION_WORDS = {
 
 @cache
 def _stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN) | frozenset(_QUESTION_WORDS)
+    return _english_stop_words() | frozenset(_QUESTION_WORDS)
 
 # question words -> words filings use for the same thing (extra query terms, never replacements)
 FINANCE_SYNONYMS: dict[str, str] = {
@@ -106,9 +104,10 @@ def _stem(token: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stemmed content tokens; numbers keep their separators stripped ('1,577' -> '1577')."""
     out: list[str] = []
+    stop = _stop_words()
     for raw in _TOKEN_RE.findall(text.lower()):
         token = raw.replace(",", "")
-        if token in _stop_words() or (len(token) < 2 and not token.isdigit()):
+        if token in stop or (len(token) < 2 and not token.isdigit()):
             continue
         out.append(_stem(token))
     return out
