@@ -64,10 +64,6 @@ def register(kind: str, name: str, obj: Any = None) -> Any:
     return decorate
 
 
-def unregister(kind: str, name: str) -> None:
-    _entries.get(kind, {}).pop(name, None)
-
-
 def entries(kind: str) -> dict[str, Any]:
     """Every registered ``kind``, in registration order (declared packages first, then plug-ins)."""
     discover(kind)
@@ -156,10 +152,4 @@ def _import_plugin(module: str, where: str) -> None:
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
         raise PluginError(f"plug-in {module!r} ({where}) failed to import: {reason}") from exc
-
-
-def reset_plugins() -> None:
-    """Forget that plug-ins were loaded (tests that change ``PAGEINDEX_PLUGINS``)."""
-    global _plugins_loaded
-    _plugins_loaded = False
 
