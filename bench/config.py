@@ -155,23 +155,12 @@ def apply_doctor_findings(config: RunConfig, model: str | None) -> tuple[RunConf
     a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
     resumed run keeps its stored settings (callers apply this to new runs only). No cached
     findings: the config unchanged, and no call is made."""
-    from pageindex.llm.providers import provider_class
+    from pageindex.llm.doctor import doctor_settings_for
 
-    provider = provider_class(model.split("/", 1)[0]) if model else None
-    if provider is None or not provider.remote:  # no server to have probed (scripted, replay, ...)
-        return config, []
-    from pageindex.llm.doctor import doctor_defaults
-    from pageindex.llm.spec import parse_spec
-    from pageindex.llm.types import LLMError
-
-    try:
-        spec = parse_spec(model, base_url=config.base_url)
-    except LLMError:
-        return config, []
     given = set(config.model_fields_set)
     if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
         given.discard("json_mode")
-    values, notes = doctor_defaults(spec, given=given)
+    values, notes = doctor_settings_for(model, config.base_url, given=given)
     if not values:
         return config, []
     return config.model_copy(update=values), notes

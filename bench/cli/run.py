@@ -325,24 +325,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(ExitCode.ERRORS)
 
 
-def _doctor_decides(model: str | None, url: str | None, given: dict[str, object]) -> dict[str, object]:
-    """The settings among ``given``'s names that cached doctor findings will set (not given)."""
-    from bench.config import configured_model
-    from pageindex.llm.doctor import doctor_defaults
-    from pageindex.llm.spec import parse_spec
-    from pageindex.llm.types import LLMError
-
-    wanted = configured_model(model)
-    if not wanted or wanted.split("/", 1)[0] in {"scripted", "replay"}:
-        return {}
-    try:
-        spec = parse_spec(wanted, base_url=url)
-    except LLMError:
-        return {}
-    values, _ = doctor_defaults(spec, given={name for name, value in given.items() if value is not None})
-    return {name: value for name, value in values.items() if name in given}
-
-
 def _local_profile(
     model: str | None,
     base_url: str | None,
@@ -353,23 +335,20 @@ def _local_profile(
 ) -> dict[str, object]:
     """Settings of the local-server profile for a loopback base URL that the user did not give
     (a resumed run keeps its stored ones); said in the run's header (stderr)."""
+    from bench.config import configured_model
     from pageindex.cli._common import err_console
-    from pageindex.llm.profile import profile_note, resolve_settings
-    from pageindex.llm.spec import OLLAMA_BASE_URL
+    from pageindex.llm.profile import settle
 
     given = {"concurrency": concurrency, "timeout_s": timeout, "max_retries": max_retries}
     if resume is not None:  # the stored settings win over the profile; flags still win
         return {"retry_timeouts": True} if max_retries is not None else {}
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if url is None and (model or "").startswith("ollama/"):
-        url = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-    # The cached `pageindex doctor` findings win over the profile (the runner applies them): the
-    # settings they will decide are left out of the profile and of its header line.
-    decided = _doctor_decides(model, url, given)
-    settings, sources = resolve_settings(url, {**given, **decided})
-    note = profile_note(url, sources, settings)
+    # The cached `pageindex doctor` findings win over the profile (the runner applies them, with
+    # their notes): the settings they decide are left out of the profile and of its header line.
+    settled = settle(configured_model(model), base_url, given)
+    note = settled.note()
     if note:
         err_console.print(f"[dim]{note}[/]", highlight=False)
+    settings, sources = settled.settings, settled.sources
     out: dict[str, object] = {
         name: settings[name] for name, source in sources.items() if source == "local-server profile"
     }

@@ -164,18 +164,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if spec.needs_llm or model:
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
-            url = base_url or os.environ.get("OPENAI_BASE_URL")
-            # user's flags > the cached `pageindex doctor` findings > the local-server profile > defaults
-            found = _doctor_settings(
-                model, url, timeout=timeout, concurrency=concurrency, json_mode=json_mode
-            )
-            json_mode = json_mode or bool(found.get("json_mode"))
             settings = _client_settings(
-                url,
-                timeout=timeout if timeout is not None else found.get("timeout_s"),
-                max_retries=max_retries,
-                concurrency=concurrency if concurrency is not None else found.get("concurrency"),
+                model, base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency,
+                json_mode=json_mode,
             )  # fmt: skip
+            json_mode = settings.pop("json_mode")
             if context_window:
                 settings["context_window"] = context_window
             try:
@@ -349,49 +342,39 @@ def _client(
     )
 
 
-def _doctor_settings(
-    model: str, base_url: str | None, *, timeout: float | None, concurrency: int | None, json_mode: bool
-) -> dict:
-    """The cached ``pageindex doctor`` findings for this endpoint and model, for the settings the
-    user did not give (JSON mode where tool calls fail, concurrency, timeout), each said on stderr.
-    No cached findings: nothing, and no call is made."""
-    if model.split("/", 1)[0] in {"scripted", "replay"}:
-        return {}
-    from pageindex.cli._common import err_console
-    from pageindex.llm.doctor import doctor_defaults
-    from pageindex.llm.spec import parse_spec
-    from pageindex.llm.types import LLMError
-
-    try:
-        spec = parse_spec(model, base_url=base_url)
-    except LLMError:
-        return {}
-    flags = (("timeout_s", timeout), ("concurrency", concurrency))
-    given = {name for name, value in flags if value is not None}
-    if json_mode:
-        given.add("json_mode")
-    values, notes = doctor_defaults(spec, given=given)
-    for note in notes:
-        err_console.print(f"[dim]settings from pageindex doctor: {note}[/]", highlight=False)
-    return values
-
-
 def _client_settings(
-    base_url: str | None, *, timeout: float | None, max_retries: int | None, concurrency: int | None
+    model: str,
+    base_url: str | None,
+    *,
+    timeout: float | None,
+    max_retries: int | None,
+    concurrency: int | None,
+    json_mode: bool,
 ) -> dict:
-    """Client settings: the user's flags, else the local-server profile for a loopback base URL
-    (said on stderr), else the defaults."""
+    """Client settings: the user's flags > the cached ``pageindex doctor`` findings > the
+    local-server profile when the endpoint is on this machine (``ollama/`` included) > the
+    defaults (:func:`pageindex.llm.profile.settle`); the doctor's and the profile's choices are
+    said on stderr."""
     from pageindex.cli._common import err_console
-    from pageindex.llm.profile import profile_note, resolve_settings
+    from pageindex.llm.profile import settle
 
-    given = {"timeout_s": timeout, "max_retries": max_retries, "concurrency": concurrency}
-    settings, sources = resolve_settings(base_url, given, defaults={"concurrency": 8})
-    note = profile_note(base_url, sources, settings)
+    given = {
+        "timeout_s": timeout,
+        "max_retries": max_retries,
+        "concurrency": concurrency,
+        "json_mode": True if json_mode else None,  # the flag's False is not a choice
+    }
+    settled = settle(model, base_url, given, defaults={"concurrency": 8})
+    for note in settled.doctor_notes:
+        err_console.print(f"[dim]settings from pageindex doctor: {note}[/]", highlight=False)
+    note = settled.note()
     if note:
         err_console.print(f"[dim]{note}[/]", highlight=False)
+    settings = settled.settings
     return {
         "timeout": settings["timeout_s"],
         "max_retries": settings["max_retries"],
         "concurrency": settings["llm_concurrency"] or settings["concurrency"],
         "retry_timeouts": settings["retry_timeouts"],
+        "json_mode": bool(settings.get("json_mode")),
     }

@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.spec import ModelSpec
-from pageindex.llm.types import LLMConfigError
+from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error
 
 REPORT_VERSION = 1
@@ -1017,3 +1017,22 @@ def doctor_defaults(
             f"timeout {settings.timeout_s:g}s: measured speed of {report.spec} (pageindex doctor, {when})"
         )
     return out, notes
+
+
+def doctor_settings_for(
+    model: str | None, base_url: str | None, *, given: set[str] | frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], list[str]]:
+    """:func:`doctor_defaults` for a model spec string as a user typed it (``--model``,
+    ``--base-url``): nothing for providers with no server to have probed (``scripted``,
+    ``replay``, plug-ins that say so) or a spec that does not resolve; no call is made."""
+    from pageindex.llm.providers import provider_class
+    from pageindex.llm.spec import parse_spec
+
+    provider = provider_class(model.split("/", 1)[0]) if model else None
+    if provider is None or not provider.remote:
+        return {}, []
+    try:
+        spec = parse_spec(model or "", base_url=base_url)
+    except LLMError:
+        return {}, []
+    return doctor_defaults(spec, given=given)

@@ -6,17 +6,22 @@ timeout abandons requests the server keeps computing, retries queue behind them,
 requests in flight only wait for each other. The profile: one request in flight, a 600 s
 timeout, and no retry after a client timeout (other failures are still retried).
 
-Which settings win: the user's flags, then the stored settings of a resumed run, then this
-profile, then the defaults. :func:`resolve_settings` applies that order and says where each
-setting came from, for the run's header.
+Which settings win: the user's flags, then the stored settings of a resumed run, then the cached
+``pageindex doctor`` findings for the endpoint and model, then this profile, then the defaults.
+:func:`resolve_settings` applies that order and says where each setting came from, for the run's
+header; :func:`settle` is the one entry for a model spec as typed (``bench run``, ``ask``): it
+finds the endpoint the spec talks to (``ollama/`` without ``--base-url`` is a local server too)
+and the doctor's findings for it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
 from typing import Any
 
 import httpx
+from pydantic import BaseModel, Field
 
 LOCAL_PROFILE: dict[str, Any] = {
     "concurrency": 1,  # samples (bench run) / requests (ask) in flight
@@ -54,10 +59,12 @@ def resolve_settings(
     given: dict[str, Any],
     *,
     stored: dict[str, Any] | None = None,
+    found: dict[str, Any] | None = None,
     defaults: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The settings to use and where each came from (``flag``, ``resumed run``,
-    ``local-server profile``, ``default``). ``given`` holds the user's flags (None = not given)."""
+    ``pageindex doctor``, ``local-server profile``, ``default``). ``given`` holds the user's
+    flags (None = not given), ``found`` the doctor's findings."""
     defaults = {**DEFAULTS, **(defaults or {})}
     profile = LOCAL_PROFILE if is_loopback(base_url) else {}
     given = dict(given)
@@ -65,16 +72,72 @@ def resolve_settings(
         given["retry_timeouts"] = True  # --max-retries given: timeouts are retried too
     settings: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for name in sorted(set(defaults) | set(profile) | set(given)):
+    found = found or {}
+    for name in sorted(set(defaults) | set(profile) | set(given) | set(found)):
         if given.get(name) is not None:
             settings[name], sources[name] = given[name], "flag"
         elif stored is not None and name in stored:
             settings[name], sources[name] = stored[name], "resumed run"
+        elif name in found:
+            settings[name], sources[name] = found[name], "pageindex doctor"
         elif name in profile:
             settings[name], sources[name] = profile[name], "local-server profile"
         else:
             settings[name], sources[name] = defaults.get(name), "default"
     return settings, sources
+
+
+class Settled(BaseModel):
+    """What :func:`settle` decided: each setting, where it came from, the endpoint, and one note
+    per setting the doctor's findings decided (for the header and run.json)."""
+
+    settings: dict[str, Any]
+    sources: dict[str, str]
+    base_url: str | None
+    doctor_notes: list[str] = Field(default_factory=list)
+
+    def note(self) -> str | None:
+        """The local-server profile's header line (:func:`profile_note`)."""
+        return profile_note(self.base_url, self.sources, self.settings)
+
+
+def endpoint_url(model: str | None, base_url: str | None) -> str | None:
+    """The base URL ``model``'s requests go to: its provider's resolution (``--base-url``, else
+    ``$OPENAI_BASE_URL`` or OpenAI for ``openai/``, ``$OLLAMA_BASE_URL`` or this machine's
+    Ollama for ``ollama/``); ``base_url`` itself when the spec does not resolve (no key)."""
+    from pageindex.llm.spec import parse_spec
+    from pageindex.llm.types import LLMError
+
+    if model:
+        try:
+            return parse_spec(model, base_url=base_url).base_url
+        except LLMError:
+            pass
+    return base_url or os.environ.get("OPENAI_BASE_URL")
+
+
+def settle(
+    model: str | None,
+    base_url: str | None,
+    given: dict[str, Any],
+    *,
+    stored: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Settled:
+    """The client settings for ``model`` at ``base_url`` as the user typed them: ``given`` (the
+    flags, None = not given) > ``stored`` (a resumed run's; the doctor is not consulted then) >
+    the cached ``pageindex doctor`` findings > the local-server profile when the endpoint is on
+    this machine > ``defaults``."""
+    from pageindex.llm.doctor import doctor_settings_for
+
+    url = endpoint_url(model, base_url)
+    found: dict[str, Any] = {}
+    notes: list[str] = []
+    if stored is None:
+        decided = {name for name, value in given.items() if value is not None}
+        found, notes = doctor_settings_for(model, base_url, given=decided)
+    settings, sources = resolve_settings(url, given, stored=stored, found=found, defaults=defaults)
+    return Settled(settings=settings, sources=sources, base_url=url, doctor_notes=notes)
 
 
 def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[str, Any]) -> str | None:

@@ -365,3 +365,32 @@ def test_doctor_findings_win_over_the_local_server_profile(server, tmp_path):
     )
     assert again.exit_code == 0, again.output
     assert json.loads((tmp_path / "r2" / "run.json").read_text())["extra"]["config"]["timeout_s"] == 45
+
+
+def test_settle_orders_flags_doctor_profile_for_every_caller(server, monkeypatch):
+    """One layering for bench run and ask: flag > doctor > local-server profile > default; the
+    fake server is on loopback, so without findings the profile decides."""
+    from pageindex.cli.ask import _client_settings
+    from pageindex.llm.profile import settle
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    given = {"concurrency": None, "timeout_s": None, "max_retries": None}
+    before = settle(MODEL, server.base_url, given)
+    assert before.sources["concurrency"] == "local-server profile" and before.doctor_notes == []
+    report = probe(server, ServerLimits(no_tools=True))
+    report.findings.serial = True
+    report.settings = suggest_settings(report)
+    save_report(report, spec)
+    after = settle(MODEL, server.base_url, given)
+    assert after.sources["concurrency"] == "pageindex doctor" and after.settings["concurrency"] == 1
+    assert after.settings["json_mode"] is True and len(after.doctor_notes) == 2
+    assert after.sources["timeout_s"] == "local-server profile"  # the doctor did not decide it
+    assert "concurrency 1" not in (after.note() or "")  # the header names only what the profile set
+    flagged = settle(MODEL, server.base_url, {**given, "concurrency": 3})
+    assert (flagged.settings["concurrency"], flagged.sources["concurrency"]) == (3, "flag")
+    resumed = settle(MODEL, server.base_url, given, stored={"concurrency": 2})
+    assert resumed.sources["concurrency"] == "resumed run" and resumed.doctor_notes == []
+    unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
+    ask = _client_settings(MODEL, server.base_url, **unset)
+    assert ask["json_mode"] is True and ask["concurrency"] == 1 and ask["timeout"] == 600.0

@@ -32,3 +32,37 @@ def test_flags_then_resumed_run_then_profile_then_defaults():
     remote, remote_sources = resolve_settings("https://api.openai.com/v1", {"timeout_s": None})
     assert remote["timeout_s"] == 60.0 and remote["concurrency"] == 4
     assert profile_note("https://api.openai.com/v1", remote_sources, remote) is None
+
+
+def test_ollama_without_base_url_is_a_local_server(monkeypatch, tmp_path):
+    """``ollama/`` resolves to this machine's Ollama: the profile applies in bench run and ask
+    alike (ask used to look only at --base-url and $OPENAI_BASE_URL and missed it)."""
+    from pageindex.cli.ask import _client_settings
+    from pageindex.llm.profile import endpoint_url, settle
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))  # no doctor findings
+    monkeypatch.delenv("OLLAMA_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert endpoint_url("ollama/llama3.1", None) == "http://localhost:11434/v1"
+    settled = settle("ollama/llama3.1", None, {"concurrency": None, "timeout_s": None})
+    assert settled.base_url == "http://localhost:11434/v1"
+    assert (settled.settings["concurrency"], settled.settings["timeout_s"]) == (1, 600.0)
+    assert "localhost:11434" in (settled.note() or "")
+    unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
+    ask = _client_settings("ollama/llama3.1", None, **unset)
+    assert (ask["concurrency"], ask["timeout"], ask["retry_timeouts"]) == (1, 600.0, False)
+    remote = _client_settings("openai/gpt-4o-mini", "https://api.example.com/v1", **unset)
+    assert (remote["concurrency"], remote["timeout"]) == (8, 60.0)
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://10.1.2.3:11434/v1")  # Ollama on another machine
+    assert settle("ollama/llama3.1", None, {"concurrency": None}).settings["concurrency"] == 4
+
+
+def test_doctor_findings_rank_between_resumed_run_and_profile():
+    unset = {"concurrency": None, "timeout_s": None}
+    settings, sources = resolve_settings(LOCAL, unset, found={"concurrency": 2})
+    assert (settings["concurrency"], sources["concurrency"]) == (2, "pageindex doctor")
+    assert sources["timeout_s"] == "local-server profile"
+    settings, sources = resolve_settings(
+        LOCAL, {"concurrency": None}, stored={"concurrency": 5}, found={"concurrency": 2}
+    )
+    assert (settings["concurrency"], sources["concurrency"]) == (5, "resumed run")
