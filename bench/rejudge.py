@@ -6,10 +6,12 @@ version and model and ``extra["rejudge"]`` saying where it came from), ``samples
 ``dropped.jsonl`` and ``summary.json``. This brings a baseline up to date after the judge changed,
 so the gate can compare it with new runs again.
 
-What is judged again: samples with status ``answer``, and samples whose earlier judge call
-failed (status ``error`` with ``judge failed: ...`` and an answer). A retriever's ``fail`` stays a
-``refusal`` and a retriever ``error`` stays an error: there is no answer to judge. A judge call
-that fails now makes the sample an ``error`` (``judge failed: ...``), as in ``bench run``.
+What is judged again: samples with status ``answer`` (those whose judge call had failed, with
+``judge_error``, included), and samples of older runs that recorded a failed judge call as status
+``error`` with ``judge failed: ...`` and an answer. A retriever's ``fail`` stays a ``refusal`` and
+a retriever ``error`` stays an error: there is no answer to judge. A judge call that fails now
+follows the rule of ``bench run`` (:mod:`bench.samples`): the sample stays ``answer`` with
+``judge_error`` set and no verdict.
 The retriever's figures (tokens, cost, latency) are kept; the judge token counts are the new
 judge's, and ``extra["rejudge"]`` on each judged sample keeps the previous verdict and judge.
 Samples are appended to ``samples.jsonl`` as they are judged, so an interrupted rejudge keeps
@@ -28,10 +30,10 @@ from pydantic import BaseModel
 from bench.judges.base import JudgeInput, judge_sample
 from bench.rundir import Run, RunDir, load_run
 from bench.runinfo import judge_version
-from bench.samples import Sample
+from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
 
-JUDGE_FAILED = "judge failed:"
+JUDGE_FAILED = "judge failed:"  # how older rejudged runs recorded a failed judge call (status error)
 
 
 class RejudgeError(ValueError):
@@ -100,13 +102,14 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
                 doc_name=sample.doc_id,
             ),
         )
-    except Exception as exc:  # a judge failure is recorded, the sample is not lost
+    except Exception as exc:  # a judge failure is recorded, the answer stays
         update |= {
-            "status": "error",
+            "status": "answer",
+            "error": None,
             "verdict": None,
-            "judge": None,
+            "judge": "judge_error",
             "judge_reasoning": "",
-            "error": f"{JUDGE_FAILED} {type(exc).__name__}: {exc}",
+            "judge_error": judge_error_text(exc),
             "judge_prompt_tokens": 0,
             "judge_completion_tokens": 0,
         }
@@ -115,6 +118,7 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
         update |= {
             "status": "answer",
             "error": None,
+            "judge_error": None,
             "verdict": verdict.verdict,
             "judge": verdict.judge,
             "judge_reasoning": verdict.reasoning,
@@ -188,7 +192,7 @@ async def rejudge_run(
             new = await _judge_one(judge, sample, run_id, old.run_id)
         store.append(new)
         changed += new.verdict != sample.verdict
-        errors += new.status == "error"
+        errors += new.judge_error is not None
 
     status = old.status
     try:

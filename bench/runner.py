@@ -36,7 +36,7 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample
+from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
 from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -416,7 +416,7 @@ class Runner:
             except BudgetExceeded:
                 raise
             except Exception as exc:  # the judge's failure, recorded as such; the answer stays
-                judge_error = f"{getattr(exc, 'kind', None) or type(exc).__name__}: {exc}"
+                judge_error = judge_error_text(exc)
         return Sample.from_result(
             result,
             question=q,

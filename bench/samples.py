@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from bench.judges.base import JudgeVerdict
 
 
+def judge_error_text(exc: BaseException) -> str:
+    """What ``judge_error`` records for a failed judge call: the error's kind (``timeout``,
+    ``http_error``, ...) or class name, and its message."""
+    return f"{getattr(exc, 'kind', None) or type(exc).__name__}: {exc}"
+
 
 class Sample(BaseModel):
     run_id: str = ""

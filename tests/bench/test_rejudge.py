@@ -108,13 +108,35 @@ class _FlakyJudge:
         return await self.rules.judge(question, gold_answer, answer)
 
 
-def test_a_failed_judge_call_is_an_error_sample(tmp_path: Path) -> None:
+def test_a_failed_judge_call_keeps_the_answer_with_judge_error(tmp_path: Path) -> None:
+    """The rule of bench run: a judge failure never turns an answered sample into an error; the
+    next rejudge with a working judge scores it."""
     base = _stored_run(tmp_path / "base")
     out = asyncio.run(rejudge_run(base, tmp_path / "new", _FlakyJudge(), judge_name="flaky"))
     assert (out.judged, out.judge_errors, out.judge_version) == (3, 1, "flaky-2")
     q1 = next(s for s in load_samples(tmp_path / "new" / "samples.jsonl") if s.question_id == "q001")
-    assert (q1.status, q1.verdict, q1.error) == ("error", None, "judge failed: RuntimeError: boom")
+    assert (q1.status, q1.verdict, q1.error, q1.judge) == ("answer", None, None, "judge_error")
+    assert q1.judge_error == "RuntimeError: boom" and q1.answer
     assert q1.extra["rejudge"]["verdict"] == "correct"
+    assert out.summary.overall.errored == 1  # the retriever's error only, not the judge's failure
+    rules = make_judge("rules")
+    again = asyncio.run(rejudge_run(tmp_path / "new", tmp_path / "again", rules, judge_name="rules"))
+    assert (again.judged, again.judge_errors) == (3, 0)
+    q1 = next(s for s in load_samples(tmp_path / "again" / "samples.jsonl") if s.question_id == "q001")
+    assert (q1.status, q1.verdict, q1.judge_error) == ("answer", "correct", None)
+
+
+def test_older_runs_judge_failures_are_judged_again(tmp_path: Path) -> None:
+    """Runs rejudged before this rule recorded a failed judge call as status error."""
+    base = _stored_run(tmp_path / "base")
+    rows = [json.loads(line) for line in (base / "samples.jsonl").read_text().splitlines()]
+    for row in rows:
+        if row["question_id"] == "q001":
+            row |= {"status": "error", "verdict": None, "error": "judge failed: RuntimeError: boom"}
+    (base / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", make_judge("rules"), judge_name="rules"))
+    q1 = next(s for s in load_samples(tmp_path / "new" / "samples.jsonl") if s.question_id == "q001")
+    assert (out.judged, q1.status, q1.verdict, q1.error) == (3, "answer", "correct", None)
 
 
 def test_output_directory_must_be_new(tmp_path: Path) -> None:
