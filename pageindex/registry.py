@@ -17,7 +17,11 @@ package adds one in its ``pyproject.toml``) and by the ``PAGEINDEX_PLUGINS`` env
 (comma-separated module names, e.g. a module in ``tests/``). Adding a retriever, judge or provider
 is one module; nothing else is edited. The registry knows no kind's type: ``pageindex`` declares
 retrievers and providers, ``bench`` declares judges and its commands (``pageindex`` never imports
-``bench``; ``bench`` reaches the CLI through the ``pageindex.plugins`` entry point).
+``bench``).
+
+Commands are plug-ins of their own group, ``pageindex.commands``, imported only when the kind
+``"command"`` is asked for (by the CLI): a library lookup of a retriever or provider never imports
+a command-line module (``bench`` reaches the CLI through that group's entry point).
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from typing import Any
 
 PLUGINS_ENV = "PAGEINDEX_PLUGINS"
 ENTRY_POINT_GROUP = "pageindex.plugins"
+COMMAND_KIND = "command"
+COMMAND_GROUP = "pageindex.commands"  # entry points of command modules, loaded for the CLI only
 
 _entries: dict[str, dict[str, Any]] = {}
 _sources: dict[str, list[str]] = {}
 _scanned: set[str] = set()
 _import_errors: dict[str, dict[str, str]] = {}
-_plugins_loaded = False
+_groups_loaded: set[str] = set()
 
 
 class PluginError(ImportError):
@@ -93,6 +99,8 @@ def discover(kind: str) -> None:
     """Import ``kind``'s declared packages, then the plug-ins (which may declare more), once."""
     _scan(kind)
     load_plugins()
+    if kind == COMMAND_KIND:
+        load_plugins(COMMAND_GROUP)
     _scan(kind)
 
 
@@ -118,21 +126,22 @@ def plugin_modules() -> list[str]:
     return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
 
 
-def load_plugins() -> None:
-    """Import the entry-point plug-ins, then the ``PAGEINDEX_PLUGINS`` modules, once per process.
-    A plug-in that fails to import raises :class:`PluginError` naming it."""
-    global _plugins_loaded
-    if _plugins_loaded:
+def load_plugins(group: str = ENTRY_POINT_GROUP) -> None:
+    """Import the entry-point plug-ins of ``group``, then (for the components' group) the
+    ``PAGEINDEX_PLUGINS`` modules, once per process. A plug-in that fails to import raises
+    :class:`PluginError` naming it."""
+    if group in _groups_loaded:
         return
-    _plugins_loaded = True
-    for name, module in entry_point_modules():
+    _groups_loaded.add(group)
+    for name, module in entry_point_modules(group):
         _import_plugin(module, f"entry point {name!r}")
-    for module in plugin_modules():
-        _import_plugin(module, f"${PLUGINS_ENV}")
+    if group == ENTRY_POINT_GROUP:
+        for module in plugin_modules():
+            _import_plugin(module, f"${PLUGINS_ENV}")
 
 
-def entry_point_modules() -> list[tuple[str, str]]:
-    """(name, module) of every ``pageindex.plugins`` entry point of every installed distribution.
+def entry_point_modules(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str]]:
+    """(name, module) of every ``group`` entry point of every installed distribution.
     Every copy of a distribution's metadata on the path counts (``importlib.metadata.entry_points``
     would keep only the first, and a stale ``*.egg-info`` in the working directory would then hide
     an editable install's entry points)."""
@@ -141,7 +150,7 @@ def entry_point_modules() -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for dist in distributions():
         for point in dist.entry_points:
-            if point.group == ENTRY_POINT_GROUP:
+            if point.group == group:
                 found.setdefault(point.name, point.value.split(":")[0].strip())
     return sorted(found.items())
 

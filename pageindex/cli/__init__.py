@@ -4,7 +4,7 @@ Every module in this package that defines ``register(app, bench)`` adds its comm
 ``app`` is the top-level command and ``bench`` the ``pageindex bench`` group. Adding a
 command means adding a module, nothing else. Commands from outside the package (the ``bench``
 harness's, or a plug-in's) are components of kind ``"command"`` in :mod:`pageindex.registry`,
-found through the ``pageindex.plugins`` entry points and ``PAGEINDEX_PLUGINS``: this package
+found through the ``pageindex.commands`` entry points and ``PAGEINDEX_PLUGINS``: this package
 never imports ``bench``.
 """
 
@@ -176,9 +176,9 @@ def _register_all() -> None:
         if register is not None:
             register(app, bench)
     try:
-        mounted = registry.entries("command")
+        mounted = registry.entries(registry.COMMAND_KIND)
     except PluginError as exc:
-        _PLUGIN_ERROR, mounted = exc, registry.entries("command")
+        _PLUGIN_ERROR, mounted = exc, registry.entries(registry.COMMAND_KIND)
     for register in mounted.values():
         register(app, bench)
     _finish(app)

@@ -69,3 +69,24 @@ def test_a_plugin_that_fails_to_import_is_one_error_line(tmp_path: Path) -> None
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: plug-in 'tests.no_such_plugin'"), done.stderr
+
+
+def test_a_library_lookup_never_imports_a_command_line_module() -> None:
+    """Commands are plug-ins of their own entry-point group, loaded by the CLI only: listing the
+    retrievers and providers from Python (plug-ins included) imports neither typer nor bench.cli,
+    while the CLI still mounts the bench commands."""
+    env = {**os.environ, "PAGEINDEX_PLUGINS": PLUGIN}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    code = (
+        "import sys\n"
+        "from pageindex.retrievers.base import available_retrievers\n"
+        "from pageindex.llm.providers import provider_class\n"
+        "names = list(available_retrievers()); provider_class('echo')\n"
+        "print(' '.join(names), 'typer' in sys.modules, 'bench.cli' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "opening-page" in done.stdout and done.stdout.split()[-2:] == ["False", "False"], done.stdout
+    cli = subprocess.run([sys.executable, "-m", "pageindex.cli", "bench", "--help"], capture_output=True,
+                         text=True, env={**env, "COLUMNS": "200"}, timeout=120)
+    assert cli.returncode == 0 and "rejudge" in cli.stdout, cli.stderr
