@@ -81,7 +81,12 @@ from pageindex.llm.sdk import (
     validation_messages,
 )
 from pageindex.llm.spec import ModelSpec
-from pageindex.llm.tokens import TokenCounter, default_max_tokens, known_context_window
+from pageindex.llm.tokens import (
+    TokenCounter,
+    context_window_from_metadata,
+    default_max_tokens,
+    known_context_window,
+)
 from pageindex.llm.types import (
     ChatResponse,
     ContextLengthError,
@@ -730,6 +735,10 @@ class LLMClient:
                 )
             return
         self.preflight_result = await self.provider.preflight(timeout=min(self.timeout, 10.0))
+        window, _ = context_window_from_metadata(self.preflight_result.metadata)
+        if window is not None and not self._limits["window"]:
+            # the model's /models entry, read once here: discovery need not fetch it again
+            self._limits.update(window=window, source="server metadata")
 
 
 

@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.spec import ModelSpec
+from pageindex.llm.tokens import context_window_from_metadata
 from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error
 
@@ -52,16 +53,6 @@ CACHE_TTL = timedelta(days=7)
 SMALL_CONTEXT = 16_384  # below this the index and fetched sections may not fit: a limit
 LLM_RETRIEVERS = ("agent", "planner", "iterative")
 TOOL_RETRIEVERS = ("agent", "iterative")  # their loops need tool calls (fetch_section)
-# Where servers put the context window in their /models entry, most specific first.
-CONTEXT_KEYS = (
-    "max_model_len",  # vLLM
-    "context_length",  # LM Studio, OpenRouter, LiteLLM
-    "context_window",
-    "max_context_length",
-    "max_input_tokens",
-    "n_ctx",  # llama.cpp
-    "max_sequence_length",
-)
 FILLER = "The quick brown fox jumps over the lazy dog near the river bank. "
 CONTEXT_PROBE_START = 1024  # tokens of filler in the first context probe call; then doubled
 CONTEXT_PROBE_CALLS = 4
@@ -666,7 +657,7 @@ async def _probe_all(
             )
 
     # -- context window: metadata, then an optional bounded probe
-    window, source_key = _context_from_metadata(found.metadata)
+    window, source_key = context_window_from_metadata(found.metadata)
     if window is not None:
         facts.context_window, facts.context_source = window, "metadata"
     if probe_context:
@@ -857,17 +848,6 @@ def _json_object(text: str) -> dict[str, Any] | None:
     except (json.JSONDecodeError, AttributeError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _context_from_metadata(metadata: dict[str, Any]) -> tuple[int | None, str]:
-    for where in (metadata, metadata.get("meta") or {}, metadata.get("metadata") or {}):
-        if not isinstance(where, dict):
-            continue
-        for key in CONTEXT_KEYS:
-            value = where.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                return int(value), key
-    return None, ""
 
 
 def _filler(tokens: int) -> str:

@@ -61,26 +61,47 @@ def known_context_window(model: str) -> int | None:
     return None
 
 
+# Where servers put the context window in a model's /models entry, most specific first. Not
+# llama.cpp's ``meta.n_ctx_train``: the window the model was trained with, not the server's own
+# (``--ctx-size`` may be smaller), so taking it would size prompts past what the server accepts.
+CONTEXT_KEYS = (
+    "max_model_len",  # vLLM
+    "context_length",  # LM Studio, OpenRouter, LiteLLM
+    "context_window",
+    "max_context_length",
+    "max_input_tokens",
+    "n_ctx",  # llama.cpp
+    "max_sequence_length",
+)
+
+
+def context_window_from_metadata(metadata: Any) -> tuple[int | None, str]:
+    """The context window in one model's ``/models`` entry (or its ``meta`` / ``metadata``
+    object), and the key it was under; (None, "") when the entry says nothing. The one reader
+    for the preflight, the client and ``pageindex doctor``."""
+    if not isinstance(metadata, dict):
+        return None, ""
+    for where in (metadata, metadata.get("meta") or {}, metadata.get("metadata") or {}):
+        if not isinstance(where, dict):
+            continue
+        for key in CONTEXT_KEYS:
+            value = where.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return int(value), key
+    return None, ""
+
+
 def context_window_from_models(data: Any, model: str) -> int | None:
-    """A context window out of a ``/v1/models`` listing (vLLM's ``max_model_len``; also
-    ``context_length`` / ``context_window`` / ``n_ctx`` / ``meta.n_ctx_train`` where a server
-    reports one) for ``model`` (or the only model listed)."""
+    """The context window for ``model`` (or the only model listed) out of a ``/v1/models``
+    listing (:func:`context_window_from_metadata`)."""
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return None
     entries = [e for e in data["data"] if isinstance(e, dict)]
     chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
     for entry in chosen:
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-        for value in (
-            entry.get("max_model_len"),
-            entry.get("context_length"),
-            entry.get("context_window"),
-            entry.get("n_ctx"),
-            meta.get("n_ctx"),
-            meta.get("n_ctx_train"),
-        ):
-            if isinstance(value, int) and value > 0:
-                return value
+        window, _ = context_window_from_metadata(entry)
+        if window is not None:
+            return window
     return None
 
 

@@ -394,3 +394,26 @@ def test_settle_orders_flags_doctor_profile_for_every_caller(server, monkeypatch
     unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
     ask = _client_settings(MODEL, server.base_url, **unset)
     assert ask["json_mode"] is True and ask["concurrency"] == 1 and ask["timeout"] == 600.0
+
+
+def test_the_client_reads_the_window_from_the_preflight_once(server):
+    """The preflight's /models entry gives the client its window: discovery asks no second time,
+    and the key table is the doctor's (one reader, ``context_window_from_metadata``)."""
+    from pageindex.llm import make_client
+    from pageindex.llm.tokens import context_window_from_metadata
+
+    server.set_limits(ServerLimits(context_window=4096))
+    server.reset_stats()
+    client = make_client(MODEL, base_url=server.base_url)
+    asyncio.run(client.check())
+    listed = server.stats().by_path.get("/v1/models", 0)
+    assert listed == 1
+    assert asyncio.run(client.ensure_limits()) == 4096 and client.context_window_source == "server metadata"
+    assert server.stats().by_path.get("/v1/models", 0) == listed  # not fetched again
+    report = probe(server, ServerLimits(context_window=4096))
+    assert report.findings.context_window == client.context_window  # the doctor reads it the same way
+    read = context_window_from_metadata
+    assert read({"id": "m", "meta": {"n_ctx": 2048, "n_ctx_train": 32768}}) == (2048, "n_ctx")
+    # the training window is not the server's: taking it would size prompts past what it accepts
+    assert read({"id": "m", "meta": {"n_ctx_train": 32768}}) == (None, "")
+    assert read({"metadata": {"max_input_tokens": 128000}}) == (128000, "max_input_tokens")
