@@ -428,11 +428,16 @@ class LLMClient:
                 self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
         return error
 
+    def cap_for(self, max_tokens: int | None = None, role: str | None = None) -> int:
+        """The completion cap before any window is known: the call's own (``max_tokens``), else
+        the client's (``make_client(max_tokens=...)``), else the default of ``role`` (this
+        client's role when not given). The one chain: calls, retrievers and prompt budgets use it."""
+        return max_tokens or self.max_tokens or default_max_tokens(role or self.role)
+
     def completion_cap(self, max_tokens: int | None, prompt_len: int) -> int:
-        """The ``max_tokens`` a call sends: the call's own, else the client's, else the role's
-        default; lowered to what is left of a known context window after the (estimated) prompt
-        (never below 64)."""
-        cap = max_tokens or self.max_tokens or default_max_tokens(self.role)
+        """The ``max_tokens`` a call sends: :meth:`cap_for`, lowered to what is left of a known
+        context window after the (estimated) prompt (never below 64)."""
+        cap = self.cap_for(max_tokens)
         if self.context_window:
             # A fixed, conservative 3 characters per token: the cap is part of the request (and its
             # cache key), so it must not depend on what earlier calls taught the estimate.
@@ -463,8 +468,7 @@ class LLMClient:
         (``max_tokens`` or the role's default) and ``reserve`` more; None when the window is unknown."""
         if not self.context_window:
             return None
-        cap = max_tokens or self.max_tokens or default_max_tokens(self.role)
-        return max(self.context_window - cap - reserve, 256)
+        return max(self.context_window - self.cap_for(max_tokens) - reserve, 256)
 
     async def discover_context_window(self) -> int | None:
         """The context window: ``--context-window`` if given, else the server's metadata (vLLM's

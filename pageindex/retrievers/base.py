@@ -107,13 +107,18 @@ class RetrieverOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class FetchOptions(RetrieverOptions):
-    """Options of retrievers that read sections through ``fetch_section`` (and an index)."""
+class ModelCallOptions(RetrieverOptions):
+    """Options of retrievers that call a model: the completion cap of each call."""
 
-    slice_chars: int = Field(DEFAULT_SLICE_CHARS, ge=200, description="characters per fetch_section slice")
     max_tokens: int | None = Field(
         None, ge=1, description="completion-token cap per model call (None = the role's default)"
     )
+
+
+class FetchOptions(ModelCallOptions):
+    """Options of retrievers that read sections through ``fetch_section`` (and an index)."""
+
+    slice_chars: int = Field(DEFAULT_SLICE_CHARS, ge=200, description="characters per fetch_section slice")
     index_tokens: int | None = Field(
         None,
         ge=64,
@@ -411,8 +416,12 @@ class QuestionRun:
 
     def max_tokens_for(self, role: str, given: int | None = None) -> int:
         """The completion cap of a call: the call's own, else the ``max_tokens`` option, else the
-        role's default (``pageindex.llm.tokens.ROLE_MAX_TOKENS``)."""
-        return given or getattr(self.options, "max_tokens", None) or default_max_tokens(role)
+        client's chain (:meth:`pageindex.llm.client.LLMClient.cap_for`: its own cap, else the
+        role's default, ``pageindex.llm.tokens.ROLE_MAX_TOKENS``)."""
+        chosen = given or getattr(self.options, "max_tokens", None)
+        if self._llm is None:
+            return chosen or default_max_tokens(role)
+        return self._llm.cap_for(chosen, role)
 
     async def index(
         self, *, max_depth: int | None = None, summaries: bool = True, role: str | None = None

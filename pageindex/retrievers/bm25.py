@@ -10,20 +10,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import ModelCallOptions, QuestionRun, register_retriever
 from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
 from pageindex.retrievers.ranking import ranker_for
 from pageindex.retrievers.result import RetrievalResult
 
 
-class BM25Options(RetrieverOptions):
+class BM25Options(ModelCallOptions):
     top_k: int = Field(5, ge=1, le=50, description="pages (unit=page) or sections (unit=section) to take")
     unit: Literal["page", "section"] = Field("page", description="what BM25 ranks: pages or leaf sections")
     max_pages: int = Field(8, ge=1, description="cap on pages shown to the model (sections are unrolled)")
     max_chars_per_page: int | None = Field(None, ge=100, description="truncate each page (None = whole)")
-    max_tokens: int | None = Field(
-        None, ge=1, description="completion-token cap per model call (None = the role's default)"
-    )
 
 
 @register_retriever("bm25", options=BM25Options, prompt_version=ANSWER_PROMPT)

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from pageindex.llm.types import Message
-from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import ModelCallOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.ranking import match_titles, ranker_for, tokenize
 from pageindex.retrievers.replies import AnswerWithSources, CitedSource
@@ -25,11 +25,8 @@ from pageindex.retrievers.result import FailedSearch, RetrievalResult
 PROMPT_VERSION = "followup_v1"
 
 
-class FollowupOptions(RetrieverOptions):
+class FollowupOptions(ModelCallOptions):
     max_passes: int = Field(3, ge=1, le=10, description="answering calls at most")
-    max_tokens: int | None = Field(
-        None, ge=1, description="completion-token cap per model call (None = the role's default)"
-    )
     initial_sections: int = Field(3, ge=1, le=20, description="BM25-ranked leaf sections shown in pass 1")
     initial_pages: int = Field(6, ge=1, description="pages shown in pass 1 at most")
     max_pages: int = Field(12, ge=1, description="pages shown over all passes at most")

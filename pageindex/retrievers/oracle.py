@@ -12,17 +12,14 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
+from pageindex.retrievers.base import ModelCallOptions, QuestionRun, register_retriever
 from pageindex.retrievers.pages_answer import ANSWER_PROMPT, answer_from_pages
 from pageindex.retrievers.result import RetrievalResult
 
 
-class OracleOptions(RetrieverOptions):
+class OracleOptions(ModelCallOptions):
     pages: list[int] | None = Field(
         None, description="evidence pages (1-based PDF) to use instead of the question's gold pages"
-    )
-    max_tokens: int | None = Field(
-        None, ge=1, description="completion-token cap per model call (None = the role's default)"
     )
     @field_validator("pages", mode="before")
     @classmethod

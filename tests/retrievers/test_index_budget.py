@@ -59,3 +59,23 @@ def test_a_rambling_reply_is_echoed_clipped_and_a_full_context_stops_the_loop(tr
     small = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, **opts)
     stops = [e for e in small.trace if "no longer fits the model's context" in e.message]
     assert stops and all(r.prompt_tokens < 1200 for r in tight.requests)
+
+
+def test_one_cap_chain_call_option_client_role(tree_3m):
+    """The retriever's ``max_tokens`` option, else the client's own cap, else the role's default:
+    a client made with ``max_tokens`` caps every retriever call (it used to be skipped)."""
+    reply = [{"status": "fail", "reason": "no"}]
+    sm = ScriptedModel(replies=reply)
+    retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=make_client("scripted", scripted=sm, max_tokens=77),
+             max_turns=1)  # fmt: skip
+    assert sm.requests[0].max_tokens == 77
+    sm = ScriptedModel(replies=reply)
+    retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=make_client("scripted", scripted=sm, max_tokens=77),
+             max_turns=1, max_tokens=200)  # fmt: skip
+    assert sm.requests[0].max_tokens == 200  # the option wins over the client
+    sm = ScriptedModel(replies=reply)
+    retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=make_client("scripted", scripted=sm), max_turns=1)
+    assert sm.requests[0].max_tokens == 1024  # the agent role's default
+    budget = make_client("scripted", scripted=sm, max_tokens=77, context_window=4096)
+    assert budget.prompt_budget() == 4096 - 77 and budget.cap_for(None, "judge") == 77
+    assert make_client("scripted", scripted=sm).cap_for(None, "judge") == 512
