@@ -590,12 +590,9 @@ def _detect_financials(
     return result
 
 
-_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$")
-
-
 def _row_like(line: Line) -> bool:
     """A table row: cells spread over the line, or two or more figures."""
-    return line.cells >= 2 or sum(1 for t in line.text.split() if _FIGURE.match(t)) >= 2
+    return line.cells >= 2 or line.figures >= 2
 
 
 def _between_tables(lines: list[Line], idx: int) -> bool:

@@ -251,16 +251,12 @@ def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Pa
     return out
 
 
-_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$|^[$€£¥(]$|^[-–—]$")
-
-
 def is_table_row(line: Line) -> bool:
     """Figures spread over cells, or a row whose words are mostly figures."""
     if line.cells >= 2:
         return True
-    tokens = line.text.split()
-    figures = sum(1 for t in tokens if _FIGURE.match(t))
-    return figures >= 2 and figures >= 0.3 * len(tokens)
+    figures = line.figures
+    return figures >= 2 and figures >= 0.3 * len(line.text.split())
 
 
 def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:

@@ -28,6 +28,8 @@ _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORE
 # vector paths come with the text as bounding boxes (blocks of type 3) for a few per cent more:
 # candidate underlines without a second pass over the page's drawings
 LAYOUT_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES | pymupdf.TEXT_COLLECT_VECTORS
+# a figure, or a lone currency sign, bracket or dash standing in a table cell
+_FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$|^[$€£¥(]$|^[-–—]$")
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
 
 
@@ -59,6 +61,12 @@ class Line:
     def cells(self) -> int:
         """How many separate cells the line spreads over (1 for ordinary text)."""
         return self.wide_gaps + 1
+
+    @property
+    def figures(self) -> int:
+        """How many of the line's words are figures (``1,577``, ``(10.5)``, ``12%``, ``$``, ``—``):
+        what a table row is made of."""
+        return sum(1 for word in self.text.split() if _FIGURE.match(word))
 
     @property
     def compact(self) -> str:
