@@ -94,20 +94,23 @@ def _same_model(a: str | None, b: str | None) -> bool:
     return pa == pb and any(is_replay(m) for x in (a, b) for m in x.split(","))
 
 
-def run_differences(a: Run, b: Run) -> list[str]:
-    """What makes two runs' accuracy figures not comparable like for like."""
+def run_differences(a: Run, b: Run, *, allowed: bool = False) -> list[str]:
+    """What makes two runs' accuracy figures not comparable like for like, as warnings: every
+    difference :func:`comparability` finds (judge, its version and model, tree builder, dataset
+    content; marked as let through when ``allowed``, i.e. ``--allow-changed``), then the dataset
+    file and name, the judge prompt version and unfinished runs."""
     ia, ib = a.info, b.info
-    out: list[str] = []
+    tag = " (allowed by --allow-changed)" if allowed else ""
+    out = [
+        f"{d.field} differs: {a.run_id}={d.a or NO_VALUE} vs {b.run_id}={d.b or NO_VALUE}{tag}"
+        for d in comparability(a, b).differences
+    ]
     checks: list[tuple[str, Any, Any]] = [
         ("dataset hash", ia.dataset.sha256 or None, ib.dataset.sha256 or None),
         ("dataset", ia.dataset.name or None, ib.dataset.name or None),
-        ("judge", ia.judge, ib.judge),
-        ("judge model", ia.judge_model, ib.judge_model),
         ("judge prompt version", ia.judge_prompt_version, ib.judge_prompt_version),
     ]
     for what, va, vb in checks:
-        if what == "judge model" and _same_model(va, vb):
-            continue
         if va != vb:
             out.append(f"{what} differs: {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}")
     for run in (a, b):
@@ -172,9 +175,9 @@ def comparability(a: Run, b: Run) -> Comparability:
 
 def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str]:
     """Raise :class:`NotComparable` (one line, "not comparable: ..." naming what differs) unless
-    the runs were scored alike or ``allow_changed``. Returns warnings to show besides
-    :func:`run_differences`: unrecorded provenance, and the differences ``allow_changed`` let
-    through that ``run_differences`` does not already name."""
+    the runs were scored alike or ``allow_changed``. Returns the warnings :func:`run_differences`
+    does not give: provenance a run does not record (the differences ``allow_changed`` let through
+    are among ``run_differences``')."""
     found = comparability(a, b)
     if found.differences and not allow_changed:
         raise NotComparable(
@@ -182,9 +185,7 @@ def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str
             + "; ".join(d.text for d in found.differences)
             + " (re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
         )
-    already = {"judge", "judge model"}  # run_differences() warns about these itself
-    allowed = [f"{d.text} (allowed by --allow-changed)" for d in found.differences if d.field not in already]
-    return found.unrecorded + allowed
+    return found.unrecorded
 
 
 def _short(text: str, limit: int = SHORT_QUESTION) -> str:
@@ -292,6 +293,8 @@ def compare_runs(
     method: TestMethod = "mcnemar",
     alpha: float = 0.05,
     retriever: str | None = None,
+    *,
+    allow_changed: bool = False,
 ) -> Comparison:
     """Compare run B against run A (B - A) on their shared samples. Raises :class:`NoSharedSamples`."""
     pairs = shared_pairs(a, b, retriever)
@@ -314,7 +317,7 @@ def compare_runs(
         by=by,
         method=method,
         alpha=alpha,
-        warnings=run_differences(a, b),
+        warnings=run_differences(a, b, allowed=allow_changed),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),
         only_b=len(keys_b - keys_a),

@@ -266,7 +266,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 f"run {run.run_id} and baseline {baseline.run_id} ({baseline.path}) share no samples "
                 "(same question_id, retriever and repeat)"
             )
-        warnings += run_differences(baseline, run) + provenance
+        warnings += run_differences(baseline, run, allowed=rules.allow_changed) + provenance
     scopes = _scopes(run, rules, baseline)
     result = GateResult(
         run_id=run.run_id, baseline_id=baseline.run_id if baseline else None, warnings=warnings

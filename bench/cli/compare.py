@@ -74,7 +74,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for w in a.warnings + b.warnings + provenance:
             err_console.print(f"warning: {w}", highlight=False, markup=False, style="yellow")
         try:
-            cmp = compare_runs(a, b, by=by, method=test, alpha=level)  # type: ignore[arg-type]
+            cmp = compare_runs(a, b, by=by, method=test, alpha=level, allow_changed=allow_changed)  # type: ignore[arg-type]
         except NoSharedSamples as exc:
             fail(str(exc))
         if as_json:

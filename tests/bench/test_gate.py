@@ -246,7 +246,7 @@ def test_runs_scored_differently_are_not_comparable(tmp_path: Path) -> None:
     res = _gate(cand, "--baseline", old_judge, "--max-drop", "0.05", "--allow-changed")
     assert res.exit_code == 0, res.output
     assert (
-        "WARNING: judge version oldjudge=rules-0 vs cand=rules-handmade (allowed by --allow-changed)"
+        "WARNING: judge version differs: oldjudge=rules-0 vs cand=rules-handmade (allowed by --allow-changed)"
         in res.output
     )
 
@@ -324,3 +324,20 @@ def test_percentages_are_accepted(tmp_path: Path) -> None:
     assert "PASS  min-accuracy [agent]: 75.0% (required >= 75.0%)" in res.output
     res = _gate(run, "--min-accuracy", "80 %")
     assert res.exit_code == 1 and "FAIL  min-accuracy [agent]: 75.0% (required >= 80.0%)" in res.output
+
+
+def test_each_difference_is_named_once_and_reports_see_them_too(tmp_path: Path) -> None:
+    """One source of differences (``comparability``): the gate names each allowed difference once,
+    and ``run_differences`` (what reports and compare show) names the judge version and tree
+    builder too, which it used not to."""
+    from bench.compare import run_differences
+
+    cand = load_run(write_run(tmp_path / "cand", outcomes("cccc"), info=run_info("cand")))
+    other = run_info("other", judge_version="rules-0", builder_version="2.0+x", judge_model="openai/gpt-4o")
+    base = load_run(write_run(tmp_path / "other", outcomes("cccc"), info=other))
+    found = run_differences(base, cand)
+    assert [w.split(" differs")[0] for w in found] == ["judge version", "judge model", "tree builder version"]
+    result = evaluate_gate(cand, GateRules(allow_changed=True), base)
+    for field in ("judge version", "judge model", "tree builder version"):
+        assert sum(field in w for w in result.warnings) == 1, result.warnings
+    assert all(w.endswith("(allowed by --allow-changed)") for w in result.warnings if "differs" in w)
