@@ -447,8 +447,9 @@ class LLMClient:
 
     async def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` for this model: the server's tokenizer where it has one, else
-        characters / 4. Counts go through the cache like replies (a replayed run sizes its prompts
-        exactly as the recorded one did, without a server)."""
+        characters / 4 calibrated by the usage the server reported so far. Counts go through the
+        cache like replies, estimates included (a replayed run sizes its prompts exactly as the
+        recorded one did, without a server)."""
         digest = hashlib.sha256(text.encode()).hexdigest()
         request = {"kind": "tokenize", "format": REQUEST_FORMAT, "model": self.model, "text_sha256": digest}
         key = request_key(request)
@@ -458,9 +459,13 @@ class LLMClient:
         if self.replay_only or not self.provider.remote:
             return math.ceil(len(text) / 4)
         tokens = await self.tokens.count(text, timeout=min(self.timeout, 30.0))
-        if self.cache is not None and self.tokens.method == "server tokenizer":
+        if self.cache is not None:
+            # Every count is kept, the estimates too: a calibrated estimate depends on the replies
+            # seen before it, which a replay does not have, so the replay reads the recorded count
+            # and cuts an index to fit exactly as the recorded run did.
             self.cache.put(key, model=self.model, kind="tokenize", request=request,
-                           reply={"tokens": tokens}, prompt_tokens=0, completion_tokens=0)
+                           reply={"tokens": tokens, "method": self.tokens.method},
+                           prompt_tokens=0, completion_tokens=0)  # fmt: skip
         return tokens
 
     def prompt_budget(self, max_tokens: int | None = None, *, reserve: int = 0) -> int | None:

@@ -192,3 +192,18 @@ def test_context_windows_from_metadata_and_table():
     llama_cpp = {"object": "list", "data": [{"id": "x.gguf", "owned_by": "me"}]}
     assert context_window_from_models(llama_cpp, "x.gguf") is None
     assert known_context_window("SmolLM2-135M-Instruct") == 8192 and known_context_window("zzz") is None
+
+
+def test_a_replay_reads_the_recorded_token_estimate(serve, tmp_path):
+    """A server without a tokenizer: the recorded run counts by the estimate its replies
+    calibrated; the replay, which has no replies to calibrate from, reads that count from the
+    cache instead of estimating chars/4 (it used to, and an index cut to fit came out different)."""
+    server = serve("done")
+    path = tmp_path / "c.sqlite"
+    live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"))
+    live.tokens.observe(3000, 1000)  # the server's usage said 3 characters per token
+    text = "x" * 300
+    assert run(live.count_tokens(text)) == 100 and live.tokens.method == "chars/3.00 (calibrated)"
+    replay = make_client("replay/m", cache=LLMCache(path, "replay"))
+    assert run(replay.count_tokens(text)) == 100
+    assert run(replay.count_tokens("y" * 300)) == 75  # never counted live: chars/4
