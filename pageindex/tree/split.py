@@ -22,7 +22,9 @@ COLUMN_HEAD = re.compile(
     r"|^(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d"
     r"|^(?:q[1-4]|fy)\s?\d{2,4}\b|^\d{4}\s+\d{4}\b|^(?:change|total|amount|unaudited)\b"
     r"|^(?:nt|us|u\.s\.)?\$(?:\s+(?:nt|us)?\$)*$"
-    r"|\(\s*\$?\s*in\s+(?:millions|thousands|billions)",
+    r"|\(\s*\$?\s*in\s+(?:millions|thousands|billions)"
+    # a unit caption in brackets: "($ million)", "(US$ millions, except per share)", "(€ thousand)"
+    r"|^\(\s*(?:us\s*\$|usd|eur|gbp|chf|jpy|[$€£¥])?\s*(?:in\s+)?(?:[$€£¥]\s*)?(?:millions?|thousands?|billions?)\b",
     re.IGNORECASE,
 )
 

@@ -107,6 +107,11 @@ def _line(text: str, wide_gaps: int = 0) -> Line:
         ("Consolidated Statements of Income Corning Incorporated", 1, False),
         ("Segment Results", 0, False),
         ("Reconciliation of Non-GAAP Measures", 0, False),
+        ("($ million) EBITDA EBIT Income", 0, True),  # a unit caption in brackets, singular
+        ("(US$ millions, except per share data)", 0, True),
+        ("(€ thousand)", 0, True),
+        ("(1) Millions of customers served", 0, False),  # a footnote, not a caption
+        ("Millionaire Shares Program", 0, False),
     ],
 )
 def test_table_column_headers_are_not_headings(text, wide_gaps, header):
