@@ -141,6 +141,30 @@ _ATTEMPT = re.compile(
     re.IGNORECASE,
 )
 _NONE_GOLD = re.compile(r"^\W*(?:no\b|none\b|nil\b|there (?:are|is|were|was) (?:none|no)\b)", re.IGNORECASE)
+# A question that offers to reject its own premise ("If operating margin is not a useful metric
+# for a company like this, then please state that and explain why") and a text that does so.
+_PREMISE_OFFER = re.compile(
+    r"\bif\b[^?]*\bis\s+not\s+(?:a\s+)?(?:useful|relevant|meaningful)\b", re.IGNORECASE
+)
+_PREMISE_REJECTED = re.compile(
+    r"\b(?:not|n't|never)\s+(?:(?:a|an|the|be|as|particularly|very|really|always|necessarily|typically|"
+    r"commonly|generally|widely)\s+)*"
+    r"(?:useful|meaningful|relevant|appropriate|applicable|suitable|measured|reported|used|tracked)\b",
+    re.IGNORECASE,
+)
+
+
+def premise_conflict(question: str, gold: str, answer: str) -> tuple[bool, str] | None:
+    """For a question that offers to reject its premise: (agrees, why) when the gold rejects it
+    (the metric does not apply to this company): the answer agrees only if it rejects it too.
+    None when the question offers no such option or the gold uses the metric."""
+    if not _PREMISE_OFFER.search(question) or not _PREMISE_REJECTED.search(gold):
+        return None
+    if _PREMISE_REJECTED.search(answer):
+        return True, "gold and answer both say the metric does not apply"
+    return False, "gold says the metric does not apply; the answer uses it"
+
+
 _ESCAPE_OFFERED = re.compile(r"\bif\b[^.?!]{0,120}\bnot\b[^.?!]{0,120}\b(?:state|say)\b", re.IGNORECASE)
 _ESCAPE_TAKEN = re.compile(
     r"\bnot (?:\w+ ){0,2}(?:useful|relevant|meaningful|appropriate|applicable|suitable|typical|"
@@ -242,7 +266,18 @@ def implied_stance(question: str, answer: str) -> str | None:
         return None
     concluding = [s for s in restating if _CONCLUDES.search(s)]
     chosen = concluding[-1] if concluding else restating[0]
-    return "no" if _NEGATION.search(_NOT_ONLY.sub("", chosen)) else "yes"
+    return _restated_stance(question, chosen)
+
+
+def _restated_stance(question: str, sentence: str) -> str:
+    """The stance of a ``sentence`` that restates a yes/no ``question``: ``no`` when it is negated
+    or turns the question's direction round ("has the debt increased?" -- "the debt decreased"),
+    ``yes`` otherwise (both: yes, "the debt did not decrease")."""
+    negated = bool(_NEGATION.search(_NOT_ONLY.sub("", sentence)))
+    asked_way, said_way = direction((sentences(question) or [question])[0]), direction(sentence)
+    if asked_way and said_way and asked_way != said_way:
+        negated = not negated
+    return "no" if negated else "yes"
 
 
 _RESTATES = 0.6
@@ -251,7 +286,7 @@ _RESTATES_REFUSAL = 0.5
 
 def concluded_stance(question: str, answer: str) -> str | None:
     """For a yes/no question, the stance of the answer's last concluding sentence that restates the
-    question ("Therefore, Foo's margin is not improving"): ``no`` when negated, else ``yes``."""
+    question ("Therefore, Foo's margin is not improving"): :func:`_restated_stance`."""
     if not _YES_NO_QUESTION.match(question):
         return None
     asked = content_words((sentences(question) or [question])[0])
@@ -268,7 +303,7 @@ def concluded_stance(question: str, answer: str) -> str | None:
     last = concluding[-1]
     if m := _ANSWER_IS.search(last):
         return m.group(1).lower()
-    return "no" if _NEGATION.search(_NOT_ONLY.sub("", last)) else "yes"
+    return _restated_stance(question, last)
 # Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
 _METRIC_QUESTION = re.compile(
     r"\b(?:margins?|working capital|ratio|percent(?:age)?|rates?|growth|return on)\b|%", re.IGNORECASE
@@ -637,6 +672,9 @@ class RulesJudge:
             return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
+        if premise := premise_conflict(question, gold, plain(answer)):
+            agrees, why = premise
+            return ("correct" if agrees else "incorrect"), True, why, details
         gold_stance, answer_stance = stance(gold), stance(answer)
         explicit = bool(answer_stance)
         if gold_stance and not answer_stance and self.implied_stance:

@@ -471,3 +471,45 @@ def test_agreement_with_human_labels_per_file(fb_dir: Path) -> None:
     assert on_decided.accuracy >= FLOOR_ABSTAIN_AGREEMENT
     # Abstaining only ever removes verdicts: where it decides, it decides as the full judge does.
     assert all(careful[i] == decided[i] for i in kept)
+
+
+def test_a_restatement_in_the_opposite_direction_says_no(rules: RulesJudge) -> None:
+    """A yes/no question with a direction ("has it increased?") restated with the opposite one
+    ("it decreased") answers no; negating the opposite direction answers yes."""
+    q = "Has Bar Inc increased its long-term debt between FY2021 and FY2022?"
+    assert stance_of(q, "Bar Inc's long-term debt decreased between FY2021 and FY2022, to $4.1bn.") == "no"
+    assert stance_of(q, "Bar Inc's long-term debt did not decrease between FY2021 and FY2022.") == "yes"
+    assert stance_of(q, "Bar Inc's long-term debt increased between FY2021 and FY2022.") == "yes"
+    assert stance_of(q, "Bar Inc's long-term debt did not increase between FY2021 and FY2022.") == "no"
+    gold = "No. The debt went down by $229 million."
+    answer = "Bar Inc's long-term debt on the balance sheet decreased between FY2021 and FY2022."
+    v = rules.judge_sync(q, gold, answer)
+    assert v.verdict == "correct"
+
+
+PREMISE_Q = (
+    "What drove operating margin change as of FY2022 for Baz Bank? If operating margin is not a "
+    "useful metric for a company like this, then please state that and explain why."
+)
+
+
+@pytest.mark.parametrize(
+    "answer,verdict",
+    [
+        ("Operating margin is not a particularly useful metric for a bank like Baz: it sells no goods.",
+         "correct"),
+        ("Operating margin may not be a useful metric here, as Baz earns interest rather than selling goods.",
+         "correct"),
+        ("Operating margin is not a commonly reported metric for lenders like Baz.", "correct"),
+        ("Operating margin rose from 18.1% to 25.2%, driven by higher card fees and lower expenses.",
+         "incorrect"),
+    ],
+)
+def test_a_question_that_offers_to_reject_its_premise(rules: RulesJudge, answer: str, verdict: str) -> None:
+    """When the gold rejects the question's premise (the metric does not apply), an answer is right
+    only if it rejects it too; one that computes the metric anyway is wrong."""
+    v = rules.judge_sync(PREMISE_Q, "Performance is not measured through operating margin.", answer)
+    assert (v.verdict, v.confident) == (verdict, True)
+    # a gold that uses the metric: the premise rule stays out of it
+    used = rules.judge_sync(PREMISE_Q, "Operating margin fell 1.7 points on litigation charges.", answer)
+    assert "metric does not apply" not in used.reasoning
