@@ -124,6 +124,8 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue  # small print: footnotes, captions
             if line.cells >= 3:
                 continue  # table cells on one line
+            if _beside_figures(lines, index):
+                continue  # a table's row label, its figures set beside it on a baseline of their own
             c = line.compact
             if c in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
                 continue
@@ -145,6 +147,20 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue
             out.append(Candidate(page.number, index, line, text, style, scheme, line.y1))
     return [c for c in out if not _BAD_END.search(c.title) or c.scheme]
+
+
+def _beside_figures(lines: list[Line], index: int, reach: int = 3) -> bool:
+    """A table row of figures to the right of line ``index`` that shares part of its height: the
+    line labels that row (a label wrapped over two lines puts the figures between them, so they
+    are not one visual line). A heading never has figures beside it."""
+    line = lines[index]
+    for other in lines[max(0, index - reach) : index + reach + 1]:
+        if other is line or other.x0 <= line.x1 or not is_table_row(other):
+            continue
+        shared = min(line.y1, other.y1) - max(line.y0, other.y0)
+        if shared > 0.3 * min(line.y1 - line.y0, other.y1 - other.y0):
+            return True
+    return False
 
 
 def _prominence(style: tuple) -> tuple:

@@ -159,3 +159,27 @@ def test_two_text_columns_are_read_one_after_the_other(tmp_path):
     assert [c.node_id for c in part_1.children] == ["item_2", "item_3", "item_4"]  # Part I's Items
     assert [c.node_id for c in part_2.children] == ["item_1", "item_1a"]
     assert tree.nodes[0].title == "Form 10-Q cover page"
+
+
+def test_a_wrapped_table_row_label_is_not_a_heading(tmp_path):
+    """A bold row label wrapped over two lines puts its figures on a baseline between them (not
+    one visual line with either): figures set beside a line make it a row label, never a
+    section, while the report's real headings stay."""
+    path = report_pdf(tmp_path / "report.pdf")
+    doc = pymupdf.open(path)
+    page = doc[2]  # "Operations Review / Manufacturing Sites": a table under the section's body
+    y = 600.0
+    for label, figures in (("Net sales", "2,777  897  3,673"), ("Reported growth %", "(6)  (5)  (6)")):
+        page.insert_text((72, y), label, fontname="helv", fontsize=10)
+        page.insert_text((300, y), figures, fontname="helv", fontsize=10)
+        y += 16
+    page.insert_text((72, y), "Comparable Constant Currency", fontname="hebo", fontsize=12)
+    page.insert_text((300, y + 6), "(5)  (4)  (5)", fontname="hebo", fontsize=12)
+    page.insert_text((72, y + 12), "Growth Rate", fontname="hebo", fontsize=12)
+    page.insert_text((72, y + 40), "Volume %   (7)  (6)  (7)", fontname="helv", fontsize=10)
+    doc.saveIncr()
+    doc.close()
+    tree = build_tree(path, use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert not [t for t in titles if "Comparable Constant" in t or t == "Growth Rate"], titles
+    assert "Manufacturing Sites" in titles and "Operations Review" in titles
