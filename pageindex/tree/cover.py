@@ -119,7 +119,9 @@ def _contents_start(pages: list[Page], first: int, last: int, rules: SubheadingR
             (line for line in page.lines[:6] if _CONTENTS_TITLE.match(line.compact)),
             None,
         )
-        standalone = title is not None and title.compact not in rules.headers and (title.bold or title.caps)
+        standalone = (
+            title is not None and title.header_key not in rules.headers and (title.bold or title.caps)
+        )
         if not (is_toc_page(page) or standalone):
             continue
         if title is None:

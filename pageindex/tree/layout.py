@@ -126,8 +126,7 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue  # table cells on one line
             if _beside_figures(lines, index):
                 continue  # a table's row label, its figures set beside it on a baseline of their own
-            c = line.compact
-            if c in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
+            if line.header_key in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
                 continue
             style = (round(line.size * 2) / 2, bold, caps, accent)
             prev = out[-1] if out else None

@@ -30,6 +30,9 @@ _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORE
 LAYOUT_TEXT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES | pymupdf.TEXT_COLLECT_VECTORS
 # a figure, or a lone currency sign, bracket or dash standing in a table cell
 _FIGURE = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*\)?%?$|^[$€£¥(]$|^[-–—]$")
+_PAGE_NUMBER_AT_ENDS = re.compile(
+    r"^\s*(?:page\s+)?\d{1,4}\s+(?=\S)|\s+(?:page\s+)?\d{1,4}\s*$", re.IGNORECASE
+)
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
 
 
@@ -52,6 +55,7 @@ class Line:
     gap: float = 0.0  # widest horizontal gap between the pieces of the line (table cells), points
     wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
     ry: float = -1.0  # reading position on the page: y0, plus the page height in a right column
+    margin: bool = False  # in the page's top or bottom 8%, where running headers and footers stand
 
     def __post_init__(self) -> None:
         if self.ry < 0:
@@ -67,6 +71,20 @@ class Line:
         """How many of the line's words are figures (``1,577``, ``(10.5)``, ``12%``, ``$``, ``—``):
         what a table row is made of."""
         return sum(1 for word in self.text.split() if _FIGURE.match(word))
+
+    @property
+    def header_key(self) -> str:
+        """How a running header or footer recurs from page to page: :attr:`compact`, and for a line
+        in the page's margin that carries a page number at either end, its text without the number
+        and marked as such ("ACME GLOBAL FUND 75" and "... 76" are one footer, "#acmeglobalfund",
+        which no numberless line equals: a contents entry "5.3 Death Benefits 12" never stands for
+        its heading). A line with fewer than 12 letters besides the number keeps it ("Note 7")."""
+        if not self.margin:
+            return self.compact
+        stripped = _PAGE_NUMBER_AT_ENDS.sub("", self.text)
+        if stripped == self.text or _letters(stripped) < 12:
+            return self.compact
+        return "#" + "".join(stripped.split()).lower()
 
     @property
     def compact(self) -> str:
@@ -270,6 +288,7 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
                 gap,
                 wide_gaps,
                 ly0,
+                height > 0 and (ly1 < 0.08 * height or ly0 > 0.92 * height),
             )
         )
     if right is not None:

@@ -44,10 +44,11 @@ def body_color(pages: list[Page]) -> int:
 
 
 def header_texts(pages: list[Page]) -> set[str]:
-    """Compact texts that repeat on 3+ pages: running headers, footers and table labels."""
+    """Texts (:attr:`Line.header_key`) that repeat on 3+ pages: running headers, footers (with
+    their page numbers) and table labels."""
     counts: Counter[str] = Counter()
     for page in pages:
-        counts.update({line.compact for line in page.lines if len(line.text) < 120})
+        counts.update({line.header_key for line in page.lines if len(line.text) < 120})
     return {text for text, n in counts.items() if n >= 3}
 
 
@@ -80,7 +81,7 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     if letters < 3 or len(_NUMBERISH.findall(text)) > max(2, len(text) * 0.1):
         return False
     c = line.compact
-    if c in headers or _SKIP.search(c):
+    if line.header_key in headers or _SKIP.search(c):
         return False
     return not is_table_header(line)
 
@@ -110,7 +111,7 @@ def is_plain_subheading(page: Page, index: int, headers: frozenset[str] | set[st
     if sum(c.isalpha() for c in text) < 4 or len(_NUMBERISH.findall(text)) > 2:
         return False
     c = line.compact
-    if c in headers or _SKIP.search(c):
+    if line.header_key in headers or _SKIP.search(c):
         return False
     if line.underlined:
         return True

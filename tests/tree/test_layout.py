@@ -183,3 +183,28 @@ def test_a_wrapped_table_row_label_is_not_a_heading(tmp_path):
     titles = [n.title for n in tree.walk()]
     assert not [t for t in titles if "Comparable Constant" in t or t == "Growth Rate"], titles
     assert "Manufacturing Sites" in titles and "Operations Review" in titles
+
+
+def test_a_running_footer_with_its_page_number_is_no_section(tmp_path):
+    """A footer that carries the page number ("ACME GLOBAL GROWTH FUND 7") differs on every page,
+    yet it is one running footer: never a section title, while a contents entry that ends in a
+    page number still does not hide the heading it points to."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 80), "Contents", fontname="hebo", fontsize=16)
+    page.insert_text((72, 110), "Investment Policy and Restrictions 2", fontname="helv", fontsize=10)
+    for n in range(2, 17):  # sections longer than a leaf may be: split at their sub-headings
+        page = doc.new_page()
+        y = 60.0
+        if n in (2, 10):
+            title = "Investment Policy and Restrictions" if n == 2 else "Risk Management Framework"
+            page.insert_text((72, 80), title, fontname="hebo", fontsize=16)
+            y = 110.0
+        _body(page, y, 40)
+        page.insert_text((72, 810), f"ACME GLOBAL GROWTH FUND {n}", fontname="hebo", fontsize=9)
+    doc.save(tmp_path / "fund.pdf")
+    doc.close()
+    tree = build_tree(tmp_path / "fund.pdf", use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert not [t for t in titles if "ACME GLOBAL GROWTH FUND" in t], titles
+    assert "Investment Policy and Restrictions" in titles and "Risk Management Framework" in titles
