@@ -7,12 +7,24 @@ import tempfile
 from pathlib import Path
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once, at import: setting it to read it is not thread-safe
+
+
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file + rename: all or nothing."""
+    """Write ``text`` to ``path`` via a temp file + rename: all or nothing. The file gets the
+    permissions any new file gets (0666 less the umask), not the temp file's owner-only 0600, so
+    other users and CI artifact readers can read run.json and trees like samples.jsonl."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
