@@ -37,7 +37,7 @@ def parse_options(pairs: list[str], retriever: str | None = None) -> dict[str, A
 def _moved_short_flag(value: Any) -> None:
     """``ask -o`` meant ``--opt`` before ``-o`` became ``--out`` everywhere: say so, never guess."""
     if value:
-        fail("-o no longer means --opt in ask; write --opt NAME=VALUE (e.g. --opt max_turns=6)")
+        fail("-o no longer means --opt in ask; write --opt NAME=VALUE (e.g. --opt max_iterations=2)")
 
 
 def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
@@ -87,7 +87,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
         ),
         option: list[str] = opt_option(
-            help="Retriever option NAME=VALUE (or RETRIEVER.NAME=VALUE), repeatable (e.g. --opt max_turns=6)."
+            help="Retriever option NAME=VALUE (or RETRIEVER.NAME=VALUE), repeatable "
+            "(e.g. --opt max_iterations=2 for the default retriever, iterative)."
         ),
         _old_o: bool = typer.Option(
             False, "-o", hidden=True, is_eager=True, callback=_moved_short_flag, help="Was --opt: an error."
@@ -281,8 +282,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "retrievers",
         epilog=examples(
             "pageindex retrievers",
-            'pageindex ask 10k.pdf "What was revenue?" -r iterative --opt max_turns=6',
-            "pageindex bench run -r agent,iterative --opt agent.max_turns=8 --opt iterative.max_turns=4",
+            'pageindex ask 10k.pdf "What was revenue?" -r iterative --opt max_iterations=2',
+            "pageindex bench run -r agent,iterative --opt agent.max_turns=8 --opt iterative.max_iterations=2",
         ),
     )
     def retrievers() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import typer
@@ -249,3 +250,52 @@ def test_every_example_uses_options_its_command_has(path):
             command.make_context(command.name, args, parent=ctx, resilient_parsing=True)
         except NoSuchOption as exc:  # pragma: no cover - the failure message
             pytest.fail(f"{example}: {exc.format_message()}")
+
+
+def _help_texts() -> list[str]:
+    """Every command's help and epilog (examples), the README's text too."""
+    import click
+    import typer
+
+    from pageindex.cli import app
+
+    texts: list[str] = [(Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")]
+
+    def walk(command: click.Command) -> None:
+        texts.extend([command.help or "", command.epilog or ""])
+        for param in command.params:  # an option's help, said of its command ("ask: ...")
+            texts.append(f"{command.name}: {getattr(param, 'help', None) or ''}")
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    return texts
+
+
+def test_every_opt_example_names_an_option_the_retriever_has() -> None:
+    """The ``--opt`` examples of every --help and of the README name options the retriever meant
+    has (a wrong one, ``-r iterative --opt max_turns=6``, exits 2 for whoever copies it)."""
+    import re
+
+    from pageindex.retrievers import get_retriever
+    from pageindex.retrievers.base import available_retrievers
+
+    checked = 0
+    for text in _help_texts():
+        for line in text.splitlines():
+            if "--opt" not in line:
+                continue
+            spans = re.findall(r"`([^`]*)`", line)
+            # a retriever named on the line ("| `oracle` | ...", "`oracle` takes `--opt pages=..`")
+            row = next((s for s in spans if s in available_retrievers()), None)
+            for part in spans or [line]:  # each command of the line
+                given = re.search(r"(?:-r|--retrievers?)\s+([a-z,]+)", part)
+                default = "iterative" if re.search(r"\bask\b", part) else "agent"  # ask's, else agent
+                named = given.group(1).split(",") if given else [row or default]
+                for opt in re.findall(r"--opt\s+([a-z_]+(?:\.[a-z_]+)?)=", part):
+                    retriever, _, name = opt.rpartition(".")
+                    for r in [retriever] if retriever else named:
+                        fields = get_retriever(r).options.model_fields
+                        assert name in fields, f"{r}.{name} in: {line.strip()}"
+                        checked += 1
+    assert checked >= 8
