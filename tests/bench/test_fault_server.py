@@ -108,16 +108,20 @@ def test_stall_shorter_than_timeout_answers_late():
 
 
 def test_a_stalled_request_does_not_block_others():
-    with FaultServer(rate=1.0, faults=["stall"], stall_seconds=30) as srv:
-        api = client(srv, timeout=40)
+    # Generous waits: on a loaded machine the four stalled requests may take seconds to arrive, and
+    # one arriving after the faults are switched off would be served at once. Stopping the server
+    # ends the stalls, so the long stall costs nothing.
+    with FaultServer(rate=1.0, faults=["stall"], stall_seconds=300) as srv:
+        api = client(srv, timeout=310)
         stalled = ThreadPoolExecutor(4)
         futures = [
             stalled.submit(api.chat.completions.create, model="m", messages=messages(f"q{i}"))
             for i in range(4)
         ]
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60
         while srv.stats().in_flight < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert srv.stats().in_flight == 4, "the four stalled requests never all arrived"
         srv.configure(rate=0.0)
         with ThreadPoolExecutor(8) as pool:
             quick = list(
