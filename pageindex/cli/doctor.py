@@ -24,7 +24,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Probe a model endpoint with a few bounded calls (about 1,000 tokens in all) and report "
         "what it can do: OpenAI compatibility, usage, tool calls, JSON mode and schema, max_tokens, "
         "context window, speed and price; then the flags to use or why the LLM retrievers cannot "
-        "run. Results are cached per endpoint and model for 7 days (--refresh probes again).\n\n"
+        "run. Results are cached per endpoint and model for 7 days (--refresh probes again; "
+        "an unusable verdict is not cached).\n\n"
         + EXIT_CODES,
         epilog=examples(
             "pageindex doctor -m openai/gpt-4o-mini",

@@ -18,7 +18,8 @@ thousand tokens in all, more with ``probe_context``) and returns a :class:`Docto
 
 Then a verdict (``usable``, ``limited``, ``unusable``; exit code 0, 1, 2) with its reasons and
 :class:`SuggestedSettings` (JSON mode, concurrency, timeout, context budget). Reports are cached
-per (base URL without credentials, model) for 7 days under the user cache dir; they never hold
+per (base URL without credentials, model) for 7 days under the user cache dir (not when the verdict is
+``unusable``: the next call probes again); they never hold
 a key (:func:`cached_findings` reads them back, :func:`suggest_settings` turns them into settings).
 This module is part of the library: it never imports ``bench``.
 """
@@ -956,7 +957,9 @@ def run_doctor(
         if cached is not None and (not probe_context or cached.check("context_probe") is not None):
             return cached
     report = asyncio.run(diagnose(spec, timeout=timeout, probe_context=probe_context, transport=transport))
-    if use_cache and report.findings.reachable:
+    if use_cache and report.findings.reachable and report.verdict != "unusable":
+        # An unusable endpoint is not remembered: the next doctor probes again (a server started
+        # on that port since, or fixed, is found at once rather than after the cache expires).
         save_report(report, spec)
     return report
 

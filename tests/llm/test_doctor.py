@@ -417,3 +417,17 @@ def test_the_client_reads_the_window_from_the_preflight_once(server):
     # the training window is not the server's: taking it would size prompts past what it accepts
     assert read({"id": "m", "meta": {"n_ctx_train": 32768}}) == (None, "")
     assert read({"metadata": {"max_input_tokens": 128000}}) == (128000, "max_input_tokens")
+
+
+def test_an_unusable_verdict_is_not_cached_a_usable_one_is(server):
+    """A server fixed (or started on that port) after an unusable verdict is found by the next
+    doctor at once, not after the cache expires; a usable verdict is served from the cache."""
+
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    server.set_limits(ServerLimits(no_tools=True, no_json_mode=True))
+    assert run_doctor(spec, timeout=10).verdict == "unusable"
+    assert cached_findings(spec) is None
+    server.set_limits(ServerLimits())
+    fixed = run_doctor(spec, timeout=10)
+    assert fixed.verdict != "unusable" and not fixed.cached
+    assert cached_findings(spec) is not None and run_doctor(spec, timeout=10).cached
