@@ -6,7 +6,10 @@ import threading
 
 import typer
 
-from pageindex.cli._common import console, examples, fail
+from pageindex.cli._common import console, examples, fail, validation_message
+
+# FaultConfig's fields as the command's options, for one-line errors
+_OPTIONS = {"retry_after_seconds": "--retry-after", "echo_api_key": "--echo-key", "rates": "--faults"}
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -20,8 +23,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     )
     def fault_server(
         host: str = typer.Option("127.0.0.1", help="Loopback address to bind (127.0.0.1, ::1 or localhost)."),
-        port: int = typer.Option(8089, help="Port to listen on (0 = any free port)."),
-        rate: float = typer.Option(0.3, help="Probability that a chat request gets a fault (0..1)."),
+        port: int = typer.Option(8089, min=0, max=65535, help="Port to listen on (0 = any free port)."),
+        rate: float = typer.Option(
+            0.3, min=0.0, max=1.0, help="Probability that a chat request gets a fault (0..1)."
+        ),
         faults: str = typer.Option(
             "all",
             help="Comma-separated fault kinds, optionally with their own rate (stall=0.05). Kinds: 429, "
@@ -29,8 +34,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "bad_section, needs_more; groups: all, http, 5xx, tools.",
         ),
         seed: int = typer.Option(0, help="Seed of the fault choice; same seed, same faults per request."),
-        stall_seconds: float = typer.Option(90.0, help="How long a 'stall' fault waits before answering."),
-        retry_after: float = typer.Option(1.0, help="Seconds announced by a 429's Retry-After header."),
+        stall_seconds: float = typer.Option(
+            90.0, min=0.0, help="How long a 'stall' fault waits before answering."
+        ),
+        retry_after: float = typer.Option(
+            1.0, min=0.0, help="Seconds announced by a 429's Retry-After header."
+        ),
         echo_key: bool = typer.Option(
             False, help="Put the caller's API key into error messages (to test that results redact it)."
         ),
@@ -81,8 +90,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             server.start()
         except NonLoopbackError as exc:
             fail(str(exc))
-        except (ValueError, OSError) as exc:
-            fail(f"cannot start the fault server: {exc}".replace("\n", " "))
+        except ValueError as exc:  # pydantic's ValidationError included: one line naming the option
+            fail(f"cannot start the fault server: {validation_message(exc, _OPTIONS)}")
+        except OSError as exc:
+            fail(f"cannot start the fault server on {host}:{port}: {exc.strerror or exc}")
         kinds = ", ".join(f"{k.value}={w:.3f}" for k, w in config.weights().items())
         console.print(f"fault server listening on [bold]{server.base_url}[/] (Ctrl-C to stop)")
         console.print(f"fault rate {rate:g}, seed {seed}: {kinds}", highlight=False)

@@ -100,7 +100,12 @@ def validation_message(exc: Exception, options: dict[str, str] | None = None) ->
         message = err.get("msg", "invalid").removeprefix("Value error, ")
         if allowed:
             message = f"must be {allowed}"
-        parts.append(f"{name} {err.get('input')!r}: {message}" if "input" in err else f"{name}: {message}")
+        if not field:  # a rule over several fields: its message says what is wrong
+            parts.append(message)
+        elif "input" in err:
+            parts.append(f"{name} {err.get('input')!r}: {message}")
+        else:
+            parts.append(f"{name}: {message}")
     return "; ".join(parts)
 
 

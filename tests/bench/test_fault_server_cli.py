@@ -58,3 +58,21 @@ def test_runs_until_ctrl_c_and_prints_stats():
         child.close(force=True)
     assert "stopped; 2 requests (1 chat), 1 faults [503=1]" in tail
     assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["--rate", "2"], "'--rate'"),
+        (["--port", "80000"], "'--port'"),
+        (["--stall-seconds", "-1"], "'--stall-seconds'"),
+        (["--faults", "429=0.7,500=0.6"], "fault rates add up to more than 1"),
+    ],
+)
+def test_bad_values_are_one_error_line_naming_what_is_wrong(args: list[str], says: str):
+    """Never a pydantic dump or an 'internal error' (both happened for --rate 2 and --port 80000)."""
+    result = CliRunner().invoke(app, ["bench", "fault-server", *args], terminal_width=200)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], result.output
+    assert "pydantic" not in result.output and "internal error" not in result.output and "{" not in lines[0]
