@@ -258,6 +258,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(f"model {model}: budget exhausted ({exc})", code=ExitCode.BUDGET)
         save()
         outcome = answer.result
+        if outcome.status == "error" and outcome.error_kind == "bad_input":  # e.g. --opt pages=999
+            fail(f"{outcome.error}", code=ExitCode.BAD_INPUT)
         unusable = outcome.status == "fail" and is_model_failure(outcome.error_kind)
         if as_json:
             out = answer.cited.model_copy(deep=True)
@@ -267,8 +269,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             typer.echo(out.model_dump_json(indent=2))
         else:
             print_answer(console, tree, answer, show_trace=trace)
-        # Exit codes (issue 12's table): 0 answered or a justified "not found"; 4 the retrieval
-        # ended in an error or the model's output was unusable -- said on stderr, with the cause.
+        # Exit codes (issue 12's table): 0 answered or a justified "not found"; 2 an option that does
+        # not fit this filing; 4 the retrieval ended in an error or the model's output was unusable
+        # -- said on stderr, with the cause.
         if outcome.status == "error":
             fail(f"the retrieval failed ({outcome.error_kind}): {outcome.error}", code=ExitCode.ERRORS)
         if unusable:

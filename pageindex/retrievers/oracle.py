@@ -3,7 +3,8 @@
 The upper bound of what retrieval can reach: the model sees exactly the pages the dataset
 marks as evidence (``QuestionContext.evidence_pages``, or the ``pages`` option), nothing else.
 Without gold pages the retrieval ends in ``error`` (kind ``no_evidence``): there is nothing
-to be an oracle about.
+to be an oracle about. Pages outside the filing are dropped (a trace event says so); a ``pages``
+option naming no page the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2).
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ class OracleOptions(ModelCallOptions):
     def _comma_separated(cls, value: Any) -> Any:
         """``--opt pages=56,60`` on the command line arrives as the text "56,60"."""
         if isinstance(value, str):
-            return [int(p) for p in value.replace(" ", "").split(",") if p]
+            parts = [p for p in value.replace(" ", "").split(",") if p]
+            if not all(p.isdigit() for p in parts):
+                raise ValueError(f"expected page numbers separated by commas (e.g. 56,60), got {value!r}")
+            return [int(p) for p in parts]
         if isinstance(value, int) and not isinstance(value, bool):
             return [value]
         return value
@@ -39,6 +43,11 @@ async def oracle(run: QuestionRun, opts: OracleOptions) -> RetrievalResult:
     """Answer from the gold evidence pages only: the ceiling for every retriever."""
     pages = opts.pages if opts.pages is not None else run.context.evidence_pages
     outside = [p for p in pages if not 1 <= p <= run.tree.page_count]
+    if outside and len(outside) == len(pages) and opts.pages is not None:
+        # the caller's own pages, none of them in the filing: bad input, said as such
+        reason = f"pages option {outside}: outside this filing's pages 1-{run.tree.page_count}"
+        run.event("error", reason)
+        return run.result("error", error=reason, error_kind="bad_input")
     if outside:
         run.event("error", f"evidence pages {outside} are outside 1..{run.tree.page_count}")
     pages = [p for p in pages if 1 <= p <= run.tree.page_count]

@@ -388,3 +388,14 @@ def test_wrong_kinds_of_file_say_what_is_wanted(tmp_path):
     code, output = invoke(["bench", "summary", str(text)])
     assert code == 2 and f"{text} is a file, not a run directory" in output
     assert_one_error_line(output)
+
+
+def test_ask_with_oracle_pages_the_filing_does_not_have_is_bad_input(tmp_path, quiet_env):
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    cases = (("999", "outside this filing's pages 1-"), ("abc", "page numbers separated by commas"))
+    for pages, says in cases:
+        args = ["ask", str(filing), "What was revenue?", "-r", "oracle", "--opt", f"pages={pages}"]
+        code, output = invoke([*args, *SCRIPTED])
+        assert code == ExitCode.BAD_INPUT, output
+        assert_one_error_line(output)
+        assert says in output and "no gold evidence" not in output and "invalid literal" not in output

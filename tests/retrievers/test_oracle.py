@@ -87,3 +87,14 @@ def test_needs_a_model_and_known_options(tree_3m):
         retrieve(tree_3m, CAPEX_Q, retriever="oracle", context={"evidence_pages": [60]})
     with pytest.raises(RetrieverConfigError, match="unknown option 'evidence'"):
         oracle(tree_3m, ScriptedModel(replies=[]), evidence=[60])
+
+
+def test_a_pages_option_with_no_page_of_the_filing_is_bad_input(tree_3m):
+    """``--opt pages=999`` on a 160-page filing: bad input (ask exits 2), not 'no gold evidence
+    pages'; text that is no page list is refused before any work."""
+    sm = ScriptedModel(replies=[])
+    result = oracle(tree_3m, sm, pages=[999])
+    assert (result.status, result.error_kind) == ("error", "bad_input") and sm.requests == []
+    assert result.error == "pages option [999]: outside this filing's pages 1-160"
+    with pytest.raises(RetrieverConfigError, match=r"page numbers separated by commas"):
+        oracle(tree_3m, sm, pages="abc")
