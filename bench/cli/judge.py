@@ -17,7 +17,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "where rows have them.",
         epilog=examples(
             "pageindex bench judge -i answers.jsonl -o verdicts.jsonl",
-            "pageindex bench judge --labels datasets/financebench --per-file --abstain",
+            "pageindex bench judge --labels ../shared/financebench --per-file --abstain",
             "pageindex bench judge -i answers.jsonl -o verdicts.jsonl --judge llm "
             "--judge-model ollama/llama3.1 --judge-base-url http://127.0.0.1:11434/v1",
         ),
@@ -117,6 +117,12 @@ def judge(
         fail(f"{source}: cannot read ({exc})")
     if not parsed:
         fail(f"{source}: no rows")
+    if all(p.error for p in parsed):  # not an answers file at all: say so, write nothing
+        first = parsed[0]
+        fail(
+            f"{source}: no row is a JSON object with question, gold_answer and model_answer "
+            f"(line {first.line}: {first.error})"
+        )
     rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
     if output is not None:
         try:

@@ -186,3 +186,20 @@ def test_labels_option_errors_are_one_line(tmp_path: Path) -> None:
         text = " ".join(result.output.split())
         assert result.exit_code == 2 and message in text, (args, result.output)
         assert "Traceback" not in result.output and text.startswith("error:")
+
+
+def test_a_file_that_is_no_answers_file_is_bad_input(tmp_path: Path) -> None:
+    """Every line malformed (a README given as --input): one error line, exit 2, nothing written,
+    instead of "N rows judged; N rows with errors" and exit 0. Some malformed lines among good ones
+    are still judged around (their errors listed)."""
+    src = tmp_path / "notes.md"
+    src.write_text("# Notes\n\nSome text, not JSON.\n")
+    out = tmp_path / "verdicts.jsonl"
+    result = CliRunner().invoke(app, ["bench", "judge", "--input", str(src), "--out", str(out)])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].startswith(f"error: {src}: no row is a JSON object") and not out.exists()
+    good = {"question": "Q?", "gold_answer": "1", "model_answer": "1"}
+    src.write_text(json.dumps(good) + "\nnot json\n")
+    result = CliRunner().invoke(app, ["bench", "judge", "--input", str(src), "--out", str(out)])
+    assert result.exit_code == 0 and "1 rows with errors" in result.output and out.exists()
