@@ -200,7 +200,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             }
             operational = {k: v for k, v in given_settings.items() if k in RESUME_OVERRIDES}
             overrides = {k: v for k, v in operational.items() if v is not None}
-            overrides.update(_local_profile(model, base_url, concurrency, timeout, max_retries, resume))
+            profile, profile_line = _local_profile(model, base_url, concurrency, timeout, max_retries, resume)
+            overrides.update(profile)
             if resume is not None:
                 fixed = {
                     "--data-dir": data_dir,
@@ -248,6 +249,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         runner = Runner(
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None
         )
+        if profile_line:
+            # said once the run starts (trees or samples), i.e. after the endpoint's preflight passed:
+            # a server that is no OpenAI API stays one error line
+            said: list[bool] = []
+
+            def _say_profile(event: object) -> None:
+                if not said:
+                    said.append(True)
+                    err_console.print(f"[dim]{profile_line}[/]", highlight=False)
+
+            events.subscribe(_say_profile)
 
         async def _main():
             loop = asyncio.get_running_loop()
@@ -332,26 +344,22 @@ def _local_profile(
     timeout: float | None,
     max_retries: int | None,
     resume: Path | None,
-) -> dict[str, object]:
+) -> tuple[dict[str, object], str | None]:
     """Settings of the local-server profile for a loopback base URL that the user did not give
-    (a resumed run keeps its stored ones); said in the run's header (stderr)."""
+    (a resumed run keeps its stored ones), and the header line that says so (None: none apply)."""
     from bench.config import configured_model
-    from pageindex.cli._common import err_console
     from pageindex.llm.profile import settle
 
     given = {"concurrency": concurrency, "timeout_s": timeout, "max_retries": max_retries}
     if resume is not None:  # the stored settings win over the profile; flags still win
-        return {"retry_timeouts": True} if max_retries is not None else {}
+        return ({"retry_timeouts": True} if max_retries is not None else {}), None
     # The cached `pageindex doctor` findings win over the profile (the runner applies them, with
     # their notes): the settings they decide are left out of the profile and of its header line.
     settled = settle(configured_model(model), base_url, given)
-    note = settled.note()
-    if note:
-        err_console.print(f"[dim]{note}[/]", highlight=False)
     settings, sources = settled.settings, settled.sources
     out: dict[str, object] = {
         name: settings[name] for name, source in sources.items() if source == "local-server profile"
     }
     if max_retries is not None:
         out["retry_timeouts"] = True
-    return out
+    return out, settled.note()

@@ -165,7 +165,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if spec.needs_llm or model:
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
-            settings = _client_settings(
+            settings, notes = _client_settings(
                 model, base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency,
                 json_mode=json_mode,
             )  # fmt: skip
@@ -176,6 +176,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 llm = _client(model, base_url, scripted_policy, json_mode, **settings)
             except (ValueError, LLMError) as exc:
                 fail(f"model {model}: {exc}")
+            from pageindex.cli._common import err_console
+
+            for note in notes:  # said once the endpoint passed its preflight: an error stays one line
+                err_console.print(f"[dim]{note}[/]", highlight=False)
         import time
 
         limits = SessionLimits(idle_ttl_s=session_ttl * 60, max_chars=session_max_chars)
@@ -354,12 +358,11 @@ def _client_settings(
     max_retries: int | None,
     concurrency: int | None,
     json_mode: bool,
-) -> dict:
+) -> tuple[dict, list[str]]:
     """Client settings: the user's flags > the cached ``pageindex doctor`` findings > the
     local-server profile when the endpoint is on this machine (``ollama/`` included) > the
-    defaults (:func:`pageindex.llm.profile.settle`); the doctor's and the profile's choices are
-    said on stderr."""
-    from pageindex.cli._common import err_console
+    defaults (:func:`pageindex.llm.profile.settle`); and the lines that say the doctor's and the
+    profile's choices (for stderr, once the endpoint is known to answer)."""
     from pageindex.llm.profile import settle
 
     given = {
@@ -369,11 +372,9 @@ def _client_settings(
         "json_mode": True if json_mode else None,  # the flag's False is not a choice
     }
     settled = settle(model, base_url, given, defaults={"concurrency": 8})
-    for note in settled.doctor_notes:
-        err_console.print(f"[dim]settings from pageindex doctor: {note}[/]", highlight=False)
-    note = settled.note()
-    if note:
-        err_console.print(f"[dim]{note}[/]", highlight=False)
+    notes = [f"settings from pageindex doctor: {note}" for note in settled.doctor_notes]
+    if profile := settled.note():
+        notes.append(profile)
     settings = settled.settings
     return {
         "timeout": settings["timeout_s"],
@@ -381,4 +382,4 @@ def _client_settings(
         "concurrency": settings["llm_concurrency"] or settings["concurrency"],
         "retry_timeouts": settings["retry_timeouts"],
         "json_mode": bool(settings.get("json_mode")),
-    }
+    }, notes

@@ -49,9 +49,11 @@ def test_ollama_without_base_url_is_a_local_server(monkeypatch, tmp_path):
     assert (settled.settings["concurrency"], settled.settings["timeout_s"]) == (1, 600.0)
     assert "localhost:11434" in (settled.note() or "")
     unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
-    ask = _client_settings("ollama/llama3.1", None, **unset)
+    ask, notes = _client_settings("ollama/llama3.1", None, **unset)
+    assert notes == [settled.note()]
     assert (ask["concurrency"], ask["timeout"], ask["retry_timeouts"]) == (1, 600.0, False)
-    remote = _client_settings("openai/gpt-4o-mini", "https://api.example.com/v1", **unset)
+    remote, notes = _client_settings("openai/gpt-4o-mini", "https://api.example.com/v1", **unset)
+    assert notes == []
     assert (remote["concurrency"], remote["timeout"]) == (8, 60.0)
     monkeypatch.setenv("OLLAMA_BASE_URL", "http://10.1.2.3:11434/v1")  # Ollama on another machine
     assert settle("ollama/llama3.1", None, {"concurrency": None}).settings["concurrency"] == 4
