@@ -181,11 +181,32 @@ def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str
     found = comparability(a, b)
     if found.differences and not allow_changed:
         raise NotComparable(
-            "not comparable: "
-            + "; ".join(d.text for d in found.differences)
-            + " (re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
+            "not comparable: " + "; ".join(_said(d, a, b) for d in found.differences) + f" ({_remedy(found)})"
         )
     return found.unrecorded
+
+
+def _said(d: Difference, a: Run, b: Run) -> str:
+    """A difference as the refusal says it: a dataset content hash shortened, with the datasets'
+    names when they differ."""
+    if d.field != "dataset content hash":
+        return d.text
+    names = (a.info.dataset.name or NO_VALUE, b.info.dataset.name or NO_VALUE)
+    named = f" (datasets {names[0]} vs {names[1]})" if names[0] != names[1] else ""
+    return f"{d.field} {a.run_id}={(d.a or NO_VALUE)[:12]} vs {b.run_id}={(d.b or NO_VALUE)[:12]}{named}"
+
+
+def _remedy(found: Comparability) -> str:
+    """What can make the runs comparable: a rejudge only mends a judge difference."""
+    fields = {d.field for d in found.differences}
+    steps = []
+    if fields & {"judge", "judge version", "judge model"}:
+        steps.append("re-score one with `pageindex bench rejudge`")
+    if "tree builder version" in fields:
+        steps.append("run both with the same tree builder")
+    if "dataset content hash" in fields:
+        steps.append("compare runs of the same dataset")
+    return ", ".join(steps) + ", or pass --allow-changed"
 
 
 def _short(text: str, limit: int = SHORT_QUESTION) -> str:

@@ -256,11 +256,23 @@ def test_runs_scored_differently_are_not_comparable(tmp_path: Path) -> None:
     res = _gate(cand, "--baseline", other_dir)
     assert res.exit_code == 2
     (line,) = _lines(res)
-    assert line.startswith(
+    assert line == (
         "error: not comparable: judge model other=openai/gpt-4o vs cand=-; "
         "tree builder version other=2.0+x vs cand=1.0+handmade; "
-        "dataset content hash other=beef vs cand=c0ffee"
+        "dataset content hash other=beef vs cand=c0ffee (re-score one with `pageindex bench rejudge`, "
+        "run both with the same tree builder, compare runs of the same dataset, or pass --allow-changed)"
     )
+    # two datasets: named, their 64-character hashes shortened
+    fb = run_info("fb")
+    fb.dataset.name, fb.dataset.content_sha256 = "financebench", "a" * 64
+    fb_dir = write_run(tmp_path / "fb", outcomes("cccc"), info=fb)
+    cand_info = run_info("cand2")
+    cand_info.dataset.content_sha256 = "b" * 64
+    cand2 = write_run(tmp_path / "cand2", outcomes("cccc"), info=cand_info)
+    (line,) = _lines(_gate(cand2, "--baseline", fb_dir))
+    assert f"dataset content hash fb={'a' * 12} vs cand2={'b' * 12} (datasets financebench vs " in line
+    assert "a" * 13 not in line
+    assert line.endswith("(compare runs of the same dataset, or pass --allow-changed)")
 
 
 def test_runs_without_provenance_are_compared_with_a_warning(tmp_path: Path) -> None:
