@@ -117,7 +117,7 @@ class ProgressView:
             else:
                 self._throttle = _Throttle(p.total, self.interval_s, self.clock, self.every)
                 self._throttle.due(0)
-                self._line(f"{event.run_id}: {p.total} samples to run{note}")
+                self._line(f"{event.run_id}: {p.total} sample{'' if p.total == 1 else 's'} to run{note}")
             return
         if self.live:
             if self.task is not None:

@@ -498,11 +498,13 @@ class Runner:
         """The retrievers to run and those skipped; unknown retrievers or options fail now."""
         cfg = self.config
         retrievers, skipped = choose_retrievers(cfg, model)
-        for name in retrievers:
-            get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         unknown_opts = set(cfg.retriever_options) - set(available_retrievers())
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
+        # every option is checked, also those of a retriever this run skips or was not asked for
+        # (a typo in --opt agent.max_turn is an error whether or not agent runs this time)
+        for name in sorted(set(retrievers) | set(cfg.retriever_options)):
+            get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         return retrievers, skipped
 
     def _choose_questions(self) -> tuple[Dataset, list[Question], list[DroppedQuestion]]:

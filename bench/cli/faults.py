@@ -18,7 +18,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         epilog=examples(
             "pageindex bench fault-server --port 8089 --rate 0.3",
             "pageindex bench fault-server --faults 429,stall=0.05 --stall-seconds 5 --seed 1",
-            "pageindex bench fault-server --lacks tools --context-window 8192",
+            "pageindex bench fault-server --rate 0 --lacks tools --context-window 8192",
         ),
     )
     def fault_server(

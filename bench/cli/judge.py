@@ -98,6 +98,10 @@ def judge(
     if labels is not None:
         if not labels.is_dir():
             fail(f"--labels {labels}: no such directory")
+        every = label_files(labels)
+        known = {p.name for p in every} | {p.stem for p in every}
+        if unknown_excluded := [e for e in exclude if e not in known]:
+            fail(f"--exclude {unknown_excluded[0]!r}: not a label file in {labels}")
         files = label_files(labels, exclude=set(exclude))
         names = {p.name for p in files} | {p.stem for p in files}
         if unknown := [h for h in holdout if h not in names]:

@@ -96,7 +96,7 @@ class _Lookup:
 @register_retriever("followup", options=FollowupOptions, prompt_version=PROMPT_VERSION)
 async def followup(run: QuestionRun, opts: FollowupOptions) -> RetrievalResult:
     """One model answers from BM25-chosen sections and lists what is missing; missing items are
-    looked up (titles, then BM25) and shown, at most ``max_passes`` times."""
+    looked up (titles, then BM25) and shown, at most max_passes times."""
     prompt = load_prompt(PROMPT_VERSION)
     hits = ranker_for(run.tree, "section").search(run.query, k=opts.initial_sections)
     first: list[int] = []

@@ -20,7 +20,8 @@ def _span(tree: Tree, node: Node) -> str:
 
 def render_toc(tree: Tree, depth: int = 0) -> str:
     """One line per node: indentation by level, title, page span, node id."""
-    lines = [f"{tree.doc_id}  ({tree.page_count} pages, strategy: {tree.strategy})"]
+    pages = f"{tree.page_count} page{'' if tree.page_count == 1 else 's'}"
+    lines = [f"{tree.doc_id}  ({pages}, strategy: {tree.strategy})"]
     for node in tree.walk():
         if depth and node.level > depth:
             continue

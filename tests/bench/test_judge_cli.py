@@ -203,3 +203,15 @@ def test_a_file_that_is_no_answers_file_is_bad_input(tmp_path: Path) -> None:
     src.write_text(json.dumps(good) + "\nnot json\n")
     result = CliRunner().invoke(app, ["bench", "judge", "--input", str(src), "--out", str(out)])
     assert result.exit_code == 0 and "1 rows with errors" in result.output and out.exists()
+
+
+def test_exclude_must_name_a_label_file(tmp_path: Path) -> None:
+    """--exclude of a file that is not there is refused, as --holdout is (it was silently ignored)."""
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    row = {"question": "Q?", "gold_answer": "1", "model_answer": "1", "label": "Correct"}
+    (labels / "model_a.jsonl").write_text(json.dumps(row) + "\n")
+    args = ["bench", "judge", "--labels", str(tmp_path), "--exclude", "model_b"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: --exclude 'model_b': not a label")

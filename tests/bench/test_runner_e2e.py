@@ -217,3 +217,16 @@ def test_budget_exhaustion_then_resume_completes(fb_subset: Path, tree_cache: Pa
     assert len(final) == 12 and len({r.key for r in final}) == 12
     assert check_run(first.run_dir).ok
     assert json.loads((first.run_dir / "run.json").read_text())["budget"] == {"tokens": 10_000_000}
+
+
+def test_an_unknown_option_of_a_retriever_that_does_not_run_is_refused(fb_subset: Path, tree_cache: Path,
+                                                                       tmp_path: Path):  # fmt: skip
+    """``-r extractive --opt agent.max_turn=3``: the typo is an error even though agent does not run
+    this time (it was silently ignored); nothing is written."""
+    from pageindex.retrievers.base import RetrieverConfigError
+
+    bad = config(fb_subset, tmp_path / "run", tree_cache, retrievers=["extractive"],
+                 retriever_options={"agent": {"max_turn": "3"}})  # fmt: skip
+    with pytest.raises(RetrieverConfigError, match="retriever 'agent': unknown option 'max_turn'"):
+        run(bad)
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
