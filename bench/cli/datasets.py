@@ -57,10 +57,13 @@ def fetch(
         fail(f"unknown dataset {dataset!r}; available: financebench")
     out_dir = output_dir(out_dir, out)
 
+    failed: list[FetchEvent] = []  # listed after the run: a fetch that cannot start is one error line
+
     def show(event: FetchEvent) -> None:
-        style = {"failed": "red", "skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(
-            event.status, "green"
-        )
+        if event.status == "failed":
+            failed.append(event)
+            return
+        style = {"skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(event.status, "green")
         size = f"{event.size / 1e6:.1f} MB" if event.size else ""
         console.print(f"[{style}]{event.status:>10}[/] {event.path} {size} {event.detail}", highlight=False)
 
@@ -72,6 +75,8 @@ def fetch(
         fail(str(exc), code=ExitCode.BAD_INPUT)
     except OSError as exc:
         fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
+    for event in failed:
+        console.print(f"[red]{event.status:>10}[/] {event.path} {event.detail}", highlight=False)
     counts = ", ".join(
         f"{report.count(s)} {s}"
         for s in ("downloaded", "resumed", "replaced", "skipped", "failed")

@@ -276,3 +276,21 @@ def test_cli_fetch_exit_codes_unreachable_2_partial_4(server, tmp_path: Path) ->
     )
     assert gone.exit_code == 2
     assert gone.output.strip().splitlines()[-1].startswith("error: ") and "HTTP 404" in gone.output
+
+
+def test_an_unreachable_source_is_one_error_line(tmp_path: Path) -> None:
+    """Nothing can be fetched: exactly one line (the failed file is not listed before it), exit 2."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = ["bench", "datasets", "fetch", "financebench", "--out", str(tmp_path / "fb"),
+            "--base-url", f"http://127.0.0.1:{port}/", "--retries", "0"]  # fmt: skip
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
