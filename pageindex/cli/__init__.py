@@ -163,6 +163,26 @@ bench = typer.Typer(
 app.add_typer(bench, name="bench")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            echo(f"pageindex-bench {version('pageindex-bench')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            echo("pageindex-bench (not installed)")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Section trees for PDF filings, retrievers over them, and a benchmark harness."""
+
+
 _PLUGIN_ERROR: PluginError | None = None  # reported as one line when the command runs
 
 

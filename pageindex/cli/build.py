@@ -89,6 +89,9 @@ def tree(
     max_leaf_pages: int = typer.Option(
         5, "--max-leaf-pages", min=1, help="Split leaves longer than this (for a PDF)."
     ),
+    no_outline: bool = typer.Option(
+        False, "--no-outline", help="Ignore the PDF's embedded outline (for a PDF), as `build --no-outline`."
+    ),
     depth: int = typer.Option(0, "--depth", min=0, help="Show only this many levels (0 = all)."),
 ) -> None:
     from pageindex.tree import PDFError, build_tree, load_tree
@@ -97,14 +100,17 @@ def tree(
 
     try:
         if source.suffix.lower() == ".json":
+            if no_outline:
+                fail(f"--no-outline applies to a PDF; {source} is a tree already built")
             try:
                 result = load_tree(source)
             except ValueError as exc:
                 fail(f"{source}: not a tree JSON ({str(exc).splitlines()[0]})")
         else:
             result = build_tree(
-                source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages
-            )
+                source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages,
+                use_outline=not no_outline,
+            )  # fmt: skip
     except NotAPDFError as exc:  # tree reads two kinds of file: name both
         fail(f"{exc}; tree takes a filing PDF or a tree JSON written by `pageindex build -o`")
     except PDFError as exc:

@@ -299,3 +299,10 @@ def test_every_opt_example_names_an_option_the_retriever_has() -> None:
                         assert name in fields, f"{r}.{name} in: {line.strip()}"
                         checked += 1
     assert checked >= 8
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    code, output = invoke(["--version"])
+    assert code == 0 and output.strip() == f"pageindex-bench {version('pageindex-bench')}"

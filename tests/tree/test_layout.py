@@ -88,6 +88,11 @@ def test_cli_build_no_outline(tmp_path):
     assert result.exit_code == 0, result.output
     assert "strategy layout" in result.output
     assert json.loads(out.read_text())["strategy"] == "layout"
+    shown = CliRunner().invoke(app, ["tree", str(pdf), "--no-outline", "--no-cache"])
+    assert shown.exit_code == 0 and "strategy: layout" in shown.output.splitlines()[0]
+    assert "strategy: outline" in CliRunner().invoke(app, ["tree", str(pdf), "--no-cache"]).output
+    refused = CliRunner().invoke(app, ["tree", str(out), "--no-outline"])
+    assert refused.exit_code == 2 and "--no-outline applies to a PDF" in refused.output
 
 
 def _line(text: str, wide_gaps: int = 0) -> Line:
