@@ -108,9 +108,8 @@ def test_stall_shorter_than_timeout_answers_late():
 
 
 def test_a_stalled_request_does_not_block_others():
-    # Generous waits: on a loaded machine the four stalled requests may take seconds to arrive, and
-    # one arriving after the faults are switched off would be served at once. Stopping the server
-    # ends the stalls, so the long stall costs nothing.
+    # Generous waits: on a loaded machine the four stalled requests may take seconds to arrive.
+    # Stopping the server ends the stalls, so the long stall costs nothing.
     with FaultServer(rate=1.0, faults=["stall"], stall_seconds=300) as srv:
         api = client(srv, timeout=310)
         stalled = ThreadPoolExecutor(4)
@@ -118,10 +117,13 @@ def test_a_stalled_request_does_not_block_others():
             stalled.submit(api.chat.completions.create, model="m", messages=messages(f"q{i}"))
             for i in range(4)
         ]
+        # Wait until the server has *chosen* the stall for all four: a request is in flight as soon
+        # as it arrives, but its fault is chosen only after its body is read, and one still reading
+        # when the faults are switched off would be answered at once.
         deadline = time.monotonic() + 60
-        while srv.stats().in_flight < 4 and time.monotonic() < deadline:
+        while srv.stats().by_fault.get("stall", 0) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert srv.stats().in_flight == 4, "the four stalled requests never all arrived"
+        assert srv.stats().by_fault.get("stall", 0) == 4, "the four stalled requests never all stalled"
         srv.configure(rate=0.0)
         with ThreadPoolExecutor(8) as pool:
             quick = list(
