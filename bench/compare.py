@@ -101,10 +101,7 @@ def run_differences(a: Run, b: Run, *, allowed: bool = False) -> list[str]:
     file and name, the judge prompt version and unfinished runs."""
     ia, ib = a.info, b.info
     tag = " (allowed by --allow-changed)" if allowed else ""
-    out = [
-        f"{d.field} differs: {a.run_id}={d.a or NO_VALUE} vs {b.run_id}={d.b or NO_VALUE}{tag}"
-        for d in comparability(a, b).differences
-    ]
+    out = [f"{d.field} differs: {d.values}{tag}" for d in comparability(a, b).differences]
     checks: list[tuple[str, Any, Any]] = [
         ("dataset hash", ia.dataset.sha256 or None, ib.dataset.sha256 or None),
         ("dataset", ia.dataset.name or None, ib.dataset.name or None),
@@ -128,7 +125,12 @@ class Difference(BaseModel):
     field: str  # judge | judge version | judge model | tree builder version | dataset content hash
     a: str | None
     b: str | None
-    text: str  # "judge version A=x vs B=y"
+    values: str  # "A=x vs B=y" (content hashes shortened to 12 characters, differing datasets named)
+
+    @property
+    def text(self) -> str:
+        """``judge version A=x vs B=y``: how a refusal names the difference."""
+        return f"{self.field} {self.values}"
 
 
 class Comparability(BaseModel):
@@ -163,8 +165,7 @@ def comparability(a: Run, b: Run) -> Comparability:
             continue
         same = _same_model(va, vb) if what == "judge model" else va == vb
         if not same:
-            text = f"{what} {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}"
-            out.differences.append(Difference(field=what, a=va, b=vb, text=text))
+            out.differences.append(Difference(field=what, a=va, b=vb, values=_values(what, a, b, va, vb)))
     for run_id, fields in missing.items():
         out.unrecorded.append(
             f"run {run_id} does not record its {', '.join(fields)} (written before provenance was "
@@ -181,19 +182,19 @@ def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str
     found = comparability(a, b)
     if found.differences and not allow_changed:
         raise NotComparable(
-            "not comparable: " + "; ".join(_said(d, a, b) for d in found.differences) + f" ({_remedy(found)})"
+            "not comparable: " + "; ".join(d.text for d in found.differences) + f" ({_remedy(found)})"
         )
     return found.unrecorded
 
 
-def _said(d: Difference, a: Run, b: Run) -> str:
-    """A difference as the refusal says it: a dataset content hash shortened, with the datasets'
+def _values(what: str, a: Run, b: Run, va: str | None, vb: str | None) -> str:
+    """``A=x vs B=y`` for one difference; a dataset content hash shortened, with the datasets'
     names when they differ."""
-    if d.field != "dataset content hash":
-        return d.text
+    if what != "dataset content hash":
+        return f"{a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}"
     names = (a.info.dataset.name or NO_VALUE, b.info.dataset.name or NO_VALUE)
     named = f" (datasets {names[0]} vs {names[1]})" if names[0] != names[1] else ""
-    return f"{d.field} {a.run_id}={(d.a or NO_VALUE)[:12]} vs {b.run_id}={(d.b or NO_VALUE)[:12]}{named}"
+    return f"{a.run_id}={(va or NO_VALUE)[:12]} vs {b.run_id}={(vb or NO_VALUE)[:12]}{named}"
 
 
 def _remedy(found: Comparability) -> str:
