@@ -141,36 +141,33 @@ _ATTEMPT = re.compile(
     re.IGNORECASE,
 )
 _NONE_GOLD = re.compile(r"^\W*(?:no\b|none\b|nil\b|there (?:are|is|were|was) (?:none|no)\b)", re.IGNORECASE)
-# A question that offers to reject its own premise ("If operating margin is not a useful metric
-# for a company like this, then please state that and explain why") and a text that does so.
-_PREMISE_OFFER = re.compile(
-    r"\bif\b[^?]*\bis\s+not\s+(?:a\s+)?(?:useful|relevant|meaningful)\b", re.IGNORECASE
+# A question may offer a way out of its own premise ("If operating margin is not a useful metric
+# for a company like this, then please state that and explain why"); a text takes it when it says
+# the metric does not apply ("... is not a meaningful measure for a bank"). Texts are read through
+# ``plain`` (contractions written out), so "isn't useful" is "is not useful".
+_WAY_OUT_OFFERED = re.compile(
+    r"\bif\b[^.?!]{0,120}\bnot\b[^.?!]{0,120}\b(?:state|say)\b"
+    r"|\bif\b[^?]*\bis\s+not\s+(?:a\s+)?(?:useful|relevant|meaningful)\b",
+    re.IGNORECASE,
 )
-_PREMISE_REJECTED = re.compile(
-    r"\b(?:not|n't|never)\s+(?:(?:a|an|the|be|as|particularly|very|really|always|necessarily|typically|"
-    r"commonly|generally|widely)\s+)*"
-    r"(?:useful|meaningful|relevant|appropriate|applicable|suitable|measured|reported|used|tracked)\b",
+_WAY_OUT_TAKEN = re.compile(
+    r"\b(?:not|never)\s+(?:\w+\s+){0,2}(?:useful|meaningful|relevant|appropriate|applicable|suitable|"
+    r"typical|commonly used|something|measured|reported|used|tracked)\b",
     re.IGNORECASE,
 )
 
 
 def premise_conflict(question: str, gold: str, answer: str) -> tuple[bool, str] | None:
-    """For a question that offers to reject its premise: (agrees, why) when the gold rejects it
-    (the metric does not apply to this company): the answer agrees only if it rejects it too.
-    None when the question offers no such option or the gold uses the metric."""
-    if not _PREMISE_OFFER.search(question) or not _PREMISE_REJECTED.search(gold):
+    """For a question that offers a way out of its premise: (agrees, why) when the gold takes it
+    (the metric does not apply to this company): the answer agrees only if it takes it too.
+    None when the question offers no way out or the gold uses the metric."""
+    if not _WAY_OUT_OFFERED.search(question) or not _WAY_OUT_TAKEN.search(plain(gold)):
         return None
-    if _PREMISE_REJECTED.search(answer):
+    if _WAY_OUT_TAKEN.search(plain(answer)):
         return True, "gold and answer both say the metric does not apply"
     return False, "gold says the metric does not apply; the answer uses it"
 
 
-_ESCAPE_OFFERED = re.compile(r"\bif\b[^.?!]{0,120}\bnot\b[^.?!]{0,120}\b(?:state|say)\b", re.IGNORECASE)
-_ESCAPE_TAKEN = re.compile(
-    r"\bnot (?:\w+ ){0,2}(?:useful|relevant|meaningful|appropriate|applicable|suitable|typical|"
-    r"commonly used|something)\b",
-    re.IGNORECASE,
-)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
 _CONTRACTIONS = [
     (re.compile(r"\b(w)on['’]t\b", re.IGNORECASE), r"\1ill not"),
@@ -223,7 +220,7 @@ def refusal_hits(
                 hits.append(m.group(0))
     # A question may offer a way out ("if gross margin is not a useful metric for it, say so and
     # explain why"); an answer that takes it ("... is not a useful metric for a bank") has answered.
-    if hits and _ESCAPE_OFFERED.search(question) and _ESCAPE_TAKEN.search(answer):
+    if hits and _WAY_OUT_OFFERED.search(question) and _WAY_OUT_TAKEN.search(answer):
         return []
     # An attempt counts unless its own sentence refuses ("if you provide X, I can calculate it").
     if hits and any(_ATTEMPT.search(part) for part in parts if not _STRONG.search(part)):
