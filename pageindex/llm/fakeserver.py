@@ -189,6 +189,13 @@ class LoopbackServer:
             self._error = exc
             self._started.set()
         finally:
+            # Handlers still open after the runner's cleanup (a stalled request) are cancelled
+            # and awaited here, as asyncio.run does, so none is destroyed while pending.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close()
 
     async def _serve(self) -> None:
