@@ -118,8 +118,11 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
                 "cover", "cover", _cover_title(pages[0]), 1, 0.0, True, 1, end_page=max(1, cover_end)
             )
             if strategy == "layout" and pages[0].lines:
-                # no SEC cover here: the lead is the document's headline and opening text
-                headline = pages[0].lines[0].text[:120]
+                # no SEC cover here: the lead is the document's headline (the first of the largest
+                # worded lines at the top of page 1, not a document code or a year) and opening text
+                top = [line for line in pages[0].lines[:12] if sum(ch.isalpha() for ch in line.text) >= 2]
+                lead = max(top, key=lambda line: round(line.size, 1)) if top else pages[0].lines[0]
+                headline = lead.text[:120]
                 cover = Draft("heading", "opening", headline, 1, 0.0, True, 1, end_page=cover.end_page)
             if not first.at_top:
                 cover.end_y = first.y  # the cover ends where the first section starts on that page

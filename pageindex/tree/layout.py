@@ -49,6 +49,8 @@ class Candidate:
     style: tuple  # (size, bold, caps, accent)
     scheme: str  # numbering scheme, "" for none
     bottom: float = 0.0  # y1 of its last line (a heading may wrap)
+    last: Line | None = None  # its last line, and that line's style: what a wrapped line goes on from
+    last_style: tuple = ()
 
 
 def body_style(pages: list[Page]) -> tuple[float, bool, int]:
@@ -126,26 +128,51 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue  # table cells on one line
             if _beside_figures(lines, index):
                 continue  # a table's row label, its figures set beside it on a baseline of their own
-            if line.header_key in headers or _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
-                continue
+            if _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
+                continue  # a contents entry or a running footer
             style = (round(line.size * 2) / 2, bold, caps, accent)
             prev = out[-1] if out else None
-            if (
+            recurs = line.header_key in headers
+            wraps = (
                 prev is not None
                 and prev.page == page.number
                 and prev.index == index - 1
-                and prev.style == style
+                and _goes_on_in(prev, style, line)
                 and not scheme
                 and line.y0 - prev.bottom < 0.9 * line.size
                 and len(prev.title) + len(text) < 150
                 and not _SENTENCE_END.search(prev.title)
-            ):
-                prev.title = f"{prev.title} {text}"  # a heading wrapped over lines
+                and (not recurs or _in_end_colour(prev, line))
+            )
+            if wraps and prev is not None:
+                # a heading wrapped over lines; a line that recurs on other pages ("Fund" under
+                # "... Europe Select Equity Fund") goes on with it only when set in the colour the
+                # heading's two-coloured line ended in: otherwise it is a running header or label
+                prev.title = f"{prev.title} {text}"
                 prev.index = index
                 prev.bottom = line.y1
+                prev.last, prev.last_style = line, style
                 continue
-            out.append(Candidate(page.number, index, line, text, style, scheme, line.y1))
+            if recurs:
+                continue
+            out.append(Candidate(page.number, index, line, text, style, scheme, line.y1, line, style))
     return [c for c in out if not _BAD_END.search(c.title) or c.scheme]
+
+
+def _in_end_colour(prev: Candidate, line: Line) -> bool:
+    """``line`` is set, in one colour, in the colour the two-coloured last line of ``prev`` ended in
+    (a grey label "Product name:", then the name in the accent colour, wrapping)."""
+    last = prev.last or prev.line
+    return last.color == -1 and line.color == last.end_color
+
+
+def _goes_on_in(prev: Candidate, style: tuple, line: Line) -> bool:
+    """Whether ``line`` can be the next line of the heading ``prev``: set in the style its last line
+    was set in, or, after a two-coloured line, in the colour that line ended in
+    (:func:`_in_end_colour`) and otherwise the same style."""
+    if prev.last_style == style:
+        return True
+    return prev.last_style[:3] == style[:3] and _in_end_colour(prev, line)
 
 
 def _beside_figures(lines: list[Line], index: int, reach: int = 3) -> bool:

@@ -56,6 +56,7 @@ class Line:
     wide_gaps: int = 0  # gaps wider than 2.5 x the type size (or 14 pt): cells of a table row
     ry: float = -1.0  # reading position on the page: y0, plus the page height in a right column
     margin: bool = False  # in the page's top or bottom 8%, where running headers and footers stand
+    end_color: int = 0  # sRGB of its last span: the colour a heading wrapping onto the next line goes on in
 
     def __post_init__(self) -> None:
         if self.ry < 0:
@@ -182,7 +183,10 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
                     bold = _is_bold(flags, font)
                 x0, y0, x1, y1 = line["bbox"]
                 pieces.append(
-                    ((y0 + y1) / 2, x0, x1, y0, y1, text, n, n if bold else 0, span["size"], span["color"])
+                    (
+                        (y0 + y1) / 2, x0, x1, y0, y1, text, n, n if bold else 0, span["size"], span["color"],
+                        span["color"],
+                    )
                 )
                 continue
             texts = []
@@ -209,7 +213,9 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
                 color = c if color is None or color == c else -1
             if chars:
                 x0, y0, x1, y1 = line["bbox"]  # pymupdf's box of the line's spans
-                pieces.append(((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, color))
+                pieces.append(
+                    ((y0 + y1) / 2, x0, x1, y0, y1, "".join(texts), chars, bold_chars, size, color, c)
+                )
     if not pieces:
         return []
     pieces.sort(key=_by_position)
@@ -234,7 +240,7 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
     max_centre_off, max_centred_width = width * 0.06, width * 0.75
     for group in groups:
         if len(group) == 1:
-            _, lx0, lx1, ly0, ly1, text, chars, bold_chars, size, color = group[0]
+            _, lx0, lx1, ly0, ly1, text, chars, bold_chars, size, color, end_color = group[0]
             text = " ".join(text.split())
             gap = 0.0
             wide_gaps = 0
@@ -247,7 +253,7 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
             gap = 0.0
             gaps: list[float] = []
             color = None
-            for _, x0, x1, _y0, _y1, piece, n, nb, sz, col in group:
+            for _, x0, x1, _y0, _y1, piece, n, nb, sz, col, _end in group:
                 if prev_x1 is not None:
                     gaps.append(x0 - prev_x1)
                     gap = max(gap, x0 - prev_x1)
@@ -261,6 +267,7 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
                     size = sz
                 color = col if color is None or color == col else -1
             text = " ".join("".join(parts).split())
+            end_color = group[-1][10]
             lx0 = group[0][1]
             lx1 = max(s[2] for s in group)
             ly0 = min(s[3] for s in group)
@@ -289,6 +296,7 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
                 wide_gaps,
                 ly0,
                 height > 0 and (ly1 < 0.08 * height or ly0 > 0.92 * height),
+                end_color,
             )
         )
     if right is not None:

@@ -144,8 +144,10 @@ def subheading_drafts(
     before_y: float = float("inf"),
     per_page: int = 2,
     plain: bool = False,
+    title: str = "",
 ) -> list[Draft]:
-    """Sub-headings on pages ``first..last``: on ``first`` only below ``after_y``, on ``last``
+    """Sub-headings on pages ``first..last``: on ``first`` only below ``after_y`` and below the
+    rest of the section's own ``title`` when it wraps onto the lines after ``after_y``, on ``last``
     only above ``before_y``. A heading directly followed by another (a heading over a
     sub-heading) counts once; at most ``per_page`` per page (the first ones and the last,
     which titles the text running on to the next pages). ``plain`` looks for headings set in
@@ -155,9 +157,17 @@ def subheading_drafts(
         page = pages[number - 1]
         found: list[Draft] = []
         previous_was_heading = False
+        rest_of_title = "".join(title.split()).lower() if number == first else ""
         for index, line in enumerate(page.lines):
             if number == first and line.ry <= after_y:
                 continue
+            if rest_of_title:
+                # the title's last line(s) ("Dividend Fund" under "Product name: ... Strategic"),
+                # read from the bottom of the title up
+                if line.compact and rest_of_title.endswith(line.compact) and rest_of_title != line.compact:
+                    rest_of_title = rest_of_title[: -len(line.compact)]
+                    continue
+                rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
             if is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line):
@@ -244,7 +254,14 @@ def split_long(
             subs = _inside(
                 node,
                 subheading_drafts(
-                    pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y
+                    pages,
+                    node.start_page,
+                    node.end_page,
+                    node.y,
+                    node.rank + 1,
+                    rules,
+                    node.end_y,
+                    title=node.title,
                 ),
             )
         if not subs:

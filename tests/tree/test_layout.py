@@ -213,3 +213,42 @@ def test_a_running_footer_with_its_page_number_is_no_section(tmp_path):
     titles = [n.title for n in tree.walk()]
     assert not [t for t in titles if "ACME GLOBAL GROWTH FUND" in t], titles
     assert "Investment Policy and Restrictions" in titles and "Risk Management Framework" in titles
+
+
+GREY, BLUE = (0.4, 0.4, 0.4), (0.0, 0.3, 0.6)
+
+
+def test_a_two_coloured_heading_wraps_in_the_colour_it_ended_in(tmp_path):
+    """A fund annex titled "Product name:" in grey, then the fund's name in blue, wrapping onto a
+    second blue line ("Fund", "Dividend Fund"): the wrapped line is the rest of the title (even a
+    word that recurs on several pages), never a section of its own, while the grey-and-blue line
+    under it ("Legal entity identifier: ...") is not taken for the rest of the name."""
+    funds = [
+        ("Acme Funds - Europe Select Equity", "Fund"),
+        ("Acme Funds - Global Core Equity", "Fund"),
+        ("Acme Funds - Japan Value Equity", "Fund"),
+        ("Acme Funds - Europe Strategic", "Dividend Fund"),
+    ]
+    doc = pymupdf.open()
+    for n, (name, rest) in enumerate(funds):
+        for i in range(6):  # longer than a leaf: the section is split at its sub-headings
+            page = doc.new_page()
+            y = 60.0
+            if i == 0:
+                page.insert_text((72, 80), "Product name:", fontname="helv", fontsize=16, color=GREY)
+                page.insert_text((182, 80), name, fontname="helv", fontsize=16, color=BLUE)
+                page.insert_text((72, 100), rest, fontname="helv", fontsize=16, color=BLUE)
+                lei = f"5493006GJXDH1G8ZPK3{n}"
+                label = "Legal entity identifier:"
+                page.insert_text((72, 126), label, fontname="helv", fontsize=16, color=GREY)
+                page.insert_text((262, 126), lei, fontname="helv", fontsize=16, color=BLUE)
+                y = 160.0
+            _body(page, y, 40)
+    doc.save(tmp_path / "annex.pdf")
+    doc.close()
+    tree = build_tree(tmp_path / "annex.pdf", use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    for name, rest in funds:
+        assert f"Product name: {name} {rest}" in titles, titles
+    assert not [t for t in titles if t in ("Fund", "Dividend Fund")], titles
+    assert not [t for t in titles if "Product name" in t and "Legal entity" in t], titles
