@@ -4,10 +4,15 @@
 the one named) and returns a :class:`GateResult` (exit code 0 when all hold, 1 when any fails),
 one :class:`RuleResult` per check and retriever:
 
+- ``complete`` (one per gate): the run finished (``run.json`` status ``finished``); a run that
+  was interrupted, killed, stopped by its budget or failed fails the gate unless ``allow_partial``
+  (then it is judged on the samples it has).
 - ``coverage`` (with a baseline): the run holds every (question, retriever, repeat) of the
   baseline. A partial run fails unless ``allow_partial``; then every other check of that retriever
   uses only the samples both runs share.
 - ``errors``: not every sample ended in an error (replay misses counted apart in the message).
+- ``judged``: every answer has a verdict (a judge call that failed leaves none: re-score the run
+  with ``bench rejudge``).
 - ``min-accuracy``, ``max-tokens-per-question``: as given.
 - ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
   paired test calls it significant at ``alpha``, so one flaky question does not fail a build.
@@ -191,6 +196,46 @@ def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
     )
 
 
+def _complete_rule(run: Run, allow_partial: bool) -> RuleResult:
+    status = run.info.status
+    done = status == "finished"
+    head = f"complete [run]: {run.run_id} is {status} with {len(run.samples)} samples"
+    if done:
+        tail = ""
+    elif allow_partial:
+        tail = "; --allow-partial: the checks below use the samples it has"
+    else:
+        tail = "; required: finished (--allow-partial judges the samples it has)"
+    return RuleResult(
+        rule="complete",
+        scope="run",
+        passed=done or allow_partial,
+        measured=1.0 if done else 0.0,
+        threshold=1.0,
+        message=head + tail,
+    )
+
+
+def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
+    answers = [s for s in samples if s.status == "answer"]
+    unjudged = [s for s in answers if s.verdict is None]
+    message = f"judged [{scope}]: {len(answers) - len(unjudged)} of {len(answers)} answers have a verdict"
+    if unjudged:
+        first = next((s.judge_error for s in unjudged if s.judge_error), None)
+        message += (
+            f"; {len(unjudged)} have none" + (f" (judge failed: {first})" if first else "")
+            + f"; required: all — re-score with `pageindex bench rejudge {run.path}`"
+        )
+    return RuleResult(
+        rule="judged",
+        scope=scope,
+        passed=not unjudged,
+        measured=(len(answers) - len(unjudged)) / len(answers) if answers else None,
+        threshold=1.0,
+        message=message,
+    )
+
+
 def _answered_rule(
     scope: str, samples: Sequence[Sample], threshold: float, baseline_share: float | None
 ) -> RuleResult:
@@ -271,6 +316,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
     result = GateResult(
         run_id=run.run_id, baseline_id=baseline.run_id if baseline else None, warnings=warnings
     )
+    result.rules.append(_complete_rule(run, rules.allow_partial))
     for scope in scopes:
         mine = [s for s in run.samples if s.retriever == scope]
         base = [s for s in baseline.samples if s.retriever == scope] if baseline is not None else []
@@ -289,6 +335,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
         if not mine:
             continue  # coverage failed: nothing of this retriever to judge
         result.rules.append(_errors_rule(scope, mine))
+        result.rules.append(_judged_rule(run, scope, mine))
         g = summarize_group(samples_frame(mine, run.info.model), "retriever", scope)
         if rules.min_accuracy is not None:
             result.rules.append(

@@ -99,7 +99,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         allow_partial: bool = typer.Option(
             False,
             "--allow-partial",
-            help="Let RUN miss baseline samples: the checks then use the samples both runs share.",
+            help="Judge an unfinished RUN (interrupted, budget-stopped) on the samples it has; with "
+            "--baseline, let RUN miss baseline samples: the checks then use the samples both runs share.",
         ),
         allow_changed: bool = typer.Option(
             False,
@@ -113,9 +114,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.gate import EXIT_UNUSABLE, GateInputError, GateRules, evaluate_gate, write_junit
         from bench.rundir import RunLoadError, load_run
 
+        if junit is not None and junit.is_dir():
+            example = junit / "gate.xml"
+            fail(f"--junit {junit}: is a directory; give a file path (e.g. {example})", EXIT_UNUSABLE)
+
+        def write(result=None, error: str | None = None) -> None:
+            try:
+                write_junit(junit, result, error=error)
+            except OSError as exc:
+                fail(f"--junit {junit}: cannot write ({exc.strerror or exc})", EXIT_UNUSABLE)
+
         def unusable(message: str) -> NoReturn:
             if junit is not None:
-                write_junit(junit, None, error=message)
+                write(error=message)
             fail(message, EXIT_UNUSABLE)
 
         def fraction(option: str, raw: str | None) -> float | None:
@@ -145,6 +156,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             result = evaluate_gate(current, rules, base)
         except (RunLoadError, GateInputError) as exc:
             unusable(str(exc))
+        if junit is not None:  # written first: a file that cannot be written never follows a verdict
+            write(result)
         for w in result.warnings:
             err_console.print(Text.assemble(("WARNING: ", "bold red"), w), highlight=False)
         for line in result.lines():
@@ -152,6 +165,5 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             console.print(Text.assemble((line[:4], style), line[4:]), highlight=False, soft_wrap=True)
         console.print(result.verdict_line(), highlight=False, markup=False)
         if junit is not None:
-            write_junit(junit, result)
             console.print(f"JUnit XML written to {junit}", highlight=False)
         raise typer.Exit(result.exit_code)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from bench.gate import GateInputError, GateResult, GateRules, RuleResult, evaluate_gate, write_junit
 from bench.rundir import load_run
 from pageindex.cli import app
-from tests.bench.runfactory import outcomes, run_info, write_run
+from tests.bench.runfactory import outcomes, run_info, sample, write_run
 
 runner = CliRunner()
 
@@ -44,7 +44,9 @@ def test_rules_pass_and_fail_with_measured_values(tmp_path: Path) -> None:
     )
     only_agent = evaluate_gate(run, GateRules(min_accuracy=0.6, retriever="agent"))
     assert only_agent.exit_code == 0
-    assert [r.name for r in only_agent.rules] == ["errors[agent]", "min-accuracy[agent]"]
+    assert [r.name for r in only_agent.rules] == [
+        "complete[run]", "errors[agent]", "judged[agent]", "min-accuracy[agent]"
+    ]
 
 
 def test_drop_fails_only_when_larger_than_allowed_and_significant(tmp_path: Path) -> None:
@@ -87,7 +89,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "PASS  min-accuracy [agent]: 96.7% (required >= 90.0%)" in res.output
     assert "PASS  coverage [agent]: 30 of 30 samples of baseline base\n" in res.output
-    assert "gate passed: 5/5 rules hold" in res.output
+    assert "gate passed: 7/7 rules hold" in res.output
 
     junit = tmp_path / "out" / "gate.xml"
     res = _gate(bad, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05", "--junit", junit)
@@ -96,18 +98,20 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "FAIL  max-drop [agent]: drop +40.0 pp" in res.output
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "5" and suite.get("failures") == "2"
+    assert suite.get("tests") == "7" and suite.get("failures") == "2"
     names = [c.get("name") for c in suite.iter("testcase")]
     assert names == [
+        "complete[run]",
         "coverage[agent]",
         "errors[agent]",
+        "judged[agent]",
         "min-accuracy[agent]",
         "max-drop[agent]",
         "min-answered[agent]",
     ]
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failed == ["min-accuracy[agent]", "max-drop[agent]"]
-    assert "gate FAILED: 3/5 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
+    assert "gate FAILED: 5/7 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
 
     res = _gate(tmp_path / "missing", "--min-accuracy", "0.5", "--junit", junit)
     assert res.exit_code == 2 and "does not exist" in res.output
@@ -124,7 +128,7 @@ def test_junit_for_passing_gate_parses(tmp_path: Path) -> None:
     result = evaluate_gate(run, GateRules(min_accuracy=0.5, min_answered=0.5))
     path = write_junit(tmp_path / "j.xml", result)
     suite = ET.parse(path).getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("5", "0", "0")
 
 
 # ----------------------------------------------------------------------------- coverage
@@ -148,7 +152,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
     assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
     assert res.output.rstrip().endswith(
-        "gate FAILED: 3/5 rules hold; failed: coverage[agent], min-accuracy[agent]"
+        "gate FAILED: 4/7 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
     )
 
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9", "--allow-partial")
@@ -158,7 +162,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "PASS  min-accuracy [agent]: 100.0% (required >= 90.0%)" in res.output  # z000, z001 left out
     assert "on 2 shared samples, 0 lost / 0 gained" in res.output
     assert "2 of 2 answered, 0 errors (0 replay misses), 0 fails" in res.output
-    assert "gate passed: 5/5 rules hold" in res.output
+    assert "gate passed: 7/7 rules hold" in res.output
 
 
 def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: Path) -> None:
@@ -177,7 +181,7 @@ def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: 
         write_run(tmp_path / "empty", [], info=run_info("empty", status="aborted_due_to_budget"))
     )
     res = evaluate_gate(empty, GateRules(max_drop=0.05), base)
-    assert [r.name for r in res.rules] == ["coverage[agent]", "coverage[planner]"]
+    assert [r.name for r in res.rules] == ["complete[run]", "coverage[agent]", "coverage[planner]"]
     assert res.exit_code == 1 and all(not r.passed for r in res.rules)
 
 
@@ -353,3 +357,50 @@ def test_each_difference_is_named_once_and_reports_see_them_too(tmp_path: Path) 
     for field in ("judge version", "judge model", "tree builder version"):
         assert sum(field in w for w in result.warnings) == 1, result.warnings
     assert all(w.endswith("(allowed by --allow-changed)") for w in result.warnings if "differs" in w)
+
+
+# ----------------------------------------------------------------------------- unfinished runs, no verdicts
+@pytest.mark.parametrize("status", ["interrupted", "running", "aborted_due_to_budget", "failed"])
+def test_an_unfinished_run_fails_the_gate_without_a_baseline_too(tmp_path: Path, status: str) -> None:
+    """A run that was interrupted, killed (still "running"), stopped by its budget or failed is no
+    evidence for CI, however good its samples: the gate fails it unless --allow-partial."""
+    cand = write_run(tmp_path / "cand", outcomes("ccc"), info=run_info("cand", status=status))
+    res = _gate(cand, "--min-accuracy", "0.5")
+    assert res.exit_code == 1, res.output
+    assert f"FAIL  complete [run]: cand is {status} with 3 samples; required: finished" in res.output
+    assert res.output.rstrip().endswith("failed: complete[run]")
+
+    res = _gate(cand, "--min-accuracy", "0.5", "--allow-partial")
+    assert res.exit_code == 0, res.output
+    assert "PASS  complete [run]: cand is" in res.output and "--allow-partial" in res.output
+
+    done = write_run(tmp_path / "done", outcomes("ccc"), info=run_info("done"))
+    finished = _gate(done, "--min-accuracy", "0.5").output
+    assert "PASS  complete [run]: done is finished with 3 samples" in finished
+
+
+def test_answers_the_judge_failed_on_fail_the_gate(tmp_path: Path) -> None:
+    """A judge call that failed leaves an answer with no verdict: the run's accuracy is not known,
+    so the gate fails (naming the judge's error and the remedy) even when every other check holds."""
+    unjudged = [
+        sample(f"j{k}", verdict=None, status="answer", judge="judge_error", judge_error="timeout: judge")
+        for k in range(2)
+    ]
+    rows = outcomes("cc") + unjudged
+    run = write_run(tmp_path / "rj", rows, info=run_info("rj"))
+    res = _gate(run, "--min-answered", "0.9")
+    assert res.exit_code == 1, res.output
+    assert "PASS  min-answered [agent]: 100.0%" in res.output  # every sample has its answer
+    assert (
+        "FAIL  judged [agent]: 2 of 4 answers have a verdict; 2 have none (judge failed: timeout: judge); "
+        f"required: all — re-score with `pageindex bench rejudge {run}`"
+    ) in res.output
+
+
+def test_junit_that_is_a_directory_is_refused_before_any_verdict(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", outcomes("ccc"), info=run_info("run"))
+    res = _gate(run, "--min-accuracy", "0.5", "--junit", tmp_path)
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        f"error: --junit {tmp_path}: is a directory; give a file path (e.g. {tmp_path / 'gate.xml'})"
+    ]
