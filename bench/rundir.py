@@ -40,6 +40,16 @@ SAMPLES = "samples.jsonl"
 DROPPED = "dropped.jsonl"
 SUMMARY = "summary.json"
 EVENTS = "events.log"
+RUN_FILES = (RUN_JSON, SAMPLES, DROPPED, SUMMARY, EVENTS)
+
+
+def run_file_of(path: Path) -> Path | None:
+    """The run directory ``path`` is one of the files of (``RUN/samples.jsonl``...), else None: a
+    command that writes a file of its own must never overwrite a run's records."""
+    path = Path(path)
+    if path.name in RUN_FILES and (path.parent / RUN_JSON).is_file():
+        return path.parent
+    return None
 
 
 class RunLoadError(Exception):

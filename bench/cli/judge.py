@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, examples, fail, judge_base_url_option, model_client, out_option
+from pageindex.cli._common import (
+    console,
+    examples,
+    fail,
+    judge_base_url_option,
+    model_client,
+    out_option,
+    output_file,
+)
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -89,6 +97,8 @@ def judge(
         fail("give exactly one of --input ANSWERS.jsonl or --labels DIR")
     if input is not None and output is None:
         fail("--out is required with --input (the VERDICTS.jsonl to write)")
+    if input is not None and output is not None:
+        output_file("--out", output, inputs=[input])
     if (exclude or holdout) and labels is None:
         fail("--exclude and --holdout need --labels DIR")
     if holdout and not per_file:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, err_console, examples, fail, out_option
+from pageindex.cli._common import console, err_console, examples, fail, out_option, output_file
 
 
 class Format(StrEnum):
@@ -48,6 +48,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         fmt: Format = typer.Option(Format.html, "--format", help="html (charts + tables) or md (tables)."),
         title: str | None = typer.Option(None, "--title", help="Title of the HTML report."),
     ) -> None:
+        path = None
+        if output is None or str(output) != "-":
+            from bench.rundir import run_file_of
+
+            path = output_file("--out", output or runs[0] / f"report.{fmt.value}")
+            if (owner := run_file_of(path)) is not None:
+                fail(f"--out {path}: is a file of run {owner}; write the report to another file")
         loaded = _load(runs)
         if fmt == Format.md:
             from bench.report.markdown import render_markdown
@@ -57,12 +64,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             from bench.report.html import render_html
 
             text = render_html(loaded, title)
-        if output is not None and str(output) == "-":
+        if path is None:
             print(text)
             return
-        path = output or runs[0] / f"report.{fmt.value}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"--out {path}: cannot write ({exc.strerror or exc})")
         console.print(f"report written to {path}", highlight=False)
 
     @bench.command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -180,6 +181,19 @@ def output_dir(positional: Path | None, out: Path | None) -> Path:
     if chosen is None:
         fail("missing the folder to write: give --out DIR")
     return Path(chosen)
+
+
+def output_file(option: str, path: Path, *, inputs: Iterable[Path] = ()) -> Path:
+    """``path`` checked as a file a command may write (before any work): not a directory, and not
+    one of the command's ``inputs`` (writing there would replace what it reads). One ``error:``
+    line naming ``option`` otherwise."""
+    if path.is_dir():
+        fail(f"{option} {path}: is a directory; give a file path (e.g. {path / 'out'})")
+    target = path.resolve()
+    for source in inputs:
+        if Path(source).resolve() == target:
+            fail(f"{option} {path}: is also the input it reads; write to another file")
+    return path
 
 
 def opt_option(*, help: str) -> Any:

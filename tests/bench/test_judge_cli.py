@@ -82,6 +82,14 @@ def test_judge_command_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "unknown judge" in unknown.output
     ok = runner.invoke(app, ["bench", "judge", "-i", str(src), "-o", str(tmp_path / "v.jsonl")])
     assert ok.exit_code == 0 and "no human labels" in " ".join(ok.output.split())
+    before = src.read_bytes()
+    same = runner.invoke(app, ["bench", "judge", "-i", str(src), "-o", str(tmp_path / "." / "a.jsonl")])
+    assert same.exit_code == 2, same.output
+    target = tmp_path / "." / "a.jsonl"
+    assert same.output.strip() == f"error: --out {target}: is also the input it reads; write to another file"
+    assert src.read_bytes() == before  # the answers are still there
+    folder = runner.invoke(app, ["bench", "judge", "-i", str(src), "-o", str(tmp_path)])
+    assert folder.exit_code == 2 and "is a directory" in folder.output
 
 
 # ------------------------------------------------------------------ --labels DIR --per-file

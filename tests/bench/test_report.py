@@ -272,3 +272,21 @@ def test_summary_command(tmp_path: Path) -> None:
     assert "by retriever" in res.output and "80.0% [49.0, 94.3]" in res.output
     res = CliRunner().invoke(app, ["bench", "summary", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_report_never_overwrites_a_run_file_or_writes_into_a_folder(tmp_path: Path) -> None:
+    """``-o RUN/samples.jsonl`` would replace the finished samples with HTML: refused, nothing lost."""
+    run = write_run(tmp_path / "run", outcomes("ccic"), info=run_info("run"))
+    samples = (run / "samples.jsonl").read_bytes()
+    runner = CliRunner()
+    for target in ("samples.jsonl", "run.json", "summary.json"):
+        res = runner.invoke(app, ["bench", "report", str(run), "-o", str(run / target)])
+        assert res.exit_code == 2, res.output
+        assert res.output.strip() == (
+            f"error: --out {run / target}: is a file of run {run}; write the report to another file"
+        )
+    assert (run / "samples.jsonl").read_bytes() == samples and len(load_run(run).samples) == 4
+    folder = runner.invoke(app, ["bench", "report", str(run), "-o", str(tmp_path)])
+    assert folder.exit_code == 2 and "is a directory" in folder.output
+    ok = runner.invoke(app, ["bench", "report", str(run)])  # the default, report.html in the run
+    assert ok.exit_code == 0 and (run / "report.html").read_text().startswith("<!DOCTYPE html>")
