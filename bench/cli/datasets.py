@@ -167,5 +167,10 @@ def validate(
         for d in result.dropped:
             table.add_row(d.question_id, d.reason, d.detail)
         console.print(table)
-        if strict:
-            raise typer.Exit(ExitCode.CHECK_FAILED)
+    if not result.kept:  # as `bench run` refuses it: exit 2 with or without --strict
+        total = len(ds.questions) + len(ds.malformed)
+        dropped = f"{len(result.dropped)} of {total} dropped"
+        what = f"no usable question ({dropped})" if total else "no questions"
+        fail(f"{data_dir}: the dataset has {what}")
+    if result.dropped and strict:
+        raise typer.Exit(ExitCode.CHECK_FAILED)

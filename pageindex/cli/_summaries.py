@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pageindex.cli._common import fail, model_client
+from pageindex.cli._common import ExitCode, fail, model_client
 from pageindex.tree.model import Tree
 
 
@@ -45,7 +45,7 @@ def build_summaries(
     try:
         out = asyncio.run(summarize_tree(tree, llm, cache_dir=cache_dir))
     except LLMError as exc:
-        fail(f"model {model}: summaries failed ({exc})", code=1)
+        fail(f"model {model}: summaries failed ({exc})", code=ExitCode.ERRORS)
     if cached is not None:
         console.print(f"summaries: {len(out.summaries)} cached in {path} (no model calls)", highlight=False)
     else:

@@ -67,3 +67,23 @@ def test_piped_validate_keeps_whole_cells(tmp_path: Path) -> None:
     assert "…" not in done.stdout
     assert len(f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer") > 80
     assert f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer on any sampled page" in done.stdout
+
+
+def test_validate_a_dataset_with_nothing_usable_is_exit_2_as_bench_run_says(tmp_path: Path) -> None:
+    """An empty questions.jsonl, or one whose every row is dropped, is no dataset: `bench run`
+    refuses it (exit 2), so `validate` does too, --strict or not."""
+    out = tmp_path / "demo"
+    assert runner.invoke(app, ["bench", "datasets", "demo", "--out", str(out)]).exit_code == 0
+    questions = out / "questions.jsonl"
+    questions.write_text("")
+    for extra in ([], ["--strict"]):
+        res = runner.invoke(app, ["bench", "datasets", "validate", str(out), *extra])
+        assert res.exit_code == 2, res.output
+        assert res.output.strip().splitlines()[-1] == f"error: {out}: the dataset has no questions"
+    questions.write_text('{"financebench_id": "x1"}\n{"financebench_id": "x2"}\n')  # no question text
+    res = runner.invoke(app, ["bench", "datasets", "validate", str(out)])
+    assert res.exit_code == 2, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith(f"error: {out}: the dataset has no usable question (")
+    run = runner.invoke(app, ["bench", "run", "-d", str(out), "-r", "extractive", "--judge", "rules"])
+    assert run.exit_code == 2, run.output

@@ -398,3 +398,22 @@ def test_ask_with_oracle_pages_the_filing_does_not_have_is_bad_input(tmp_path, q
         assert code == ExitCode.BAD_INPUT, output
         assert_one_error_line(output)
         assert says in output and "no gold evidence" not in output and "invalid literal" not in output
+
+
+def test_build_summaries_from_unusable_replies_is_exit_4_and_writes_nothing(tmp_path, quiet_env):
+    """A server that answers /models but whose every chat reply is malformed: the summaries fail
+    (exit 4, "ended in unusable output" in the table), one error line, no tree written."""
+    from bench.faults import FaultServer
+
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    with FaultServer(rate=1.0, faults=["wrong_shape"]) as srv:
+        code, output = invoke(
+            ["build", str(filing), "--summaries", "--model", "openai/x", "--base-url", srv.base_url,
+             "--cache-dir", str(tmp_path / "trees"), "-o", str(tmp_path / "tree.json")]
+        )  # fmt: skip
+    assert code == ExitCode.ERRORS, output
+    lines = output.strip().splitlines()  # the estimate, then one error line
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:]
+    assert "Traceback" not in output and "summaries failed" in lines[-1]
+    assert not (tmp_path / "tree.json").exists()
+    assert "summaries failed" in output and not (tmp_path / "tree.json").exists()
