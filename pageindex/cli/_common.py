@@ -196,6 +196,19 @@ def output_file(option: str, path: Path, *, inputs: Iterable[Path] = ()) -> Path
     return path
 
 
+def load_tree_file(path: Path) -> Any:
+    """A tree JSON written by ``pageindex build``, or one ``error:`` line: unreadable, or not a tree
+    (the first line of the validation error only, never a pydantic dump)."""
+    from pageindex.tree import load_tree
+
+    try:
+        return load_tree(path)
+    except OSError as exc:
+        fail(f"{path}: cannot read ({exc.strerror or exc})")
+    except ValueError as exc:
+        fail(f"{path}: not a tree JSON ({str(exc).splitlines()[0]})")
+
+
 def opt_option(*, help: str) -> Any:
     """``--opt``: a retriever option, repeatable; no short flag (``-o`` is ``--out``)."""
     return typer.Option([], "--opt", help=help, metavar=OPT_METAVAR)

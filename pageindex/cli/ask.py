@@ -15,6 +15,7 @@ from pageindex.cli._common import (
     console,
     examples,
     fail,
+    load_tree_file,
     model_client,
     opt_option,
     split_retriever_option,
@@ -314,7 +315,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 def _load_trees(files: list[Path]):
     """Trees of the input files (built from PDFs or read from tree JSONs), combined when several,
     with cached section summaries applied when there are any."""
-    from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree import PDFError, build_tree
     from pageindex.tree.combine import combine_trees
     from pageindex.tree.summaries import apply_cached_summaries
 
@@ -322,8 +323,11 @@ def _load_trees(files: list[Path]):
     for file in files:
         if not file.exists():
             fail(f"{file}: file not found")
+        if file.suffix.lower() == ".json":
+            trees.append(apply_cached_summaries(load_tree_file(file)))
+            continue
         try:
-            tree = load_tree(file) if file.suffix.lower() == ".json" else build_tree(file)
+            tree = build_tree(file)
         except PDFError as exc:
             fail(str(exc))
         except (OSError, ValueError) as exc:

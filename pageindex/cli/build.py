@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, examples, fail, out_option
+from pageindex.cli._common import console, examples, fail, load_tree_file, out_option
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -94,7 +94,7 @@ def tree(
     ),
     depth: int = typer.Option(0, "--depth", min=0, help="Show only this many levels (0 = all)."),
 ) -> None:
-    from pageindex.tree import PDFError, build_tree, load_tree
+    from pageindex.tree import PDFError, build_tree
     from pageindex.tree.errors import NotAPDFError
     from pageindex.tree.toc import render_toc
 
@@ -102,10 +102,7 @@ def tree(
         if source.suffix.lower() == ".json":
             if no_outline:
                 fail(f"--no-outline applies to a PDF; {source} is a tree already built")
-            try:
-                result = load_tree(source)
-            except ValueError as exc:
-                fail(f"{source}: not a tree JSON ({str(exc).splitlines()[0]})")
+            result = load_tree_file(source)
         else:
             result = build_tree(
                 source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages,

@@ -100,3 +100,8 @@ def test_bad_input(fb_pdf, tmp_path):
     out = ask(str(fb_pdf("3M_2018_10K")), str(fb_pdf("3M_2018_10K")), "q")
     assert out.exit_code == 2 and "distinct" in out.output
     assert "Traceback" not in out.output
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"a": 1}')
+    out = ask(str(wrong), "q")  # the same line as `pageindex tree wrong.json`: never a pydantic dump
+    assert out.exit_code == 2
+    assert out.output.strip() == f"error: {wrong}: not a tree JSON (5 validation errors for Tree)"
