@@ -54,6 +54,7 @@ def build(
     from pageindex.atomic import write_atomic
     from pageindex.tree import PDFError, build_tree
 
+    _check_cache_dir(cache_dir)
     try:
         result = build_tree(
             pdf,
@@ -98,6 +99,7 @@ def tree(
     from pageindex.tree.errors import NotAPDFError
     from pageindex.tree.toc import render_toc
 
+    _check_cache_dir(cache_dir)
     try:
         if source.suffix.lower() == ".json":
             if no_outline:
@@ -113,3 +115,10 @@ def tree(
     except PDFError as exc:
         fail(str(exc))
     console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_cache_dir(cache_dir: Path | None) -> None:
+    """``--cache-dir`` must be a folder (or not exist yet): a file there is one error line, before
+    any work (an unwritable cache found later only costs the caching, never the tree)."""
+    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
+        fail(f"--cache-dir {cache_dir}: is a file; give a folder for the tree cache")

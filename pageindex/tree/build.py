@@ -11,6 +11,7 @@ incorporated by reference), its contents pages and front matter (:mod:`pageindex
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
+log = logging.getLogger(__name__)
 BUILDER_VERSION = "2.0"
 
 
@@ -87,7 +89,12 @@ def build_tree(
     tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)
     tree.builder_version = version
     if cache is not None:
-        cache.put(tree)
+        try:
+            cache.put(tree)
+        except OSError as exc:  # the cache only saves time: the tree just built is never lost to it
+            log.warning(
+                "tree cache %s cannot be written (%s): %s not cached", cache.directory, exc.strerror or exc, p
+            )
     return tree
 
 

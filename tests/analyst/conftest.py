@@ -22,6 +22,7 @@ def _cache_env(analyst_cache, monkeypatch, tmp_path):
     # trees are shared (built once); sessions are per test
     monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "cache").mkdir()
+    (analyst_cache / "trees").mkdir(exist_ok=True)  # a test run alone must not find a dangling link
     (tmp_path / "cache" / "trees").symlink_to(analyst_cache / "trees", target_is_directory=True)
 
 

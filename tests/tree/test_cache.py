@@ -78,3 +78,23 @@ def test_default_cache_dir_follows_environment(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "pi" / "trees"
     monkeypatch.delenv("PAGEINDEX_CACHE_DIR")
     assert default_cache_dir().parts[-3:] == (".cache", "pageindex", "trees")
+
+
+def test_a_cache_that_cannot_be_written_never_costs_the_tree(small_pdf, tmp_path, caplog):
+    """The cache only saves time: a cache folder that cannot be created (a file stands there) still
+    gives the tree, with a warning; the command line refuses such a --cache-dir before any work."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("x")
+    with caplog.at_level("WARNING", logger="pageindex.tree.build"):
+        tree = build_tree(small_pdf, cache_dir=blocker / "trees")
+    assert tree.page_count > 0 and tree.nodes
+    assert "cannot be written" in caplog.text and "not cached" in caplog.text
+    args = ["build", str(small_pdf), "--cache-dir", str(blocker), "-o", str(tmp_path / "t.json")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2
+    assert res.output.strip() == f"error: --cache-dir {blocker}: is a file; give a folder for the tree cache"
+    assert not (tmp_path / "t.json").exists()
