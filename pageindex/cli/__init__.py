@@ -64,7 +64,10 @@ class OneLineErrors(TyperGroup):
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except click_exc.NoArgsIsHelpError as exc:
-            echo(exc.ctx.get_help())
+            # its message is the help; typer's rich help has printed itself already, and is empty
+            message = exc.format_message()
+            if message.strip():
+                echo(message)
             code = ExitCode.OK
         except click_exc.ClickException as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""

@@ -417,3 +417,12 @@ def test_build_summaries_from_unusable_replies_is_exit_4_and_writes_nothing(tmp_
     assert "Traceback" not in output and "summaries failed" in lines[-1]
     assert not (tmp_path / "tree.json").exists()
     assert "summaries failed" in output and not (tmp_path / "tree.json").exists()
+
+
+@pytest.mark.parametrize("group", [[], ["bench"], ["cache"]])
+def test_a_group_without_a_command_prints_its_help_once(group):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", *group], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("Usage: pageindex") == 1, proc.stdout
