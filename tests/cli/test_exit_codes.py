@@ -425,4 +425,4 @@ def test_a_group_without_a_command_prints_its_help_once(group):
         [sys.executable, "-m", "pageindex.cli", *group], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("Usage: pageindex") == 1, proc.stdout
+    assert proc.stdout.count("Usage: ") == 1, proc.stdout
