@@ -38,7 +38,7 @@ from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
-from pageindex.llm.redact import MASK, redact, redact_url, url_secrets
+from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
 from pageindex.retrievers.base import QuestionContext, aretrieve, available_retrievers, get_retriever
@@ -694,8 +694,9 @@ class Runner:
 @contextlib.contextmanager
 def _event_log(path: Path) -> Iterator[None]:
     """Library log lines (instructor, HTTP retries, validation tracebacks) of this run go to the
-    run's ``events.log``; the terminal shows them only with ``-v``."""
-    handler = logging.FileHandler(path, encoding="utf-8")
+    run's ``events.log``; the terminal shows them only with ``-v``. URL credentials and keys are
+    masked in every line, whichever logger wrote it."""
+    handler = redact_handler(logging.FileHandler(path, encoding="utf-8"))
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from bench.datasets.financebench import DOCUMENTS_FILE, INFO_FILE, PDF_DIR, QUESTIONS_FILE
 from pageindex.atomic import write_atomic
+from pageindex.llm.redact import redact, redact_url
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/patronus-ai/financebench/main"
 REMOTE_QUESTIONS = "data/financebench_open_source.jsonl"
@@ -33,7 +34,11 @@ MANIFEST_FILE = "manifest.json"
 
 
 class FetchError(Exception):
-    """A file could not be downloaded (the message names the URL and the problem)."""
+    """A file could not be downloaded (the message names the URL, credentials masked, and the
+    problem)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class _Incomplete(Exception):
@@ -185,7 +190,7 @@ class _Fetcher:
         self.backoff = backoff
         self.progress = progress
         self.manifest = load_manifest(root)
-        self.manifest.base_url = self.base_url
+        self.manifest.base_url = redact_url(self.base_url) or ""  # stored: never a credential
         self.report = FetchReport(path=str(root))
 
     def emit(self, event: FetchEvent) -> None:
@@ -216,7 +221,8 @@ class _Fetcher:
             self.emit(FetchEvent(path=rel, status="failed", detail=str(exc)))
             return False
         size = dest.stat().st_size
-        self.manifest.files[rel] = ManifestEntry(url=url, size=size, sha256=sha256_file(dest))
+        entry = ManifestEntry(url=redact_url(url) or url, size=size, sha256=sha256_file(dest))
+        self.manifest.files[rel] = entry
         save_manifest(self.root, self.manifest)
         status: FetchStatus = "replaced" if replaced else "resumed" if resumed else "downloaded"
         self.emit(FetchEvent(path=rel, status=status, size=size))
@@ -270,7 +276,7 @@ def fetch_financebench(
         documents = [d for d in _read_jsonl(root / raw_documents) if d.get("doc_name") in used]
         _write_jsonl(root / QUESTIONS_FILE, questions)
         _write_jsonl(root / DOCUMENTS_FILE, documents)
-        info = {"name": "financebench", "source": fetcher.base_url}
+        info = {"name": "financebench", "source": redact_url(fetcher.base_url)}
         (root / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         for doc_name in doc_names:
             fetcher.get(f"{PDF_DIR}/{doc_name}.pdf", REMOTE_PDF.format(doc_name=quote(doc_name)), pdf=True)

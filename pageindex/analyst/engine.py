@@ -157,6 +157,12 @@ class Analyst:
                 return name.removeprefix("max_").rstrip("s"), value
         return "step", None
 
+    def _session_can_answer(self) -> bool:
+        """Whether the ``session`` retriever can run: it needs a model, and a retriever that uses
+        none (``extractive``) is asked without one; its findings are still kept and a repeated
+        failed search is still answered from the session."""
+        return self.llm is not None or not get_retriever("session").needs_llm
+
     def _client(self) -> Any:
         return ObservedClient(self.llm, self.progress) if self.llm is not None else None
 
@@ -218,7 +224,7 @@ class Analyst:
                 tokens_saved=self.session.turn_tokens(repeated.turn),
                 note="the same search already came back empty in this session; not repeated",
             )
-        elif self.use_session and self.session.has_material():
+        elif self.use_session and self.session.has_material() and self._session_can_answer():
             result, use = await self._ask_session_first(question)
         else:
             result = await self._ask_retriever(question)

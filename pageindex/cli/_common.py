@@ -59,16 +59,20 @@ EXIT_CODES_HELP = (
 def setup_logging(verbose: bool = False) -> None:
     """Library log lines (instructor, the HTTP client, retries) never reach the terminal unless
     ``verbose``; a run also writes them to its ``events.log`` (see ``bench.runner``). Without a
-    handler Python would print warnings to stderr through its last-resort handler."""
+    handler Python would print warnings to stderr through its last-resort handler. Every line
+    shown has URL credentials and keys masked (:func:`pageindex.llm.redact.redact_handler`)."""
     import logging
 
+    from pageindex.llm.redact import redact_handler, redact_library_logs
+
+    redact_library_logs()
     root = logging.getLogger()
     if not any(getattr(h, "_pageindex", False) for h in root.handlers):
         quiet = logging.NullHandler()
         quiet._pageindex = True  # type: ignore[attr-defined]
         root.addHandler(quiet)
     if verbose and not any(getattr(h, "_pageindex_verbose", False) for h in root.handlers):
-        loud = logging.StreamHandler()
+        loud = redact_handler(logging.StreamHandler())
         loud.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         loud._pageindex_verbose = True  # type: ignore[attr-defined]
         root.addHandler(loud)

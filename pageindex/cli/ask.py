@@ -162,8 +162,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             if value is not None and (value < 0 or (value == 0 and name != "--max-retries")):
                 fail(f"{name} must be {'>= 0' if name == '--max-retries' else '> 0'}, got {value}")
         llm = None
-        model = model or os.environ.get("PAGEINDEX_MODEL")
-        if spec.needs_llm or model:
+        if not spec.needs_llm:  # the registry says: no model is resolved, preflighted or called
+            if model:
+                unused = f"retriever {retriever!r} uses no model: --model {model} is not used"
+                err_console.print(f"[dim]{unused}[/]", highlight=False)
+        else:
+            model = model or os.environ.get("PAGEINDEX_MODEL")
             if not model:
                 fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
             settings, notes = _client_settings(

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
+from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec
 from pageindex.llm.types import LLMConfigError
 
@@ -96,6 +97,7 @@ async def preflight(
     not a usable OpenAI-compatible API. Messages name the spec and URL, never the key."""
     if spec.base_url is None:
         return PreflightResult(url="", via="none")
+    redact_library_logs(spec.secrets())  # httpx logs each request's URL, credentials and all
     where = spec.where()
     url = spec.display_url or ""
     headers = spec.auth_headers()
@@ -149,12 +151,19 @@ async def _request(
     http: httpx.AsyncClient, spec: ModelSpec, method: str, path: str, timeout: float, **kwargs: Any
 ) -> httpx.Response:
     try:
-        return await http.request(method, f"{spec.base_url}{path}", **kwargs)
+        return await http.request(method, _endpoint(spec.base_url or "", path), **kwargs)
     except httpx.TimeoutException:
         raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
     except httpx.HTTPError as exc:
         reason = spec.redact(_squash(str(exc))) or type(exc).__name__
         raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
+
+
+def _endpoint(base_url: str, path: str) -> httpx.URL:
+    """``path`` after the base URL's path, its query kept (``/v1?api-version=2`` + ``/models`` ->
+    ``/v1/models?api-version=2``, as the client sends it), not appended to the query."""
+    url = httpx.URL(base_url)
+    return url.copy_with(path=url.path.rstrip("/") + path)
 
 
 def _json(response: httpx.Response) -> Any:

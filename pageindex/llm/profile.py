@@ -23,6 +23,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field
 
+from pageindex.llm.redact import redact_url
+
 LOCAL_PROFILE: dict[str, Any] = {
     "concurrency": 1,  # samples (bench run) / requests (ask) in flight
     "llm_concurrency": 1,  # HTTP requests in flight to the server
@@ -141,7 +143,8 @@ def settle(
 
 
 def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[str, Any]) -> str | None:
-    """One header line naming the profile's settings in use, or None when it applies to none."""
+    """One header line naming the profile's settings in use, or None when it applies to none. The
+    URL is shown with its credentials masked (``http://***@127.0.0.1:8080/v1``)."""
     used = [name for name, source in sources.items() if source == "local-server profile"]
     if not used:
         return None
@@ -153,6 +156,6 @@ def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[s
     }
     parts = [shown.get(name, f"{name}={settings.get(name)}") for name in used]
     return (
-        f"local-server profile for {base_url} (loopback): {', '.join(parts)} "
+        f"local-server profile for {redact_url(base_url)} (loopback): {', '.join(parts)} "
         "(flags override it: --concurrency, --timeout, --max-retries)"
     )

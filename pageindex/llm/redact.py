@@ -6,9 +6,12 @@ Three kinds of secret reach the layer: the API key, credentials in a base URL's 
 :func:`url_secrets` lists them so they can be masked wherever they are echoed (a server's error
 body, an exception text); :func:`redact` masks given secrets plus anything *shaped* like a
 credential: OpenAI-style keys, URL user-info and credential query values;
-:func:`redact_library_logs` does the same to the log records of httpx2, openai and instructor
-(which print request URLs at INFO/DEBUG). This module imports nothing from the layer, so the
-error types can use it as a last safety net.
+:func:`redact_library_logs` does the same to the log records of httpx, httpx2, openai and
+instructor (which print request URLs at INFO/DEBUG). It runs when this module is imported, so the
+filter is in place before any request the project makes (the preflight's included), and
+:func:`redact_handler` puts the same filter on a log handler, so every record reaching it is masked
+whichever logger emitted it. This module imports nothing from the layer, so the error types can use
+it as a last safety net.
 """
 
 from __future__ import annotations
@@ -111,7 +114,10 @@ class RedactingFilter(logging.Filter):
         self.secrets: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: the handler reports it, the filter must not raise
+            return True
         cleaned = redact(message, self.secrets)
         if cleaned != message:
             record.msg, record.args = cleaned, None
@@ -133,3 +139,16 @@ def redact_library_logs(secrets: Iterable[str] = ()) -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
+
+
+def redact_handler(handler: logging.Handler) -> logging.Handler:
+    """``handler`` with the redacting filter attached: every record it writes is masked, whichever
+    logger emitted it (a filter on a logger sees only that logger's own records)."""
+    if _FILTER not in handler.filters:
+        handler.addFilter(_FILTER)
+    return handler
+
+
+# Installed on import: the preflight, the doctor and any other request made before a client opens
+# its session log through these loggers too.
+redact_library_logs()

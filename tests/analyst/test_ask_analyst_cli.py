@@ -105,3 +105,34 @@ def test_bad_input(fb_pdf, tmp_path):
     out = ask(str(wrong), "q")  # the same line as `pageindex tree wrong.json`: never a pydantic dump
     assert out.exit_code == 2
     assert out.output.strip() == f"error: {wrong}: not a tree JSON (5 validation errors for Tree)"
+
+
+def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst_tree, monkeypatch):
+    """``-r extractive`` with PAGEINDEX_MODEL set (no key for it, or a server that must not be
+    asked): it answers without resolving, preflighting or calling the model; it used to demand
+    the model's key (exit 2) or its preflight. A follow-up in a saved session is answered without
+    the model-backed ``session`` retriever."""
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    analyst_tree("3M_2018_10K")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    base = ["ask", pdf, CAPEX_Q, "-r", "extractive", "--json"]
+    unkeyed = runner.invoke(app, base, env={"PAGEINDEX_MODEL": "openai/gpt-4o-mini"}, catch_exceptions=False)
+    assert unkeyed.exit_code == 0, unkeyed.output
+    data = json.loads(unkeyed.stdout)
+    assert (data["retriever"], data["status"], data["usage"]["llm_calls"]) == ("extractive", "answer", 0)
+    assert (data["sources"][0]["quote"], data["sources"][0]["verified"]) == ("(1,577)", True)
+
+    with FakeOpenAIServer() as server:  # a reachable model that must not be asked
+        env = {"PAGEINDEX_MODEL": "openai/x", "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-x"}
+        first = runner.invoke(app, [*base, "--session", "ex"], env=env, catch_exceptions=False)
+        follow = runner.invoke(
+            app, ["ask", pdf, FOLLOWUP_Q, "-r", "extractive", "--session", "ex", "-m", "openai/y"], env=env
+        )
+    assert first.exit_code == 0, first.output
+    assert follow.exit_code == 0, follow.output
+    assert "retriever 'extractive' uses no model: --model openai/y is not used" in follow.output
+    assert "answer (extractive, no prompt)" in follow.output and "needs a model" not in follow.output
+    assert server.exchanges == []  # no preflight, no chat

@@ -294,3 +294,21 @@ def test_an_unreachable_source_is_one_error_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args, terminal_width=200)
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
+
+
+def test_credentials_in_the_source_url_are_masked_where_it_is_named(server, tmp_path: Path) -> None:
+    """A private mirror's ``https://user:TOKEN@host`` (or ``?token=``): the files are fetched with
+    it, but the manifest, info.json and the failures name the URL masked."""
+    url, state = server
+    del state.files[f"/pdfs/{DOCS[0]}.pdf"]
+    secret_url = url.replace("://", "://mirror:tokSECRET42@") + "/"
+    report = _fetch(tmp_path / "fb", secret_url, retries=0)
+    masked = url.replace("://", "://***@")
+    assert report.count("downloaded") == 4
+    assert [e.detail for e in report.failed] == [f"{masked}/pdfs/{DOCS[0]}.pdf: HTTP 404"]
+    manifest = load_manifest(tmp_path / "fb")
+    assert manifest.base_url == masked
+    assert manifest.files[f"pdfs/{DOCS[1]}.pdf"].url == f"{masked}/pdfs/{DOCS[1]}.pdf"
+    stored = "".join(p.read_text() for p in (tmp_path / "fb").glob("*.json"))
+    assert "tokSECRET42" not in stored
+    assert json.loads((tmp_path / "fb" / "dataset.json").read_text())["source"] == masked

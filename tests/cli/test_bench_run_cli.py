@@ -59,3 +59,44 @@ def test_json_mode_runs_structured_retrievers_without_tool_calls(tmp_path, fb_di
     assert info["extra"]["config"]["json_mode"] is True
     samples = load_samples(tmp_path / "run" / "samples.jsonl")
     assert len(samples) == 4 and all(s.status == "answer" and s.verdict is not None for s in samples)
+
+
+def test_credentials_in_the_base_url_reach_no_line_of_a_verbose_run(tmp_path, monkeypatch):
+    """``--base-url http://bob:PASSWORD@...``: the local-server profile's header (printed without -v
+    too), the preflight's and the client's request lines on stderr (-v) and in events.log, and
+    run.json all name the URL masked. The preflight's request used to be logged in clear: the
+    library loggers were filtered only once a client session opened."""
+    import logging
+
+    from bench.faults import FaultServer
+    from pageindex.llm.redact import LIBRARY_LOGGERS
+
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    for name in LIBRARY_LOGGERS:  # as a new process has them: not yet filtered
+        monkeypatch.setattr(logging.getLogger(name), "filters", [])
+    root = logging.getLogger()  # -v's handler writes to this invocation's stderr, and is removed after
+    monkeypatch.setattr(root, "handlers", [h for h in root.handlers if not hasattr(h, "_pageindex_verbose")])
+    level = root.level
+    password = "pwSECRET4711"
+    try:
+        with FaultServer(rate=0.0) as srv:
+            url = srv.base_url.replace("://", f"://bob:{password}@")
+            out = CliRunner().invoke(
+                app,
+                ["bench", "run", "-r", "iterative", "-m", "openai/x", "--base-url", url, "--judge", "rules",
+                 "--limit", "1", "-q", "-v", "--out", str(tmp_path / "run")],
+            )  # fmt: skip
+    finally:
+        root.setLevel(level)
+    assert out.exit_code == 0, out.output
+    masked = srv.base_url.replace("://", "://***@")
+    assert f"local-server profile for {masked} (loopback): concurrency 1" in out.output
+    assert f'INFO httpx: HTTP Request: GET {masked}/models "HTTP/1.1 200 OK"' in out.output
+    events = (tmp_path / "run" / "events.log").read_text()
+    assert f'INFO httpx: HTTP Request: GET {masked}/models "HTTP/1.1 200 OK"' in events.splitlines()[0]
+    assert f"HTTP Request: POST {masked}/chat/completions" in events
+    everything = out.output + "".join(p.read_text() for p in (tmp_path / "run").iterdir() if p.is_file())
+    assert password not in everything and "bob:" not in everything
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["base_urls"]["retriever"] == masked

@@ -22,6 +22,30 @@ def test_profile_fills_what_the_user_did_not_give():
     assert note is not None and "timeout 600s" in note and "no retry after a client timeout" in note
 
 
+def test_profile_note_masks_credentials_in_the_url(monkeypatch, tmp_path):
+    """A base URL with user-info or a credential query value is named masked: ``bench run`` and
+    ``ask`` print this line on stderr even without -v (it showed ``bob:pwSECRET`` in clear)."""
+    from pageindex.cli.ask import _client_settings
+    from pageindex.llm.profile import settle
+
+    url = "http://bob:pwSECRET@127.0.0.1:8080/v1?api-key=QUERYSECRET&api-version=2"
+    settings, sources = resolve_settings(url, {"timeout_s": None})
+    note = profile_note(url, sources, settings)
+    assert note is not None and note.startswith(
+        "local-server profile for http://***@127.0.0.1:8080/v1?api-key=***&api-version=2 (loopback): "
+    )
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))  # no doctor findings
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)  # the environment's URL, as --base-url's
+    for base_url in (url, None):
+        settled = settle("openai/x", base_url, {"concurrency": None})
+        assert settled.base_url == url and "http://***@127.0.0.1:8080/v1" in (settled.note() or "")
+        unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
+        _, notes = _client_settings("openai/x", base_url, **unset)
+        assert notes == [settled.note()]
+        assert "pwSECRET" not in " ".join(notes) and "QUERYSECRET" not in " ".join(notes)
+
+
 def test_flags_then_resumed_run_then_profile_then_defaults():
     settings, sources = resolve_settings(
         LOCAL, {"timeout_s": 30.0, "max_retries": 1, "concurrency": None}, stored={"concurrency": 2}
