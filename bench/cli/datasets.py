@@ -92,6 +92,22 @@ def fetch(
         )
 
 
+def _never_over_a_real_dataset(out_dir: Path) -> None:
+    """A folder that holds a dataset other than a demo one (its ``dataset.json`` does not name a
+    ``demo`` dataset, or there is none beside ``questions.jsonl``) is never written over."""
+    import json
+
+    if not (out_dir / "questions.jsonl").exists():
+        return
+    try:
+        name = str(json.loads((out_dir / "dataset.json").read_text(encoding="utf-8")).get("name", ""))
+    except (OSError, ValueError, AttributeError):
+        name = ""
+    if not name.startswith("demo"):
+        what = "holds a dataset that is not a demo one (questions.jsonl)"
+        fail(f"--out {out_dir}: {what}; choose another folder")
+
+
 @datasets_app.command(
     "demo",
     help="Write the generated demo dataset (3 synthetic 10-K filings, 18 questions).",
@@ -118,6 +134,7 @@ def demo(
     from bench.datasets.demo import write_demo_dataset
 
     out_dir = output_dir(out_dir, out)
+    _never_over_a_real_dataset(out_dir)
     try:
         ds = (write_bad_dataset if bad else write_demo_dataset)(out_dir, hostile=hostile, seed=seed)
     except OSError as exc:

@@ -87,3 +87,20 @@ def test_validate_a_dataset_with_nothing_usable_is_exit_2_as_bench_run_says(tmp_
     assert last.startswith(f"error: {out}: the dataset has no usable question (")
     run = runner.invoke(app, ["bench", "run", "-d", str(out), "-r", "extractive", "--judge", "rules"])
     assert run.exit_code == 2, run.output
+
+
+def test_demo_never_writes_over_a_dataset_that_is_not_a_demo(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    mine = '{"financebench_id": "m1", "question": "Mine?"}\n'
+    (out / "questions.jsonl").write_text(mine)
+    res = runner.invoke(app, ["bench", "datasets", "demo", "-o", str(out)])
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        f"error: --out {out}: holds a dataset that is not a demo one (questions.jsonl); choose another folder"
+    )
+    assert (out / "questions.jsonl").read_text() == mine
+    demo = tmp_path / "demo"
+    for seed in ("1", "2"):  # a demo folder is rewritten as before
+        again = runner.invoke(app, ["bench", "datasets", "demo", "-o", str(demo), "--seed", seed])
+        assert again.exit_code == 0, again.output
