@@ -119,10 +119,15 @@ def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
     """(line number, parsed object or an error message) for every non-blank line."""
     out: list[tuple[int, dict[str, Any] | str]] = []
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{file}: cannot read ({exc})") from exc
-    for number, line in enumerate(lines, start=1):
+        raw_lines = file.read_bytes().splitlines()
+    except OSError as exc:
+        raise DatasetError(f"{file}: cannot read ({exc.strerror or exc})") from exc
+    for number, raw in enumerate(raw_lines, start=1):
+        try:  # one row that is not UTF-8 is that row's problem, not the whole file's
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            out.append((number, f"line {number} is not UTF-8 text (byte {exc.start + 1})"))
+            continue
         if not line.strip():
             continue
         try:

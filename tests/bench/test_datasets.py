@@ -184,3 +184,18 @@ def test_check_pdf_on_a_real_filing(fb_pdf) -> None:
     check = check_pdf(fb_pdf("3M_2018_10K"))
     assert check.ok and check.reason is None and check.page_count > 60
     assert check_pdf(fb_pdf("3M_2018_10K"), max_pages=10).reason == "pdf_too_large"
+
+
+def test_a_row_that_is_not_utf8_is_dropped_not_the_dataset(planted: Path) -> None:
+    """One row with bytes that are not UTF-8 (a bad export) is malformed like a row that is not
+    JSON; the others load. A byte-order mark before the first row is read as text, not an error."""
+    path = planted / "questions.jsonl"
+    good = path.read_bytes()
+    before = len(load_financebench(planted).questions)
+    path.write_bytes(b"\xef\xbb\xbf" + good + b'{"financebench_id": "x\xff\xfe", "question": "?"}\n')
+    ds = load_financebench(planted)
+    malformed = {d.question_id: d.detail for d in ds.malformed}
+    bad_line = good.count(b"\n") + 1
+    assert malformed[f"line-{bad_line}"] == f"line {bad_line} is not UTF-8 text (byte 23)"
+    assert set(malformed) == {"line-4", "no_answer", "bad_page", f"line-{bad_line}"}
+    assert len(ds.questions) == before > 0
