@@ -251,9 +251,24 @@ def split_retriever_option(text: str, retrievers: list[str] | None = None) -> tu
         raise ValueError(f"--opt {text!r}: write {form}, e.g. --opt agent.max_turns=8")
     if not dot:
         if only is None:
-            raise ValueError(
-                f"--opt {text!r}: several retrievers run; say which with RETRIEVER.NAME=VALUE "
-                f"(e.g. --opt agent.{name.strip()}={raw.strip()})"
-            )
+            raise ValueError(_which_retriever(text, name.strip().replace("-", "_"), raw.strip(), retrievers))
         retriever = only
     return retriever.strip(), name.strip().replace("-", "_"), raw.strip()
+
+
+def _which_retriever(text: str, name: str, raw: str, retrievers: list[str] | None) -> str:
+    """The error for ``--opt NAME=VALUE`` when it is not clear which retriever it is for: the
+    retrievers (of those that run, else of all) that have an option ``NAME``, as an example."""
+    from pageindex.retrievers.base import available_retrievers
+
+    specs = available_retrievers()
+    pool = [r for r in retrievers or specs if r in specs]
+    having = [r for r in pool if name in specs[r].options.model_fields]
+    if not having:
+        where = "of the retrievers that run" if retrievers else "of any retriever"
+        return f"--opt {text!r}: {name!r} is not an option {where} (see `pageindex retrievers`)"
+    runs = "several retrievers run" if retrievers else "no -r given, so the default retrievers run"
+    return (
+        f"--opt {text!r}: {runs}; say which with RETRIEVER.NAME=VALUE ({name} is an option of "
+        f"{', '.join(having)}: e.g. --opt {having[0]}.{name}={raw})"
+    )

@@ -186,6 +186,15 @@ def test_split_retriever_option():
         split_retriever_option("max_turns=8", ["agent", "iterative"])
     with pytest.raises(ValueError, match="RETRIEVER.NAME=VALUE"):
         split_retriever_option("max_turns=8")
+    # the example names a retriever that has the option, never one that does not
+    with pytest.raises(ValueError) as exc:
+        split_retriever_option("top_k=3")
+    assert str(exc.value) == (
+        "--opt 'top_k=3': no -r given, so the default retrievers run; say which with RETRIEVER.NAME=VALUE "
+        "(top_k is an option of bm25, extractive: e.g. --opt bm25.top_k=3)"
+    )
+    with pytest.raises(ValueError, match="'no_such' is not an option of the retrievers that run"):
+        split_retriever_option("no_such=1", ["agent", "planner"])
     for bad in ("max_turns", "=8", ".max_turns=8", "agent.=8"):
         with pytest.raises(ValueError, match="--opt"):
             split_retriever_option(bad, ["agent"])
