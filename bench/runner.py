@@ -340,7 +340,19 @@ class Runner:
             return None
         from pageindex.llm.cache import LLMCache
 
-        return LLMCache(path=self.config.cache_path, mode=self.config.cache)
+        cache = LLMCache(path=self.config.cache_path, mode=self.config.cache)
+        problem = cache.problem()
+        if problem:  # before any work: a run would record every model call as an error
+            where = (
+                f"--cache-path {cache.path}"
+                if self.config.cache_path is not None
+                else f"--cache-path (default {cache.path})"
+            )
+            raise RunSetupError(
+                f"{where} is not a usable LLM cache: {problem}; give a cache file written by "
+                f"--cache rw, or a new file name"
+            )
+        return cache
 
     def _judge_name(self, model: str | None) -> str:
         if self.config.judge:
