@@ -642,7 +642,10 @@ class Runner:
 
         async def worker() -> None:
             nonlocal written
-            while not self.stop.is_set():
+            while True:
+                await _let_signals_in()
+                if self.stop.is_set():
+                    return
                 item = next(work, None)
                 if item is None:
                     return
@@ -701,6 +704,17 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
+
+
+async def _let_signals_in() -> None:
+    """Give the event loop the turns it needs to run a signal handler (Ctrl-C's) whose signal
+    came while a sample ran without ever yielding (extractive, or a scripted model: no await
+    there suspends). The loop reads a signal from its wake-up pipe in one turn and runs the
+    handler in the next, so one ``sleep(0)`` is not enough: the worker would be resumed first
+    and start another sample. Three turns put the handler (and the stop it requests) before the
+    worker looks at ``stop`` again."""
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 @contextlib.contextmanager
