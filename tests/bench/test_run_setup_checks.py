@@ -135,3 +135,58 @@ def test_resume_with_an_unusable_cache_path_leaves_the_run_as_it_was(env, tmp_pa
     assert code == ExitCode.BAD_INPUT, output
     assert f"--cache-path {garbage} is not a usable LLM cache" in one_error_line(output)
     assert fingerprint(run) == before
+
+
+def test_resume_refuses_samples_of_another_run(env, tmp_path):
+    """run.json of one run, samples.jsonl of another: resuming adopted the other run's samples."""
+    a = extractive_run(env, tmp_path / "a")
+    b = extractive_run(env, tmp_path / "b", "--limit", "3")
+    frank = tmp_path / "frank"
+    frank.mkdir()
+    (frank / "run.json").write_bytes((a / "run.json").read_bytes())
+    (frank / "samples.jsonl").write_bytes((b / "samples.jsonl").read_bytes())
+    before = fingerprint(frank)
+    code, output = invoke(env, "--resume", str(frank))
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert line == (
+        f"error: cannot resume {frank}: sample 1 of {frank / 'samples.jsonl'} is of run b, but "
+        f"{frank / 'run.json'} is run a (retrievers extractive, model none); resume only a run "
+        "directory as bench run wrote it, or start a new run"
+    ), line
+    assert fingerprint(frank) == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("retriever", "agent", "is of retriever agent"),
+        ("model", "openai/gpt-4o", "is of model openai/gpt-4o"),
+    ],
+)
+def test_resume_refuses_samples_of_a_retriever_or_model_it_does_not_have(env, tmp_path, field, value, says):
+    run = tmp_path / "run"
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "-r", "iterative", *SCRIPTED, "--judge", "rules",
+        "--limit", "2", "--out", str(run),
+    )  # fmt: skip
+    assert code == 0, output
+    rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    rows[1][field] = value  # same run id: only what it is a sample of gives it away
+    (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = fingerprint(run)
+    code, output = invoke(env, "--resume", str(run))
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert f"sample 2 of {run / 'samples.jsonl'} {says}, but" in line
+    assert "is run run (retrievers iterative, model scripted)" in line
+    assert fingerprint(run) == before
+
+
+def test_resume_of_its_own_samples_still_works(env, tmp_path):
+    run = extractive_run(env, tmp_path / "run")
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text(lines[0])  # as if stopped after one sample
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert "1 samples written, 1 already done" in " ".join(output.split())
