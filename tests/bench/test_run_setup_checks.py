@@ -190,3 +190,20 @@ def test_resume_of_its_own_samples_still_works(env, tmp_path):
     code, output = invoke(env, "--resume", str(run))
     assert code == 0, output
     assert "1 samples written, 1 already done" in " ".join(output.split())
+
+
+def test_context_window_cannot_change_on_resume_and_the_stored_one_is_kept(env, tmp_path):
+    """It sizes the section indexes the model is shown, so it changes what a sample means: refused
+    like --json-mode (it was silently ignored), and the run keeps the window it started with."""
+    run = extractive_run(env, tmp_path / "run", "--context-window", "4096")
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text(lines[0])
+    before = fingerprint(run)
+    code, output = invoke(env, "--resume", str(run), "--context-window", "8192")
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert "stored settings; drop --context-window (only --budget," in line, line
+    assert fingerprint(run) == before
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert json.loads((run / "run.json").read_text())["extra"]["config"]["context_window"] == 4096
