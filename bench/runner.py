@@ -36,7 +36,7 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample, judge_error_text
+from bench.samples import Sample, judge_error_text, read_samples_file
 from bench.summary import Summary
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -187,6 +187,35 @@ def _drop_counts(dropped: list[DroppedQuestion], dataset: Dataset) -> str:
     )
 
 
+def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
+    """Why ``samples.jsonl`` cannot be continued under ``run.json`` (None: it can): a row of
+    another run (its ``run_id``), or of a retriever or model the run does not have, means the
+    files of two runs were put together, and resuming would adopt samples the run never made.
+    Rows without a run id or model (older runs) are not held against it."""
+    if not rundir.samples_path.exists():
+        return None
+    try:
+        samples, _, _ = read_samples_file(rundir.samples_path)
+    except ValueError as exc:
+        return str(exc).splitlines()[0]
+    model = info.model or "none"
+    for i, s in enumerate(samples):
+        why = None
+        if s.run_id and s.run_id != info.run_id:
+            why = f"run {s.run_id}"
+        elif info.retrievers and s.retriever not in info.retrievers:
+            why = f"retriever {s.retriever}"
+        elif info.model and s.model and s.model != info.model:
+            why = f"model {s.model}"
+        if why:
+            return (
+                f"sample {i + 1} of {rundir.samples_path} is of {why}, but {rundir.info_path} is run "
+                f"{info.run_id} (retrievers {', '.join(info.retrievers) or 'unknown'}, model {model}); "
+                "resume only a run directory as bench run wrote it, or start a new run"
+            )
+    return None
+
+
 def new_run_id(config: RunConfig) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     digest = hashlib.sha256(RunConfig.model_dump_json(config).encode()).hexdigest()[:6]
@@ -241,6 +270,9 @@ class Runner:
                 info = rundir.read_info()
             except RunLoadError as exc:
                 raise RunSetupError(f"cannot resume: {exc}") from None
+            foreign = foreign_samples(rundir, info)
+            if foreign:
+                raise RunSetupError(f"cannot resume {run_dir}: {foreign}")
             stored = info.extra.get("config")
             if stored:
                 self.config = RunConfig.model_validate(stored)
@@ -340,7 +372,19 @@ class Runner:
             return None
         from pageindex.llm.cache import LLMCache
 
-        return LLMCache(path=self.config.cache_path, mode=self.config.cache)
+        cache = LLMCache(path=self.config.cache_path, mode=self.config.cache)
+        problem = cache.problem()
+        if problem:  # before any work: a run would record every model call as an error
+            where = (
+                f"--cache-path {cache.path}"
+                if self.config.cache_path is not None
+                else f"--cache-path (default {cache.path})"
+            )
+            raise RunSetupError(
+                f"{where} is not a usable LLM cache: {problem}; give a cache file written by "
+                f"--cache rw, or a new file name"
+            )
+        return cache
 
     def _judge_name(self, model: str | None) -> str:
         if self.config.judge:
@@ -630,7 +674,10 @@ class Runner:
 
         async def worker() -> None:
             nonlocal written
-            while not self.stop.is_set():
+            while True:
+                await _let_signals_in()
+                if self.stop.is_set():
+                    return
                 item = next(work, None)
                 if item is None:
                     return
@@ -689,6 +736,17 @@ class Runner:
         if self.stop_reason == "interrupted":
             for t in tasks:
                 t.cancel()
+
+
+async def _let_signals_in() -> None:
+    """Give the event loop the turns it needs to run a signal handler (Ctrl-C's) whose signal
+    came while a sample ran without ever yielding (extractive, or a scripted model: no await
+    there suspends). The loop reads a signal from its wake-up pipe in one turn and runs the
+    handler in the next, so one ``sleep(0)`` is not enough: the worker would be resumed first
+    and start another sample. Three turns put the handler (and the stop it requests) before the
+    worker looks at ``stop`` again."""
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 @contextlib.contextmanager

@@ -217,6 +217,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     "--out": out,
                     "--opt": opt,
                     "--json-mode": json_mode,
+                    # sizes the section indexes the model is shown: it changes what a sample means
+                    "--context-window": context_window,
                 }
                 given = [name for name, value in fixed.items() if value]
                 if given:

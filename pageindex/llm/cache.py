@@ -64,6 +64,22 @@ CREATE TABLE IF NOT EXISTS failures (
 """
 
 
+_REPLY_COLUMNS = "key, model, kind, request, reply, prompt_tokens, completion_tokens, created_at"
+_FAILURE_COLUMNS = "key, model, kind, request, error_kind, failure, created_at"
+
+
+def _cannot_create(path: Path) -> str | None:
+    """Why ``path`` (which does not exist) cannot be created, or None."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create it: no permission to write in {parent}"
+    return None
+
+
 def default_cache_path() -> Path:
     root = os.environ.get("PAGEINDEX_CACHE_DIR")
     return (Path(root) if root else Path.home() / ".cache" / "pageindex") / "llm.sqlite"
@@ -125,6 +141,38 @@ class LLMCache:
             raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
         self._local.conn = conn
         return conn
+
+    def problem(self) -> str | None:
+        """Why this cache cannot be used, or None: a directory, a file that is not SQLite, a
+        SQLite file of something else, a place where mode ``rw`` cannot create the file. Callers
+        check before any work (a run would otherwise record every model call as an error). The
+        check writes nothing: an existing file is opened read-only, a missing one is not created
+        (``replay`` leaves it missing: every call is then a miss). ``off`` checks nothing."""
+        if self.mode == "off":
+            return None
+        if self.path.is_dir():
+            return "it is a directory, not a file"
+        if not self.path.exists():
+            return _cannot_create(self.path) if self.mode == "rw" else None
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        except sqlite3.Error as exc:
+            return str(exc)
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "replies" not in tables:
+                return f"a SQLite file with other tables ({', '.join(sorted(tables))}), not an LLM cache"
+            if "replies" in tables:
+                conn.execute(f"SELECT {_REPLY_COLUMNS} FROM replies LIMIT 0")
+            if "failures" in tables:
+                conn.execute(f"SELECT {_FAILURE_COLUMNS} FROM failures LIMIT 0")
+        except sqlite3.Error as exc:
+            if str(exc).startswith("no such column"):
+                return f"a SQLite file whose tables are not an LLM cache's ({exc})"
+            return str(exc)
+        finally:
+            conn.close()
+        return None
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -122,3 +122,44 @@ def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert check_run(out2).ok and check_run(out2).samples == 12
+
+
+BLOCKING_POLICY = """
+import time
+from bench.faults.scripted import policy as plausible
+
+def policy(request):
+    time.sleep(0.03)  # blocks the event loop: a sample never yields to it
+    return plausible(request)
+"""
+
+
+@pytest.mark.parametrize(
+    "retriever",
+    [
+        ["-r", "extractive", "--judge", "rules", "--repeats", "30"],  # no model, no await that suspends
+        ["-r", "iterative", "--judge", "rules", "--model", "scripted"],  # a scripted model answers in-line
+    ],
+    ids=["extractive", "iterative-scripted"],
+)
+def test_ctrl_c_stops_a_run_whose_samples_never_yield_to_the_event_loop(setup, tmp_path, retriever):
+    """The loop runs the Ctrl-C handler only when it gets a turn: the runner gives it one between
+    samples, so the interrupt is honoured whatever the retriever (it was ignored to the end of the
+    run, status finished, exit 0)."""
+    (tmp_path / "blocking.py").write_text(BLOCKING_POLICY)
+    out = tmp_path / "int"
+    argv = bench_run_command(
+        "--data-dir", str(setup["root"] / "data"), *retriever, "--scripted-policy",
+        f"{tmp_path / 'blocking.py'}:policy", "--concurrency", "1", "--out", str(out), "-q",
+    )  # fmt: skip
+    proc = subprocess.Popen(argv, env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_lines(out / "samples.jsonl", 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    info = json.loads((out / "run.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    check = check_run(out)
+    assert info["status"] == "interrupted" == summary["status"] == check.status
+    assert 2 <= check.samples <= 6 < check.expected, check  # it stopped soon after the Ctrl-C
+    assert not check.duplicated and not check.summary_mismatches and summary["n_samples"] == check.samples

@@ -164,3 +164,26 @@ def test_default_path_from_env(tmp_path, monkeypatch):
     assert LLMCache().path == tmp_path / "cachedir" / "llm.sqlite"
     client = make_client("replay/gpt-4o-mini")
     assert client.cache.path == tmp_path / "cachedir" / "llm.sqlite" and client.cache.mode == "replay"
+
+
+def test_problem_names_what_makes_a_cache_unusable_and_writes_nothing(tmp_path):
+    good = tmp_path / "good.sqlite"
+    cache = LLMCache(good)
+    cache.put("k", model="m", kind="chat", request={}, reply={"content": "x"}, prompt_tokens=1,
+              completion_tokens=1)  # fmt: skip
+    cache.close()
+    before = good.read_bytes()
+    assert LLMCache(good, mode="rw").problem() is None
+    assert LLMCache(good, mode="replay").problem() is None
+    assert LLMCache(tmp_path / "new" / "llm.sqlite", mode="rw").problem() is None
+    assert LLMCache(tmp_path / "missing.sqlite", mode="replay").problem() is None
+    assert not (tmp_path / "new").exists() and not (tmp_path / "missing.sqlite").exists()
+    assert good.read_bytes() == before
+
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_text("garbage\n")
+    assert LLMCache(garbage, mode="rw").problem() == "file is not a database"
+    assert LLMCache(garbage, mode="off").problem() is None  # off never opens it
+    assert garbage.read_text() == "garbage\n"
+    assert LLMCache(tmp_path, mode="replay").problem() == "it is a directory, not a file"
+    assert LLMCache(garbage / "llm.sqlite", mode="rw").problem() == f"{garbage} is not a directory"

@@ -1,0 +1,209 @@
+"""``pageindex bench run`` refuses bad input before any work (exit 2, one ``error:`` line, nothing
+run, finished files untouched): an LLM cache file it cannot use, a resumed directory whose
+samples came from another run, an option that would change what a resumed run's samples mean."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.runner import demo_dataset_dir
+from pageindex.cli import app
+from pageindex.cli._common import ExitCode
+
+SCRIPTED = ["--model", "scripted", "--scripted-policy", "bench.faults.scripted:policy"]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def invoke(env: dict[str, str], *args: str) -> tuple[int, str]:
+    out = CliRunner().invoke(app, ["bench", "run", "-q", *args], env=env)
+    return out.exit_code, out.output
+
+
+def one_error_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), output
+    return lines[0]
+
+
+def fingerprint(run_dir: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run_dir.iterdir())}
+
+
+def extractive_run(env: dict[str, str], out: Path, *extra: str) -> Path:
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules", "--limit", "2",
+        "--out", str(out), *extra,
+    )  # fmt: skip
+    assert code == 0, output
+    return out
+
+
+def _not_a_database(path: Path) -> Path:
+    path.write_text("garbage\n")
+    return path
+
+
+def _a_directory(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def _another_sqlite_file(path: Path) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE replies (x)")
+    return path
+
+
+def _an_app_database(path: Path) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (name)")
+    return path
+
+
+def _under_a_file(path: Path) -> Path:
+    path.parent.joinpath("plain").write_text("not a folder")
+    return path.parent / "plain" / "llm.sqlite"
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_not_a_database, "file is not a database"),
+        (_a_directory, "it is a directory, not a file"),
+        (_another_sqlite_file, "a SQLite file whose tables are not an LLM cache's (no such column: key)"),
+        (_an_app_database, "a SQLite file with other tables (users), not an LLM cache"),
+        (_under_a_file, "plain is not a directory"),
+    ],
+    ids=["garbage", "directory", "other-sqlite", "app-database", "under-a-file"],
+)
+@pytest.mark.parametrize("mode", ["rw", "replay"])
+def test_an_unusable_cache_path_is_refused_before_any_work(env, tmp_path, make, says, mode):
+    """It was found only by the model calls: every sample recorded as an error, exit 4, and the
+    errors counted as done on resume, so the run could not be repaired. The check writes nothing."""
+    if make is _under_a_file and mode == "replay":
+        pytest.skip("replay never creates the file: a missing one is only a miss")
+    cache = make(tmp_path / "llm.sqlite")
+    before = cache.read_bytes() if cache.is_file() else None
+    code, output = invoke(
+        env, "-r", "iterative", *SCRIPTED, "--judge", "rules", "--limit", "2", "--cache", mode,
+        "--cache-path", str(cache), "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert line.startswith(f"error: --cache-path {cache} is not a usable LLM cache: ") and says in line, line
+    assert "give a cache file written by --cache rw, or a new file name" in line
+    assert not (tmp_path / "run").exists()  # nothing run, no run directory
+    assert not (tmp_path / "cache" / "trees").exists()  # not even a tree built
+    if before is not None:
+        assert cache.read_bytes() == before
+
+
+def test_a_new_cache_path_and_a_good_cache_pass_the_check(env, tmp_path):
+    """A cache file that does not exist yet (in a folder that does not either) is made by the run;
+    the file it made is then good for replay."""
+    cache = tmp_path / "sub" / "llm.sqlite"
+    common = ["--data-dir", str(demo_dataset_dir()), "-r", "iterative", "--judge", "rules", "--limit", "1"]
+    code, output = invoke(env, *common, *SCRIPTED, "--cache", "rw", "--cache-path", str(cache),
+                          "--out", str(tmp_path / "rw"))  # fmt: skip
+    assert code == 0, output
+    assert cache.is_file()
+    code, output = invoke(env, *common, "--model", "replay/scripted", "--cache", "replay",
+                          "--cache-path", str(cache), "--out", str(tmp_path / "replay"))  # fmt: skip
+    assert code == 0, output
+    recorded, replayed = (
+        [json.loads(line) for line in (tmp_path / run / "samples.jsonl").read_text().splitlines()]
+        for run in ("rw", "replay")
+    )
+    assert [r["answer"] for r in replayed] == [r["answer"] for r in recorded] and recorded[0]["answer"]
+
+
+def test_resume_with_an_unusable_cache_path_leaves_the_run_as_it_was(env, tmp_path):
+    run = extractive_run(env, tmp_path / "run")
+    before = fingerprint(run)
+    garbage = _not_a_database(tmp_path / "garbage.sqlite")
+    code, output = invoke(env, "--resume", str(run), "--cache", "rw", "--cache-path", str(garbage))
+    assert code == ExitCode.BAD_INPUT, output
+    assert f"--cache-path {garbage} is not a usable LLM cache" in one_error_line(output)
+    assert fingerprint(run) == before
+
+
+def test_resume_refuses_samples_of_another_run(env, tmp_path):
+    """run.json of one run, samples.jsonl of another: resuming adopted the other run's samples."""
+    a = extractive_run(env, tmp_path / "a")
+    b = extractive_run(env, tmp_path / "b", "--limit", "3")
+    frank = tmp_path / "frank"
+    frank.mkdir()
+    (frank / "run.json").write_bytes((a / "run.json").read_bytes())
+    (frank / "samples.jsonl").write_bytes((b / "samples.jsonl").read_bytes())
+    before = fingerprint(frank)
+    code, output = invoke(env, "--resume", str(frank))
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert line == (
+        f"error: cannot resume {frank}: sample 1 of {frank / 'samples.jsonl'} is of run b, but "
+        f"{frank / 'run.json'} is run a (retrievers extractive, model none); resume only a run "
+        "directory as bench run wrote it, or start a new run"
+    ), line
+    assert fingerprint(frank) == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("retriever", "agent", "is of retriever agent"),
+        ("model", "openai/gpt-4o", "is of model openai/gpt-4o"),
+    ],
+)
+def test_resume_refuses_samples_of_a_retriever_or_model_it_does_not_have(env, tmp_path, field, value, says):
+    run = tmp_path / "run"
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "-r", "iterative", *SCRIPTED, "--judge", "rules",
+        "--limit", "2", "--out", str(run),
+    )  # fmt: skip
+    assert code == 0, output
+    rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    rows[1][field] = value  # same run id: only what it is a sample of gives it away
+    (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = fingerprint(run)
+    code, output = invoke(env, "--resume", str(run))
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert f"sample 2 of {run / 'samples.jsonl'} {says}, but" in line
+    assert "is run run (retrievers iterative, model scripted)" in line
+    assert fingerprint(run) == before
+
+
+def test_resume_of_its_own_samples_still_works(env, tmp_path):
+    run = extractive_run(env, tmp_path / "run")
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text(lines[0])  # as if stopped after one sample
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert "1 samples written, 1 already done" in " ".join(output.split())
+
+
+def test_context_window_cannot_change_on_resume_and_the_stored_one_is_kept(env, tmp_path):
+    """It sizes the section indexes the model is shown, so it changes what a sample means: refused
+    like --json-mode (it was silently ignored), and the run keeps the window it started with."""
+    run = extractive_run(env, tmp_path / "run", "--context-window", "4096")
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text(lines[0])
+    before = fingerprint(run)
+    code, output = invoke(env, "--resume", str(run), "--context-window", "8192")
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert "stored settings; drop --context-window (only --budget," in line, line
+    assert fingerprint(run) == before
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert json.loads((run / "run.json").read_text())["extra"]["config"]["context_window"] == 4096
