@@ -75,23 +75,31 @@ def _under_a_file(path: Path) -> Path:
     return path.parent / "plain" / "llm.sqlite"
 
 
+_UNUSABLE = [
+    ("garbage", _not_a_database, "file is not a database"),
+    ("directory", _a_directory, "it is a directory, not a file"),
+    (
+        "other-sqlite",
+        _another_sqlite_file,
+        "a SQLite file whose tables are not an LLM cache's (no such column: key)",
+    ),
+    ("app-database", _an_app_database, "a SQLite file with other tables (users), not an LLM cache"),
+    ("under-a-file", _under_a_file, "plain is not a directory"),
+]
+
+
 @pytest.mark.parametrize(
-    ("make", "says"),
+    ("make", "says", "mode"),
     [
-        (_not_a_database, "file is not a database"),
-        (_a_directory, "it is a directory, not a file"),
-        (_another_sqlite_file, "a SQLite file whose tables are not an LLM cache's (no such column: key)"),
-        (_an_app_database, "a SQLite file with other tables (users), not an LLM cache"),
-        (_under_a_file, "plain is not a directory"),
+        pytest.param(make, says, mode, id=f"{name}-{mode}")
+        for name, make, says in _UNUSABLE
+        for mode in ("rw", "replay")
+        if not (make is _under_a_file and mode == "replay")  # replay never creates the file: a miss
     ],
-    ids=["garbage", "directory", "other-sqlite", "app-database", "under-a-file"],
 )
-@pytest.mark.parametrize("mode", ["rw", "replay"])
 def test_an_unusable_cache_path_is_refused_before_any_work(env, tmp_path, make, says, mode):
     """It was found only by the model calls: every sample recorded as an error, exit 4, and the
     errors counted as done on resume, so the run could not be repaired. The check writes nothing."""
-    if make is _under_a_file and mode == "replay":
-        pytest.skip("replay never creates the file: a missing one is only a miss")
     cache = make(tmp_path / "llm.sqlite")
     before = cache.read_bytes() if cache.is_file() else None
     code, output = invoke(
