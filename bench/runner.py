@@ -282,6 +282,8 @@ class Runner:
                 raise RunSetupError(str(exc)) from None
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise RunSetupError(f"--out {run_dir}: is a file; give a folder for the run (created if needed)")
         if RunDir(run_dir).has_samples():
             raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
         return run_dir, None

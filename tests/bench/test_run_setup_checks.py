@@ -215,3 +215,14 @@ def test_context_window_cannot_change_on_resume_and_the_stored_one_is_kept(env, 
     code, output = invoke(env, "--resume", str(run))
     assert code == 0, output
     assert json.loads((run / "run.json").read_text())["extra"]["config"]["context_window"] == 4096
+
+
+def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    code, output = invoke(env, "-r", "extractive", "--judge", "rules", "--limit", "1", "--out", str(target))
+    assert code == ExitCode.BAD_INPUT
+    assert output.strip().splitlines()[-1] == (
+        f"error: --out {target}: is a file; give a folder for the run (created if needed)"
+    )
+    assert "trees ready" not in output and target.read_text() == "mine"
