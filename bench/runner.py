@@ -258,6 +258,7 @@ class Runner:
         self.stop = asyncio.Event()
         self.stop_reason: RunStatus | None = None
         self.warnings: list[str] = []
+        self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
 
     # -- set-up ------------------------------------------------------------------
     def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
@@ -537,7 +538,9 @@ class Runner:
         if previous is None and self._retriever_llm is None:
             cfg, doctor_notes = apply_doctor_findings(cfg, model)
             self.config = cfg
-            self.warnings += [f"settings from pageindex doctor: {note}" for note in doctor_notes]
+            # said with the run's header, once the preflight passed (the CLI prints them at the
+            # first event), and recorded in run.json; not repeated among the closing warnings
+            self.setting_notes += [f"settings from pageindex doctor: {note}" for note in doctor_notes]
         return model, doctor_notes
 
     def _choose_retrievers(self, model: str | None) -> tuple[list[str], dict[str, str]]:

@@ -251,17 +251,21 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         runner = Runner(
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None
         )
-        if profile_line:
-            # said once the run starts (trees or samples), i.e. after the endpoint's preflight passed:
-            # a server that is no OpenAI API stays one error line
-            said: list[bool] = []
+        # The header (the local-server profile, settings from the doctor) is said once the run starts
+        # (trees or samples), i.e. after the endpoint's preflight passed: a server that is no OpenAI
+        # API stays one error line.
+        said: list[bool] = []
 
-            def _say_profile(event: object) -> None:
-                if not said:
-                    said.append(True)
-                    err_console.print(f"[dim]{profile_line}[/]", highlight=False)
+        def _say_header(event: object) -> None:
+            if said:
+                return
+            said.append(True)
+            if profile_line:
+                err_console.print(f"[dim]{profile_line}[/]", highlight=False)
+            for note in runner.setting_notes:
+                err_console.print(f"[yellow]note:[/] {note}", highlight=False)
 
-            events.subscribe(_say_profile)
+        events.subscribe(_say_header)
 
         async def _main():
             loop = asyncio.get_running_loop()
