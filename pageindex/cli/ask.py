@@ -43,13 +43,15 @@ def _moved_short_flag(value: Any) -> None:
 
 def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
     """``["A.pdf", "B.pdf", "compare ..."]`` -> ([A.pdf, B.pdf], "compare ..."). Leading arguments
-    that name a PDF or tree JSON (or an existing file) are inputs; the rest is the question."""
+    that name a PDF or tree JSON (or an existing file) are inputs; the rest is the question (None
+    when nothing follows them: an interactive session)."""
     files: list[Path] = []
     rest = list(args)
     while rest and (rest[0].lower().endswith((".pdf", ".json")) or Path(rest[0]).is_file()):
         files.append(Path(rest.pop(0)))
-    question = " ".join(rest).strip() or None
-    return files, question
+    if not rest:
+        return files, None
+    return files, " ".join(rest).strip()  # "" when given but blank: refused, not a session
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -155,7 +157,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             spec = get_retriever(retriever)
         except (ValueError, RetrieverConfigError) as exc:
             fail(str(exc))
+        if question is not None and not question.strip():
+            fail("the question is empty; give a question, or none at all for an interactive session")
         tree = _load_trees(files)
+        pages = tree.page_count
+        if bad := [p for p in evidence_page if not 1 <= p <= pages]:
+            fail(f"--evidence-page {bad[0]}: the filing's pages are 1-{pages}")
 
         for name, value in (("--timeout", timeout), ("--max-retries", max_retries),
                             ("--concurrency", concurrency), ("--context-window", context_window)):

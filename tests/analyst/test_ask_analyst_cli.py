@@ -136,3 +136,18 @@ def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst
     assert "retriever 'extractive' uses no model: --model openai/y is not used" in follow.output
     assert "answer (extractive, no prompt)" in follow.output and "needs a model" not in follow.output
     assert server.exchanges == []  # no preflight, no chat
+
+
+def test_a_blank_question_or_an_evidence_page_off_the_filing_is_refused(fb_pdf, analyst_tree):
+    """An empty QUESTION used to open the interactive session (waiting on stdin in a script), and
+    --evidence-page 0, -3 or 999 on a 160-page filing gave an oracle with no evidence (exit 4)."""
+    pdf = str(fb_pdf("3M_2018_10K"))
+    out = runner.invoke(app, ["ask", pdf, "  ", "-r", "extractive"])
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        "error: the question is empty; give a question, or none at all for an interactive session"
+    )
+    for page in ("0", "-3", "999"):
+        out = ask(pdf, "What was capex?", "-r", "oracle", "--evidence-page", page)
+        assert out.exit_code == 2, out.output
+        assert out.output.strip() == f"error: --evidence-page {page}: the filing's pages are 1-160"
