@@ -669,7 +669,7 @@ class RulesJudge:
             return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
-        if premise := premise_conflict(question, gold, plain(answer)):
+        if premise := premise_conflict(question, gold, answer):
             agrees, why = premise
             return ("correct" if agrees else "incorrect"), True, why, details
         gold_stance, answer_stance = stance(gold), stance(answer)
