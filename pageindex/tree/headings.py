@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pageindex.tree.pdf import Line, Page
+from pageindex.tree.pdf import Line, Page, compact
 
 # kinds of heading, and their nesting level in the tree
 LEVEL = {
@@ -99,10 +99,6 @@ class Heading:
     @property
     def level(self) -> int:
         return LEVEL.get(self.kind, 4)
-
-
-def compact(text: str) -> str:
-    return "".join(text.split()).lower()
 
 
 def _emphasised(line: Line) -> bool:

@@ -17,12 +17,11 @@ from pageindex.tree.headings import (
     _NOTES_TITLE,
     _PART,
     at_top,
-    compact,
     item_key,
     part_rank,
     statement_key,
 )
-from pageindex.tree.pdf import Page
+from pageindex.tree.pdf import Page, compact
 from pageindex.tree.split import slug
 
 _JUNK = re.compile(r"\.(pdf|docx?|htm)\b|_final|press release -|untitled", re.IGNORECASE)

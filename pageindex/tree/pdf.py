@@ -36,6 +36,11 @@ _PAGE_NUMBER_AT_ENDS = re.compile(
 _Y_TOLERANCE = 2.0  # points: spans whose vertical centres differ by less are one visual line
 
 
+def compact(text: str) -> str:
+    """``text`` with all whitespace removed, lower-cased: robust to split words ("Busines s")."""
+    return "".join(text.split()).lower()
+
+
 @dataclass(slots=True)
 class Line:
     """One visual line of a page (1-based ``page``), left to right."""
@@ -85,12 +90,12 @@ class Line:
         stripped = _PAGE_NUMBER_AT_ENDS.sub("", self.text)
         if stripped == self.text or _letters(stripped) < 12:
             return self.compact
-        return "#" + "".join(stripped.split()).lower()
+        return "#" + compact(stripped)
 
     @property
     def compact(self) -> str:
-        """Text with all whitespace removed, lower-cased: robust to split words ("Busines s")."""
-        return "".join(self.text.split()).lower()
+        """:func:`compact` of the line's text."""
+        return compact(self.text)
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
-from pageindex.tree.pdf import Line, Page
+from pageindex.tree.pdf import Line, Page, compact
 
 # column headings and table captions that look like titles
 COLUMN_HEAD = re.compile(
@@ -157,7 +157,7 @@ def subheading_drafts(
         page = pages[number - 1]
         found: list[Draft] = []
         previous_was_heading = False
-        rest_of_title = "".join(title.split()).lower() if number == first else ""
+        rest_of_title = compact(title) if number == first else ""
         for index, line in enumerate(page.lines):
             if number == first and line.ry <= after_y:
                 continue
