@@ -249,11 +249,12 @@ def split_retriever_option(text: str, retrievers: list[str] | None = None) -> tu
     if not sep or not name.strip() or (dot and not retriever.strip()):
         form = "NAME=VALUE or RETRIEVER.NAME=VALUE" if only else "RETRIEVER.NAME=VALUE"
         raise ValueError(f"--opt {text!r}: write {form}, e.g. --opt agent.max_turns=8")
+    key = name.strip().replace("-", "_")
     if not dot:
         if only is None:
-            raise ValueError(_which_retriever(text, name.strip().replace("-", "_"), raw.strip(), retrievers))
+            raise ValueError(_which_retriever(text, key, raw.strip(), retrievers))
         retriever = only
-    return retriever.strip(), name.strip().replace("-", "_"), raw.strip()
+    return retriever.strip(), key, raw.strip()
 
 
 def _which_retriever(text: str, name: str, raw: str, retrievers: list[str] | None) -> str:

@@ -13,6 +13,7 @@ from pageindex.cli._common import (
     SCRIPTED_POLICY_ENV,
     ExitCode,
     console,
+    err_console,
     examples,
     fail,
     load_tree_file,
@@ -145,7 +146,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.analyst.engine import Analyst
         from pageindex.analyst.session import AnalystSession, SessionLimits
         from pageindex.analyst.store import SessionNameError, SessionStore
-        from pageindex.cli._common import err_console
         from pageindex.llm.types import BudgetExceeded, LLMError, is_model_failure
         from pageindex.retrievers.base import RetrieverConfigError, get_retriever
 
@@ -188,8 +188,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 llm = _client(model, base_url, scripted_policy, json_mode, **settings)
             except (ValueError, LLMError) as exc:
                 fail(f"model {model}: {exc}")
-            from pageindex.cli._common import err_console
-
             for note in notes:  # said once the endpoint passed its preflight: an error stays one line
                 err_console.print(f"[dim]{note}[/]", highlight=False)
         import time
@@ -264,7 +262,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             else:
                 answer = asyncio.run(analyst.ask(question))
         except KeyboardInterrupt:
-            from pageindex.cli._common import err_console
 
             err_console.print("interrupted: no answer", highlight=False)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
