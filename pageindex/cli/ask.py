@@ -262,7 +262,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             else:
                 answer = asyncio.run(analyst.ask(question))
         except KeyboardInterrupt:
-
             err_console.print("interrupted: no answer", highlight=False)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         except RetrieverConfigError as exc:
