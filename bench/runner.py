@@ -36,7 +36,7 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample, judge_error_text, read_samples_file
+from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -192,12 +192,10 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
     another run (its ``run_id``), or of a retriever or model the run does not have, means the
     files of two runs were put together, and resuming would adopt samples the run never made.
     Rows without a run id or model (older runs) are not held against it."""
-    if not rundir.samples_path.exists():
-        return None
     try:
-        samples, _, _ = read_samples_file(rundir.samples_path)
-    except ValueError as exc:
-        return str(exc).splitlines()[0]
+        samples, _ = rundir.read_samples()  # no file: no samples, nothing foreign
+    except RunLoadError as exc:
+        return str(exc)
     model = info.model or "none"
     for i, s in enumerate(samples):
         why = None
