@@ -67,9 +67,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if path is None:
             print(text)
             return
+        from pageindex.atomic import write_atomic
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)  # all or nothing: an earlier report is never half replaced
         except OSError as exc:
             fail(f"--out {path}: cannot write ({exc.strerror or exc})")
         console.print(f"report written to {path}", highlight=False)
