@@ -56,6 +56,7 @@ class Quantity:
     negative: bool
     text: str
     minus: bool = False  # written with a minus sign ("-55.2%"), not parentheses or words
+    money: bool = False  # written with a currency sign or code ("$", "US$", "USD")
     start: int = -1  # where the digits begin and end in the text they were read from
     end: int = -1
 
@@ -130,6 +131,7 @@ def extract_quantities(text: str) -> list[Quantity]:
                 negative=negative,
                 text=num,
                 minus=bool(m.group("sign")),
+                money=bool(m.group("cur")),
                 start=start,
                 end=m.end(),
             )

@@ -77,18 +77,32 @@ _APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b
 _INABILITY = [
     rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}{_FIND}\b",
     rf"\bunable to (?:\w+ ){{0,1}}{_FIND}\b",
-    rf"\b(?:not |im)possible to (?:\w+ ){{0,1}}{_FIND}\b",
+    rf"\b(?:not |im)possible (?:for (?:me|us) )?to (?:\w+ ){{0,1}}{_FIND}\b",
+    # no means: "there is no way for me to determine", "I have no way of accessing"
+    rf"\bno way (?:for (?:me|us) )?(?:to (?:\w+ ){{0,1}}{_FIND}\b|of (?:\w+ ){{0,1}}\w+ing\b)",
+    # the inability turned round: "... is not something I can retrieve", "not information I have"
+    rf"\bnot (?:something|information|data|a figure|a number) (?:that )?{_SELF} "
+    r"(?:can|could|am able to|have)\b",
     rf"\bnot (?:able|feasible) to (?:\w+ ){{0,1}}{_FIND}\b",
     rf"\b(?:cannot|can ?not|can't|could not|couldn't) be (?:\w+ ){{0,1}}{_DONE}\b",
     r"\b(?:is|are|was|were) not (?:\w+ ){0,1}(?:determinable|calculable|ascertainable)\b",
     # no access / no data on the speaker's side
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
+    r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|ability|means|data|information|figures)\b",
     r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
     r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
     # what the speaker would need and does not have: "I would need access to the 10-K"
     rf"\b{_SELF} would (?:need|require) (?:access|more|additional|further)\b",
-    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:knowledge|training)\b",
+    # the limits of what the speaker knows or can do: "beyond my capabilities", "not in my training data"
+    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:\w+ ){0,1}(?:knowledge|training|capabilit|abilit)",
+    r"\bnot (?:within|in|part of|included in) my (?:\w+ ){0,1}(?:knowledge|training|data)\b",
 ]
+# A filing or other source the reader is sent to: "the company's latest 10-K", "3M's 2018 Form 10-K".
+_FILING = (
+    r"(?:the |its |their )?(?:(?:\w+ ){0,2}\w+'s )?(?:\d{4} )?"
+    r"(?:latest |most recent |official |annual |financial )*"
+    r"(?:form )?(?:10-?[KQ]|annual report|filings?|financial statements|investor relations|website|SEC)\b"
+)
 _HAND_BACK = [
     r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
     r"\b(?:you|the user) (?:haven't|have not|did not|didn't) (?:provided?|share|include)\b",
@@ -102,9 +116,10 @@ _HAND_BACK = [
     # impersonal or imperative: "it is best to consult the 10-K", "Refer to the annual report"
     r"\bit (?:is|would be) (?:best|advisable|recommended|necessary|wise) to "
     r"(?:refer|consult|check|look|review|visit|access|obtain)\b",
-    r"(?:^|[.!?:]\s+)(?:refer to|consult|check|visit|look up|review) the (?:company's |\w+'s )?"
-    r"(?:latest |most recent |official |annual |financial )*(?:10-?[KQ]|annual report|filings?|"
-    r"financial statements|investor relations|website|SEC)\b",
+    r"(?:^|[.!?:]\s+)(?:for (?:the )?(?:\w+ ){0,3}\w+,\s+)?(?:refer to|consult|check|visit|look up|review) "
+    rf"{_FILING}",
+    # where the reader would find it: "the exact figure would be found in 3M's 2018 Form 10-K"
+    rf"\b(?:would|could|can|may) be (?:found|located|obtained) in {_FILING}",
 ]
 _STRONG_REFUSAL = [*_APOLOGY, *_INABILITY, *_HAND_BACK]
 # Weak: the source lacks something. A refusal only when it opens the answer.
@@ -425,6 +440,14 @@ def asks_for_figure(question: str) -> bool:
     return bool(_ASKS_FIGURE.search(first)) and not _EXPLAINS.search(first)
 
 
+# A question that asks for a ratio or a percentage, and for no amount of money.
+_ASKS_RATIO = re.compile(r"\b(?:ratio|percent(?:age)?s?|per cent)\b|%", re.IGNORECASE)
+
+
+def asks_for_ratio(question: str) -> bool:
+    return bool(_ASKS_RATIO.search(question)) and not _QUESTION_SCALE.search(question)
+
+
 def requested_precision(question: str) -> bool:
     """The question asks for a rounding ("round to one decimal place", "to two decimals")."""
     return bool(_REQUESTED_PRECISION.search(question))
@@ -472,7 +495,7 @@ _OPERAND_BEFORE = re.compile(
 )
 _OPERAND_AFTER = re.compile(
     r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
-    r"(?:[/÷*×+^]|x\s*[$(]?\d|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
+    r"(?:[/÷*×+^]|x\s*[$(]?\d|x\s+[a-z(]|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
@@ -764,6 +787,10 @@ class RulesJudge:
         return "incorrect", False, "no number in the answer", details
 
     def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
+        if not gold.percent and asks_for_ratio(question):
+            # A ratio or percentage is not a sum of money: "net income of $12.5 million" does not
+            # state a 12.5% margin, whatever its digits.
+            candidates = [a for a in candidates if not (a.money or a.scale_stated)]
         if not gold.negative and not _CHANGE_QUESTION.search(question):
             # A level (a margin, a ratio) written with a minus sign is the opposite value, not a
             # sign convention: only questions about a change or a loss admit either sign.

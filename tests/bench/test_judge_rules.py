@@ -262,6 +262,18 @@ def test_a_hedge_qualifier_is_not_a_refusal(rules: RulesJudge) -> None:
         # what the speaker would need, and a limit of its knowledge
         "I would need access to Foo Corp's FY2022 income statement to work out the growth.",
         "Foo Corp's FY2022 results are beyond my knowledge.",
+        # the limits of a model without the document (closed book), in their several shapes
+        "It is not possible for me to provide Foo Corp's FY2022 revenue growth.",
+        "There is no way for me to determine Foo Corp's revenue growth in FY2022.",
+        "I have no way of accessing Foo Corp's FY2022 income statement.",
+        "Foo Corp's FY2022 income statement is not something I can retrieve.",
+        "I lack access to Foo Corp's financial statements for FY2022.",
+        "As an AI model, I have no access to Foo Corp's filings.",
+        "Reading Foo Corp's FY2022 filings is beyond my capabilities.",
+        "Foo Corp's FY2022 revenue is not within my training data.",
+        # the reader sent to the filing: conditional, or imperative after a lead-in
+        "The exact growth would be found in Foo Corp's 2022 annual report.",
+        "For the precise figure, consult Foo Corp's 2022 Form 10-K.",
     ],
 )
 def test_refusal_structure_in_other_registers(rules: RulesJudge, answer: str) -> None:
@@ -365,6 +377,26 @@ def test_gold_number_as_another_quantity_is_incorrect(rules: RulesJudge) -> None
     assert (v.verdict, v.confident) == ("incorrect", True) and "concludes 9.8" in v.reasoning
     # The same figure as the concluded value is correct.
     assert rules.judge_sync(q, 0.125, "Therefore, the operating margin is 12.5%.").verdict == "correct"
+
+
+def test_an_amount_of_money_is_not_the_ratio_asked_for(rules: RulesJudge) -> None:
+    q = "What is Foo Corp's FY2022 net profit margin (as a percentage)?"
+    answer = "Net income was $12.5 million on revenue of $150 million, a net profit margin of 8.3%."
+    v = rules.judge_sync(q, 12.5, answer)
+    assert v.verdict == "incorrect", v.reasoning
+    assert rules.judge_sync(q, 12.5, "Foo Corp's net profit margin was 12.5%.").verdict == "correct"
+    # A question asking for an amount still matches amounts, with or without a currency sign.
+    assert rules.judge_sync(Q_CAPEX, 1577, "USD 1.577 billion.").verdict == "correct"
+
+
+def test_formula_operands_are_not_claims_even_before_a_word(rules: RulesJudge) -> None:
+    q = "What is Foo Corp's FY2022 days payable outstanding (DPO)? Round to two decimal places."
+    answer = (
+        "Foo Corp's DPO needs its FY2021 and FY2022 accounts payable, which I do not have at hand. "
+        "With those, DPO = 365 x average payables / cost of goods sold."
+    )
+    v = rules.judge_sync(q, 93.86, answer)
+    assert v.verdict == "refusal", v.reasoning
 
 
 def test_one_of_two_gold_figures_with_the_other_wrong_is_incorrect(rules: RulesJudge) -> None:
