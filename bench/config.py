@@ -31,14 +31,14 @@ class RunConfig(BaseModel):
     question_ids: list[str] = Field(default_factory=list)
     concurrency: int = Field(4, ge=1)
     budget_tokens: int | None = Field(None, ge=1)
-    budget_usd: float | None = Field(None, gt=0)
+    budget_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
     repeats: int = Field(1, ge=1)
     out: Path | None = None
     cache: CacheMode = "off"
     cache_path: Path | None = None
     tree_cache_dir: Path | None = None
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
     max_retries: int = Field(3, ge=0)
     retry_timeouts: bool = True  # False: a client timeout is final (local-server profile)
     llm_concurrency: int | None = Field(None, ge=1)  # HTTP requests in flight (None: 2 x concurrency)

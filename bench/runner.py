@@ -322,6 +322,14 @@ class Runner:
         judge = self._judge_name(judge_default)
         judge_url = cfg.judge_base_url or cfg.base_url
         need = judge_model_need(judge)
+        unused = {
+            "--judge-model": bool(cfg.judge_model) and need != "one",
+            "--judge-models": bool(cfg.judge_models) and need != "panel",
+        }
+        if given := [name for name, unused_here in unused.items() if unused_here]:
+            takes = {"none": "takes no model", "one": "takes one model (--judge-model)",
+                     "panel": "takes a panel of models (--judge-models)"}[need]  # fmt: skip
+            raise RunSetupError(f"--judge {judge} {takes}: {' and '.join(given)} would not be used; drop it")
         if judge_llm is None and need == "one":
             jm = cfg.judge_model or judge_default
             if not jm:
@@ -390,7 +398,8 @@ class Runner:
     def _judge_name(self, model: str | None) -> str:
         if self.config.judge:
             return self.config.judge
-        return "llm" if (model or self._judge_llm is not None) else "rules"
+        # A judge model given on its own (no answering model) means an LLM judge too.
+        return "llm" if (model or self.config.judge_model or self._judge_llm is not None) else "rules"
 
     async def _build_trees(
         self, questions: list[Question], dataset: Dataset

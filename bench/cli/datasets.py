@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import ExitCode, console, examples, fail, out_option, output_dir
+from pageindex.cli._common import ExitCode, console, examples, fail, out_option, output_dir, timeout_option
 
 datasets_app = typer.Typer(
     name="datasets",
@@ -47,9 +47,7 @@ def fetch(
     retries: int = typer.Option(
         3, "--retries", min=0, help="Retries per file (each resumes where it stopped)."
     ),
-    timeout: float = typer.Option(
-        60.0, "--timeout", min=1.0, help="Seconds to wait for the server per read."
-    ),
+    timeout: float = timeout_option(60.0, help="Seconds to wait for the server per read."),
 ) -> None:
     from bench.datasets.fetch import DEFAULT_BASE_URL, FetchError, FetchEvent, fetch_financebench
 

@@ -22,6 +22,7 @@ from pageindex.cli._common import (
     out_option,
     setup_logging,
     split_retriever_option,
+    timeout_option,
     validation_message,
 )
 
@@ -86,7 +87,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             None,
             "--judge",
             "-j",
-            help="llm | rules | hybrid | panel. Default: llm with a model, rules without.",
+            help="llm | rules | hybrid | panel. Default: llm with a model or --judge-model, rules without.",
         ),
         judge_model: str = typer.Option(None, "--judge-model", help="Judge model spec (default: --model)."),
         judge_models: str = typer.Option(
@@ -129,9 +130,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Retriever option RETRIEVER.NAME=VALUE, repeatable (e.g. --opt agent.max_turns=8); "
             "NAME=VALUE when --retrievers names one retriever."
         ),
-        timeout: float = typer.Option(
-            None, "--timeout", help="Seconds per model call before it is retried (default 60)."
-        ),
+        timeout: float = timeout_option(help="Seconds per model call before it is retried (default 60)."),
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
@@ -180,6 +179,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         try:
             options: dict[str, dict[str, object]] = {}
             chosen = [r.strip() for r in retrievers.split(",") if r.strip()] if retrievers else None
+            if retrievers is not None and not chosen:
+                from pageindex.retrievers.base import available_retrievers
+
+                fail(
+                    f"--retrievers {retrievers!r} names no retriever; choose from "
+                    f"{', '.join(sorted(available_retrievers()))} (leave it out for the defaults)"
+                )
             for text in opt:
                 name, key, raw = split_retriever_option(text, chosen)
                 _, _, value = parse_option(f"{name}.{key}={raw}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from enum import IntEnum
@@ -230,6 +231,18 @@ def cache_path_option(*, help: str, old_path: bool = False) -> Any:
     (``cache stats|clear``)."""
     aliases = HIDDEN_ALIASES["--cache-path"] if old_path else ()
     return typer.Option(None, "--cache-path", *aliases, help=help)
+
+
+def _finite_seconds(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{value:g} is not a number of seconds > 0 (give e.g. 60 or 600)")
+    return value
+
+
+def timeout_option(default: float | None = None, *, help: str) -> Any:
+    """``--timeout``: seconds a model call may take, a finite number > 0 (``inf``, ``nan``, 0 and
+    negative values are refused as usage errors, exit 2)."""
+    return typer.Option(default, "--timeout", help=help, callback=_finite_seconds)
 
 
 def examples(*commands: str) -> str:

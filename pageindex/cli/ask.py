@@ -20,6 +20,7 @@ from pageindex.cli._common import (
     model_client,
     opt_option,
     split_retriever_option,
+    timeout_option,
 )
 
 
@@ -125,8 +126,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         no_reuse: bool = typer.Option(
             False, "--no-reuse", help="Do not answer from the session's material (always search the filing)."
         ),
-        timeout: float = typer.Option(
-            None, "--timeout", help="Seconds per model call (default 60; 600 for a loopback server)."
+        timeout: float = timeout_option(
+            help="Seconds per model call (default 60; 600 for a loopback server)."
         ),
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
@@ -164,7 +165,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if bad := [p for p in evidence_page if not 1 <= p <= pages]:
             fail(f"--evidence-page {bad[0]}: the filing's pages are 1-{pages}")
 
-        for name, value in (("--timeout", timeout), ("--max-retries", max_retries),
+        for name, value in (("--max-retries", max_retries),
                             ("--concurrency", concurrency), ("--context-window", context_window)):
             if value is not None and (value < 0 or (value == 0 and name != "--max-retries")):
                 fail(f"{name} must be {'>= 0' if name == '--max-retries' else '> 0'}, got {value}")

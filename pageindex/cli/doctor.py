@@ -8,7 +8,7 @@ import os
 import typer
 from rich.table import Table
 
-from pageindex.cli._common import console, examples, fail, judge_base_url_option
+from pageindex.cli._common import console, examples, fail, judge_base_url_option, timeout_option
 
 EXIT_CODES = (
     "Exit codes: 0 usable; 1 usable with limits (the verdict says which); 2 bad input, unreachable "
@@ -52,14 +52,12 @@ def doctor(
         False, "--probe-context", help="Find a lower bound of the context window (up to 4 more calls)."
     ),
     refresh: bool = typer.Option(False, "--refresh", help="Probe again even if cached findings are fresh."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds each probe call may take."),
+    timeout: float = timeout_option(30.0, help="Seconds each probe call may take."),
 ) -> None:
     from pageindex.llm import LLMError
     from pageindex.llm.doctor import run_doctor
     from pageindex.llm.spec import parse_spec
 
-    if timeout <= 0:
-        fail(f"--timeout must be a positive number of seconds, not {timeout:g}")
     wanted = model or os.environ.get("PAGEINDEX_MODEL")
     if not wanted:
         fail("--model is required (e.g. --model openai/<model> --base-url http://127.0.0.1:8080/v1)")

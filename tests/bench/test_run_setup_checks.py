@@ -226,3 +226,42 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
         f"error: --out {target}: is a file; give a folder for the run (created if needed)"
     )
     assert "trees ready" not in output and target.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["-r", ""], "--retrievers '' names no retriever; choose from"),
+        (["-r", " , "], "names no retriever"),
+        (["--timeout", "inf"], "inf is not a number of seconds > 0"),
+        (["--timeout", "nan"], "nan is not a number of seconds > 0"),
+        (["--timeout", "0"], "0 is not a number of seconds > 0"),
+        (["--judge", "rules", "--judge-model", "openai/gpt-4o-mini"],
+         "--judge rules takes no model: --judge-model would not be used"),
+        (["--judge", "llm", *SCRIPTED, "--judge-models", "scripted,scripted"],
+         "--judge llm takes one model (--judge-model): --judge-models would not be used"),
+        (["--judge", "panel", "--judge-models", "scripted,scripted", "--judge-model", "scripted"],
+         "--judge panel takes a panel of models (--judge-models): --judge-model would not be used"),
+    ],
+)
+def test_options_that_would_be_ignored_or_make_no_sense_are_refused(env, tmp_path, args, says):
+    out = tmp_path / "run"
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "--limit", "1", "--out", str(out), *args
+    )
+    assert code == ExitCode.BAD_INPUT
+    assert says in one_error_line(output)
+    assert not out.exists()
+
+
+def test_a_judge_model_alone_makes_the_judge_an_llm(env, tmp_path):
+    """No answering model, ``--judge-model`` given: the answers are judged by that model (before,
+    the judge model was silently ignored and rules judged)."""
+    out = tmp_path / "run"
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--limit", "1", "--out", str(out),
+        "--judge-model", "scripted", "--scripted-policy", "bench.faults.scripted:policy",
+    )  # fmt: skip
+    assert code == 0, output
+    info = json.loads((out / "run.json").read_text())
+    assert info["judge"] == "llm" and info["judge_model"] == "scripted"

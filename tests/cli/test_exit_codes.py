@@ -426,3 +426,22 @@ def test_a_group_without_a_command_prints_its_help_once(group):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("Usage: ") == 1, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["doctor", "-m", "openai/x", "--base-url", "http://127.0.0.1:9"],
+        ["ask", "-m", "openai/x", "filing.pdf", "What was revenue?"],
+        ["bench", "run"],
+        ["bench", "datasets", "fetch", "financebench", "--out", "nowhere"],
+    ],
+)
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1"])
+def test_a_timeout_must_be_a_finite_number_of_seconds(command: list[str], value: str) -> None:
+    """One ``--timeout`` for every command that calls a server: a wait that never ends (``inf``) or
+    cannot start is a usage error, before anything is read or reached."""
+    code, output = invoke([*command, "--timeout", value])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert f"{value} is not a number of seconds > 0" in output

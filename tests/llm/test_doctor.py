@@ -204,7 +204,10 @@ def test_unreachable_is_exit_2_with_one_line(unused_port):
         ([], "error: --model is required"),
         (["--model", "gpt-4o"], "error: --model: bad model spec 'gpt-4o'"),
         (["--model", "replay/x"], "error: doctor probes a model server; replay/x has none"),
-        (["--model", MODEL, "--timeout", "0"], "error: --timeout must be a positive number"),
+        (
+            ["--model", MODEL, "--timeout", "0"],
+            "error: Invalid value for '--timeout': 0 is not a number of seconds > 0",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, message):
