@@ -8,6 +8,7 @@ import typer
 
 from pageindex.cli._common import (
     console,
+    err_console,
     examples,
     fail,
     judge_base_url_option,
@@ -58,7 +59,8 @@ def judge(
     by: str | None = typer.Option(
         None,
         "--by",
-        help="Also print agreement per value of this input field (default: model_name if present).",
+        help="Also print agreement per value of this field: model_name (the default, if present), "
+        "source (the label file), decided_by or judge_version.",
     ),
     per_file: bool = typer.Option(
         False,
@@ -91,8 +93,11 @@ def judge(
         read_label_dir,
         write_verdict_rows,
     )
-    from bench.judges.report import print_agreement, print_label_report
+    from bench.judges.calibration import normalize_label
+    from bench.judges.report import GROUP_FIELDS, print_agreement, print_label_report
 
+    if by is not None and by not in GROUP_FIELDS:
+        fail(f"--by {by}: agreement can be grouped by {', '.join(GROUP_FIELDS)}")
     if (input is None) == (labels is None):
         fail("give exactly one of --input ANSWERS.jsonl or --labels DIR")
     if input is not None and output is None:
@@ -136,6 +141,14 @@ def judge(
         fail(
             f"{source}: no row is a JSON object with question, gold_answer and model_answer "
             f"(line {first.line}: {first.error})"
+        )
+    unknown = [p.row.label for p in parsed if p.row and p.row.label and normalize_label(p.row.label) is None]
+    if unknown:
+        # Never dropped in silence: the agreement below is over fewer rows than were read.
+        err_console.print(
+            f"[yellow]warning:[/] {len(unknown)} rows have a label that is none of correct, incorrect or "
+            f"refusal (e.g. {unknown[0]!r}): they are judged but left out of the agreement",
+            highlight=False,
         )
     rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
     if output is not None:

@@ -10,6 +10,9 @@ from bench.judges.base import ALL_VERDICTS, VERDICTS
 from bench.judges.batch import VerdictRow
 from bench.judges.calibration import PerFileAgreement, agreement, agreement_by, per_file_agreement
 
+# The verdict row fields agreement can be grouped by (``bench judge --by``).
+GROUP_FIELDS = ("model_name", "source", "decided_by", "judge_version")
+
 
 def labelled_frame(rows: list[VerdictRow]) -> pd.DataFrame:
     frame = pd.DataFrame([r.model_dump() for r in rows])

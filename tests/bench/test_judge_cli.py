@@ -223,3 +223,39 @@ def test_exclude_must_name_a_label_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert result.output.strip().startswith("error: --exclude 'model_b': not a label")
+
+
+def test_by_names_a_field_agreement_can_be_grouped_by(tmp_path: Path) -> None:
+    rows = [
+        {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"},
+        {"question": Q, "gold_answer": 1577, "model_answer": "$1,390 million", "label": "Correct Answer"},
+    ]
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(r) for r in rows])
+    out = tmp_path / "v.jsonl"
+    bad = CliRunner().invoke(app, ["bench", "judge", "-i", str(answers), "-o", str(out), "--by", "eval_mode"])
+    assert bad.exit_code == 2
+    assert bad.output.strip() == (
+        "error: --by eval_mode: agreement can be grouped by model_name, source, decided_by, judge_version"
+    )
+    assert not out.exists()  # refused before anything was judged or written
+    good = CliRunner().invoke(
+        app, ["bench", "judge", "-i", str(answers), "-o", str(out), "--by", "judge_version"]
+    )
+    assert good.exit_code == 0, good.output
+    assert "Agreement by judge_version" in good.output
+
+
+def test_a_label_that_is_no_verdict_is_said_not_dropped_in_silence(tmp_path: Path) -> None:
+    rows = [
+        {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "maybe"},
+        {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"},
+    ]
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(r) for r in rows])
+    result = CliRunner().invoke(app, ["bench", "judge", "-i", str(answers), "-o", str(tmp_path / "v.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 rows have a label that is none of correct, incorrect or refusal (e.g. 'maybe')" in (
+        result.output
+    )
+    # the agreement is over the one row with a usable label, and both rows were judged
+    assert "│    1 │   100.0%" in result.output
+    assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2
