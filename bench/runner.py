@@ -377,23 +377,15 @@ class Runner:
         return self._scripted_model
 
     def _cache(self) -> Any:
-        if self.config.cache == "off":
-            return None
-        from pageindex.llm.cache import LLMCache
+        """The run's LLM cache, checked before any work (a run would otherwise record every model
+        call as an error)."""
+        from pageindex.llm.cache import open_cache
+        from pageindex.llm.types import LLMConfigError
 
-        cache = LLMCache(path=self.config.cache_path, mode=self.config.cache)
-        problem = cache.problem()
-        if problem:  # before any work: a run would record every model call as an error
-            where = (
-                f"--cache-path {cache.path}"
-                if self.config.cache_path is not None
-                else f"--cache-path (default {cache.path})"
-            )
-            raise RunSetupError(
-                f"{where} is not a usable LLM cache: {problem}; give a cache file written by "
-                f"--cache rw, or a new file name"
-            )
-        return cache
+        try:
+            return open_cache(self.config.cache, self.config.cache_path)
+        except LLMConfigError as exc:
+            raise RunSetupError(str(exc)) from None
 
     def _judge_name(self, model: str | None) -> str:
         if self.config.judge:

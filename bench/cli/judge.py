@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from pageindex.cli._common import (
+    cache_option,
+    cache_path_option,
     console,
     err_console,
     examples,
@@ -48,6 +50,13 @@ def judge(
         None,
         "--judge-model",
         help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
+    ),
+    cache: str = cache_option(
+        help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache only, "
+        "no network; what a replay/MODEL judge reads)."
+    ),
+    cache_path: Path | None = cache_path_option(
+        help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
     ),
     base_url: str | None = judge_base_url_option(
         help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
@@ -125,7 +134,9 @@ def judge(
             fail(f"--labels {labels}: no *.jsonl label files (after --exclude)")
     elif input is not None and not input.is_file():
         fail(f"{input}: no such file")
-    judge_obj = _build_judge(judge_name, judge_model, base_url, abstain=abstain)
+    judge_obj = _build_judge(
+        judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path
+    )
     source = labels if labels is not None else input
     try:
         if labels is not None:
@@ -174,19 +185,32 @@ def judge(
         print_agreement(console, rows, by=by)
 
 
-def _build_judge(name: str, model: str | None, base_url: str | None, *, abstain: bool = False):
+def _build_judge(
+    name: str, model: str | None, base_url: str | None, *, abstain: bool = False, cache: str = "off",
+    cache_path: Path | None = None,
+):
     from bench.judges.base import judge_model_need, judge_names, make_judge
+    from pageindex.llm.cache import CACHE_MODES, open_cache
+    from pageindex.llm.types import LLMConfigError
 
     if name not in judge_names():
         fail(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
+    if cache not in CACHE_MODES:
+        fail(f"--cache {cache!r}: must be {', '.join(CACHE_MODES)}")
     need = judge_model_need(name)
     if need == "none":
+        if cache != "off" or cache_path is not None:
+            fail(f"--judge {name} takes no model: --cache and --cache-path would not be used; drop them")
         return make_judge(name, **({"abstain": abstain} if abstain else {}))
     if not model:
         fail(f"--judge {name} needs --judge-model (e.g. openai/gpt-4o-mini or ollama/llama3.1)")
+    try:
+        replies = open_cache(cache, cache_path)  # type: ignore[arg-type]
+    except LLMConfigError as exc:
+        fail(str(exc))
     specs = [s.strip() for s in model.split(",") if s.strip()]
     # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
-    clients = [model_client(s, role="judge", base_url=base_url) for s in specs]
+    clients = [model_client(s, role="judge", base_url=base_url, cache=replies) for s in specs]
     if need == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-model specs")

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import ExitCode, console, examples, fail, judge_base_url_option, out_option
+from pageindex.cli._common import (
+    ExitCode,
+    cache_option,
+    cache_path_option,
+    console,
+    examples,
+    fail,
+    judge_base_url_option,
+    out_option,
+)
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -31,6 +40,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             None,
             "--judge-model",
             help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
+        ),
+        cache: str = cache_option(
+            help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache "
+            "only, no network; what a replay/MODEL judge reads)."
+        ),
+        cache_path: Path | None = cache_path_option(
+            help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
         ),
         base_url: str | None = judge_base_url_option(
             help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
@@ -56,7 +72,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             source = load_run(run)
         except RunLoadError as exc:
             fail(str(exc))
-        judge = _build_judge(judge_name, judge_model, base_url)  # one error line (exit 2) when unusable
+        # one error line (exit 2) when unusable
+        judge = _build_judge(judge_name, judge_model, base_url, cache=cache, cache_path=cache_path)
         specs = [s.strip() for s in (judge_model or "").split(",") if s.strip()]
         recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
         try:

@@ -12,6 +12,7 @@ import typer
 from pageindex.cli._common import (
     SCRIPTED_POLICY_ENV,
     ExitCode,
+    cache_option,
     cache_path_option,
     console,
     err_console,
@@ -118,10 +119,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--resume",
             help="Continue this run directory with its stored settings; skips finished samples.",
         ),
-        cache: str = typer.Option(
-            None,
-            "--cache",
-            help="LLM cache: off (default) | rw (record and reuse) | replay (cache only, no network).",
+        cache: str = cache_option(
+            None, help="LLM cache: off (default) | rw (record and reuse) | replay (cache only, no network)."
         ),
         cache_path: Path = cache_path_option(
             help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."

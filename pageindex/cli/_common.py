@@ -245,6 +245,12 @@ def timeout_option(default: float | None = None, *, help: str) -> Any:
     return typer.Option(default, "--timeout", help=help, callback=_finite_seconds)
 
 
+def cache_option(default: str | None = "off", *, help: str) -> Any:
+    """``--cache``: the LLM reply cache mode, off | rw | replay (``pageindex.llm.cache``); ``bench run``
+    defaults to None (a resumed run keeps its stored mode)."""
+    return typer.Option(default, "--cache", help=help)
+
+
 def examples(*commands: str) -> str:
     """An epilog listing example commands (every ``--help`` shows two or three, then the exit
     codes, which :func:`pageindex.cli._register_all` appends)."""

@@ -353,3 +353,25 @@ class LLMCache:
                     deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
             conn.execute("VACUUM")
         return deleted
+
+
+def open_cache(mode: CacheMode, path: Path | None = None) -> LLMCache | None:
+    """The LLM cache a command asked for (``--cache MODE``, ``--cache-path PATH``), checked before any
+    work; None for ``off``. Raises :class:`LLMConfigError` with one line when it cannot be used: a
+    file that is not an LLM cache, a folder, a place ``rw`` cannot create, or a path given with
+    ``off`` (it would be silently unused, and a ``replay/MODEL`` would read the default file)."""
+    if mode == "off":
+        if path is not None:
+            raise LLMConfigError(
+                f"--cache-path {path} is read only with --cache rw or --cache replay (a replay/MODEL "
+                "reads it only with --cache replay); add one of them, or drop --cache-path"
+            )
+        return None
+    cache = LLMCache(path=path, mode=mode)
+    if problem := cache.problem():
+        where = f"--cache-path {cache.path}" if path is not None else f"--cache-path (default {cache.path})"
+        raise LLMConfigError(
+            f"{where} is not a usable LLM cache: {problem}; give a cache file written by --cache rw, "
+            "or a new file name"
+        )
+    return cache

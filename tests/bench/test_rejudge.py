@@ -222,7 +222,7 @@ def test_rejudge_refuses_missing_run_and_taken_output(tmp_path: Path) -> None:
 def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
     import bench.cli.judge as judge_cli
 
-    monkeypatch.setattr(judge_cli, "_build_judge", lambda *a: _FlakyJudge())
+    monkeypatch.setattr(judge_cli, "_build_judge", lambda *a, **k: _FlakyJudge())
     base = _stored_run(tmp_path / "base")  # 1 of 3 answers fails: 33% > 20%
     res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new")
     assert res.exit_code == 4, res.output
@@ -272,3 +272,49 @@ def test_content_hash_follows_questions_documents_and_pdf_sizes(tmp_path: Path) 
     assert resized != first
     (data / "documents.jsonl").write_text('{"doc_name": "A"}\n')
     assert dataset_content_hash(data) not in {first, resized}
+
+
+def test_rejudge_records_and_replays_the_judge_through_the_cache_file_named(tmp_path, monkeypatch) -> None:
+    """``--cache rw --cache-path F`` records the judge's calls in F; ``replay/MODEL --cache replay
+    --cache-path F`` judges again from F alone (before, rejudge had no --cache-path, so a replay judge
+    could only read the default cache file)."""
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", "bench.faults.scripted:policy")
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "default-cache"))
+    base = _stored_run(tmp_path / "base")
+    recording = tmp_path / "judge.sqlite"
+    res = _cli("rejudge", base, "--judge", "llm", "--judge-model", "scripted", "--cache", "rw",
+               "--cache-path", recording, "-o", tmp_path / "recorded")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert recording.is_file() and not (tmp_path / "default-cache").exists()
+    res = _cli("rejudge", base, "--judge", "llm", "--judge-model", "replay/scripted", "--cache", "replay",
+               "--cache-path", recording, "-o", tmp_path / "replayed")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    verdicts = {
+        name: [s.verdict for s in load_samples(tmp_path / name / "samples.jsonl")]
+        for name in ("recorded", "replayed")
+    }
+    assert verdicts["replayed"] == verdicts["recorded"]
+    # A replay from a file that does not exist is refused before anything is judged.
+    res = _cli("rejudge", base, "--judge", "llm", "--judge-model", "replay/scripted", "--cache", "replay",
+               "--cache-path", tmp_path / "none.sqlite", "-o", tmp_path / "missed")  # fmt: skip
+    assert res.exit_code == 2 and "replay needs a recorded cache" in res.output
+    assert not (tmp_path / "missed").exists()
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--judge", "llm", "--judge-model", "scripted", "--cache-path", "x.sqlite"],
+         "error: --cache-path x.sqlite is read only with --cache rw or --cache replay"),
+        (["--judge", "rules", "--cache", "rw"],
+         "error: --judge rules takes no model: --cache and --cache-path would not be used"),
+        (["--judge", "llm", "--judge-model", "scripted", "--cache", "sometimes"],
+         "error: --cache 'sometimes': must be off, rw, replay"),
+    ],
+)
+def test_rejudge_cache_options_that_would_not_be_used_are_refused(tmp_path: Path, args, says) -> None:
+    base = _stored_run(tmp_path / "base")
+    res = _cli("rejudge", base, *args, "-o", tmp_path / "new")
+    assert res.exit_code == 2 and len(_lines(res)) == 1, res.output
+    assert _lines(res)[0].startswith(says)
+    assert not (tmp_path / "new").exists()

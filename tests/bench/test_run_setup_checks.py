@@ -233,6 +233,7 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
     [
         (["-r", ""], "--retrievers '' names no retriever; choose from"),
         (["-r", " , "], "names no retriever"),
+        (["--cache-path", "x.sqlite"], "--cache-path x.sqlite is read only with --cache rw"),
         (["--timeout", "inf"], "inf is not a number of seconds > 0"),
         (["--timeout", "nan"], "nan is not a number of seconds > 0"),
         (["--timeout", "0"], "0 is not a number of seconds > 0"),
