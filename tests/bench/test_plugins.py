@@ -90,3 +90,21 @@ def test_a_library_lookup_never_imports_a_command_line_module() -> None:
     cli = subprocess.run([sys.executable, "-m", "pageindex.cli", "bench", "--help"], capture_output=True,
                          text=True, env={**env, "COLUMNS": "200"}, timeout=120)
     assert cli.returncode == 0 and "rejudge" in cli.stdout, cli.stderr
+
+
+def test_every_command_is_mounted_whichever_module_is_imported_first() -> None:
+    """Importing a ``bench.cli`` command module before ``pageindex.cli.app`` (as a test file or a
+    script may) still gives the whole app: the app is built on first use, not by importing the
+    helpers every command module imports (before, ``import bench.cli.faults`` first left the app
+    without ``fault-server`` and every bench command after it)."""
+    code = (
+        "import bench.cli.faults\n"
+        "from pageindex.cli import app\n"
+        "from typer.main import get_command\n"
+        "print(' '.join(sorted(get_command(app).commands['bench'].commands)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert set(done.stdout.split()) >= {"compare", "datasets", "fault-server", "gate", "judge", "rejudge",
+                                        "report", "run", "summary"}, done.stdout  # fmt: skip

@@ -1,0 +1,230 @@
+"""The ``pageindex`` app itself: the top-level group, its one-line errors, and the mounting of every
+command (this package's modules and the ``pageindex.commands`` plug-ins). Built on first use of
+``pageindex.cli.app`` (see the package docstring), never by importing a command's helpers."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import sys
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as click_exc
+    from typer._click.utils import echo
+except ImportError:  # pragma: no cover - older typer on real click
+    from click import exceptions as click_exc
+    from click.utils import echo
+
+from pageindex import registry
+from pageindex.cli._common import (
+    EXIT_CODES_HELP,
+    HIDDEN_ALIASES,
+    ExitCode,
+    err_console,
+    examples,
+    one_line,
+    setup_logging,
+)
+from pageindex.registry import PluginError
+
+# Abort (Ctrl-C or end of input at a prompt) is typer's own class since typer 0.2x, click's before.
+Abort = getattr(typer, "Abort", None) or click_exc.Abort
+
+DEBUG_ENV = "PAGEINDEX_DEBUG"
+
+
+class OneLineErrors(TyperGroup):
+    """The top-level command group: every usage error (unknown option, bad value, missing argument)
+    is one line ``error: ...`` and exit 2, never a box; an unexpected exception is one line too
+    (``PAGEINDEX_DEBUG=1`` shows the traceback). Exit codes: :class:`ExitCode`."""
+
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        setup_logging(verbose=False)
+        try:
+            if _PLUGIN_ERROR is not None:
+                raise _PLUGIN_ERROR
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except click_exc.NoArgsIsHelpError as exc:
+            # its message is the help; typer's rich help has printed itself already, and is empty
+            message = exc.format_message()
+            if message.strip():
+                echo(message)
+            code = ExitCode.OK
+        except click_exc.ClickException as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            err_console.print(f"[bold red]error:[/] {one_line(exc.format_message())}{where}", highlight=False)
+            code = ExitCode.BAD_INPUT
+        except PluginError as exc:
+            err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)
+            code = ExitCode.BAD_INPUT
+        except Abort:
+            err_console.print("interrupted", highlight=False)
+            code = ExitCode.INTERRUPTED
+        except BrokenPipeError:
+            # The reader of our output went away (``| head``): what it wanted, it has; stop quietly.
+            _silence_stdout()
+            code = ExitCode.OK
+        except SystemExit as exc:
+            # rich meets a closed pipe by pointing stdout at /dev/null and exiting 1; the same case
+            if not isinstance(exc.__context__, BrokenPipeError):
+                raise
+            code = ExitCode.OK
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            err_console.print(
+                f"[bold red]error:[/] internal error: {type(exc).__name__}: {one_line(str(exc))} "
+                f"(set {DEBUG_ENV}=1 for the traceback)",
+                highlight=False,
+            )
+            code = ExitCode.BAD_INPUT
+        try:  # output still buffered goes now, while a closed pipe can be handled
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        if standalone_mode:
+            sys.exit(int(code))
+        return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail on a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
+
+
+class AliasedCommand(TyperCommand):
+    """A command whose options may carry old spellings (``HIDDEN_ALIASES``): they parse as before
+    but are left out of ``--help`` and error messages."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            opts = list(getattr(param, "opts", ()))
+            hidden = [a for c in opts for a in HIDDEN_ALIASES.get(c, ()) if a in opts]
+            if hidden:
+                param.opts = [o for o in opts if o not in hidden]
+                param.hidden_aliases = hidden  # type: ignore[attr-defined]
+
+    def make_parser(self, ctx: Any) -> Any:
+        aliased = [p for p in self.params if getattr(p, "hidden_aliases", None)]
+        shown = [p.opts for p in aliased]
+        for param in aliased:
+            param.opts = [*param.opts, *param.hidden_aliases]  # type: ignore[attr-defined]
+        try:
+            return super().make_parser(ctx)
+        finally:
+            for param, opts in zip(aliased, shown, strict=True):
+                param.opts = opts
+
+
+app = typer.Typer(
+    name="pageindex",
+    cls=OneLineErrors,
+    help="Section trees for PDF filings, retrievers over them, and a benchmark harness.",
+    epilog=examples(
+        'pageindex ask filing.pdf "What was revenue in 2023?" -m openai/gpt-4o-mini',
+        "pageindex build filing.pdf -o tree.json",
+        "pageindex bench run -r agent,extractive -m openai/gpt-4o-mini -o results/first",
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+bench = typer.Typer(
+    name="bench",
+    help="Run datasets through retrievers, judge, compare, gate and report.",
+    epilog=examples(
+        "pageindex bench run --limit 5 -o results/smoke",
+        "pageindex bench compare results/baseline results/smoke",
+        "pageindex bench report results/baseline results/smoke -o report.html",
+    ),
+    no_args_is_help=True,
+)
+app.add_typer(bench, name="bench")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            echo(f"pageindex-bench {version('pageindex-bench')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            echo("pageindex-bench (not installed)")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Section trees for PDF filings, retrievers over them, and a benchmark harness."""
+
+
+_PLUGIN_ERROR: PluginError | None = None  # reported as one line when the command runs
+
+
+def _register_all() -> None:
+    global _PLUGIN_ERROR
+    package = importlib.import_module("pageindex.cli")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"pageindex.cli.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(app, bench)
+    try:
+        mounted = registry.entries(registry.COMMAND_KIND)
+    except PluginError as exc:
+        _PLUGIN_ERROR, mounted = exc, registry.entries(registry.COMMAND_KIND)
+    for register in mounted.values():
+        register(app, bench)
+    _finish(app)
+
+
+def _finish(typer_app: typer.Typer) -> None:
+    """Every command of ``typer_app`` and its groups hides its old option spellings, and every
+    ``--help`` ends with its examples, then the exit-code table."""
+    info = typer_app.info
+    if not isinstance(info.epilog, str) or EXIT_CODES_HELP not in info.epilog:
+        info.epilog = _with_exit_codes(info.epilog)
+    for command in typer_app.registered_commands:
+        if command.cls in (None, TyperCommand):
+            command.cls = AliasedCommand
+        command.epilog = _with_exit_codes(command.epilog)
+    for group in typer_app.registered_groups:
+        _finish(group.typer_instance)
+
+
+def _with_exit_codes(epilog: Any) -> str:
+    text = epilog if isinstance(epilog, str) else ""
+    if EXIT_CODES_HELP in text:
+        return text
+    return f"{text}\n\n{EXIT_CODES_HELP}" if text else EXIT_CODES_HELP
+
+
+_register_all()
+
+
+def main() -> None:
+    app()
