@@ -21,6 +21,7 @@ from pageindex.cli._common import (
     judge_base_url_option,
     opt_option,
     out_option,
+    scripted_policy_option,
     setup_logging,
     split_retriever_option,
     timeout_option,
@@ -133,12 +134,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
-        scripted_policy: str = typer.Option(
-            None,
-            "--scripted-policy",
-            help="With --model scripted (tests, demos): module:function or file.py:function answering "
-            f"each request, e.g. bench.faults.scripted:policy (or ${SCRIPTED_POLICY_ENV}).",
-        ),
+        scripted_policy: str = scripted_policy_option(),
         json_mode: bool = typer.Option(
             False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
         ),

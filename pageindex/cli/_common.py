@@ -245,6 +245,16 @@ def timeout_option(default: float | None = None, *, help: str) -> Any:
     return typer.Option(default, "--timeout", help=help, callback=_finite_seconds)
 
 
+def scripted_policy_option() -> Any:
+    """``--scripted-policy``: the policy answering ``--model scripted`` (tests, demos, offline runs)."""
+    return typer.Option(
+        None,
+        "--scripted-policy",
+        help="With --model scripted: module:function or file.py:function answering each request (a "
+        f"ScriptedRequest), e.g. bench.faults.scripted:policy. Default: ${SCRIPTED_POLICY_ENV}.",
+    )
+
+
 def cache_option(default: str | None = "off", *, help: str) -> Any:
     """``--cache``: the LLM reply cache mode, off | rw | replay (``pageindex.llm.cache``); ``bench run``
     defaults to None (a resumed run keeps its stored mode)."""

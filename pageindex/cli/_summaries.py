@@ -17,7 +17,8 @@ def _cost(value: float | None) -> str:
 
 
 def build_summaries(
-    tree: Tree, *, model: str | None, base_url: str | None, cache_dir: Path | None, console: Console
+    tree: Tree, *, model: str | None, base_url: str | None, cache_dir: Path | None, console: Console,
+    scripted_policy: str | None = None,
 ) -> Tree:
     """Summarise every section of ``tree`` with ``model`` (cost estimate printed first, actual
     usage after); returns the tree with summaries. Cached per tree, model and prompt version."""
@@ -32,7 +33,8 @@ def build_summaries(
 
     if not model:
         fail("--summaries needs --model (e.g. openai/gpt-4o-mini)")
-    llm = model_client(model, base_url=base_url)  # scripted, or a real server checked reachable first
+    # scripted, or a real server checked reachable first
+    llm = model_client(model, base_url=base_url, scripted_policy=scripted_policy)
     path = summary_path(tree, llm.spec, cache_dir)
     cached = load_summaries(tree, llm.spec, cache_dir)
     if cached is None:

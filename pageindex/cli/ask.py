@@ -10,7 +10,6 @@ from typing import Any
 import typer
 
 from pageindex.cli._common import (
-    SCRIPTED_POLICY_ENV,
     ExitCode,
     console,
     err_console,
@@ -19,6 +18,7 @@ from pageindex.cli._common import (
     load_tree_file,
     model_client,
     opt_option,
+    scripted_policy_option,
     split_retriever_option,
     timeout_option,
 )
@@ -98,12 +98,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         _old_o: bool = typer.Option(
             False, "-o", hidden=True, is_eager=True, callback=_moved_short_flag, help="Was --opt: an error."
         ),
-        scripted_policy: str = typer.Option(
-            None,
-            "--scripted-policy",
-            help=f"With --model scripted: module:function or file.py:function, called with each request "
-            f"(a ScriptedRequest) and returning the reply. Default: ${SCRIPTED_POLICY_ENV}.",
-        ),
+        scripted_policy: str = scripted_policy_option(),
         evidence_page: list[int] = typer.Option(
             [], "--evidence-page", help="Gold evidence PDF page (1-based), repeatable; used by the oracle."
         ),

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from pageindex.cli._common import console, examples, fail, load_tree_file, out_option
+from pageindex.cli._common import (
+    console,
+    examples,
+    fail,
+    load_tree_file,
+    out_option,
+    scripted_policy_option,
+)
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -50,6 +57,7 @@ def build(
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint for --summaries."
     ),
+    scripted_policy: str | None = scripted_policy_option(),
 ) -> None:
     from pageindex.atomic import write_atomic
     from pageindex.tree import PDFError, build_tree
@@ -68,7 +76,10 @@ def build(
     if summaries:
         from pageindex.cli._summaries import build_summaries
 
-        result = build_summaries(result, model=model, base_url=base_url, cache_dir=cache_dir, console=console)
+        result = build_summaries(
+            result, model=model, base_url=base_url, cache_dir=cache_dir, console=console,
+            scripted_policy=scripted_policy,
+        )  # fmt: skip
     if output is not None:
         try:
             write_atomic(output, result.model_dump_json(indent=1))

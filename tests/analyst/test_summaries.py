@@ -55,13 +55,15 @@ def test_build_summaries_cli_prints_estimate_then_actual(fb_pdf, analyst_tree, t
     from pageindex.cli import app
 
     sections = len(list(analyst_tree("AMCOR_2022_8K_dated-2022-07-01").walk()))  # one call per node
-    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", f"{Path(__file__)}:summary_policy")
+    monkeypatch.delenv("PAGEINDEX_SCRIPTED_POLICY", raising=False)
     args = [
         "build",
         str(fb_pdf("AMCOR_2022_8K_dated-2022-07-01")),
         "--cache-dir",
         str(tmp_path),
         "--summaries",
+        "--scripted-policy",  # the flag, as in ask and bench run (before: only the environment variable)
+        f"{Path(__file__)}:summary_policy",
     ]
     runner = CliRunner()
     out = runner.invoke(
