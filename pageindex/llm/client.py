@@ -109,6 +109,9 @@ from pageindex.llm.types import (
 )
 from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire, parse_tool_call, prompt_chars, tool_to_wire
 
+# Seconds the preflight and metadata probes of a remote API wait (a loopback server: the call timeout).
+PROBE_TIMEOUT_S = 10.0
+
 T = TypeVar("T", bound=BaseModel)
 
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -484,7 +487,7 @@ class LLMClient:
         if limits["window"]:
             return limits["window"]
         if self.provider.remote and not self.replay_only and self._spec.base_url:
-            found = await self.provider.context_window(timeout=min(self.timeout, 10.0))
+            found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
                 limits.update(window=found, source="server metadata")
                 return found
@@ -733,6 +736,15 @@ class LLMClient:
             await backend.sdk.close()
 
     # ------------------------------------------------------------------ preflight
+    def probe_timeout(self) -> float:
+        """How long the preflight and the metadata probes wait: at most :data:`PROBE_TIMEOUT_S` for a
+        remote API (an answer to ``GET /models`` is quick, or the endpoint is wrong), the call timeout
+        for a server on this machine, which may still be computing a request a previous (killed or
+        resumed) run abandoned and answers nothing else until it is done."""
+        if is_loopback(self._spec.base_url):
+            return self.timeout
+        return min(self.timeout, PROBE_TIMEOUT_S)
+
     async def check(self) -> None:
         """Fail fast with :class:`LLMConfigError` if the endpoint is unreachable or rejects the key
         (``replay``: if the cache file is missing). Call before starting a run."""
@@ -743,7 +755,7 @@ class LLMClient:
                     f"{self.spec}: replay needs a recorded cache, but {where} does not exist"
                 )
             return
-        self.preflight_result = await self.provider.preflight(timeout=min(self.timeout, 10.0))
+        self.preflight_result = await self.provider.preflight(timeout=self.probe_timeout())
         window, _ = context_window_from_metadata(self.preflight_result.metadata)
         if window is not None and not self._limits["window"]:
             # the model's /models entry, read once here: discovery need not fetch it again

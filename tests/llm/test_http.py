@@ -300,3 +300,38 @@ def test_concurrency_limit_per_endpoint(serve):
     elapsed = asyncio.run(run())
     assert len(server.chat_requests) == 8
     assert elapsed >= 0.2  # 8 calls, at most 4 at a time on this endpoint, 0.1 s each
+
+
+class BusyModelsServer(FakeOpenAIServer):
+    """A one-request-at-a-time local server still busy with an abandoned request: its ``/models``
+    answers only after ``busy_s`` (the sleep blocks its whole event loop, as such a server does)."""
+
+    busy_s = 0.6
+
+    def build_app(self):
+        from pageindex.llm import wire
+        from pageindex.llm.fakeserver import openai_app
+
+        def models():
+            time.sleep(self.busy_s)
+            return [wire.model_entry(self.scripted.name)]
+
+        return openai_app(chat=self._chat, models=models, require_key=lambda: self.require_key)
+
+
+def test_the_preflight_waits_for_a_busy_local_server_but_not_for_a_remote_one(monkeypatch):
+    import pageindex.llm.client as client_module
+
+    monkeypatch.setattr(client_module, "PROBE_TIMEOUT_S", 0.2)  # shorter than the server is busy
+    server = BusyModelsServer().start()
+    try:
+        local = make_client("openai/test-model", base_url=server.base_url, api_key=KEY, timeout=5.0)
+        asyncio.run(local.check())  # a loopback server gets the call timeout, not the 0.2 s cap
+        assert local.preflight_result is not None and local.preflight_result.models == ["scripted"]
+        assert local.preflight_result.latency_s >= BusyModelsServer.busy_s
+    finally:
+        server.stop()
+    remote = make_client("openai/test-model", base_url="https://api.example.com/v1", api_key=KEY, timeout=600)
+    assert remote.probe_timeout() == 0.2
+    assert make_client("openai/test-model", base_url="https://api.example.com/v1", api_key=KEY,
+                       timeout=0.1).probe_timeout() == 0.1  # fmt: skip
