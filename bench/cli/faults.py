@@ -100,7 +100,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(f"policy {policy}; model {limits.describe()}", highlight=False)
         console.print(f"stats: {server.url}/stats", highlight=False)
         try:
-            threading.Event().wait()
+            idle = threading.Event()
+            while not idle.wait(timeout=0.5):  # short waits: Ctrl-C is seen within half a second
+                pass
         except KeyboardInterrupt:
             pass
         finally:
