@@ -776,6 +776,12 @@ class RulesJudge:
             if firm and firm[-1] > answering[-1]:
                 return "refusal", True, f"concludes with a refusal ({phrases})", details
             said = stated[-1].text if stated else "?"
+            if firm and firm[0] < answering[0]:
+                # The speaker said it cannot know ("I do not have access to the 10-K") and then gave a
+                # figure anyway, not the gold's: a guess after declining, which graders count as a
+                # refusal (issue 14: "answers that hedge"). Not settled by rules alone (hybrid asks).
+                why = f"declines ({phrases}), then guesses {said}; gold is {gold}"
+                return "refusal", False, why, details
             return "incorrect", True, f"answers despite a hedge: states {said}, gold is {gold}", details
         if answering and stated:
             return "incorrect", True, f"answer states {stated[-1].text}, gold is {gold}", details

@@ -312,6 +312,23 @@ def test_a_disclaimer_after_a_figure_does_not_withdraw_it(rules: RulesJudge) -> 
     assert rules.judge_sync(Q_CAPEX_22, 1345, answer).verdict == "refusal"
 
 
+def test_a_guess_after_declining_is_a_refusal_the_rules_do_not_settle(rules: RulesJudge) -> None:
+    """Issue 14: graders count "answers that hedge" as refusals. A model that first says it cannot
+    know (no access, no data) and then offers a figure that is not the gold's declined and guessed."""
+    answer = (
+        "I do not have access to Foo Corp's FY2022 cash flow statement. Its capital expenditure was "
+        "probably around $1.9 billion."
+    )
+    v = rules.judge_sync(Q_CAPEX_22, 1345, answer)
+    assert (v.verdict, v.confident) == ("refusal", False), v.reasoning
+    assert RulesJudge(abstain=True).judge_sync(Q_CAPEX_22, 1345, answer).verdict == "uncertain"
+    # The gold's figure after the same hedge is right; a figure with no inability before it is an answer.
+    right = answer.replace("$1.9 billion", "$1,345 million")
+    assert rules.judge_sync(Q_CAPEX_22, 1345, right).verdict == "correct"
+    plain_wrong = "Foo Corp's FY2022 capital expenditure was probably around $1.9 billion."
+    assert rules.judge_sync(Q_CAPEX_22, 1345, plain_wrong).verdict == "incorrect"
+
+
 def test_an_explicit_final_answer_after_a_hedge_is_an_answer(rules: RulesJudge) -> None:
     q = "What restructuring costs does Foo's FY2022 income statement show? If none are outlined, state 0."
     answer = "Restructuring costs are not explicitly stated in the statement. Therefore, the answer is 0."
