@@ -329,7 +329,8 @@ class Runner:
         if given := [name for name, unused_here in unused.items() if unused_here]:
             takes = {"none": "takes no model", "one": "takes one model (--judge-model)",
                      "panel": "takes a panel of models (--judge-models)"}[need]  # fmt: skip
-            raise RunSetupError(f"--judge {judge} {takes}: {' and '.join(given)} would not be used; drop it")
+            which = f"--judge {judge}" if cfg.judge else f"the default judge ({judge})"
+            raise RunSetupError(f"{which} {takes}: {' and '.join(given)} would not be used; drop it")
         if judge_llm is None and need == "one":
             jm = cfg.judge_model or judge_default
             if not jm:
@@ -390,7 +391,10 @@ class Runner:
     def _judge_name(self, model: str | None) -> str:
         if self.config.judge:
             return self.config.judge
-        # A judge model given on its own (no answering model) means an LLM judge too.
+        # Judge models given on their own say which judge is meant: a panel of --judge-models, an LLM
+        # judge for a --judge-model (also with no answering model).
+        if self.config.judge_models:
+            return "panel"
         return "llm" if (model or self.config.judge_model or self._judge_llm is not None) else "rules"
 
     async def _build_trees(

@@ -89,7 +89,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             None,
             "--judge",
             "-j",
-            help="llm | rules | hybrid | panel. Default: llm with a model or --judge-model, rules without.",
+            help="llm | rules | hybrid | panel. Default: panel with --judge-models, llm with a model or "
+            "--judge-model, rules without.",
         ),
         judge_model: str = typer.Option(None, "--judge-model", help="Judge model spec (default: --model)."),
         judge_models: str = typer.Option(

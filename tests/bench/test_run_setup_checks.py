@@ -243,6 +243,8 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
          "--judge llm takes one model (--judge-model): --judge-models would not be used"),
         (["--judge", "panel", "--judge-models", "scripted,scripted", "--judge-model", "scripted"],
          "--judge panel takes a panel of models (--judge-models): --judge-model would not be used"),
+        (["-r", "extractive", "--judge-models", "scripted,scripted", "--judge-model", "scripted"],
+         "the default judge (panel) takes a panel of models (--judge-models): --judge-model would not"),
     ],
 )
 def test_options_that_would_be_ignored_or_make_no_sense_are_refused(env, tmp_path, args, says):
@@ -266,3 +268,12 @@ def test_a_judge_model_alone_makes_the_judge_an_llm(env, tmp_path):
     assert code == 0, output
     info = json.loads((out / "run.json").read_text())
     assert info["judge"] == "llm" and info["judge_model"] == "scripted"
+    # ... and --judge-models alone a panel of them.
+    panel = tmp_path / "panel"
+    code, output = invoke(
+        env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--limit", "1", "--out", str(panel),
+        "--judge-models", "scripted,scripted", "--scripted-policy", "bench.faults.scripted:policy",
+    )  # fmt: skip
+    assert code == 0, output
+    info = json.loads((panel / "run.json").read_text())
+    assert info["judge"] == "panel" and info["judge_model"] == "scripted,scripted"
