@@ -363,6 +363,16 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
     return result
 
 
+def is_junit_file(path: Path) -> bool:
+    """Whether ``path`` holds JUnit XML (what ``bench gate --junit`` may replace)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"<?xml") or head.startswith(b"<testsuite")
+
+
 def write_junit(path: str | Path, result: GateResult | None, error: str | None = None) -> Path:
     """JUnit XML: one test case per rule (a ``failure`` when it fails); an unusable input is one
     test case with an ``error``."""

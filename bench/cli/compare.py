@@ -42,7 +42,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="Compare even when the judge, tree builder version or dataset differ (warned).",
         ),
     ) -> None:
-        from bench.cli.gate import parse_fraction
         from bench.compare import (
             NoSharedSamples,
             NotComparable,
@@ -51,6 +50,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             print_comparison,
         )
         from bench.rundir import RunLoadError, load_run
+        from pageindex.cli._common import parse_fraction
 
         if by not in BY:
             fail(f"--by must be one of {', '.join(BY)}; got {by!r}")

@@ -9,36 +9,21 @@ from typing import NoReturn
 
 import typer
 
-from pageindex.cli._common import console, err_console, examples, fail
+from pageindex.cli._common import (
+    FRACTION_HELP,
+    console,
+    err_console,
+    examples,
+    fail,
+    output_file,
+    parse_fraction,
+)
 
 TESTS = ("mcnemar", "bootstrap")
-FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
 EXIT_CODES_HELP = (
     "Exit codes: 0 every check holds; 1 a check failed (the output names it); "
     "2 bad input, or runs that are not comparable (nothing was checked)."
 )
-
-
-def parse_fraction(option: str, raw: str) -> float:
-    """``0.6``, ``.6`` or ``60%`` -> 0.6. Anything else, or outside 0-1 (0%-100%), raises
-    ``ValueError`` with one line naming the option. A bare number above 1 (``50``) is refused
-    rather than guessed to be a percentage."""
-    text = raw.strip()
-    percent = text.endswith("%")
-    try:
-        value = float(text[:-1].strip() if percent else text)
-    except ValueError:
-        value = math.nan
-    if percent:
-        value /= 100
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        hint = (
-            f" (to mean {text} percent, write {text}%)"
-            if not percent and math.isfinite(value) and 1 < value <= 100
-            else ""
-        )
-        raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
-    return value
 
 
 def parse_count(option: str, raw: str) -> float:
@@ -111,12 +96,18 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         from rich.text import Text
 
-        from bench.gate import EXIT_UNUSABLE, GateInputError, GateRules, evaluate_gate, write_junit
+        from bench.gate import (
+            EXIT_UNUSABLE,
+            GateInputError,
+            GateRules,
+            evaluate_gate,
+            is_junit_file,
+            write_junit,
+        )
         from bench.rundir import RunLoadError, load_run
 
-        if junit is not None and junit.is_dir():
-            example = junit / "gate.xml"
-            fail(f"--junit {junit}: is a directory; give a file path (e.g. {example})", EXIT_UNUSABLE)
+        if junit is not None:
+            output_file("--junit", junit, replaces=is_junit_file, kind="JUnit XML", example="gate.xml")
 
         def write(result=None, error: str | None = None) -> None:
             try:

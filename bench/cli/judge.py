@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from pageindex.cli._common import (
+    ExitCode,
     cache_option,
     cache_path_option,
     console,
@@ -14,6 +15,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    max_error_rate_option,
     model_client,
     out_option,
     output_file,
@@ -65,6 +67,7 @@ def judge(
         help="VERDICTS.jsonl to write (same order and ids); required with --input."
     ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Rows judged at once."),
+    max_error_rate: str = max_error_rate_option(),
     by: str | None = typer.Option(
         None,
         "--by",
@@ -96,6 +99,7 @@ def judge(
     import asyncio
 
     from bench.judges.batch import (
+        is_verdicts_file,
         judge_rows,
         label_files,
         read_answer_rows,
@@ -111,8 +115,6 @@ def judge(
         fail("give exactly one of --input ANSWERS.jsonl or --labels DIR")
     if input is not None and output is None:
         fail("--out is required with --input (the VERDICTS.jsonl to write)")
-    if input is not None and output is not None:
-        output_file("--out", output, inputs=[input])
     if (exclude or holdout) and labels is None:
         fail("--exclude and --holdout need --labels DIR")
     if holdout and not per_file:
@@ -133,7 +135,13 @@ def judge(
         if not files:
             fail(f"--labels {labels}: no *.jsonl label files (after --exclude)")
     elif input is not None and not input.is_file():
-        fail(f"{input}: no such file")
+        what = "is a directory" if input.is_dir() else "no such file"
+        fail(f"--input {input}: {what}; give an answers JSONL file")
+    if output is not None:
+        read = [input] if input is not None else label_files(labels)  # type: ignore[arg-type]
+        output_file(
+            "--out", output, inputs=read, replaces=is_verdicts_file, kind="a verdicts file (VERDICTS.jsonl)"
+        )
     judge_obj = _build_judge(
         judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path
     )
@@ -183,6 +191,17 @@ def judge(
         print_label_report(console, rows, holdout=set(holdout))
     else:
         print_agreement(console, rows, by=by)
+    # Rows that were answers but got no verdict: the judge failed on them (malformed rows are the
+    # input's problem, listed above). Too many, and the agreement above says little: exit 4.
+    judged = [r for r, p in zip(rows, parsed, strict=True) if p.row is not None]
+    failed = [r for r in judged if r.status == "error"]
+    if judged and len(failed) / len(judged) > float(max_error_rate):
+        err_console.print(
+            f"[bold red]judge errors:[/] {len(failed)} of {len(judged)} answers got no verdict (more than "
+            f"--max-error-rate {float(max_error_rate):g}); first: {failed[0].error}",
+            highlight=False,
+        )
+        raise typer.Exit(ExitCode.ERRORS)
 
 
 def _build_judge(

@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    max_error_rate_option,
     out_option,
 )
 
@@ -53,11 +54,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
         output: Path = out_option(..., help="New run directory to write."),
         concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
-        max_error_rate: str = typer.Option(
-            "0.2",
-            "--max-error-rate",
-            help="Exit 4 when more than this share (0-1) of the answers got a failed judge call.",
-        ),
+        max_error_rate: str = max_error_rate_option(),
     ) -> None:
         import asyncio
 
@@ -67,7 +64,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.rundir import RunLoadError, load_run
 
         workers = _positive_int("--concurrency", concurrency)
-        rate = _rate("--max-error-rate", max_error_rate)
+        rate = float(max_error_rate)
         try:
             source = load_run(run)
         except RunLoadError as exc:
@@ -120,14 +117,4 @@ def _positive_int(option: str, raw: str) -> int:
         value = 0
     if value < 1:
         fail(f"{option} must be a whole number of 1 or more; got {raw!r}")
-    return value
-
-
-def _rate(option: str, raw: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        fail(f"{option} must be a fraction from 0 to 1 (e.g. 0.2); got {raw!r}")
     return value

@@ -19,6 +19,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    max_error_rate_option,
     opt_option,
     out_option,
     scripted_policy_option,
@@ -139,12 +140,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         json_mode: bool = typer.Option(
             False, "--json-mode", help="Structured outputs as JSON content, for servers without tool calls."
         ),
-        max_error_rate: float = typer.Option(
-            None,
-            "--max-error-rate",
-            help="Exit 4 when more than this share of samples ended in error or a failed judge call "
-            "(default 0.2).",
-        ),
+        max_error_rate: str = max_error_rate_option(None),
         context_window: int = typer.Option(
             None, "--context-window", help="The model's context window in tokens (default: the "
             "server's metadata or a known table); indexes are sized to fit it.",

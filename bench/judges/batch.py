@@ -166,6 +166,18 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
     return list(await asyncio.gather(*(one(p) for p in rows)))
 
 
+def is_verdicts_file(path: Path) -> bool:
+    """Whether ``path`` holds VERDICTS.jsonl rows (what ``bench judge --out`` may replace): its first
+    row has a verdict row's ``line`` and ``status``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((text for text in fh if text.strip()), "")
+        row = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(row, dict) and {"line", "status"} <= row.keys()
+
+
 def write_verdict_rows(path: Path, rows: list[VerdictRow]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with jsonlines.open(path, mode="w") as writer:

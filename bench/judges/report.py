@@ -25,7 +25,12 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
     """Accuracy, kappa and confusion matrix against the human labels; nothing when no row has one."""
     frame = labelled_frame(rows)
     if frame.empty:
-        console.print("no human labels in the input: agreement not computed", highlight=False)
+        why = (
+            "no row has both a human label and a verdict"
+            if any(r.label for r in rows)
+            else "no human labels in the input"
+        )
+        console.print(f"{why}: agreement not computed", highlight=False)
         return
     undecided = int((frame["verdict"] == "uncertain").sum())
     if undecided:
@@ -48,6 +53,8 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
     console.print(_confusion_table(a.confusion_frame(), list(VERDICTS), "Confusion matrix"))
 
     group = by or ("model_name" if frame["model_name"].notna().any() else None)
+    if by and not (by in frame.columns and frame[by].notna().any()):
+        console.print(f"--by {by}: no judged row has a value for it, so no table by {by}", highlight=False)
     if group and group in frame.columns and frame[group].notna().any():
         per = agreement_by(frame, group)
         table = Table(title=f"Agreement by {group}")

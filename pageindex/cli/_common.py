@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -188,16 +188,38 @@ def output_dir(positional: Path | None, out: Path | None) -> Path:
     return Path(chosen)
 
 
-def output_file(option: str, path: Path, *, inputs: Iterable[Path] = ()) -> Path:
-    """``path`` checked as a file a command may write (before any work): not a directory, and not
-    one of the command's ``inputs`` (writing there would replace what it reads). One ``error:``
-    line naming ``option`` otherwise."""
-    if path.is_dir():
-        fail(f"{option} {path}: is a directory; give a file path (e.g. {path / 'out'})")
+def output_file(
+    option: str,
+    path: Path,
+    *,
+    inputs: Iterable[Path] = (),
+    replaces: Callable[[Path], bool] | None = None,
+    kind: str = "",
+    example: str = "out",
+) -> Path:
+    """``path`` checked as a file a command may write (before any work), or one ``error:`` line
+    naming ``option``: not a directory, under a folder (not a file), not one of the command's
+    ``inputs`` (the same file by any name, hard links included: writing there would replace what it
+    reads), and, when it exists, a file ``replaces`` recognises as ``kind`` (what this command
+    writes: a tree JSON, a verdicts file, JUnit XML) or an empty one. A command never overwrites a
+    file it did not make: a filing, a label file, a run's records."""
+    if str(path) in {"", "."} or path.is_dir():
+        fail(f"{option} {path}: is a directory; give a file path (e.g. {path / example})")
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                fail(f"{option} {path}: {parent} is a file, not a folder")
+            break
     target = path.resolve()
     for source in inputs:
-        if Path(source).resolve() == target:
+        source = Path(source)
+        if source.resolve() == target or (path.exists() and source.exists() and path.samefile(source)):
             fail(f"{option} {path}: is also the input it reads; write to another file")
+    if replaces is not None and path.is_file() and path.stat().st_size and not replaces(path):
+        fail(
+            f"{option} {path}: exists and is not {kind}; this command replaces only a file it wrote "
+            "(give a new file name, or remove that file first)"
+        )
     return path
 
 
@@ -243,6 +265,53 @@ def timeout_option(default: float | None = None, *, help: str) -> Any:
     """``--timeout``: seconds a model call may take, a finite number > 0 (``inf``, ``nan``, 0 and
     negative values are refused as usage errors, exit 2)."""
     return typer.Option(default, "--timeout", help=help, callback=_finite_seconds)
+
+
+FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
+
+
+def parse_fraction(option: str, raw: str) -> float:
+    """``0.6``, ``.6`` or ``60%`` -> 0.6. Anything else, or outside 0-1 (0%-100%), raises
+    ``ValueError`` with one line naming the option. A bare number above 1 (``50``) is refused
+    rather than guessed to be a percentage."""
+    text = raw.strip()
+    percent = text.endswith("%")
+    try:
+        value = float(text[:-1].strip() if percent else text)
+    except ValueError:
+        value = math.nan
+    if percent:
+        value /= 100
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        hint = (
+            f" (to mean {text} percent, write {text}%)"
+            if not percent and math.isfinite(value) and 1 < value <= 100
+            else ""
+        )
+        raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
+    return value
+
+
+def _error_rate(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_fraction("--max-error-rate", value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not {FRACTION_HELP}") from None
+
+
+def max_error_rate_option(default: str | None = "0.2") -> Any:
+    """``--max-error-rate``: the share of samples (or answers) in error, or with a failed judge call,
+    above which a command that finished exits 4; ``bench run`` defaults to None (a resumed run keeps
+    its stored rate)."""
+    return typer.Option(
+        default,
+        "--max-error-rate",
+        callback=_error_rate,
+        help=f"Exit 4 when more than this share of the samples ended in error or a failed judge call: "
+        f"{FRACTION_HELP} (default 0.2).",
+    )
 
 
 def scripted_policy_option() -> Any:

@@ -12,6 +12,7 @@ from pageindex.cli._common import (
     fail,
     load_tree_file,
     out_option,
+    output_file,
     scripted_policy_option,
 )
 
@@ -60,9 +61,11 @@ def build(
     scripted_policy: str | None = scripted_policy_option(),
 ) -> None:
     from pageindex.atomic import write_atomic
-    from pageindex.tree import PDFError, build_tree
+    from pageindex.tree import PDFError, build_tree, is_tree_file
 
     _check_cache_dir(cache_dir)
+    if output is not None:
+        output_file("--out", output, inputs=[pdf], replaces=is_tree_file, kind="a tree JSON")
     try:
         result = build_tree(
             pdf,

@@ -24,6 +24,7 @@ _EXPORTS = {
     "build_tree": "pageindex.tree.build",
     "default_cache_dir": "pageindex.tree.cache",
     "load_tree": "pageindex.tree.build",
+    "is_tree_file": "pageindex.tree.build",
 }
 
 __all__ = [
@@ -41,11 +42,12 @@ __all__ = [
     "TreeCache",
     "build_tree",
     "default_cache_dir",
+    "is_tree_file",
     "load_tree",
 ]
 
 if TYPE_CHECKING:
-    from pageindex.tree.build import BUILDER_VERSION, build_tree, load_tree
+    from pageindex.tree.build import BUILDER_VERSION, build_tree, is_tree_file, load_tree
     from pageindex.tree.cache import TreeCache, default_cache_dir
     from pageindex.tree.errors import (
         NotAPDFError,

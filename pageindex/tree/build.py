@@ -111,6 +111,15 @@ def load_tree(json_path: str | Path) -> Tree:
     return Tree.model_validate_json(p.read_text(encoding="utf-8"))
 
 
+def is_tree_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a tree JSON (what ``pageindex build -o`` may replace)."""
+    try:
+        load_tree(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: int = 5) -> Tree:
     pages = doc.pages
     n = len(pages)

@@ -259,3 +259,25 @@ def test_a_label_that_is_no_verdict_is_said_not_dropped_in_silence(tmp_path: Pat
     # the agreement is over the one row with a usable label, and both rows were judged
     assert "│    1 │   100.0%" in result.output
     assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2
+
+
+def test_judge_exits_4_when_too_many_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
+    """Answers the judge could not judge (here: replay misses) are not a success: exit 4 above
+    --max-error-rate, with the agreement over what was judged still printed."""
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", "bench.faults.scripted:policy")
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"}
+    recorded = _write(tmp_path / "one.jsonl", [json.dumps(row)])
+    cache = tmp_path / "judge.sqlite"
+    rec = CliRunner().invoke(app, ["bench", "judge", "-i", str(recorded), "-o", str(tmp_path / "v0.jsonl"),
+                                   "--judge", "llm", "--judge-model", "scripted", "--cache", "rw",
+                                   "--cache-path", str(cache)])  # fmt: skip
+    assert rec.exit_code == 0, rec.output
+    other = {**row, "model_answer": "$1,390 million", "label": "Incorrect Answer"}
+    both = _write(tmp_path / "two.jsonl", [json.dumps(row), json.dumps(other)])
+    replay = ["bench", "judge", "-i", str(both), "-o", str(tmp_path / "v.jsonl"), "--judge", "llm",
+              "--judge-model", "replay/scripted", "--cache", "replay", "--cache-path", str(cache)]
+    res = CliRunner().invoke(app, replay)
+    assert res.exit_code == 4, res.output
+    assert "judge errors: 1 of 2 answers got no verdict (more than --max-error-rate 0.2)" in res.output
+    assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2  # the verdicts are written first
+    assert CliRunner().invoke(app, [*replay, "--max-error-rate", "50%"]).exit_code == 0

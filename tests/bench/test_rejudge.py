@@ -196,7 +196,7 @@ def test_gate_refuses_an_old_judge_until_the_baseline_is_rejudged(tmp_path: Path
         ),
         (
             ["--judge", "rules", "--max-error-rate", "2"],
-            "error: --max-error-rate must be a fraction from 0 to 1",
+            "error: Invalid value for '--max-error-rate': '2' is not a fraction from 0 to 1",
         ),
     ],
 )
