@@ -50,11 +50,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         path = None
         if output is None or str(output) != "-":
+            from bench.report import is_report_file
             from bench.rundir import run_file_of
 
-            path = output_file("--out", output or runs[0] / f"report.{fmt.value}")
+            path = output or runs[0] / f"report.{fmt.value}"
             if (owner := run_file_of(path)) is not None:
                 fail(f"--out {path}: is a file of run {owner}; write the report to another file")
+            output_file("--out", path, replaces=is_report_file, kind="a report")
         loaded = _load(runs)
         if fmt == Format.md:
             from bench.report.markdown import render_markdown

@@ -26,7 +26,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from bench.compare import run_differences
-from bench.report import plots
+from bench.report import GENERATOR, TITLE_PREFIX, plots
 from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
 from bench.rundir import Run
 from bench.samples import Sample
@@ -508,7 +508,7 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
     """The report as one HTML document."""
     if not runs:
         raise ValueError("no runs to report")
-    title = title or "pageindex-bench report: " + ", ".join(r.run_id for r in runs)
+    title = title or TITLE_PREFIX + ", ".join(r.run_id for r in runs)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     letters = letters_of(runs)
     several = len(runs) > 1
@@ -526,6 +526,7 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="{_e(GENERATOR)}">
 <title>{_e(title)}</title><style>{CSS}</style></head>
 <body>
 <h1>{_e(title)}</h1>

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from bench.compare import run_differences
+from bench.report import TITLE_PREFIX
 from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
 from bench.rundir import Run
 from bench.summary import summary_rows
@@ -34,7 +35,7 @@ def md_table(rows: Sequence[dict[str, object]]) -> str:
 def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
     if not runs:
         raise ValueError("no runs to report")
-    out = ["# pageindex-bench report: " + ", ".join(r.run_id for r in runs), ""]
+    out = ["# " + TITLE_PREFIX + ", ".join(r.run_id for r in runs), ""]
     warnings = [w for other in runs[1:] for w in run_differences(runs[0], other)]
     warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
     if warnings:

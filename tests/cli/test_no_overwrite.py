@@ -95,3 +95,14 @@ def test_gate_junit_never_writes_over_a_run_file(tmp_path, run):
         code, output = invoke("bench", "gate", run, "--min-accuracy", "0", "--junit", junit)
         assert code == 0, output
     assert junit.read_text().startswith("<?xml")
+
+
+def test_report_replaces_only_a_report(tmp_path, run, answers):
+    kept = digest(answers)
+    refused(*invoke("bench", "report", run, "-o", answers), "exists and is not a report")
+    assert digest(answers) == kept
+    for fmt, name in (("html", "r.html"), ("md", "r.md")):
+        for _ in range(2):  # written, then replaced (a custom title too)
+            args = ("bench", "report", run, "--format", fmt, "--title", "Mine", "-o", tmp_path / name)
+            code, output = invoke(*args)
+            assert code == 0, output
