@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bench.judges.base import JudgeInput, judge_sample
-from bench.rundir import Run, RunDir, load_run
+from bench.rundir import Run, RunDir, RunLoadError, load_run
 from bench.runinfo import judge_version
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
@@ -71,8 +71,8 @@ def _now() -> str:
 def _check_out_dir(source: Run, out: Path) -> None:
     if out.resolve() == source.path.resolve():
         raise RejudgeError(f"-o {out} is the run being rejudged; choose a new directory")
-    if out.exists() and not out.is_dir():
-        raise RejudgeError(f"-o {out} is a file; choose a new directory")
+    if problem := RunDir(out).problem():
+        raise RejudgeError(f"-o {out}: {problem}")
     taken = RunDir(out).taken_by()
     if taken:
         raise RejudgeError(f"-o {out} already holds a run ({', '.join(taken)}); choose a new directory")
@@ -175,7 +175,10 @@ async def rejudge_run(
             },
         }
     )
-    rundir = RunDir(out).create()
+    try:
+        rundir = RunDir(out).create()
+    except RunLoadError as exc:
+        raise RejudgeError(f"-o {exc}") from None
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)
     store = rundir.sample_store()

@@ -115,8 +115,25 @@ class RunDir:
         """The run files already here (a new run directory must have none)."""
         return [name for name in (RUN_JSON, SAMPLES) if (self.path / name).exists()]
 
+    def problem(self) -> str | None:
+        """Why a new run cannot be written here, or None, checked before any work: no folder name
+        (``-o ''`` or ``.`` would make an empty run id), a file in its place, or a file where one of
+        its parent folders should be."""
+        if self.path.name in {"", ".", ".."}:
+            return "give the run a folder of its own (its name is the run id), e.g. results/first"
+        if self.path.exists() and not self.path.is_dir():
+            return "is a file; give a folder for the run (created if needed)"
+        for parent in self.path.absolute().parents:
+            if parent.exists():
+                return None if parent.is_dir() else f"{parent} is a file, not a folder"
+        return None
+
     def create(self) -> RunDir:
-        self.path.mkdir(parents=True, exist_ok=True)
+        """Make the folder; raises :class:`RunLoadError` naming it when it cannot be made."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunLoadError(f"{self.path}: cannot create the run folder ({exc.strerror or exc})") from None
         return self
 
     # -- run.json -----------------------------------------------------------------------------

@@ -281,8 +281,8 @@ class Runner:
                 raise RunSetupError(str(exc)) from None
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
-        if run_dir.exists() and not run_dir.is_dir():
-            raise RunSetupError(f"--out {run_dir}: is a file; give a folder for the run (created if needed)")
+        if problem := RunDir(run_dir).problem():
+            raise RunSetupError(f"--out {run_dir}: {problem}")
         if RunDir(run_dir).has_samples():
             raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
         return run_dir, None
@@ -519,7 +519,10 @@ class Runner:
                 f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
                 "run (and bench rejudge the old one)"
             )
-        rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
+        try:
+            rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
+        except RunLoadError as exc:
+            raise RunSetupError(f"--out {exc}") from None
         with _event_log(rundir.events_path):
             return await self._run_samples(
                 run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,

@@ -277,3 +277,23 @@ def test_a_judge_model_alone_makes_the_judge_an_llm(env, tmp_path):
     assert code == 0, output
     info = json.loads((panel / "run.json").read_text())
     assert info["judge"] == "panel" and info["judge_model"] == "scripted,scripted"
+
+
+@pytest.mark.parametrize(
+    "out, says",
+    [
+        ("", "give the run a folder of its own (its name is the run id)"),
+        (".", "give the run a folder of its own (its name is the run id)"),
+        ("afile/run", "afile is a file, not a folder"),
+    ],
+)
+def test_an_out_that_cannot_be_a_run_folder_is_refused(env, tmp_path, monkeypatch, out, says):
+    """``-o ''`` used to write a run with an empty run id into the current folder; a path under a
+    file failed only after the trees were built, with an internal error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder")
+    code, output = invoke(env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--limit", "1",
+                          "-o", out)  # fmt: skip
+    assert code == ExitCode.BAD_INPUT
+    assert says in one_error_line(output)
+    assert not (tmp_path / "run.json").exists() and not (tmp_path / "samples.jsonl").exists()
