@@ -325,6 +325,7 @@ class Runner:
         unused = {
             "--judge-model": bool(cfg.judge_model) and need != "one",
             "--judge-models": bool(cfg.judge_models) and need != "panel",
+            "--judge-base-url": bool(cfg.judge_base_url) and need == "none",
         }
         if given := [name for name, unused_here in unused.items() if unused_here]:
             takes = {"none": "takes no model", "one": "takes one model (--judge-model)",
@@ -340,6 +341,12 @@ class Runner:
             if len(cfg.judge_models) < 2:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
             judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
+        judge_uses_base_url = need != "none" and not cfg.judge_base_url
+        if cfg.base_url and retriever_llm is None and not judge_uses_base_url and self._retriever_llm is None:
+            raise RunSetupError(
+                f"--base-url {redact_url(cfg.base_url)} would not be used: no retriever or judge of this run "
+                "calls a model (drop --base-url, or run a retriever or judge that uses one)"
+            )
         return retriever_llm, judge_llm, budget
 
     async def _preflight(self, *clients: Any) -> None:
@@ -556,7 +563,14 @@ class Runner:
         unknown_opts = set(cfg.retriever_options) - set(available_retrievers())
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
-        # every option is checked, also those of a retriever this run skips or was not asked for
+        # options of a retriever that neither runs nor is reported skipped would go unused in silence
+        idle = sorted(set(cfg.retriever_options) - set(retrievers) - set(skipped))
+        if idle:
+            raise RunSetupError(
+                f"--opt {idle[0]}.*: {idle[0]} is not among this run's retrievers ({', '.join(retrievers)}); "
+                "add it to --retrievers or drop the option"
+            )
+        # every option is checked, also those of a retriever this run skips for want of a model
         # (a typo in --opt agent.max_turn is an error whether or not agent runs this time)
         for name in sorted(set(retrievers) | set(cfg.retriever_options)):
             get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))

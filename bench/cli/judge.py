@@ -15,6 +15,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    judge_models_option,
     max_error_rate_option,
     model_client,
     out_option,
@@ -51,8 +52,9 @@ def judge(
     judge_model: str | None = typer.Option(
         None,
         "--judge-model",
-        help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
+        help="Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini.",
     ),
+    judge_models: str | None = judge_models_option(),
     cache: str = cache_option(
         help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache only, "
         "no network; what a replay/MODEL judge reads)."
@@ -143,8 +145,9 @@ def judge(
             "--out", output, inputs=read, replaces=is_verdicts_file, kind="a verdicts file (VERDICTS.jsonl)"
         )
     judge_obj = _build_judge(
-        judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path
-    )
+        judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path,
+        models=judge_models,
+    )  # fmt: skip
     source = labels if labels is not None else input
     try:
         if labels is not None:
@@ -206,8 +209,10 @@ def judge(
 
 def _build_judge(
     name: str, model: str | None, base_url: str | None, *, abstain: bool = False, cache: str = "off",
-    cache_path: Path | None = None,
+    cache_path: Path | None = None, models: str | None = None,
 ):
+    """The judge ``name`` with its model (``--judge-model``) or panel (``--judge-models``), as in
+    ``bench run``; an option the judge would not use is one ``error:`` line."""
     from bench.judges.base import judge_model_need, judge_names, make_judge
     from pageindex.llm.cache import CACHE_MODES, open_cache
     from pageindex.llm.types import LLMConfigError
@@ -218,11 +223,25 @@ def _build_judge(
         fail(f"--cache {cache!r}: must be {', '.join(CACHE_MODES)}")
     need = judge_model_need(name)
     if need == "none":
-        if cache != "off" or cache_path is not None:
-            fail(f"--judge {name} takes no model: --cache and --cache-path would not be used; drop them")
+        unused = [opt for opt, value in (("--judge-model", model), ("--judge-models", models),
+                  ("--judge-base-url", base_url), ("--cache", cache != "off"), ("--cache-path", cache_path))
+                  if value]  # fmt: skip
+        if unused:
+            fail(f"--judge {name} takes no model: {', '.join(unused)} would not be used; drop them")
         return make_judge(name, **({"abstain": abstain} if abstain else {}))
-    if not model:
+    if need == "panel":
+        if model:
+            fail("--judge panel takes --judge-models a,b: --judge-model would not be used")
+        if not models:
+            fail("--judge panel needs --judge-models a,b (two or more model specs)")
+        model = models
+    elif models:
+        fail(f"--judge {name} takes one model (--judge-model): --judge-models would not be used")
+    elif not model:
         fail(f"--judge {name} needs --judge-model (e.g. openai/gpt-4o-mini or ollama/llama3.1)")
+    elif "," in model:
+        panel = "--judge panel --judge-models"
+        fail(f"--judge-model {model!r}: --judge {name} takes one model (for a panel: {panel})")
     try:
         replies = open_cache(cache, cache_path)  # type: ignore[arg-type]
     except LLMConfigError as exc:
@@ -232,6 +251,6 @@ def _build_judge(
     clients = [model_client(s, role="judge", base_url=base_url, cache=replies) for s in specs]
     if need == "panel":
         if len(clients) < 2:
-            fail("--judge panel needs at least two comma-separated --judge-model specs")
+            fail("--judge panel needs at least two comma-separated --judge-models specs")
         return make_judge(name, model_client=clients)
     return make_judge(name, model_client=clients[0])

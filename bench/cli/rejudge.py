@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    judge_models_option,
     max_error_rate_option,
     out_option,
 )
@@ -40,8 +41,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         judge_model: str | None = typer.Option(
             None,
             "--judge-model",
-            help="Judge model spec, e.g. openai/gpt-4o-mini (llm, hybrid); comma-separated specs for panel.",
+            help="Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini.",
         ),
+        judge_models: str | None = judge_models_option(),
         cache: str = cache_option(
             help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache "
             "only, no network; what a replay/MODEL judge reads)."
@@ -70,8 +72,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except RunLoadError as exc:
             fail(str(exc))
         # one error line (exit 2) when unusable
-        judge = _build_judge(judge_name, judge_model, base_url, cache=cache, cache_path=cache_path)
-        specs = [s.strip() for s in (judge_model or "").split(",") if s.strip()]
+        judge = _build_judge(
+            judge_name, judge_model, base_url, cache=cache, cache_path=cache_path, models=judge_models
+        )
+        specs = [s.strip() for s in (judge_models or judge_model or "").split(",") if s.strip()]
         recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
         try:
             outcome = asyncio.run(

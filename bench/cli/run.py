@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from bench.config import configured_model
 from pageindex.cli._common import (
     SCRIPTED_POLICY_ENV,
     ExitCode,
@@ -19,6 +20,7 @@ from pageindex.cli._common import (
     examples,
     fail,
     judge_base_url_option,
+    judge_models_option,
     max_error_rate_option,
     opt_option,
     out_option,
@@ -94,9 +96,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--judge-model, rules without.",
         ),
         judge_model: str = typer.Option(None, "--judge-model", help="Judge model spec (default: --model)."),
-        judge_models: str = typer.Option(
-            None, "--judge-models", help="Comma-separated models for --judge panel."
-        ),
+        judge_models: str = judge_models_option(),
         judge_base_url: str = judge_base_url_option(
             help="Endpoint for the judge model (default: --base-url)."
         ),
@@ -166,6 +166,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.retrievers.base import RetrieverConfigError
 
         setup_logging(verbose)
+        if resume is None:
+            _refuse_unused(retrievers, model, judge_model, judge_models, scripted_policy, json_mode)
         if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
@@ -339,6 +341,26 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)
+
+
+def _refuse_unused(
+    retrievers: str | None, model: str | None, judge_model: str | None, judge_models: str | None,
+    scripted_policy: str | None, json_mode: bool,
+) -> None:
+    """Options a new run would not use, or empty ones, refused before any work (one line, exit 2)."""
+    given = (("--model", model), ("--judge-model", judge_model), ("--judge-models", judge_models))
+    for option, value in given:
+        if value is not None and not value.strip(" ,"):
+            fail(f"{option} {value!r}: give a model spec (e.g. openai/gpt-4o-mini), or leave the option out")
+    names = [r.strip() for r in (retrievers or "").split(",") if r.strip()]
+    if twice := sorted({r for r in names if names.count(r) > 1}):
+        fail(f"--retrievers names {twice[0]} more than once; each retriever runs once per question")
+    specs = [configured_model(model) or "", judge_model or "", *(judge_models or "").split(",")]
+    specs = [s.strip() for s in specs if s.strip()]
+    if scripted_policy is not None and "scripted" not in specs:
+        fail("--scripted-policy answers --model scripted (or a scripted --judge-model): no such model here")
+    if json_mode and not specs:
+        fail("--json-mode shapes a model's structured outputs: this run calls no model (give --model)")
 
 
 def _local_profile(

@@ -324,6 +324,12 @@ def scripted_policy_option() -> Any:
     )
 
 
+def judge_models_option() -> Any:
+    """``--judge-models``: the models of ``--judge panel``, comma-separated (``bench run``, ``judge``,
+    ``rejudge``)."""
+    return typer.Option(None, "--judge-models", help="Comma-separated judge models for --judge panel.")
+
+
 def cache_option(default: str | None = "off", *, help: str) -> Any:
     """``--cache``: the LLM reply cache mode, off | rw | replay (``pageindex.llm.cache``); ``bench run``
     defaults to None (a resumed run keeps its stored mode)."""

@@ -62,6 +62,8 @@ def doctor(
     if not wanted:
         fail("--model is required (e.g. --model openai/<model> --base-url http://127.0.0.1:8080/v1)")
     targets = [("model", wanted, base_url)]
+    if judge_base_url and not judge_model:
+        fail("--judge-base-url is the endpoint of --judge-model: give --judge-model too, or drop it")
     if judge_model:
         targets.append(("judge", judge_model, judge_base_url or base_url))
     reports = {}

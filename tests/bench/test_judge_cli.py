@@ -281,3 +281,26 @@ def test_judge_exits_4_when_too_many_judge_calls_fail(tmp_path: Path, monkeypatc
     assert "judge errors: 1 of 2 answers got no verdict (more than --max-error-rate 0.2)" in res.output
     assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2  # the verdicts are written first
     assert CliRunner().invoke(app, [*replay, "--max-error-rate", "50%"]).exit_code == 0
+
+
+def test_panel_takes_judge_models_and_rules_takes_no_model(tmp_path: Path, monkeypatch) -> None:
+    """The same judge options as ``bench run``: a panel is ``--judge-models a,b``; an option the
+    judge would not use is refused before anything is judged."""
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", "bench.faults.scripted:policy")
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"}
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(row)])
+    out = tmp_path / "v.jsonl"
+    base = ["bench", "judge", "-i", str(answers), "-o", str(out)]
+    ok = CliRunner().invoke(app, [*base, "--judge", "panel", "--judge-models", "scripted,scripted"])
+    assert ok.exit_code == 0 and json.loads(out.read_text())["judge"] == "panel", ok.output
+    out.unlink()
+    for args, says in (
+        (["--judge", "panel", "--judge-model", "scripted,scripted"], "--judge-model would not be used"),
+        (["--judge", "rules", "--judge-model", "scripted"], "--judge rules takes no model: --judge-model"),
+        (["--judge", "llm", "--judge-model", "scripted", "--judge-models", "a,b"], "--judge-models would"),
+        (["--judge", "llm", "--judge-model", "scripted,scripted"], "takes one model (for a panel:"),
+    ):
+        res = CliRunner().invoke(app, [*base, *args])
+        assert res.exit_code == 2 and says in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1
+        assert not out.exists()

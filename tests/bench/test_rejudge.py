@@ -307,7 +307,7 @@ def test_rejudge_records_and_replays_the_judge_through_the_cache_file_named(tmp_
         (["--judge", "llm", "--judge-model", "scripted", "--cache-path", "x.sqlite"],
          "error: --cache-path x.sqlite is read only with --cache rw or --cache replay"),
         (["--judge", "rules", "--cache", "rw"],
-         "error: --judge rules takes no model: --cache and --cache-path would not be used"),
+         "error: --judge rules takes no model: --cache would not be used"),
         (["--judge", "llm", "--judge-model", "scripted", "--cache", "sometimes"],
          "error: --cache 'sometimes': must be off, rw, replay"),
     ],

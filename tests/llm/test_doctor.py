@@ -204,6 +204,8 @@ def test_unreachable_is_exit_2_with_one_line(unused_port):
         ([], "error: --model is required"),
         (["--model", "gpt-4o"], "error: --model: bad model spec 'gpt-4o'"),
         (["--model", "replay/x"], "error: doctor probes a model server; replay/x has none"),
+        (["--model", MODEL, "--judge-base-url", "http://127.0.0.1:9/v1"],
+         "error: --judge-base-url is the endpoint of --judge-model: give --judge-model too"),
         (
             ["--model", MODEL, "--timeout", "0"],
             "error: Invalid value for '--timeout': 0 is not a number of seconds > 0",
