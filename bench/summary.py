@@ -83,6 +83,7 @@ class GroupSummary(BaseModel):
     incorrect: int
     refusals: int
     uncertain: int = 0  # verdicts a judge left undecided (rules --abstain); not correct
+    unjudged: int = 0  # answers whose judge call failed (no verdict; not correct): bench rejudge RUN
     failed: int
     errored: int
     dropped: int
@@ -220,6 +221,7 @@ def summarize_group(
         incorrect=int((frame["verdict"] == "incorrect").sum()),
         refusals=int((frame["verdict"] == "refusal").sum()),
         uncertain=int((frame["verdict"] == "uncertain").sum()),
+        unjudged=int(((frame["status"] == "answer") & frame["verdict"].isna()).sum()),
         failed=int((frame["status"] == "fail").sum()),
         errored=errored,
         dropped=dropped,
@@ -314,6 +316,7 @@ def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
     """Display rows (strings) for a table of groups: shared by the console, HTML and Markdown output."""
     rows = []
     show_uncertain = any(g.uncertain for g in groups)
+    show_unjudged = any(g.unjudged for g in groups)
     for g in groups:
         rows.append(
             {
@@ -322,6 +325,7 @@ def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
                 "accuracy (95% CI)": ci_text(g.accuracy),
                 "acc. w/o errors": ci_text(g.accuracy_no_errors),
                 **({"uncertain": str(g.uncertain)} if show_uncertain else {}),
+                **({"unjudged": str(g.unjudged)} if show_unjudged else {}),
                 "answered": _pct(g.answered_rate),
                 "tokens/q mean": _num(g.tokens_per_question.mean, 0),
                 "median": _num(g.tokens_per_question.median, 0),
@@ -366,6 +370,13 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
     if summary.dropped_reasons:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
         console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)
+    if unjudged := summary.overall.unjudged:
+        console.print(
+            f"warning: {unjudged} answers have no verdict (their judge call failed) and count as not "
+            "correct; judge them again with: pageindex bench rejudge RUN --judge NAME -o NEW_RUN",
+            highlight=False,
+            markup=False,
+        )
     for grouping in by:
         groups = summary.groups(grouping)
         if not groups or (grouping != "retriever" and len(groups) < 2):

@@ -138,3 +138,20 @@ def test_summarize_takes_the_dataset_loaders_dropped_rows() -> None:
     assert summary.n_dropped == 3
     assert summary.dropped_reasons == {"pdf_missing": 2, "duplicate": 1}
     assert summary.by_retriever[0].dropped == 3
+
+
+def test_answers_whose_judge_call_failed_are_counted_and_said(tmp_path: Path) -> None:
+    """Such answers count as not correct; the summary (and the reports, which share its rows) say
+    how many there are instead of showing them as a plain 0% with no error."""
+    unjudged = sample("q2", verdict=None, status="answer", judge_error="LLMTimeout: no reply")
+    run = load_run(write_run(tmp_path / "u", [*outcomes("c"), unjudged]))
+    overall = run.summary.overall
+    assert (overall.unjudged, overall.correct, overall.errored) == (1, 1, 0)
+    console = Console(record=True, width=250)
+    print_summary(run.summary, console)
+    text = console.export_text()
+    assert "warning: 1 answers have no verdict (their judge call failed)" in text
+    assert "unjudged" in text
+    clean = Console(record=True, width=250)
+    print_summary(load_run(write_run(tmp_path / "c", outcomes("ci"))).summary, clean)
+    assert "unjudged" not in clean.export_text()
