@@ -142,7 +142,10 @@ class RunDir:
         written in a newer format."""
         if not self.info_path.exists():
             raise RunLoadError(f"{self.info_path} is missing: {self.path} is not a run directory")
-        text = self.info_path.read_text(encoding="utf-8")
+        try:
+            text = self.info_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RunLoadError(f"{self.info_path}: cannot read it as run.json ({_reason(exc)})") from None
         try:
             data = json.loads(text)
         except ValueError:
@@ -175,6 +178,8 @@ class RunDir:
             return [], [f"{self.samples_path} is missing: the run has no samples"]
         try:
             samples, _, warnings = read_samples_file(self.samples_path)
+        except OSError as exc:
+            raise RunLoadError(f"{self.samples_path}: cannot read it as samples ({_reason(exc)})") from None
         except ValueError as exc:
             raise RunLoadError(str(exc).splitlines()[0]) from None
         return samples, warnings
@@ -245,6 +250,10 @@ class RunDir:
             dropped=dropped,
             warnings=warnings,
         )
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "strerror", None) or str(exc)
 
 
 def load_run(run_dir: str | Path) -> Run:

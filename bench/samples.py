@@ -204,8 +204,9 @@ class SampleStore:
 
 def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
     """Read ``samples.jsonl``. Returns the samples, the byte length of the well-formed prefix
-    and warnings. A malformed LAST line is a torn write and is dropped with a warning; a
-    malformed line elsewhere is an error (the file was edited or corrupted)."""
+    and warnings. A malformed last line with no newline after it is a torn write and is dropped
+    with a warning; any other malformed line, a complete last one too, is an error (the file was
+    edited or corrupted)."""
     data = Path(path).read_bytes()
     samples: list[Sample] = []
     warnings: list[str] = []
@@ -221,7 +222,7 @@ def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
         try:
             sample = Sample.model_validate_json(raw)
         except ValueError as exc:
-            if is_last or all(not rest.strip() for rest in lines[i + 1 :]):
+            if is_last:  # no newline after it: the write stopped part-way (a complete row ends in one)
                 warnings.append(
                     f"{path}: dropped a partial last line ({len(raw)} bytes) left by an interrupted write"
                 )

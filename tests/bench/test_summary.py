@@ -155,3 +155,20 @@ def test_answers_whose_judge_call_failed_are_counted_and_said(tmp_path: Path) ->
     clean = Console(record=True, width=250)
     print_summary(load_run(write_run(tmp_path / "c", outcomes("ci"))).summary, clean)
     assert "unjudged" not in clean.export_text()
+
+
+def test_a_complete_but_invalid_last_row_is_an_error_not_a_torn_write(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "r", outcomes("cc"))
+    with open(run_dir / "samples.jsonl", "a") as fh:
+        fh.write('{"question_id": 5}\n')  # ends with its newline: written whole, so not torn
+    with pytest.raises(RunLoadError, match="line 3 is not a valid sample"):
+        load_run(run_dir)
+
+
+@pytest.mark.parametrize("name", ["run.json", "samples.jsonl"])
+def test_a_run_file_that_is_a_folder_is_a_clear_error(tmp_path: Path, name: str) -> None:
+    run_dir = write_run(tmp_path / "r", outcomes("cc"))
+    (run_dir / name).unlink()
+    (run_dir / name).mkdir()
+    with pytest.raises(RunLoadError, match=f"{name}: cannot read it"):
+        load_run(run_dir)
