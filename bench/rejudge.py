@@ -47,7 +47,7 @@ class RejudgeOutcome(BaseModel):
     judge_version: str
     judged: int  # answers judged again
     kept: int  # samples copied unchanged (retriever fail or error)
-    changed: int  # judged answers whose verdict differs from the stored one
+    changed: int  # judged answers given a verdict that differs from the stored one (failed calls: none)
     judge_errors: int  # judged answers whose judge call failed now
     status: str
     summary: Summary
@@ -194,7 +194,7 @@ async def rejudge_run(
         async with gate:
             new = await _judge_one(judge, sample, run_id, old.run_id)
         store.append(new)
-        changed += new.verdict != sample.verdict
+        changed += new.verdict is not None and new.verdict != sample.verdict  # a failed call changes nothing
         errors += new.judge_error is not None
 
     status = old.status

@@ -172,7 +172,11 @@ def judge(
             f"refusal (e.g. {unknown[0]!r}): they are judged but left out of the agreement",
             highlight=False,
         )
-    rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
+    try:
+        rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted: nothing written{f' ({output} untouched)' if output else ''}")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     if output is not None:
         try:
             write_verdict_rows(output, rows)

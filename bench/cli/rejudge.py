@@ -13,6 +13,7 @@ from pageindex.cli._common import (
     cache_option,
     cache_path_option,
     console,
+    err_console,
     examples,
     fail,
     judge_base_url_option,
@@ -105,7 +106,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             markup=False,
         )
         if outcome.judged and outcome.judge_errors / outcome.judged > rate:
-            console.print(
+            err_console.print(
                 f"judge errors: {outcome.judge_errors} of {outcome.judged} answers "
                 f"(more than --max-error-rate {rate:g})",
                 highlight=False,

@@ -363,8 +363,8 @@ def open_cache(mode: CacheMode, path: Path | None = None) -> LLMCache | None:
     if mode == "off":
         if path is not None:
             raise LLMConfigError(
-                f"--cache-path {path} is read only with --cache rw or --cache replay (a replay/MODEL "
-                "reads it only with --cache replay); add one of them, or drop --cache-path"
+                f"--cache-path {path} is read only with --cache rw or --cache replay (without them a "
+                "replay/MODEL reads the default cache file); add one of them, or drop --cache-path"
             )
         return None
     cache = LLMCache(path=path, mode=mode)
