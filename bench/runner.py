@@ -563,6 +563,10 @@ class Runner:
         unknown_opts = set(cfg.retriever_options) - set(available_retrievers())
         if unknown_opts:
             raise RunSetupError(f"options given for unknown retriever(s): {', '.join(sorted(unknown_opts))}")
+        # every option is checked, also those of a retriever this run skips for want of a model
+        # (a typo in --opt agent.max_turn is an error whether or not agent runs this time)
+        for name in sorted(set(retrievers) | set(cfg.retriever_options)):
+            get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         # options of a retriever that neither runs nor is reported skipped would go unused in silence
         idle = sorted(set(cfg.retriever_options) - set(retrievers) - set(skipped))
         if idle:
@@ -570,10 +574,6 @@ class Runner:
                 f"--opt {idle[0]}.*: {idle[0]} is not among this run's retrievers ({', '.join(retrievers)}); "
                 "add it to --retrievers or drop the option"
             )
-        # every option is checked, also those of a retriever this run skips for want of a model
-        # (a typo in --opt agent.max_turn is an error whether or not agent runs this time)
-        for name in sorted(set(retrievers) | set(cfg.retriever_options)):
-            get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         return retrievers, skipped
 
     def _choose_questions(self) -> tuple[Dataset, list[Question], list[DroppedQuestion]]:

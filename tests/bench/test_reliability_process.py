@@ -148,9 +148,10 @@ def test_ctrl_c_stops_a_run_whose_samples_never_yield_to_the_event_loop(setup, t
     run, status finished, exit 0)."""
     (tmp_path / "blocking.py").write_text(BLOCKING_POLICY)
     out = tmp_path / "int"
+    policy = ["--scripted-policy", f"{tmp_path / 'blocking.py'}:policy"] if "scripted" in retriever else []
     argv = bench_run_command(
-        "--data-dir", str(setup["root"] / "data"), *retriever, "--scripted-policy",
-        f"{tmp_path / 'blocking.py'}:policy", "--concurrency", "1", "--out", str(out), "-q",
+        "--data-dir", str(setup["root"] / "data"), *retriever, *policy, "--concurrency", "1", "--out",
+        str(out), "-q",
     )  # fmt: skip
     proc = subprocess.Popen(argv, env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_lines(out / "samples.jsonl", 2, proc)

@@ -133,7 +133,7 @@ def test_every_command_help_ends_with_the_exit_code_table():
         (["--cache", "bogus"], "--cache 'bogus'"),
         (["--limit", "-1"], "--limit -1"),
         (["--concurrency", "0"], "--concurrency 0"),
-        (["--max-error-rate", "1.5"], "--max-error-rate 1.5"),
+        (["--max-error-rate", "1.5"], "'--max-error-rate': '1.5' is not a fraction"),
         (["--limit", "many"], "'--limit'"),
         (["--no-such-option"], "No such option: --no-such-option"),
     ],

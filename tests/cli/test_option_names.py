@@ -138,9 +138,16 @@ def test_old_spellings_still_work_end_to_end(tmp_path):
     answers.write_text(json.dumps(row) + "\n")
     for spelling in (["--out"], ["-o"], ["--output"]):
         verdicts = tmp_path / f"verdicts{spelling[0]}.jsonl"
-        code, output = invoke(["bench", "judge", "-i", answers, *spelling, verdicts, "--base-url", "http://x"])
+        code, output = invoke(["bench", "judge", "-i", answers, *spelling, verdicts])
         assert code == 0, output
         assert verdicts.is_file(), spelling
+    # the judge's endpoint under its old name (a scripted judge model calls no endpoint, so any URL)
+    scripted = {**ENV, "PAGEINDEX_SCRIPTED_POLICY": "bench.faults.scripted:policy"}
+    verdicts = tmp_path / "verdicts-old-base-url.jsonl"
+    old_url = ["bench", "judge", "-i", str(answers), "-o", str(verdicts), "--judge", "llm", "--judge-model",
+               "scripted", "--base-url", "http://x"]  # fmt: skip
+    done = CliRunner().invoke(app, old_url, env=scripted)
+    assert done.exit_code == 0 and verdicts.is_file(), done.output
     code, output = invoke(["cache", "stats", "--path", tmp_path / "none.sqlite"])
     assert code == 0 and "empty (no file yet)" in output
     code, output = invoke(["bench", "judge", "-i", answers])
