@@ -243,7 +243,7 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
         (["-r", "extractive", "--json-mode"], "--json-mode shapes a model's structured outputs"),
         (["--model", ""], "--model '': give a model spec"),
         (["-r", "extractive,bm25,extractive"], "--retrievers names extractive more than once"),
-        (["-r", "extractive", "--opt", "bm25.k=3"], "--opt bm25.*: bm25 is not among this run's retrievers"),
+        (["-r", "extractive", "--opt", "bm25.top_k=3"], "--opt bm25.*: bm25 is not among this run's"),
         (["--timeout", "inf"], "inf is not a number of seconds > 0"),
         (["--timeout", "nan"], "nan is not a number of seconds > 0"),
         (["--timeout", "0"], "0 is not a number of seconds > 0"),
