@@ -22,6 +22,14 @@ from pageindex.cli._common import (
     output_file,
 )
 
+# Help of the judge options bench judge and bench rejudge share (bench run's judge defaults to --model).
+JUDGE_MODEL_HELP = "Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini."
+JUDGE_CACHE_HELP = (
+    "LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache only, no "
+    "network; what a replay/MODEL judge reads)."
+)
+CACHE_PATH_HELP = "LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
+
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     bench.command(
@@ -52,16 +60,11 @@ def judge(
     judge_model: str | None = typer.Option(
         None,
         "--judge-model",
-        help="Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini.",
+        help=JUDGE_MODEL_HELP,
     ),
     judge_models: str | None = judge_models_option(),
-    cache: str = cache_option(
-        help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache only, "
-        "no network; what a replay/MODEL judge reads)."
-    ),
-    cache_path: Path | None = cache_path_option(
-        help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
-    ),
+    cache: str = cache_option(help=JUDGE_CACHE_HELP),
+    cache_path: Path | None = cache_path_option(help=CACHE_PATH_HELP),
     base_url: str | None = judge_base_url_option(
         help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
     ),
@@ -215,6 +218,8 @@ def _build_judge(
     name: str, model: str | None, base_url: str | None, *, abstain: bool = False, cache: str = "off",
     cache_path: Path | None = None, models: str | None = None,
 ):
+
+
     """The judge ``name`` with its model (``--judge-model``) or panel (``--judge-models``), as in
     ``bench run``; an option the judge would not use is one ``error:`` line."""
     from bench.judges.base import judge_model_need, judge_names, make_judge

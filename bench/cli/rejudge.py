@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from bench.cli.judge import CACHE_PATH_HELP, JUDGE_CACHE_HELP, JUDGE_MODEL_HELP
 from pageindex.cli._common import (
     ExitCode,
     cache_option,
@@ -42,16 +43,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         judge_model: str | None = typer.Option(
             None,
             "--judge-model",
-            help="Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini.",
+            help=JUDGE_MODEL_HELP,
         ),
         judge_models: str | None = judge_models_option(),
-        cache: str = cache_option(
-            help="LLM cache for the judge model: off (default) | rw (record and reuse) | replay (cache "
-            "only, no network; what a replay/MODEL judge reads)."
-        ),
-        cache_path: Path | None = cache_path_option(
-            help="LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
-        ),
+        cache: str = cache_option(help=JUDGE_CACHE_HELP),
+        cache_path: Path | None = cache_path_option(help=CACHE_PATH_HELP),
         base_url: str | None = judge_base_url_option(
             help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
         ),
