@@ -304,3 +304,39 @@ def test_panel_takes_judge_models_and_rules_takes_no_model(tmp_path: Path, monke
         assert res.exit_code == 2 and says in res.output, res.output
         assert len(res.output.strip().splitlines()) == 1
         assert not out.exists()
+
+
+SLOW_JUDGE = """
+import pathlib, time
+
+def policy(request):
+    pathlib.Path(__file__).with_suffix(".started").touch()
+    time.sleep(30)
+    return "correct"
+"""
+
+
+def test_ctrl_c_while_judging_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow.py").write_text(SLOW_JUDGE)
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million"}
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(row)])
+    out = tmp_path / "v.jsonl"
+    env = {**os.environ, "PAGEINDEX_SCRIPTED_POLICY": f"{tmp_path / 'slow.py'}:policy"}
+    argv = [sys.executable, "-m", "pageindex.cli", "bench", "judge", "-i", str(answers), "-o", str(out),
+            "--judge", "llm", "--judge-model", "scripted"]  # fmt: skip
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "slow.started").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert f"interrupted: nothing written ({out} untouched)" in stderr
+    assert not out.exists()
