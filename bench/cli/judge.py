@@ -36,7 +36,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "judge",
         help="Judge existing answers (JSONL with question, gold_answer, model_answer[, label, id], or a "
         "FinanceBench labels folder) and write one verdict per row; prints agreement with human labels "
-        "where rows have them.",
+        "where rows have them. Exit codes: 0 done; 2 bad input (nothing judged or written); 4 more than "
+        "--max-error-rate of the answers got no verdict (a failed judge call); 130 interrupted.",
         epilog=examples(
             "pageindex bench judge -i answers.jsonl -o verdicts.jsonl",
             "pageindex bench judge --labels ../shared/financebench --per-file --abstain",
