@@ -327,7 +327,9 @@ class Runner:
             "--judge-models": bool(cfg.judge_models) and need != "panel",
             "--judge-base-url": bool(cfg.judge_base_url) and need == "none",
         }
-        if given := [name for name, unused_here in unused.items() if unused_here]:
+        # (a new run only: a run started before these checks resumes with the settings it has)
+        given = [name for name, unused_here in unused.items() if unused_here]
+        if given and self.resume_dir is None:
             takes = {"none": "takes no model", "one": "takes one model (--judge-model)",
                      "panel": "takes a panel of models (--judge-models)"}[need]  # fmt: skip
             which = f"--judge {judge}" if cfg.judge else f"the default judge ({judge})"
@@ -342,7 +344,10 @@ class Runner:
                 raise RunSetupError("--judge panel needs two or more --judge-models")
             judge_llm = [client(m, "judge", judge_url) for m in cfg.judge_models]
         judge_uses_base_url = need != "none" and not cfg.judge_base_url
-        if cfg.base_url and retriever_llm is None and not judge_uses_base_url and self._retriever_llm is None:
+        if (
+            self.resume_dir is None and cfg.base_url and retriever_llm is None and not judge_uses_base_url
+            and self._retriever_llm is None
+        ):
             raise RunSetupError(
                 f"--base-url {redact_url(cfg.base_url)} would not be used: no retriever or judge of this run "
                 "calls a model (drop --base-url, or run a retriever or judge that uses one)"
@@ -569,7 +574,7 @@ class Runner:
             get_retriever(name).parse_options(cfg.retriever_options.get(name, {}))
         # options of a retriever that neither runs nor is reported skipped would go unused in silence
         idle = sorted(set(cfg.retriever_options) - set(retrievers) - set(skipped))
-        if idle:
+        if idle and self.resume_dir is None:
             raise RunSetupError(
                 f"--opt {idle[0]}.*: {idle[0]} is not among this run's retrievers ({', '.join(retrievers)}); "
                 "add it to --retrievers or drop the option"
