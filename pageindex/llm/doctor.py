@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.spec import ModelSpec
-from pageindex.llm.tokens import context_window_from_metadata
+from pageindex.llm.tokens import DEFAULT_MAX_TOKENS, context_window_from_metadata, known_context_window
 from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error
 
@@ -760,18 +760,25 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     timeout = 60.0
     if facts.prompt_tps and facts.generation_tps:
         overhead = facts.latency_s or 0.0
-        estimate = TYPICAL_PROMPT_TOKENS / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
+        # The largest prompt a run sends: retrievers fill the window the client knows (the server's,
+        # else the model table's) less room for the reply, so a timeout sized on a typical prompt
+        # cut off the long calls (a real llama.cpp server: most agent samples timed out).
+        window = facts.context_window or known_context_window(report.model)
+        prompt = max(TYPICAL_PROMPT_TOKENS, window - DEFAULT_MAX_TOKENS) if window else TYPICAL_PROMPT_TOKENS
+        estimate = prompt / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
+        which = ""
+        if prompt > TYPICAL_PROMPT_TOKENS:
+            which = f" (a {window}-token window less {DEFAULT_MAX_TOKENS} for the reply)"
         notes.append(
-            f"timeout {timeout:g}s: a {TYPICAL_PROMPT_TOKENS}-token prompt and a "
-            f"{TYPICAL_COMPLETION_TOKENS}-token "
+            f"timeout {timeout:g}s: a {prompt}-token prompt{which} and a {TYPICAL_COMPLETION_TOKENS}-token "
             f"reply take about {estimate + overhead:.0f}s here"
         )
     elif facts.latency_s:
         timeout = float(min(max(60, math.ceil(10 * facts.latency_s / 10) * 10), 900))
     budget = None
     if facts.context_window is not None and (not facts.context_lower_bound or facts.context_refused):
-        budget = max(facts.context_window - 1024, facts.context_window // 2)
+        budget = max(facts.context_window - DEFAULT_MAX_TOKENS, facts.context_window // 2)
     return SuggestedSettings(
         json_mode=json_mode,
         concurrency=concurrency,

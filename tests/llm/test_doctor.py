@@ -265,6 +265,23 @@ def test_suggest_settings_from_speed_and_serial_server():
     assert settings.retrievers == ["agent", "planner", "iterative"] and not settings.json_mode
 
 
+def test_the_suggested_timeout_fits_the_largest_prompt_the_window_allows():
+    """Retrievers fill the window the client knows, so the timeout is sized on that prompt, not on a
+    typical one (against a real llama.cpp server with an 8192-token SmolLM2, a timeout sized on a
+    4000-token prompt cut off most agent samples)."""
+    now = datetime.now(UTC)
+    report = DoctorReport(spec=MODEL, model="smollm2-135m", url="http://127.0.0.1:1/v1", probed_at=now)
+    facts = report.findings
+    facts.chat = facts.tool_call = facts.tool_result_empty = True
+    facts.prompt_tps, facts.generation_tps, facts.latency_s = 200.0, 10.0, 1.0
+    # the model table's 8192 (the server did not say): 7168/200 + 300/10 + 1 = 66.84 s; x3 -> 210 s
+    settings = suggest_settings(report)
+    assert settings.timeout_s == 210
+    assert "a 7168-token prompt (a 8192-token window less 1024 for the reply)" in " ".join(settings.notes)
+    facts.context_window = 32768  # the server's own window wins: 31744/200 + 31 = 189.72 s; x3 -> 570 s
+    assert suggest_settings(report).timeout_s == 570
+
+
 def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
     spec = parse_spec(MODEL, base_url=server.base_url, env={})
     assert doctor_defaults(spec, directory=tmp_path) == ({}, [])  # nothing cached: nothing, no call
