@@ -18,6 +18,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
+from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec
 from pageindex.llm.types import LLMConfigError
@@ -153,6 +154,14 @@ async def _request(
     try:
         return await http.request(method, _endpoint(spec.base_url or "", path), **kwargs)
     except httpx.TimeoutException:
+        if is_loopback(spec.base_url):
+            # connected, but no answer: a one-at-a-time local server may still be computing a request
+            # an interrupted or killed run left behind (it answers nothing else until that is done)
+            raise LLMConfigError(
+                f"{spec.where()} did not answer within {timeout:g}s: a server on this machine that serves "
+                "one request at a time may still be finishing a request an interrupted run left; wait for "
+                "it (or restart the server), or give a larger --timeout"
+            ) from None
         raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
     except httpx.HTTPError as exc:
         reason = spec.redact(_squash(str(exc))) or type(exc).__name__

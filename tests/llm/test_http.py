@@ -329,6 +329,10 @@ def test_the_preflight_waits_for_a_busy_local_server_but_not_for_a_remote_one(mo
         asyncio.run(local.check())  # a loopback server gets the call timeout, not the 0.2 s cap
         assert local.preflight_result is not None and local.preflight_result.models == ["scripted"]
         assert local.preflight_result.latency_s >= BusyModelsServer.busy_s
+        # busier than the call timeout: the error says what a busy local server is, not "cannot reach"
+        impatient = make_client("openai/test-model", base_url=server.base_url, api_key=KEY, timeout=0.2)
+        with pytest.raises(LLMConfigError, match="did not answer within 0.2s: a server on this machine"):
+            asyncio.run(impatient.check())
     finally:
         server.stop()
     remote = make_client("openai/test-model", base_url="https://api.example.com/v1", api_key=KEY, timeout=600)
