@@ -109,6 +109,7 @@ class Extraction(BaseModel):
     sections: list[str] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     failure: FailedSearch | None = None
+    unusable: bool = False  # no valid reply within the turns: the model's output, not the filing
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -122,7 +123,13 @@ async def iterative(run: QuestionRun, opts: IterativeOptions) -> RetrievalResult
     records: list[IterationRecord] = []
     item = run.query
 
+    unusable_rounds = 0
+
     def finish(status: str, **fields: Any) -> RetrievalResult:
+        if status == "fail" and not findings and records and unusable_rounds == len(records):
+            # Not one extraction gave a valid reply: the search never happened, so a "not found"
+            # would be unfounded. The model's output was unusable (ask exits 4, a run records the kind).
+            fields.setdefault("error_kind", "invalid_reply")
         return run.result(
             status,  # type: ignore[arg-type]
             findings=findings,
@@ -147,6 +154,7 @@ async def iterative(run: QuestionRun, opts: IterativeOptions) -> RetrievalResult
         if got.failure is not None:
             record.failure = got.failure
             failed.append(got.failure)
+        unusable_rounds += got.unusable
 
         try:
             decision = await _synthesise(run, opts, iteration=iteration, findings=findings, failed=failed)
@@ -219,6 +227,7 @@ async def _extract(
         failure=FailedSearch(
             item=item, reason=f"no valid extraction within {opts.max_extract_turns} turns", tried=read
         ),
+        unusable=True,
     )
 
 

@@ -76,6 +76,7 @@ def test_never_answers_is_bounded_by_iterations(tree_3m):
     sm = ScriptedModel(policy=policy)
     result = run_iterative(tree_3m, sm, max_iterations=3)
     assert result.status == "fail" and "max_iterations=3" in result.reason
+    assert result.error_kind is None  # valid "not found" replies: a search that found nothing
     assert result.iterations == 3 and len(sm.requests) == 6 and len(result.failed_searches) == 3
     # not forced to answer on the last round: the last synthesis prompt says nothing of the kind
     last = [r for r in sm.requests if is_synthesis(r)][-1].last_user
@@ -200,3 +201,19 @@ def test_section_cap_per_item(tree_3m):
     assert "the limit for one item" in sm.requests[3].tool_results[-1].content
     assert result.failed_searches[0].tried == ["item_1", "item_2"]
     assert_exact_accounting(result, sm)
+
+
+def test_no_valid_extraction_at_all_is_unusable_output_not_a_not_found(tree_3m):
+    """A model that never gives a valid extraction reply (a real 135M model did this on every
+    turn) did not search the filing: the fail carries error kind invalid_reply, so ``ask`` exits 4
+    instead of printing "Not found in this filing." with exit 0."""
+
+    def policy(req):
+        if is_synthesis(req):
+            return {"decision": "fail", "reason": "the extractions found nothing"}
+        return "I think the capital expenditure is somewhere in the cash flow statement."
+
+    sm = ScriptedModel(policy=policy)
+    result = run_iterative(tree_3m, sm, max_iterations=2)
+    assert (result.status, result.error_kind) == ("fail", "invalid_reply"), result.reason
+    assert all("no valid extraction" in f.reason for f in result.failed_searches)
