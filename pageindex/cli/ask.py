@@ -379,9 +379,9 @@ def _client_settings(
         "json_mode": True if json_mode else None,  # the flag's False is not a choice
     }
     settled = settle(model, base_url, given, defaults={"concurrency": 8})
-    notes = [f"settings from pageindex doctor: {note}" for note in settled.doctor_notes]
-    if profile := settled.note():
-        notes.append(profile)
+    # as bench run says them: the local-server profile first, then the doctor's settings as notes
+    notes = [profile] if (profile := settled.note()) else []
+    notes += [f"note: settings from pageindex doctor: {note}" for note in settled.doctor_notes]
     settings = settled.settings
     return {
         "timeout": settings["timeout_s"],

@@ -352,7 +352,7 @@ def test_ask_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp
         app, [*args, "--base-url", server.base_url, "--json"], env={"COLUMNS": "200"}
     )
     assert result.exit_code == 0, result.output
-    assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
+    assert "note: settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
     assert json.loads(result.stdout)["status"] == "answer"  # the planner's calls went as JSON mode
     # the user's --timeout wins over the doctor's; JSON mode still comes from the doctor
     given = CliRunner().invoke(
