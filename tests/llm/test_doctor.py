@@ -419,7 +419,8 @@ def test_settle_orders_flags_doctor_profile_for_every_caller(server, monkeypatch
     assert resumed.sources["concurrency"] == "resumed run" and resumed.doctor_notes == []
     unset = {"timeout": None, "max_retries": None, "concurrency": None, "json_mode": False}
     ask, notes = _client_settings(MODEL, server.base_url, **unset)
-    assert len(notes) == 3 and notes[0].startswith("settings from pageindex doctor: JSON mode")
+    assert len(notes) == 3 and notes[0].startswith("local-server profile for")
+    assert notes[1].startswith("note: settings from pageindex doctor: JSON mode")
     assert ask["json_mode"] is True and ask["concurrency"] == 1 and ask["timeout"] == 600.0
 
 
