@@ -46,6 +46,7 @@ MALFORMED_STATUS = 502
 PARSED_JSON = "pageindex.json"
 TIMEOUT_HEADER = "x-pageindex-timeout"
 TIMEOUT_STATUS = 504
+TIMEOUT_REASON = "Client Timeout (pageindex gave up waiting; no server reply)"
 _attempts: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
     "pageindex_http_attempts", default=None
 )
@@ -166,6 +167,8 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
                 headers={TIMEOUT_HEADER: "1", "x-should-retry": "false", "content-type": "application/json"},
                 content=b'{"error": {"message": "client timeout (not retried)"}}',
                 request=request,
+                # what a log line shows: no server sent this, the client gave up waiting
+                extensions={"reason_phrase": TIMEOUT_REASON.encode()},
             )
         except httpx2.TransportError as exc:
             _note(request, started, "connection", status=None, usage=None, error=type(exc).__name__)

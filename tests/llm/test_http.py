@@ -159,6 +159,19 @@ def test_timeout(serve):
     assert "no reply within 0.2s after 2 attempt(s)" in str(info.value) and server.base_url in str(info.value)
 
 
+def test_a_timeout_not_retried_is_logged_as_the_clients_not_as_a_server_504(serve, caplog):
+    """With retry_timeouts=False (a local server) the client answers a timed-out attempt itself with
+    a 504 the SDK does not retry; the log line must not say a gateway sent it."""
+    server = serve(ScriptedModel.timeout())
+    client = client_for(server, timeout=0.2, max_retries=2, retry_timeouts=False)
+    with caplog.at_level(logging.INFO), pytest.raises(LLMTimeout):
+        asyncio.run(client.chat(ask()))
+    assert len(server.chat_requests) == 1  # not retried
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "Client Timeout (pageindex gave up waiting; no server reply)" in logged, logged
+    assert "Gateway Timeout" not in logged
+
+
 def test_budget_exhaustion_stops_new_calls(serve):
     server = serve(*[ScriptedModel.reply("x", prompt_tokens=60, completion_tokens=10)] * 5)
     budget = Budget(max_tokens=150)
