@@ -279,6 +279,14 @@ class Runner:
                 self.config = self.config.with_overrides(self.resume_overrides)
             except ValueError as exc:
                 raise RunSetupError(str(exc)) from None
+            cfg = self.config
+            # said with the header, as a new run says its profile and the doctor's settings
+            self.setting_notes.append(
+                f"resumed with its stored settings (flags given now win): concurrency {cfg.concurrency}, "
+                f"timeout {cfg.timeout_s:g}s, {cfg.max_retries} retries"
+                f"{'' if cfg.retry_timeouts else ' (timeouts not retried)'}"
+                f"{', JSON mode' if cfg.json_mode else ''}"
+            )
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
         if problem := RunDir(run_dir).problem():

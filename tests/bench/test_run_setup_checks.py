@@ -195,9 +195,12 @@ def test_resume_of_its_own_samples_still_works(env, tmp_path):
     run = extractive_run(env, tmp_path / "run")
     lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
     (run / "samples.jsonl").write_text(lines[0])  # as if stopped after one sample
-    code, output = invoke(env, "--resume", str(run))
+    code, output = invoke(env, "--resume", str(run), "--timeout", "30")
     assert code == 0, output
     assert "1 samples written, 1 already done" in " ".join(output.split())
+    # the header says which settings the resumed run uses (the stored ones, a flag given now winning)
+    said = " ".join(output.split())
+    assert "note: resumed with its stored settings (flags given now win): concurrency 4, timeout 30s" in said
 
 
 def test_context_window_cannot_change_on_resume_and_the_stored_one_is_kept(env, tmp_path):
