@@ -30,7 +30,7 @@ from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
 from bench.samples import Sample, SampleStore, read_samples_file
 from bench.summary import Summary, summarize
-from pageindex.atomic import write_atomic
+from pageindex.atomic import file_in_the_way, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -123,9 +123,8 @@ class RunDir:
             return "give the run a folder of its own (its name is the run id), e.g. results/first"
         if self.path.exists() and not self.path.is_dir():
             return "is a file; give a folder for the run (created if needed)"
-        for parent in self.path.absolute().parents:
-            if parent.exists():
-                return None if parent.is_dir() else f"{parent} is a file, not a folder"
+        if blocker := file_in_the_way(self.path):
+            return f"{blocker} is a file, not a folder"
         return None
 
     def create(self) -> RunDir:
@@ -133,7 +132,7 @@ class RunDir:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise RunLoadError(f"{self.path}: cannot create the run folder ({exc.strerror or exc})") from None
+            raise RunLoadError(f"{self.path}: cannot create the run folder ({_reason(exc)})") from None
         return self
 
     # -- run.json -----------------------------------------------------------------------------

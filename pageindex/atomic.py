@@ -16,6 +16,15 @@ def _read_umask() -> int:
 _UMASK = _read_umask()  # read once, at import: setting it to read it is not thread-safe
 
 
+def file_in_the_way(path: str | Path) -> Path | None:
+    """The file standing where one of ``path``'s parent folders should be (``tree.pdf`` in
+    ``tree.pdf/x.json``), or None: nothing could be written at ``path``."""
+    for parent in Path(path).absolute().parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file + rename: all or nothing. The file gets the
     permissions any new file gets (0666 less the umask), not the temp file's owner-only 0600, so

@@ -206,10 +206,11 @@ def judge(
     # input's problem, listed above). Too many, and the agreement above says little: exit 4.
     judged = [r for r, p in zip(rows, parsed, strict=True) if p.row is not None]
     failed = [r for r in judged if r.status == "error"]
-    if judged and len(failed) / len(judged) > float(max_error_rate):
+    rate = float(max_error_rate)  # the option's callback made it a fraction
+    if judged and len(failed) / len(judged) > rate:
         err_console.print(
             f"[bold red]judge errors:[/] {len(failed)} of {len(judged)} answers got no verdict (more than "
-            f"--max-error-rate {float(max_error_rate):g}); first: {failed[0].error}",
+            f"--max-error-rate {rate:g}); first: {failed[0].error}",
             highlight=False,
         )
         raise typer.Exit(ExitCode.ERRORS)
@@ -219,8 +220,6 @@ def _build_judge(
     name: str, model: str | None, base_url: str | None, *, abstain: bool = False, cache: str = "off",
     cache_path: Path | None = None, models: str | None = None,
 ):
-
-
     """The judge ``name`` with its model (``--judge-model``) or panel (``--judge-models``), as in
     ``bench run``; an option the judge would not use is one ``error:`` line."""
     from bench.judges.base import judge_model_need, judge_names, make_judge

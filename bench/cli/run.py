@@ -373,7 +373,6 @@ def _local_profile(
 ) -> tuple[dict[str, object], str | None]:
     """Settings of the local-server profile for a loopback base URL that the user did not give
     (a resumed run keeps its stored ones), and the header line that says so (None: none apply)."""
-    from bench.config import configured_model
     from pageindex.llm.profile import settle
 
     given = {"concurrency": concurrency, "timeout_s": timeout, "max_retries": max_retries}

@@ -12,6 +12,8 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console, ConsoleDimensions
 
+from pageindex.atomic import file_in_the_way
+
 PIPE_WIDTH = 200  # columns tables get when the output is a pipe or file and COLUMNS is not set
 
 
@@ -203,13 +205,10 @@ def output_file(
     reads), and, when it exists, a file ``replaces`` recognises as ``kind`` (what this command
     writes: a tree JSON, a verdicts file, JUnit XML) or an empty one. A command never overwrites a
     file it did not make: a filing, a label file, a run's records."""
-    if str(path) in {"", "."} or path.is_dir():
+    if path.is_dir():  # "" is "." too
         fail(f"{option} {path}: is a directory; give a file path (e.g. {path / example})")
-    for parent in path.absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                fail(f"{option} {path}: {parent} is a file, not a folder")
-            break
+    if blocker := file_in_the_way(path):
+        fail(f"{option} {path}: {blocker} is a file, not a folder")
     target = path.resolve()
     for source in inputs:
         source = Path(source)
