@@ -270,26 +270,22 @@ def test_options_that_would_be_ignored_or_make_no_sense_are_refused(env, tmp_pat
     assert not out.exists()
 
 
-def test_a_judge_model_alone_makes_the_judge_an_llm(env, tmp_path):
-    """No answering model, ``--judge-model`` given: the answers are judged by that model (before,
-    the judge model was silently ignored and rules judged)."""
+@pytest.mark.parametrize(
+    "given, judge, recorded",
+    [(["--judge-model", "scripted"], "llm", "scripted"),
+     (["--judge-models", "scripted,scripted"], "panel", "scripted,scripted")],
+)  # fmt: skip
+def test_judge_models_alone_say_which_judge_is_meant(env, tmp_path, given, judge, recorded):
+    """No answering model and no --judge: ``--judge-model`` makes the judge an LLM judging with it
+    (before, it was silently ignored and rules judged), ``--judge-models`` a panel of them."""
     out = tmp_path / "run"
     code, output = invoke(
         env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--limit", "1", "--out", str(out),
-        "--judge-model", "scripted", "--scripted-policy", "bench.faults.scripted:policy",
+        *given, "--scripted-policy", "bench.faults.scripted:policy",
     )  # fmt: skip
     assert code == 0, output
     info = json.loads((out / "run.json").read_text())
-    assert info["judge"] == "llm" and info["judge_model"] == "scripted"
-    # ... and --judge-models alone a panel of them.
-    panel = tmp_path / "panel"
-    code, output = invoke(
-        env, "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--limit", "1", "--out", str(panel),
-        "--judge-models", "scripted,scripted", "--scripted-policy", "bench.faults.scripted:policy",
-    )  # fmt: skip
-    assert code == 0, output
-    info = json.loads((panel / "run.json").read_text())
-    assert info["judge"] == "panel" and info["judge_model"] == "scripted,scripted"
+    assert info["judge"] == judge and info["judge_model"] == recorded
 
 
 @pytest.mark.parametrize(
