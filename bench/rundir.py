@@ -9,6 +9,8 @@
       dropped.jsonl   questions dropped before the run, with the reason
       summary.json    Summary of the samples (rewritten when the run ends)
       events.log      the library's log lines during the run
+      retried.jsonl   samples that ended in ``error`` and were run again (``--retry-errors``): the
+                      earlier attempts, kept for the record; absent until a retry
 
 ``run.json`` written before format versions existed has none and loads as it always did; a run
 written by a newer pageindex-bench (a higher ``format_version``) fails with one line naming its
@@ -40,7 +42,8 @@ SAMPLES = "samples.jsonl"
 DROPPED = "dropped.jsonl"
 SUMMARY = "summary.json"
 EVENTS = "events.log"
-RUN_FILES = (RUN_JSON, SAMPLES, DROPPED, SUMMARY, EVENTS)
+RETRIED = "retried.jsonl"
+RUN_FILES = (RUN_JSON, SAMPLES, DROPPED, SUMMARY, EVENTS, RETRIED)
 
 
 def run_file_of(path: Path) -> Path | None:
@@ -107,6 +110,10 @@ class RunDir:
     def events_path(self) -> Path:
         return self.path / EVENTS
 
+    @property
+    def retried_path(self) -> Path:
+        return self.path / RETRIED
+
     def has_samples(self) -> bool:
         """Whether a run already wrote samples here (a new run must not start on top of it)."""
         return self.samples_path.exists() and self.samples_path.stat().st_size > 0
@@ -170,6 +177,12 @@ class RunDir:
     def sample_store(self) -> SampleStore:
         """The append-only samples file (existing samples read, a torn last line cut off)."""
         return SampleStore(self.samples_path)
+
+    def withdraw_errors(self, store: SampleStore) -> list[Sample]:
+        """Take the samples that ended in ``error`` out of ``store`` so that the run does them again;
+        their records move to ``retried.jsonl`` (see :meth:`SampleStore.withdraw`)."""
+        keys = {s.key for s in store.samples if s.status == "error"}
+        return store.withdraw(keys, self.retried_path)
 
     def read_samples(self) -> tuple[list[Sample], list[str]]:
         """The samples and warnings (a torn last line, no samples file)."""

@@ -58,6 +58,8 @@ class RunOutcome(BaseModel):
     summary: Summary
     samples_written: int = 0  # by this invocation
     samples_skipped: int = 0  # already finished (resume)
+    samples_retried: int = 0  # earlier ``error`` samples taken back to run again (--retry-errors)
+    stopped_because: str | None = None  # why a ``failed`` run stopped (the endpoint stopped answering)
     dropped: list[DroppedQuestion] = Field(default_factory=list)
     skipped_retrievers: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
@@ -229,7 +231,15 @@ class Runner:
     a policy function, or ``module:function``; default ``config.scripted_policy``) through
     clients the runner makes, so the run's budget, cache, retries and ledger apply to it;
     ``resume_overrides`` changes operational settings of a resumed run (see
-    :data:`bench.config.RESUME_OVERRIDES`); ``events`` receives one event per finished sample.
+    :data:`bench.config.RESUME_OVERRIDES`); ``retry_errors`` (resume only) runs again the samples
+    that ended in ``error``, their earlier records moved to ``retried.jsonl``; ``events`` receives
+    one event per finished sample.
+
+    When a sample ends in a ``connection`` error (the server could not be reached, after the
+    retries), the runner asks the endpoint again (the preflight's probe). If it still does not
+    answer, the endpoint is gone: no new sample starts, the samples in flight are cancelled, the
+    ones it cut are not recorded (``--resume`` runs them once it is back) and the run is marked
+    ``failed``. If it answers, the error was passing and the sample is recorded as it ended.
     """
 
     def __init__(
@@ -243,6 +253,7 @@ class Runner:
         command: list[str] | None = None,
         scripted: Any = None,
         resume_overrides: dict[str, Any] | None = None,
+        retry_errors: bool = False,
     ):
         self.config = config
         self.resume_dir = resume_dir
@@ -253,6 +264,12 @@ class Runner:
         self._scripted = scripted
         self._scripted_model: Any = None
         self.resume_overrides = dict(resume_overrides or {})
+        if retry_errors and resume_dir is None:
+            raise RunSetupError(
+                "--retry-errors runs again the errored samples of an earlier run: give it with --resume RUN"
+            )
+        self.retry_errors = retry_errors
+        self.stopped_because: str | None = None
         self.stop = asyncio.Event()
         self.stop_reason: RunStatus | None = None
         self.warnings: list[str] = []
@@ -697,6 +714,12 @@ class Runner:
         rundir.write_dropped(dropped)
         store = rundir.sample_store()
         self.warnings += store.warnings
+        retried = rundir.withdraw_errors(store) if self.retry_errors else []
+        if retried:
+            self.setting_notes.append(
+                f"--retry-errors: {len(retried)} samples that ended in error run again "
+                f"(their records moved to {rundir.retried_path})"
+            )
         todo = [
             (q, r, rep)
             for q in questions
@@ -725,6 +748,8 @@ class Runner:
                 except BudgetExceeded:
                     self.request_stop("aborted_due_to_budget")
                     return
+                if await self._endpoint_gone(sample, retriever_llm):
+                    return  # not recorded: it runs again on resume, once the endpoint answers
                 sample = scrub(sample, secrets)
                 if store.append(sample):  # finished is finished: kept even after a Ctrl-C
                     written += 1
@@ -760,6 +785,8 @@ class Runner:
             summary=summary,
             samples_written=written,
             samples_skipped=progress.skipped,
+            samples_retried=len(retried),
+            stopped_because=self.stopped_because,
             dropped=dropped,
             skipped_retrievers=skipped,
             warnings=self.warnings,
@@ -768,10 +795,30 @@ class Runner:
             max_error_rate=cfg.max_error_rate,
         )
 
+    async def _endpoint_gone(self, sample: Sample, client: Any) -> bool:
+        """Whether ``sample`` ended in error because the model endpoint is gone: it could not be
+        reached, and a probe now fails too. Then the run stops (status ``failed``)."""
+        from pageindex.llm import LLMError
+
+        if sample.status != "error" or sample.error_kind != "connection" or client is None:
+            return False
+        if self.stop_reason == "failed":
+            return True
+        try:
+            await client.check()
+        except LLMError as exc:
+            self.stopped_because = (
+                f"the model endpoint stopped answering during the run ({str(exc).splitlines()[0]})"
+            )
+            self.request_stop("failed")
+            return True
+        return False
+
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
-        """Budget: in-flight samples may finish (they are paid for). Interrupt: cancel them."""
+        """Budget: in-flight samples may finish (they are paid for). Interrupt, or an endpoint that
+        is gone: cancel them (they run again on resume)."""
         await self.stop.wait()
-        if self.stop_reason == "interrupted":
+        if self.stop_reason in ("interrupted", "failed"):
             for t in tasks:
                 t.cancel()
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, field_validator
 
 from bench.judges.base import Verdict
+from pageindex.atomic import write_atomic
 from pageindex.llm.types import error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
 
@@ -200,6 +201,23 @@ class SampleStore:
         self._keys.add(sample.key)
         self.samples.append(sample)
         return True
+
+    def withdraw(self, keys: set[tuple[str, str, int]], archive: Path) -> list[Sample]:
+        """Take the samples with these keys out of the file so that they run again: they are first
+        appended to ``archive`` (fsynced: the earlier attempt stays on record), then the samples file
+        is rewritten atomically without them. A crash between the two leaves them in both files,
+        never in neither. Returns the samples withdrawn."""
+        taken = [s for s in self.samples if s.key in keys]
+        if not taken:
+            return []
+        with Path(archive).open("a", encoding="utf-8") as fh:
+            fh.write("".join(s.model_dump_json() + "\n" for s in taken))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.samples = [s for s in self.samples if s.key not in keys]
+        write_atomic(self.path, "".join(s.model_dump_json() + "\n" for s in self.samples))
+        self._keys = {s.key for s in self.samples}
+        return taken
 
 
 def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:

@@ -122,6 +122,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "--resume",
             help="Continue this run directory with its stored settings; skips finished samples.",
         ),
+        retry_errors: bool = typer.Option(
+            False,
+            "--retry-errors",
+            help="With --resume: run again the samples that ended in error (timeouts, a server that was "
+            "down); their earlier records move to RUN/retried.jsonl.",
+        ),
         cache: str = cache_option(
             None, help="LLM cache: off (default) | rw (record and reuse) | replay (cache only, no network)."
         ),
@@ -166,6 +172,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.retrievers.base import RetrieverConfigError
 
         setup_logging(verbose)
+        if retry_errors and resume is None:
+            fail("--retry-errors runs again the errored samples of an earlier run: give it with --resume RUN")
         if resume is None:
             _refuse_unused(retrievers, model, judge_model, judge_models, scripted_policy, json_mode)
         if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
@@ -249,7 +257,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(validation_message(exc, OPTION_NAMES))
         events = EventBus()
         runner = Runner(
-            config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None
+            config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None,
+            retry_errors=retry_errors,
         )
         # The header (the local-server profile, settings from the doctor) is said once the run starts
         # (trees or samples), i.e. after the endpoint's preflight passed: a server that is no OpenAI
@@ -333,6 +342,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if outcome.status == "interrupted":
             err_console.print(f"interrupted; continue with: pageindex bench run --resume {outcome.run_dir}")
             raise typer.Exit(EXIT_INTERRUPTED)
+        if outcome.status == "failed":
+            err_console.print(
+                f"error: {outcome.stopped_because}: no new sample started and the samples it cut are not "
+                f"recorded; once it answers, continue with: pageindex bench run --resume {outcome.run_dir}",
+                highlight=False, markup=False,
+            )
+            raise typer.Exit(ExitCode.ERRORS)
         if outcome.too_many_errors:
             err_console.print(
                 f"[bold red]too many errors:[/] {outcome.samples_errored} of {outcome.samples_total} samples "

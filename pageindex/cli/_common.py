@@ -47,14 +47,15 @@ class ExitCode(IntEnum):
     CHECK_FAILED = 1  # a check failed: the gate, validate --strict, an endpoint usable only with limits
     BAD_INPUT = 2  # bad input or configuration, unreachable, or not comparable: nothing was run
     BUDGET = 3  # the budget was reached
-    ERRORS = 4  # finished, but too many samples ended in error (ask: error or unusable output)
+    ERRORS = 4  # too many samples in error, or the endpoint went away mid-run (ask: error or unusable output)
     INTERRUPTED = 130  # Ctrl-C
 
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 done; 1 a check failed (gate, validate --strict, endpoint usable only with limits); "
     "2 bad input or configuration, unreachable, or not comparable (nothing was run); 3 budget reached; "
-    "4 finished with more than --max-error-rate of samples in error (ask: error or unusable output); "
+    "4 finished with more than --max-error-rate of samples in error, or the model endpoint stopped answering "
+    "mid-run (ask: error or unusable output); "
     "130 interrupted."
 )
 

@@ -100,7 +100,8 @@ def translate_error(
 ) -> BaseException:
     """Translate an SDK / instructor / provider exception into the layer's typed errors, each
     naming its cause: ``timeout``, ``context_length``, ``http_<status>`` (with the server's
-    own message, never cut mid-word), ``malformed_reply``, ``call_failed`` (no connection).
+    own message, never cut mid-word), ``malformed_reply``, ``connection`` (no connection),
+    ``call_failed`` (another cause).
     Anything else is returned unchanged."""
     seen: BaseException | None = exc
     while seen is not None:
@@ -121,7 +122,7 @@ def translate_error(
         retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
         return LLMTimeout(f"{where}: no reply within {client.timeout:g}s {attempts_text}{retry}")
     if isinstance(exc, openai.APIConnectionError):
-        return LLMCallError(f"{where}: cannot connect {attempts_text}")
+        return LLMCallError(f"{where}: cannot connect {attempts_text}", kind="connection")
     if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
         return MalformedReply(
             f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",

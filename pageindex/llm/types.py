@@ -143,7 +143,8 @@ class LLMConfigError(LLMError):
 class LLMCallError(LLMError):
     """A call failed after the retry cap (429/5xx/timeouts/connection errors): the infrastructure
     failed, not the model. ``kind`` names the cause (``http_<status>``, ``timeout``,
-    ``context_length``; ``call_failed`` for a connection failure or another cause)."""
+    ``context_length``, ``connection`` when the server could not be reached; ``call_failed`` for
+    another cause)."""
 
     kind = "call_failed"
 

@@ -1,0 +1,163 @@
+"""A model endpoint that goes away mid-run stops the run (``failed``, exit 4) without recording the
+samples it cut, and ``--resume --retry-errors`` runs again the samples an earlier run recorded as
+``error``. Against the fault server, a real HTTP server on loopback that is really stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.config import RunConfig
+from bench.datasets.demo import write_demo_dataset
+from bench.events import EventBus, RunEvent
+from bench.faults import FaultServer
+from bench.faults.scripted import ChatPolicy
+from bench.runner import Runner, RunOutcome, RunSetupError
+from bench.samples import load_samples
+from pageindex.cli import app
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("demo")
+    write_demo_dataset(root)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _no_model_env(monkeypatch, tmp_path):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _config(demo: Path, out: Path, base_url: str, **changes) -> RunConfig:
+    settings = dict(
+        data_dir=demo, out=out, retrievers=["iterative"], model="openai/fault-model", base_url=base_url,
+        judge="rules", limit=4, concurrency=1, max_retries=0, timeout_s=5,
+        tree_cache_dir=out.parent / "trees",
+    )  # fmt: skip
+    return RunConfig(**{**settings, **changes})
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run(runner: Runner) -> RunOutcome:
+    return asyncio.run(runner.run())
+
+
+def test_an_endpoint_that_goes_away_stops_the_run_and_resume_finishes_it(demo, tmp_path):
+    port = _free_port()
+    out = tmp_path / "run"
+    srv = FaultServer(policy=ChatPolicy(), port=port).start()
+    events = EventBus()
+
+    def stop_after_the_first(event: RunEvent) -> None:
+        if event.kind == "sample_finished" and event.progress.done == 1:
+            srv.stop()  # the server process goes away: its port refuses connections
+
+    events.subscribe(stop_after_the_first)
+    try:
+        outcome = _run(Runner(_config(demo, out, srv.base_url), events=events))
+    finally:
+        srv.stop()
+    assert outcome.status == "failed"
+    assert outcome.stopped_because and "stopped answering" in outcome.stopped_because
+    samples = load_samples(out / "samples.jsonl")
+    # the sample the dead endpoint cut is not recorded as an error: it is still to do
+    assert [s.status for s in samples] == ["answer"]
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"
+
+    with FaultServer(policy=ChatPolicy(), port=port) as back:
+        assert back.base_url == srv.base_url
+        resumed = _run(Runner(_config(demo, out, back.base_url), resume_dir=out))
+    assert resumed.status == "finished" and resumed.samples_skipped == 1 and resumed.samples_written == 3
+    samples = load_samples(out / "samples.jsonl")
+    assert len(samples) == 4 and all(s.status == "answer" for s in samples)
+
+
+def test_the_cli_says_the_endpoint_went_away_and_exits_4(demo, tmp_path, monkeypatch):
+    """The server passes the preflight and is gone before the first sample."""
+    out = tmp_path / "run"
+    srv = FaultServer(policy=ChatPolicy()).start()
+    preflight = Runner._preflight
+
+    async def preflight_then_stop(self, *clients):
+        await preflight(self, *clients)
+        srv.stop()
+
+    monkeypatch.setattr(Runner, "_preflight", preflight_then_stop)
+    try:
+        result = CliRunner().invoke(app, [
+            "bench", "run", "-d", str(demo), "-r", "iterative", "-m", "openai/fault-model", "--base-url",
+            srv.base_url, "--judge", "rules", "--limit", "2", "--max-retries", "0", "-q", "--out", str(out),
+        ], terminal_width=400)  # fmt: skip
+    finally:
+        srv.stop()
+    assert result.exit_code == 4, result.output
+    last = [line for line in result.output.splitlines() if line.strip()][-1]
+    assert last.startswith("error: the model endpoint stopped answering during the run"), result.output
+    assert f"continue with: pageindex bench run --resume {out}" in last
+    assert load_samples(out / "samples.jsonl") == []
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"
+
+
+def test_retry_errors_runs_the_errored_samples_again_and_keeps_their_records(demo, tmp_path):
+    out = tmp_path / "run"
+    with FaultServer(policy=ChatPolicy(), rate=1.0, faults="500", retry_after_seconds=0.01) as srv:
+        first = _run(Runner(_config(demo, out, srv.base_url, limit=3)))
+        assert first.status == "finished" and first.too_many_errors
+        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["error"] * 3
+        before = (out / "samples.jsonl").read_text()
+
+        srv.configure(rate=0.0)  # the server is healthy again
+        plain = _run(Runner(_config(demo, out, srv.base_url), resume_dir=out))
+        assert plain.samples_written == 0 and plain.samples_retried == 0  # errors are results of a resume
+        retried = _run(Runner(_config(demo, out, srv.base_url), resume_dir=out, retry_errors=True))
+    assert retried.status == "finished" and retried.samples_retried == 3 and retried.samples_written == 3
+    samples = load_samples(out / "samples.jsonl")
+    assert len(samples) == 3 and all(s.status == "answer" for s in samples)
+    assert not retried.too_many_errors and retried.summary.overall.errored == 0
+    # the earlier attempts are kept, row for row, in retried.jsonl
+    assert (out / "retried.jsonl").read_text() == before
+
+
+def test_retry_errors_needs_resume(demo, tmp_path):
+    with pytest.raises(RunSetupError, match="--retry-errors"):
+        Runner(_config(demo, tmp_path / "x", "http://127.0.0.1:9/v1"), retry_errors=True)
+    result = CliRunner().invoke(app, ["bench", "run", "--retry-errors", "--out", str(tmp_path / "y")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == ["error: --retry-errors runs again the errored samples of an earlier run: give it with "
+                     "--resume RUN"]  # fmt: skip
+    assert not (tmp_path / "y").exists()
+
+
+def test_a_passing_connection_error_is_recorded_when_the_endpoint_answers_again(demo, tmp_path):
+    """The probe after a ``connection`` error decides: the endpoint answers, so the sample is kept as
+    the error it was and the run goes on."""
+    from bench.samples import Sample
+
+    class Answers:
+        calls = 0
+
+        async def check(self) -> None:
+            Answers.calls += 1
+
+    runner = Runner(_config(demo, tmp_path / "run", "http://127.0.0.1:9/v1"))
+    sample = Sample(question_id="q", retriever="iterative", repeat=0, status="error", error_kind="connection",
+                    error="cannot connect", question="?", gold_answer="1", doc_name="d")  # fmt: skip
+    assert asyncio.run(runner._endpoint_gone(sample, Answers())) is False
+    assert Answers.calls == 1 and runner.stop_reason is None
+    timeout = sample.model_copy(update={"error_kind": "timeout"})
+    assert asyncio.run(runner._endpoint_gone(timeout, Answers())) is False
+    assert Answers.calls == 1  # only a connection error makes it ask
