@@ -26,8 +26,9 @@ _NUMBER = re.compile(
     (?P<paren>\()?\s*
     (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
     (?P<close>\))?
-    (?P<pct>\s?%|\s(?:percent|per\s?cent|pct)\b)?
+    (?P<pct>\s?%(?:\s?points?\b)?|\s(?:percent(?:age)?\s?points?|percent|per\s?cent|pct)\b|\s?pp\b)?
     (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt])(?![a-z]))?
+    (?P<code>\s?(?:USD|US\$)(?![A-Za-z]))?
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -112,9 +113,9 @@ def extract_quantities(text: str) -> list[Quantity]:
         scale_word = (m.group("scale") or "").lower()
         scale = 1.0
         if scale_word:
-            # A lone letter (m, b, k) is a scale only after a currency sign: "$8.7B"; without one,
-            # "3M" is a name, not a figure.
-            if scale_word in _SINGLE_LETTER and not m.group("cur"):
+            # A lone letter (m, b, k) is a scale only with a currency sign or code: "$8.7B",
+            # "5.818 B USD"; without one, "3M" is a name, not a figure.
+            if scale_word in _SINGLE_LETTER and not (m.group("cur") or m.group("code")):
                 continue
             scale = SCALES[scale_word]
         clean = num.replace(",", "")
@@ -131,7 +132,7 @@ def extract_quantities(text: str) -> list[Quantity]:
                 negative=negative,
                 text=num,
                 minus=bool(m.group("sign")),
-                money=bool(m.group("cur")),
+                money=bool(m.group("cur") or m.group("code")),
                 start=start,
                 end=m.end(),
             )

@@ -31,6 +31,7 @@ only searched for numbers and words.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from functools import cache
@@ -105,6 +106,8 @@ _FILING = (
 )
 _HAND_BACK = [
     r"\bif you (?:can |could |would )?(?:provide|share|supply|give me)\b",
+    # asked back: "Could you paste the balance sheet lines?", "Can you share the figures?"
+    r"\b(?:could|can|would) you (?:please )?(?:provide|share|supply|paste|send|give me|upload)\b",
     r"\b(?:you|the user) (?:haven't|have not|did not|didn't) (?:provided?|share|include)\b",
     r"\byou (?:would|will|may|might|could|should|can) (?:\w+ ){0,1}(?:need|want|have) to "
     r"(?:refer|consult|check|look|review|visit|access|obtain|find|search|examine|download|see|locate)\b",
@@ -244,8 +247,17 @@ def refusal_hits(
 
 
 # ------------------------------------------------------------------ yes / no
-_YES = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
-_ANSWER_IS = re.compile(r"\bthe answer is:? ?\W?(yes|no)\b", re.IGNORECASE)
+_YES = re.compile(
+    r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?(yes|no)\b",
+    re.IGNORECASE,
+)
+# "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no."
+# (a "no" must be followed by punctuation there: "so no dividend was paid" is not a stance).
+_ANSWER_IS = re.compile(
+    r"\bthe answer is:? ?\W?(yes|no)\b|"
+    r"(?:^|[.!?;:]\s+|\n\s*)(?:so|thus|therefore|hence|in short|in summary|overall),?\s+(yes|no)\s*[,.;:!]",
+    re.IGNORECASE,
+)
 _YES_NO_QUESTION = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|will|would|should)\b", re.IGNORECASE
 )
@@ -255,7 +267,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 def stance(text: str) -> str | None:
     """``yes``/``no`` when the text opens with one (or says "the answer is no"), else None."""
     m = _YES.match(text.strip()) or _ANSWER_IS.search(text)
-    return m.group(1).lower() if m else None
+    return next(g for g in m.groups() if g).lower() if m else None
 
 
 def implied_stance(question: str, answer: str) -> str | None:
@@ -314,7 +326,7 @@ def concluded_stance(question: str, answer: str) -> str | None:
         return None
     last = concluding[-1]
     if m := _ANSWER_IS.search(last):
-        return m.group(1).lower()
+        return next(g for g in m.groups() if g).lower()
     return _restated_stance(question, last)
 # Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
 _METRIC_QUESTION = re.compile(
@@ -460,14 +472,48 @@ _CHANGE_QUESTION = re.compile(
 _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 
 
+# A gold that is one figure and nothing else, as questions.jsonl writes the golds of metrics
+# questions ("$1577.00", "24.26", "1.9%", "(0.4)", "$0.40 billion"); label files give the same golds
+# as JSON numbers. Both are one claim to check, whichever way the dataset wrote it.
+_LONE_FIGURE = re.compile(
+    r"^\s*[-−–]?\s*\(?\s*(?:US\$|USD\s?|\$)?\s*[-−–]?\s*\(?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*"
+    r"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn)\b)?\s*\)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_figure_gold(gold_answer: str | float | int) -> bool:
+    """The gold is a single figure: a JSON number, or a string that is one figure and nothing else."""
+    if isinstance(gold_answer, bool):
+        return False
+    if isinstance(gold_answer, int | float):
+        return True
+    return bool(_LONE_FIGURE.match(gold_answer)) and len(extract_quantities(gold_answer)) == 1
+
+
+def _question_scale(question: str) -> float | None:
+    """The scale the question asks figures in ("in USD millions"), if any."""
+    m = _QUESTION_SCALE.search(question)
+    return {"thousands": 1e3, "millions": 1e6, "billions": 1e9}[m.group(1).lower()] if m else None
+
+
 def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quantity]:
+    scale = _question_scale(question)
     if isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool):
-        m = _QUESTION_SCALE.search(question)
-        if m:
-            scale = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}[m.group(1).lower()]
+        if scale:
             return [number_quantity(gold_answer, scale=scale, scale_stated=True)]
         return [number_quantity(gold_answer)]
     text = str(gold_answer)
+    if is_figure_gold(text):
+        (figure,) = extract_quantities(text)
+        # Trailing zeros are the dataset's formatting ("$0.40", "$1577.00": every money gold has two
+        # decimals), not a precision the answer must reach; as a JSON number the same gold is 0.4.
+        fraction = figure.text.rpartition(".")[2] if "." in figure.text else ""
+        figure = dataclasses.replace(figure, decimals=len(fraction.rstrip("0")))
+        if scale and not figure.scale_stated and not figure.percent:
+            # "$1577.00" for a question "in USD millions" is 1,577 million, as the number 1577 is
+            figure = dataclasses.replace(figure, value=figure.value * scale, scale=scale, scale_stated=True)
+        return [figure]
     # "the 12 months ended ..." describes the period, it is not a figure the answer must state.
     return [q for q in extract_quantities(text) if not _is_period_length(text, q)]
 
@@ -567,12 +613,24 @@ def other_period(question: str, sentence: str) -> bool:
     return bool(asked and named and not asked & named)
 
 
+# The result of a computation closing the answer: "Three-year average = 6.8%" (the figure after its
+# last "=", nothing but units after it).
+_RESULT = re.compile(r"=\s*[^=]*$")
+
+
 def final_claim(answer: str, question: str = "") -> list[Quantity]:
     """The figures of the answer's conclusion: its last sentence that claims a figure, when that
-    sentence concludes ("Therefore, the ratio is 3.45"); none otherwise."""
-    claiming = [(s, q) for s in sentences(answer) if (q := claimed_quantities(s, question))]
-    if claiming and _CONCLUSION.search(claiming[-1][0]):
-        return claiming[-1][1]
+    sentence concludes ("Therefore, the ratio is 3.45") or, as the answer's last sentence, ends in
+    a computed result ("Three-year average = 6.8%": the figures after its last "="); none otherwise."""
+    parts = sentences(answer)
+    claiming = [(s, q) for s in parts if (q := claimed_quantities(s, question))]
+    if not claiming:
+        return []
+    last, figures = claiming[-1]
+    if _CONCLUSION.search(last):
+        return figures
+    if last == parts[-1] and (m := _RESULT.search(last)) and len(extract_quantities(m.group(0))) == 1:
+        return [q for q in figures if q.start >= m.start()]
     return []
 
 
@@ -653,7 +711,7 @@ class RulesJudge:
         gold = gold_text(gold_answer)
         if not answer.strip():
             return "refusal", True, "empty answer", {}
-        numeric_gold = isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool)
+        numeric_gold = is_figure_gold(gold_answer)
         golds = gold_quantities(question, gold_answer)
         found = extract_quantities(answer)
         stated = stated_quantities(answer) if numeric_gold else found

@@ -523,6 +523,29 @@ def test_agreement_with_human_labels_per_file(fb_dir: Path) -> None:
     assert all(careful[i] == decided[i] for i in kept)
 
 
+def test_a_run_judges_as_the_calibration_measures(fb_dir: Path) -> None:
+    """A run judges with the gold as questions.jsonl writes it ("$1577.00"); the label files give
+    the same gold as a number (1577). The agreement measured on the label files describes runs only
+    if both forms get the same verdict, with the same confidence (so also with --abstain). Before
+    figure golds in text were read as numbers, 13 of the 200 hold-out rows and 5 of the 600
+    development rows got another verdict (25 and 29 with --abstain)."""
+    questions = {}
+    for line in (fb_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            questions[row["financebench_id"]] = row["answer"]
+    judge = RulesJudge()
+    rows = [r for r in _label_rows(fb_dir) if r["financebench_id"] in questions]
+    assert len(rows) >= 100
+    differ = []
+    for r in rows:
+        as_label = judge.judge_sync(r["question"], r["gold_answer"], r["model_answer"])
+        as_run = judge.judge_sync(r["question"], questions[r["financebench_id"]], r["model_answer"])
+        if (as_label.verdict, as_label.confident) != (as_run.verdict, as_run.confident):
+            differ.append((r["file"], r["financebench_id"], r["gold_answer"], questions[r["financebench_id"]]))
+    assert differ == []
+
+
 def test_a_restatement_in_the_opposite_direction_says_no(rules: RulesJudge) -> None:
     """A yes/no question with a direction ("has it increased?") restated with the opposite one
     ("it decreased") answers no; negating the opposite direction answers yes."""
@@ -563,3 +586,96 @@ def test_a_question_that_offers_to_reject_its_premise(rules: RulesJudge, answer:
     # a gold that uses the metric: the premise rule stays out of it
     used = rules.judge_sync(PREMISE_Q, "Operating margin fell 1.7 points on litigation charges.", answer)
     assert "metric does not apply" not in used.reasoning
+
+
+# --------------------------------------------------------------- golds as a run's dataset writes them
+# questions.jsonl writes the gold of a metrics question as text ("$1577.00", "24.26", "0.4%"); the label
+# files give the same gold as a number. A run judges with the text, so both must read the same.
+FIGURE_ANSWERS = [
+    "The FY2018 capital expenditure amount for 3M is $1,577 million.",
+    "Capex was $1,390 million.",
+    "Purchases of PP&E were $1,577 million in 2017 and $1,373 million in 2016; the 10-K shows the 2018 "
+    "figure separately. Therefore, capex was $1,390 million.",
+    "I cannot determine the capital expenditure from the information provided.",
+    "Capital expenditure = 1,577 + 0 = 1,577 (in USD millions).",
+]
+
+
+@pytest.mark.parametrize("answer", FIGURE_ANSWERS)
+def test_a_gold_written_as_one_figure_is_judged_as_that_number(rules: RulesJudge, answer: str) -> None:
+    as_number = rules.judge_sync(Q_CAPEX, 1577, answer)
+    for text in ("$1577.00", "1577", " $1,577 ", "1577.0"):
+        as_text = rules.judge_sync(Q_CAPEX, text, answer)
+        assert (as_text.verdict, as_text.confident) == (as_number.verdict, as_number.confident), text
+
+
+def test_trailing_zeros_of_a_text_gold_are_formatting_not_precision(rules: RulesJudge) -> None:
+    q = "How much (in USD billions) did Foo pay out in cash dividends for FY2020?"
+    # "$0.40" is the dataset's two-decimal format of 0.4: $389 million rounds to it
+    for gold in (0.4, "$0.40"):
+        assert rules.judge_sync(q, gold, "Foo paid $389 million in FY2020.").verdict == "correct"
+        assert rules.judge_sync(q, gold, "Foo paid $0.52 billion in FY2020.").verdict == "incorrect"
+    # a gold with words is not one figure: it is read as text
+    v = rules.judge_sync(q, "About $0.4 billion, up from 2019", "Foo paid $0.4 billion.")
+    assert v.verdict == "correct"
+
+
+def test_a_percentage_gold_written_as_text(rules: RulesJudge) -> None:
+    q = "What is Foo's FY2022 dividend payout ratio?"
+    for gold in (0.004, "0.4%"):
+        assert rules.judge_sync(q, gold, "The payout ratio was 0.4%.").verdict == "correct"
+        assert rules.judge_sync(q, gold, "The payout ratio was 4%.").verdict == "incorrect"
+
+
+def test_asking_the_reader_for_the_figures_is_a_refusal(rules: RulesJudge) -> None:
+    q = "What is Foo's FY2020 working capital ratio? Define it as current assets / current liabilities."
+    for answer in (
+        "Could you paste the total current assets and total current liabilities from Foo's balance sheet? "
+        "Working capital ratio = current assets / current liabilities; with those two lines I can give it.",
+        "Can you share the balance sheet? Then the ratio is one division away.",
+    ):
+        assert rules.judge_sync(q, 0.68, answer).verdict == "refusal", answer
+
+
+def test_a_hedged_or_concluding_yes_is_a_stance(rules: RulesJudge) -> None:
+    q = "Is Foo a capital-intensive business based on FY2022 data?"
+    gold = "Yes. Foo needs $2.77 of assets for every $1 of revenue."
+    v = rules.judge_sync(q, gold, "Probably yes. Foo keeps investing heavily in its network.")
+    assert v.verdict == "correct"
+    assert rules.judge_sync(q, gold, "Most likely no: its assets are light.").verdict == "incorrect"
+    q2 = "Are there any segments that represent more than 20% of Foo's revenue for FY2022?"
+    gold2 = "Yes. Airplanes are 39% and Defense 35% of revenue."
+    answer = (
+        "Foo's filing does not present revenue shares, but using the segment table: Airplanes about 39%, "
+        "Defense about 35%. So yes, both exceed 20% of revenue."
+    )
+    assert rules.judge_sync(q2, gold2, answer).verdict == "correct"
+    # "so no dividend ..." is not a stance: "no" there is a determiner
+    from bench.judges.rules import stance
+
+    assert stance("Earnings fell, so no dividend was paid in 2022.") is None
+    assert stance("The segments are small. Therefore, no.") == "no"
+
+
+def test_the_result_of_a_closing_computation_is_the_final_claim(rules: RulesJudge) -> None:
+    q = "What is the FY2018 - FY2020 3 year average EBITDA % margin for Foo? Answer in percents."
+    working = "EBITDA margins: FY2018 6.19%; FY2019 6.34%; FY2020 6.02%. "
+    v = rules.judge_sync(q, "6.2%", working + "Three-year average = 6.8%.")
+    assert (v.verdict, v.confident) == ("incorrect", True)  # 6.19 is in the working, 6.8 is the result
+    assert rules.judge_sync(q, "6.2%", working + "Three-year average = 6.18%.").verdict == "correct"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "percent"),
+    [
+        ("Net working capital = 5.818 B USD", 5.818e9, False),
+        ("it fell by 1.7 percentage points", 1.7, True),
+        ("a 1.7 pp decline", 1.7, True),
+    ],
+)
+def test_other_ways_to_write_units(text: str, value: float, percent: bool) -> None:
+    from bench.judges.numbers import extract_quantities
+
+    (q,) = extract_quantities(text)
+    assert (q.value, q.percent) == (pytest.approx(value), percent)
+    assert extract_quantities("3M is a conglomerate") == []  # a lone letter without a currency is a name
