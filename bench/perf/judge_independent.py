@@ -1,0 +1,68 @@
+"""Agreement of the rules judge with an independent set of answers: a second check beside the label files.
+
+Usage: ``python bench/perf/judge_independent.py DATA_DIR [--abstain]``
+
+``bench/perf/data/independent_answers.jsonl`` holds 160 answers to the FinanceBench questions written by
+someone who had not seen the rules (a helper given only ``questions.jsonl`` and the graders' rubric,
+told not to open the judge or the label files), each with the label that rubric gives it and an
+answer style (closed-book refusals, answers from memory, hedges, "the context lacks it", units and
+formats, the gold as another quantity, yes/no and explanations). The file has neither question nor
+gold: they are joined from ``DATA_DIR/questions.jsonl`` by ``financebench_id`` and judged with the
+gold as a run judges it (text, as the dataset writes it). Rows are split in halves by a hash of
+their id: ``dev`` was read while the rules were changed, ``hold`` only measured. The report is
+``bench judge --per-file``'s, with the ``hold`` half in a table of its own. No model is called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from bench.judges.batch import AnswerRow, ParsedRow, judge_rows
+from bench.judges.report import print_label_report
+from bench.judges.rules import RulesJudge
+
+ANSWERS = Path(__file__).with_name("data") / "independent_answers.jsonl"
+HELD = "independent-hold"
+console = Console(width=140)
+
+
+def independent_rows(data_dir: Path) -> list[ParsedRow]:
+    """The independent answers joined with their question and gold from ``data_dir/questions.jsonl``;
+    each row's ``source`` is its half (``independent-dev`` or ``independent-hold``)."""
+    questions = {}
+    for line in (data_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            questions[row["financebench_id"]] = row
+    out = []
+    for i, line in enumerate(ANSWERS.read_text(encoding="utf-8").splitlines(), start=1):
+        case = json.loads(line)
+        question = questions[case["financebench_id"]]
+        row = AnswerRow(
+            question=question["question"], gold_answer=question["answer"], model_answer=case["model_answer"],
+            label=case["label"], id=case["id"], source=f"independent-{case['half']}",
+        )  # fmt: skip
+        out.append(ParsedRow(line=i, row=row))
+    return out
+
+
+def main(
+    data_dir: Path = typer.Argument(..., help="FinanceBench-format directory (its questions.jsonl)."),
+    abstain: bool = typer.Option(False, "--abstain", help="Let the rules say 'uncertain'."),
+) -> None:
+    if not (data_dir / "questions.jsonl").is_file():
+        console.print(f"error: DATA_DIR {data_dir}: no questions.jsonl", highlight=False)
+        raise typer.Exit(2)
+    judge = RulesJudge(abstain=abstain)
+    rows = asyncio.run(judge_rows(judge, independent_rows(data_dir)))
+    console.print(f"judge {judge.name} version {judge.version}", highlight=False, markup=False)
+    print_label_report(console, rows, holdout={HELD})
+
+
+if __name__ == "__main__":
+    typer.run(main)
