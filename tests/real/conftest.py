@@ -99,12 +99,13 @@ def free_port() -> int:
 
 
 def start_server(
-    env_dir: Path, key: str, log_dir: Path, *, extra: list[str] | None = None, n_ctx: int = N_CTX
+    env_dir: Path, key: str, log_dir: Path, *, extra: list[str] | None = None, n_ctx: int = N_CTX,
+    port: int | None = None,
 ) -> LlamaServer:
     hint, alias = MODELS[key]
     gguf = assemble_gemma(env_dir) if key == "gemma3" else find_gguf(env_dir, hint)
-    port = free_port()
-    log = log_dir / f"llama-server-{key}.log"
+    port = port or free_port()
+    log = log_dir / f"llama-server-{key}-{port}.log"
     cmd = [
         str(env_dir / "bin" / "python"), "-m", "llama_cpp.server",
         "--model", str(gguf), "--model_alias", alias,
