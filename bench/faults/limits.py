@@ -14,6 +14,8 @@ against each missing ability in turn:
   (``""`` is accepted), as some chat templates do;
 * ``parallel-tools``: at most one tool call per reply;
 * ``max-tokens``: ``max_tokens`` is ignored (the whole reply comes back, ``finish_reason: stop``);
+* ``tool-max-tokens``: ``max_tokens`` is ignored only in requests that offer tools, as llama.cpp's
+  ``chatml-function-calling`` does (a tool loop's reply runs to the end of the context);
 * ``models``: ``GET /models`` answers 404 (no model list);
 
 and ``context_window``: prompts over that many tokens get HTTP 400 ``context_length_exceeded``;
@@ -33,6 +35,7 @@ LIMIT_NAMES = (
     "null-content",
     "parallel-tools",
     "max-tokens",
+    "tool-max-tokens",
     "models",
 )
 
@@ -47,6 +50,7 @@ class ServerLimits(BaseModel):
     reject_null_content: bool = False
     no_parallel_tool_calls: bool = False
     ignore_max_tokens: bool = False
+    ignore_tool_max_tokens: bool = False
     no_models_list: bool = False
     context_window: int | None = Field(None, ge=16)
     advertise_context: bool = True
@@ -64,6 +68,7 @@ class ServerLimits(BaseModel):
             "null-content": "reject_null_content",
             "parallel-tools": "no_parallel_tool_calls",
             "max-tokens": "ignore_max_tokens",
+            "tool-max-tokens": "ignore_tool_max_tokens",
             "models": "no_models_list",
         }
         values: dict[str, object] = {"context_window": context_window, "advertise_context": advertise}
@@ -87,6 +92,7 @@ class ServerLimits(BaseModel):
                 ("null-content", self.reject_null_content),
                 ("parallel-tools", self.no_parallel_tool_calls),
                 ("max-tokens", self.ignore_max_tokens),
+                ("tool-max-tokens", self.ignore_tool_max_tokens),
                 ("models", self.no_models_list),
             )
             if on

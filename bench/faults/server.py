@@ -239,14 +239,18 @@ class FaultApp:
             reply = reply.model_copy(update={"tool_calls": reply.tool_calls[:1]})
         extra = chat.model_extra or {}
         cap = extra.get("max_completion_tokens") or extra.get("max_tokens")
-        if (
-            isinstance(cap, int)
-            and cap > 0
-            and not self.limits.ignore_max_tokens
-            and not reply.tool_calls
-            and reply.content
-            and count_tokens(reply.content) > cap
-        ):
+        ignored = self.limits.ignore_max_tokens or (self.limits.ignore_tool_max_tokens and bool(chat.tools))
+        if not isinstance(cap, int) or cap <= 0 or ignored:
+            return reply
+        if reply.tool_calls:
+            # a tool call is generated text too: past the cap its arguments stop mid-JSON, as a real
+            # server's do (finish_reason "length"); later calls are never reached
+            first = reply.tool_calls[0]
+            arguments = first.arguments if isinstance(first.arguments, str) else json.dumps(first.arguments)
+            if count_tokens(arguments) > cap:
+                cut = first.model_copy(update={"arguments": arguments[: cap * 4]})
+                reply = reply.model_copy(update={"tool_calls": [cut], "finish_reason": "length"})
+        elif reply.content and count_tokens(reply.content) > cap:
             reply = reply.model_copy(update={"content": reply.content[: cap * 4], "finish_reason": "length"})
         return reply
 

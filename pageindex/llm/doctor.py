@@ -90,6 +90,9 @@ class Findings(BaseModel):
     json_mode: bool | None = None
     json_schema: bool | None = None
     max_tokens: bool | None = None
+    # max_tokens also when tools are offered (a tool loop's calls): llama.cpp's chatml-function-calling
+    # ignores it there and a reply runs to the end of the context
+    tool_max_tokens: bool | None = None
     finish_length: bool | None = None
     context_window: int | None = None
     context_source: Literal["metadata", "probe"] | None = None
@@ -233,16 +236,18 @@ class _Prober:
         self.tokens = 0
         self.latencies: list[float] = []
 
-    async def chat(self, messages: list[dict[str, Any]], **params: Any) -> _Answer:
+    async def chat(
+        self, messages: list[dict[str, Any]], *, within: float | None = None, **params: Any
+    ) -> _Answer:
+        """One chat completion; ``within`` caps this call's wait below the prober's timeout."""
         body = {"model": self.spec.model, "messages": messages, "temperature": 0, **params}
         self.calls += 1
         started = time.perf_counter()
+        wait = min(within, self.timeout) if within else self.timeout
         try:
-            response = await self.http.post(self.endpoint, params=self.params, json=body)
+            response = await self.http.post(self.endpoint, params=self.params, json=body, timeout=wait)
         except httpx.TimeoutException:
-            return _Answer(
-                error=f"no answer within {self.timeout:g}s", latency_s=time.perf_counter() - started
-            )
+            return _Answer(error=f"no answer within {wait:g}s", latency_s=time.perf_counter() - started)
         except httpx.HTTPError as exc:
             reason = self.spec.redact(" ".join(str(exc).split())) or type(exc).__name__
             return _Answer(error=f"connection failed: {reason}", latency_s=time.perf_counter() - started)
@@ -680,6 +685,45 @@ async def _probe_all(
             f"{facts.context_window:,} tokens ({where})" + (": small for index + sections" if small else ""),
         )
 
+    # -- max_tokens with tools offered: last, since a server that ignores it may still be generating
+    # the reply after the doctor stopped waiting for it
+    if facts.tool_call and capped.ok and facts.max_tokens:
+        await _probe_tool_max_tokens(prober, facts, add, capped.latency_s)
+
+
+TOOL_CAP = 8
+TOOL_CAP_WAIT_S = 15.0  # the least the doctor waits for the tool-offered capped reply
+
+
+async def _probe_tool_max_tokens(prober: _Prober, facts: Findings, add: Any, capped_latency: float) -> None:
+    """A reply with a tool offered (``tool_choice: auto``, as a tool loop sends) and ``max_tokens=8``:
+    capped or not. The wait is bounded by 20 times the plain capped reply's time (at least
+    :data:`TOOL_CAP_WAIT_S`): a
+    server that honours the cap answers as fast as it did without tools; one that ignores it generates
+    to the end of its context (2,016 tokens in 119 s on llama.cpp's chatml-function-calling)."""
+    within = max(TOOL_CAP_WAIT_S, 20 * capped_latency)
+    answer = await prober.chat(
+        [{"role": "user", "content": "Count from 1 to 300, separated by spaces."}],
+        tools=[TIME_TOOL], tool_choice="auto", max_tokens=TOOL_CAP, within=within,
+    )  # fmt: skip
+    label = "max_tokens with tools"
+    if answer.status is None and answer.error and answer.error.startswith("no answer within"):
+        facts.tool_max_tokens = False
+        detail = (
+            f"no reply within {within:g}s for max_tokens={TOOL_CAP} (without tools: {capped_latency:.2f}s): "
+            "the cap looks ignored; the server may still be generating that reply for a while"
+        )
+        add("tool_max_tokens", label, "warn", detail, answer.latency_s)
+    elif not answer.ok:
+        add("tool_max_tokens", label, "info", f"not tested: {answer.why()}", answer.latency_s)
+    else:
+        produced = answer.completion_tokens()
+        facts.tool_max_tokens = produced <= TOOL_CAP + 2
+        add(
+            "tool_max_tokens", label, "ok" if facts.tool_max_tokens else "warn",
+            f"{produced} completion tokens for max_tokens={TOOL_CAP} with a tool offered", answer.latency_s,
+        )  # fmt: skip
+
 
 def _finish(report: DoctorReport, price: Any) -> DoctorReport:
     facts = report.findings
@@ -725,6 +769,11 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, li
         limits.append("no usage reported: token budgets and costs cannot be counted")
     if facts.max_tokens is False:
         limits.append("max_tokens is ignored: replies are not capped")
+    elif facts.tool_max_tokens is False and facts.tools_usable:
+        limits.append(
+            "max_tokens is ignored when tools are offered: each turn of a tool loop (agent, iterative) may "
+            "generate to the end of the context window, which is slow; planner offers no tools"
+        )
     elif facts.finish_length is False:
         limits.append('finish_reason "length" is not reported: cut-off replies look complete')
     if _small_context(facts):

@@ -76,15 +76,17 @@ def test_a_capable_server_is_usable(server):
     facts = report.findings
     assert facts.tool_call and facts.tool_result_null and facts.tool_result_empty
     assert facts.parallel_tool_calls and facts.json_mode and facts.json_schema
-    assert facts.usage and facts.max_tokens and facts.finish_length
+    assert facts.usage and facts.max_tokens and facts.finish_length and facts.tool_max_tokens
     assert report.check("tool_call").detail == 'record_fruit({"fruit": "plum"})'
+    tool_row = report.check("tool_max_tokens").detail
+    assert tool_row == "8 completion tokens for max_tokens=8 with a tool offered"
     assert report.check("max_tokens").detail == "8 completion tokens for max_tokens=8"
     assert facts.local and facts.context_window is None and not facts.price_known
     assert facts.prompt_tps and facts.prompt_tps > 0 and facts.generation_tps and facts.generation_tps > 0
     assert report.settings.json_mode is False
     assert report.settings.retrievers == ["agent", "planner", "iterative"]
     assert 0 < report.tokens_used < 3000  # a few thousand tokens at most
-    assert report.calls == 12  # the preflight, 9 probes, 2 at once
+    assert report.calls == 13  # the preflight, 10 probes, 2 at once
 
 
 def test_no_tools_picks_json_mode_and_planner(server):
@@ -160,6 +162,49 @@ def test_max_tokens_ignored_and_no_model_list(server):
     assert report.check("model_listed").detail == "the server has no model list"
     assert report.check("openai_compatible").detail == "no /models list; a chat reply came back"
     assert report.reasons == ["max_tokens is ignored: replies are not capped"]
+
+
+def test_max_tokens_ignored_only_with_tools_offered(server):
+    """As llama.cpp's chatml-function-calling: plain replies stop at max_tokens, a reply to a request
+    that offers tools does not (a tool loop's turn runs to the end of the context)."""
+    report = probe(server, ServerLimits(ignore_tool_max_tokens=True))
+    facts = report.findings
+    assert facts.max_tokens is True and facts.tool_max_tokens is False
+    assert status(report, "tool_max_tokens") == "warn"
+    detail = report.check("tool_max_tokens").detail
+    assert detail.endswith("completion tokens for max_tokens=8 with a tool offered")
+    assert int(detail.split()[0]) > 100
+    assert report.verdict == "limited" and report.exit_code == 1
+    assert report.reasons == [
+        "max_tokens is ignored when tools are offered: each turn of a tool loop (agent, iterative) may "
+        "generate to the end of the context window, which is slow; planner offers no tools"
+    ]
+
+
+def test_a_tool_reply_that_never_comes_is_a_cap_ignored(server, monkeypatch):
+    """The doctor waits for the tool-offered reply at most 20 times the plain capped reply (at least
+    TOOL_CAP_WAIT_S): a server generating to the end of its context is reported without waiting it out."""
+    import pageindex.llm.doctor as doctor
+
+    monkeypatch.setattr(doctor, "TOOL_CAP_WAIT_S", 0.3)
+    server.set_limits(ServerLimits())
+    server.configure(rate=0.0)
+    policy = server.policy
+
+    def slow_when_tools(chat):
+        if chat.offers_tools() and "Count from" in str(chat.messages[-1].get("content")):
+            import time
+
+            time.sleep(1.5)
+        return policy(chat)
+
+    monkeypatch.setattr(server, "policy", slow_when_tools)
+    if server._app is not None:
+        monkeypatch.setattr(server._app, "policy", slow_when_tools)
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    report = asyncio.run(diagnose(spec, timeout=10))
+    assert report.findings.tool_max_tokens is False
+    assert report.check("tool_max_tokens").detail.startswith("no reply within 0.3s for max_tokens=8")
 
 
 def test_cli_table_json_and_exit_codes(server):
