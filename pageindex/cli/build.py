@@ -37,7 +37,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 def build(
     pdf: Path = typer.Argument(..., help="The filing PDF."),
     output: Path | None = out_option(help="Write the tree JSON here (default: print a summary)."),
-    cache_dir: Path | None = typer.Option(
+    cache_dir: str | None = typer.Option(
         None,
         "--cache-dir",
         help="Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cache/pageindex/trees).",
@@ -63,7 +63,7 @@ def build(
     from pageindex.atomic import write_atomic
     from pageindex.tree import PDFError, build_tree, is_tree_file
 
-    _check_cache_dir(cache_dir)
+    cache_dir = _check_cache_dir(cache_dir)
     if output is not None:
         output_file("--out", output, inputs=[pdf], replaces=is_tree_file, kind="a tree JSON")
     try:
@@ -99,7 +99,7 @@ def build(
 
 def tree(
     source: Path = typer.Argument(..., help="A filing PDF, or a tree JSON written by `pageindex build -o`."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Tree cache directory (for a PDF)."),
+    cache_dir: str | None = typer.Option(None, "--cache-dir", help="Tree cache directory (for a PDF)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the tree cache (for a PDF)."),
     max_leaf_pages: int = typer.Option(
         5, "--max-leaf-pages", min=1, help="Split leaves longer than this (for a PDF)."
@@ -113,7 +113,7 @@ def tree(
     from pageindex.tree.errors import NotAPDFError
     from pageindex.tree.toc import render_toc
 
-    _check_cache_dir(cache_dir)
+    cache_dir = _check_cache_dir(cache_dir)
     try:
         if source.suffix.lower() == ".json":
             if no_outline:
@@ -131,8 +131,15 @@ def tree(
     console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)
 
 
-def _check_cache_dir(cache_dir: Path | None) -> None:
-    """``--cache-dir`` must be a folder (or not exist yet): a file there is one error line, before
-    any work (an unwritable cache found later only costs the caching, never the tree)."""
-    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
+def _check_cache_dir(given: str | None) -> Path | None:
+    """``--cache-dir`` as a path: a folder (or not there yet). A file there, or an empty value (an
+    unset shell variable: it used to mean the current folder), is one error line before any work;
+    an unwritable cache found later only costs the caching, never the tree."""
+    if given is None:
+        return None
+    if not given.strip():
+        fail("--cache-dir '': give a folder for the tree cache (--cache-dir . for the current one)")
+    cache_dir = Path(given)
+    if cache_dir.exists() and not cache_dir.is_dir():
         fail(f"--cache-dir {cache_dir}: is a file; give a folder for the tree cache")
+    return cache_dir

@@ -112,3 +112,19 @@ def test_build_of_a_directory_says_it_is_a_directory(tmp_path):
     assert result.exit_code == 2
     assert f"error: {tmp_path}: not a PDF file (a directory: give one filing's PDF)" in result.output
     assert "file not found" not in result.output
+
+
+@pytest.mark.parametrize("command", ["build", "tree"])
+def test_an_empty_cache_dir_is_refused_not_the_current_folder(command, tmp_path, monkeypatch):
+    """``--cache-dir "$UNSET"`` used to cache trees in the current folder."""
+    (tmp_path / "in").mkdir()
+    filing = make_pdf(tmp_path / "in" / "x.pdf", [["ACME Annual Report"], ["Item 1. Business", "We sell."]])
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    result = CliRunner().invoke(app, [command, str(filing), "--cache-dir", ""])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [
+        "error: --cache-dir '': give a folder for the tree cache (--cache-dir . for the current one)"
+    ]
+    assert list((tmp_path / "cwd").iterdir()) == []
