@@ -80,6 +80,9 @@ class RunInfo(BaseModel):
     started_at: str = ""
     ended_at: str | None = None
     status: RunStatus = "running"
+    # why a run stopped when that is not said by its status alone: for ``failed``, the endpoint that
+    # went away and the error the probe got (and how to continue)
+    status_detail: str | None = None
     skipped_retrievers: dict[str, str] = Field(default_factory=dict)  # name -> why
     extra: dict[str, Any] = Field(default_factory=dict)
 

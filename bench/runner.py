@@ -563,7 +563,7 @@ class Runner:
         with _event_log(rundir.events_path):
             return await self._run_samples(
                 run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,
-                run_id,
+                judge_llm, run_id,
             )  # fmt: skip
 
     def _settle_settings(self, previous: RunInfo | None) -> tuple[str | None, list[str]]:
@@ -707,6 +707,7 @@ class Runner:
         dropped: list[DroppedQuestion],
         retriever_llm: Any,
         judge: Any,
+        judge_llm: Any,
         run_id: str,
     ) -> RunOutcome:
         rundir = RunDir(run_dir)
@@ -748,7 +749,7 @@ class Runner:
                 except BudgetExceeded:
                     self.request_stop("aborted_due_to_budget")
                     return
-                if await self._endpoint_gone(sample, retriever_llm):
+                if await self._endpoint_gone(sample, retriever_llm, judge_llm):
                     return  # not recorded: it runs again on resume, once the endpoint answers
                 sample = scrub(sample, secrets)
                 if store.append(sample):  # finished is finished: kept even after a Ctrl-C
@@ -774,9 +775,14 @@ class Runner:
         # run is complete, so it is "finished", not "interrupted".
         complete = all(store.has((q.question_id, r, rep)) for q, r, rep in todo)
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
+        detail = None
+        if status == "failed" and self.stopped_because:
+            resume = f"pageindex bench run --resume {run_dir}"
+            detail = f"{self.stopped_because}; once it answers, continue with: {resume}"
         info, summary = rundir.finish(
-            info.model_copy(update={"status": status, "ended_at": _now()}), store.samples, dropped
-        )
+            info.model_copy(update={"status": status, "status_detail": detail, "ended_at": _now()}),
+            store.samples, dropped,
+        )  # fmt: skip
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(
             run_dir=run_dir,
@@ -795,23 +801,33 @@ class Runner:
             max_error_rate=cfg.max_error_rate,
         )
 
-    async def _endpoint_gone(self, sample: Sample, client: Any) -> bool:
-        """Whether ``sample`` ended in error because the model endpoint is gone: it could not be
-        reached, and a probe now fails too. Then the run stops (status ``failed``)."""
+    async def _endpoint_gone(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> bool:
+        """Whether ``sample`` failed because a model endpoint is gone: the retrieval's call, or the
+        judge's (the sample then has an answer but no verdict), could not reach its server, and a
+        probe of that endpoint now fails too. Then the run stops (status ``failed``) and the sample
+        is not recorded: it runs again, judged, on resume."""
         from pageindex.llm import LLMError
 
-        if sample.status != "error" or sample.error_kind != "connection" or client is None:
+        if sample.status == "error" and sample.error_kind == "connection":
+            clients, whose = [retriever_llm], "model"
+        elif sample.judge_error and sample.judge_error.startswith("connection:"):
+            clients, whose = (judge_llm if isinstance(judge_llm, list) else [judge_llm]), "judge model"
+        else:
+            return False
+        clients = [c for c in clients if c is not None and hasattr(c, "check")]
+        if not clients:
             return False
         if self.stop_reason == "failed":
             return True
-        try:
-            await client.check()
-        except LLMError as exc:
-            self.stopped_because = (
-                f"the model endpoint stopped answering during the run ({str(exc).splitlines()[0]})"
-            )
-            self.request_stop("failed")
-            return True
+        for client in clients:
+            try:
+                await client.check()
+            except LLMError as exc:
+                self.stopped_because = (
+                    f"the {whose} endpoint stopped answering during the run ({str(exc).splitlines()[0]})"
+                )
+                self.request_stop("failed")
+                return True
         return False
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:

@@ -107,6 +107,7 @@ class GroupSummary(BaseModel):
 class Summary(BaseModel):
     run_id: str
     status: str = ""
+    status_detail: str | None = None  # why a run that is not finished stopped (run.json's)
     dataset: str = ""
     dataset_sha256: str = ""
     model: str | None = None
@@ -278,6 +279,7 @@ def summarize(samples: Sequence[Sample], run_info: RunInfo, dropped: Sequence[An
     return Summary(
         run_id=run_info.run_id,
         status=run_info.status,
+        status_detail=run_info.status_detail,
         dataset=run_info.dataset.name,
         dataset_sha256=run_info.dataset.sha256,
         model=run_info.model,
@@ -367,6 +369,8 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
         f"samples={summary.n_samples}  dropped={summary.n_dropped}"
     )
     console.print(head, highlight=False)
+    if summary.status_detail:
+        console.print(f"{summary.status}: {summary.status_detail}", highlight=False, markup=False)
     if summary.dropped_reasons:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
         console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)

@@ -6,6 +6,7 @@ import threading
 
 import typer
 
+from bench.faults.limits import LIMIT_NAMES
 from pageindex.cli._common import console, examples, fail, validation_message
 
 # FaultConfig's fields as the command's options, for one-line errors
@@ -51,8 +52,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
         lacks: str = typer.Option(
             "",
-            help="Abilities the served model lacks, comma-separated: tools, json, json-schema, usage, "
-            "null-content, parallel-tools, max-tokens, models.",
+            help=f"Abilities the served model lacks, comma-separated: {', '.join(LIMIT_NAMES)}.",
         ),
         context_window: int | None = typer.Option(
             None, help="Reject prompts longer than this many tokens (listed as max_model_len in /models)."

@@ -139,7 +139,12 @@ def judge(
         if unknown := [h for h in holdout if h not in names]:
             fail(f"--holdout {unknown[0]!r}: not a label file in {labels} (after --exclude)")
         if not files:
-            fail(f"--labels {labels}: no *.jsonl label files (after --exclude)")
+            where = f"{labels}/labels" if (labels / "labels").is_dir() else str(labels)
+            after = " (after --exclude)" if exclude else ""
+            fail(
+                f"--labels {labels}: no *.jsonl label files in {where}{after}; a FinanceBench folder keeps "
+                "them in labels/"
+            )
     elif input is not None and not input.is_file():
         what = "is a directory" if input.is_dir() else "no such file"
         fail(f"--input {input}: {what}; give an answers JSONL file")

@@ -263,16 +263,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         # The header (the local-server profile, settings from the doctor) is said once the run starts
         # (trees or samples), i.e. after the endpoint's preflight passed: a server that is no OpenAI
         # API stays one error line.
-        said: list[bool] = []
+        said = {"header": False, "notes": 0}
 
         def _say_header(event: object) -> None:
-            if said:
-                return
-            said.append(True)
-            if profile_line:
+            # the header once; a note the runner adds later (--retry-errors, once the run's records
+            # are open) at the next event
+            if not said["header"] and profile_line:
                 err_console.print(f"[dim]{profile_line}[/]", highlight=False)
-            for note in runner.setting_notes:
+            said["header"] = True
+            for note in runner.setting_notes[said["notes"] :]:
                 err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+            said["notes"] = len(runner.setting_notes)
 
         events.subscribe(_say_header)
 

@@ -68,8 +68,10 @@ class VerdictRow(BaseModel):
 
 def label_files(directory: Path, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Path]:
     """The label files of a FinanceBench-format directory, sorted: ``DIR/labels/*.jsonl`` when DIR has
-    a ``labels`` folder, else ``DIR/*.jsonl``. ``exclude`` holds file names or stems to leave out
-    (a hold-out)."""
+    a ``labels`` folder, none when it is a dataset without one (its ``questions.jsonl`` is not a label
+    file), else ``DIR/*.jsonl``. ``exclude`` holds file names or stems to leave out (a hold-out)."""
+    if not (directory / "labels").is_dir() and (directory / "questions.jsonl").is_file():
+        return []
     folder = directory / "labels" if (directory / "labels").is_dir() else directory
     return [
         p for p in sorted(folder.glob("*.jsonl")) if p.name not in exclude and p.stem not in exclude

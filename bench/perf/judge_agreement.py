@@ -39,11 +39,12 @@ def main(
         False, "--run-golds", help="Judge with the golds as questions.jsonl writes them (as a run does)."
     ),
 ) -> None:
+    errors = Console(stderr=True)
     if not data_dir.is_dir():
-        console.print(f"error: DATA_DIR {data_dir}: no such directory", highlight=False)
+        errors.print(f"error: DATA_DIR {data_dir}: no such directory", highlight=False, markup=False)
         raise typer.Exit(2)
     if not label_files(data_dir, exclude=set(exclude)):
-        console.print(f"error: DATA_DIR {data_dir}: no *.jsonl label files", highlight=False)
+        errors.print(f"error: DATA_DIR {data_dir}: no *.jsonl label files", highlight=False, markup=False)
         raise typer.Exit(2)
     judge = RulesJudge(abstain=abstain)
     parsed = read_label_dir(data_dir, exclude=set(exclude))

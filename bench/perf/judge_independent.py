@@ -39,9 +39,15 @@ def independent_rows(data_dir: Path) -> list[ParsedRow]:
         if line.strip():
             row = json.loads(line)
             questions[row["financebench_id"]] = row
+    cases = [json.loads(line) for line in ANSWERS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    missing = sorted({c["financebench_id"] for c in cases} - set(questions))
+    if missing:
+        raise ValueError(
+            f"{data_dir / 'questions.jsonl'} lacks {len(missing)} of the questions the independent answers "
+            f"are to (e.g. {missing[0]}): give the FinanceBench directory"
+        )
     out = []
-    for i, line in enumerate(ANSWERS.read_text(encoding="utf-8").splitlines(), start=1):
-        case = json.loads(line)
+    for i, case in enumerate(cases, start=1):
         question = questions[case["financebench_id"]]
         row = AnswerRow(
             question=question["question"], gold_answer=question["answer"], model_answer=case["model_answer"],
@@ -55,11 +61,17 @@ def main(
     data_dir: Path = typer.Argument(..., help="FinanceBench-format directory (its questions.jsonl)."),
     abstain: bool = typer.Option(False, "--abstain", help="Let the rules say 'uncertain'."),
 ) -> None:
+    errors = Console(stderr=True)
     if not (data_dir / "questions.jsonl").is_file():
-        console.print(f"error: DATA_DIR {data_dir}: no questions.jsonl", highlight=False)
+        errors.print(f"error: DATA_DIR {data_dir}: no questions.jsonl", highlight=False, markup=False)
         raise typer.Exit(2)
+    try:
+        parsed = independent_rows(data_dir)
+    except ValueError as exc:
+        errors.print(f"error: DATA_DIR {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
     judge = RulesJudge(abstain=abstain)
-    rows = asyncio.run(judge_rows(judge, independent_rows(data_dir)))
+    rows = asyncio.run(judge_rows(judge, parsed))
     console.print(f"judge {judge.name} version {judge.version}", highlight=False, markup=False)
     print_label_report(console, rows, holdout={HELD})
 

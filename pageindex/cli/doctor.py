@@ -51,6 +51,11 @@ def doctor(
     probe_context: bool = typer.Option(
         False, "--probe-context", help="Find a lower bound of the context window (up to 4 more calls)."
     ),
+    probe_tool_cap: bool = typer.Option(
+        False, "--probe-tool-cap",
+        help="Also on a one-at-a-time server, probe max_tokens with a tool offered (a server that "
+        "ignores it stays busy to the end of its context: minutes).",
+    ),
     refresh: bool = typer.Option(False, "--refresh", help="Probe again even if cached findings are fresh."),
     timeout: float = timeout_option(30.0, help="Seconds each probe call may take."),
 ) -> None:
@@ -77,7 +82,8 @@ def doctor(
         same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)
         try:
             reports[role] = same or run_doctor(
-                spec, timeout=timeout, probe_context=probe_context, refresh=refresh
+                spec, timeout=timeout, probe_context=probe_context, probe_tool_cap=probe_tool_cap,
+                refresh=refresh,
             )
         except LLMError as exc:
             fail(str(exc))

@@ -10,7 +10,9 @@ thousand tokens in all, more with ``probe_context``) and returns a :class:`Docto
   ``content: null`` and with ``content: ""`` on the assistant tool-call message (servers differ:
   some chat templates reject one of them); ``parallel_tool_calls``;
 * ``response_format`` ``json_object`` (JSON mode) and ``json_schema``: honoured or ignored;
-* ``max_tokens`` honoured and ``finish_reason: "length"`` reported;
+* ``max_tokens`` honoured and ``finish_reason: "length"`` reported; again with a tool offered (last;
+  on a server that answers one request at a time only with ``probe_tool_cap``, since a server that
+  ignores it there generates to the end of its context and stays busy for minutes);
 * the context window from metadata (vLLM's ``max_model_len``, LM Studio's ``context_length``,
   ...), and with ``probe_context`` a lower bound found by up to 4 calls doubling a filler prompt;
 * latency per call, prompt and generation tokens per second, and whether two requests are
@@ -320,6 +322,7 @@ async def diagnose(
     *,
     timeout: float = 30.0,
     probe_context: bool = False,
+    probe_tool_cap: bool = False,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> DoctorReport:
     """Probe ``spec``'s endpoint (see the module docstring). Never raises for what the endpoint
@@ -366,7 +369,7 @@ async def diagnose(
 
     prober = _Prober(spec, timeout, transport)
     try:
-        await _probe_all(prober, report, add, found, probe_context)
+        await _probe_all(prober, report, add, found, probe_context, probe_tool_cap)
     finally:
         await prober.aclose()
     report.calls = prober.calls + 1
@@ -377,7 +380,8 @@ async def diagnose(
 
 
 async def _probe_all(
-    prober: _Prober, report: DoctorReport, add: Any, found: PreflightResult, probe_context: bool
+    prober: _Prober, report: DoctorReport, add: Any, found: PreflightResult, probe_context: bool,
+    probe_tool_cap: bool = False,
 ) -> None:
     facts = report.findings
     # -- plain chat and usage
@@ -686,9 +690,18 @@ async def _probe_all(
         )
 
     # -- max_tokens with tools offered: last, since a server that ignores it may still be generating
-    # the reply after the doctor stopped waiting for it
+    # the reply after the doctor stopped waiting for it. A one-at-a-time server would then be busy
+    # for minutes (llama.cpp at 8k: 8,159 tokens, 10.5 min), and the run that follows the doctor
+    # would wait for it: there only when asked.
     if facts.tool_call and capped.ok and facts.max_tokens:
-        await _probe_tool_max_tokens(prober, facts, add, capped.latency_s)
+        if facts.serial and not probe_tool_cap:
+            add(
+                "tool_max_tokens", "max_tokens with tools", "skip",
+                "not probed: the server answers one request at a time, and a reply that ignores the cap "
+                "would keep it busy until the end of its context (minutes); --probe-tool-cap probes it",
+            )  # fmt: skip
+        else:
+            await _probe_tool_max_tokens(prober, facts, add, capped.latency_s)
 
 
 TOOL_CAP = 8
@@ -698,10 +711,10 @@ TOOL_CAP_WAIT_S = 15.0  # the least the doctor waits for the tool-offered capped
 async def _probe_tool_max_tokens(prober: _Prober, facts: Findings, add: Any, capped_latency: float) -> None:
     """A reply with a tool offered (``tool_choice: auto``, as a tool loop sends) and ``max_tokens=8``:
     capped or not. The wait is bounded by 20 times the plain capped reply's time (at least
-    :data:`TOOL_CAP_WAIT_S`): a
+    :data:`TOOL_CAP_WAIT_S`, at most the doctor's timeout): a
     server that honours the cap answers as fast as it did without tools; one that ignores it generates
     to the end of its context (2,016 tokens in 119 s on llama.cpp's chatml-function-calling)."""
-    within = max(TOOL_CAP_WAIT_S, 20 * capped_latency)
+    within = min(max(TOOL_CAP_WAIT_S, 20 * capped_latency), prober.timeout)
     answer = await prober.chat(
         [{"role": "user", "content": "Count from 1 to 300, separated by spaces."}],
         tools=[TIME_TOOL], tool_choice="auto", max_tokens=TOOL_CAP, within=within,
@@ -1002,17 +1015,29 @@ def run_doctor(
     *,
     timeout: float = 30.0,
     probe_context: bool = False,
+    probe_tool_cap: bool = False,
     refresh: bool = False,
     use_cache: bool = True,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> DoctorReport:
     """The cached report when fresh (unless ``refresh``), else :func:`diagnose` and cache it.
-    A report asked with ``probe_context`` is only served from a cache that probed it too."""
+    A report asked with ``probe_context`` or ``probe_tool_cap`` is only served from a cache that
+    probed it too."""
     if use_cache and not refresh:
         cached = cached_findings(spec)
-        if cached is not None and (not probe_context or cached.check("context_probe") is not None):
+        tool_row = cached.check("tool_max_tokens") if cached is not None else None
+        if (
+            cached is not None
+            and (not probe_context or cached.check("context_probe") is not None)
+            and (not probe_tool_cap or (tool_row is not None and tool_row.status != "skip"))
+        ):
             return cached
-    report = asyncio.run(diagnose(spec, timeout=timeout, probe_context=probe_context, transport=transport))
+    report = asyncio.run(
+        diagnose(
+            spec, timeout=timeout, probe_context=probe_context, probe_tool_cap=probe_tool_cap,
+            transport=transport,
+        )  # fmt: skip
+    )
     if use_cache and report.findings.reachable and report.verdict != "unusable":
         # An unusable endpoint is not remembered: the next doctor probes again (a server started
         # on that port since, or fixed, is found at once rather than after the cache expires).

@@ -159,8 +159,8 @@ async def _request(
             # an interrupted or killed run left behind (it answers nothing else until that is done)
             raise LLMConfigError(
                 f"{spec.where()} did not answer within {timeout:g}s: a server on this machine that serves "
-                "one request at a time may still be finishing a request an interrupted run left; wait for "
-                "it (or restart the server), or give a larger --timeout"
+                "one request at a time may still be finishing an abandoned request (an interrupted run's, "
+                "or another client's); wait for it (or restart the server), or give a larger --timeout"
             ) from None
         raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
     except httpx.HTTPError as exc:

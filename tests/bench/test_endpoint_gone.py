@@ -75,7 +75,13 @@ def test_an_endpoint_that_goes_away_stops_the_run_and_resume_finishes_it(demo, t
     samples = load_samples(out / "samples.jsonl")
     # the sample the dead endpoint cut is not recorded as an error: it is still to do
     assert [s.status for s in samples] == ["answer"]
-    assert json.loads((out / "run.json").read_text())["status"] == "failed"
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "failed"
+    # the run folder says why and how to go on, not only the terminal
+    assert info["status_detail"].startswith("the model endpoint stopped answering during the run (")
+    assert info["status_detail"].endswith(f"continue with: pageindex bench run --resume {out}")
+    summary = CliRunner().invoke(app, ["bench", "summary", str(out)], terminal_width=400)
+    assert f"failed: {info['status_detail']}" in summary.output
 
     with FaultServer(policy=ChatPolicy(), port=port) as back:
         assert back.base_url == srv.base_url
@@ -83,6 +89,40 @@ def test_an_endpoint_that_goes_away_stops_the_run_and_resume_finishes_it(demo, t
     assert resumed.status == "finished" and resumed.samples_skipped == 1 and resumed.samples_written == 3
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 4 and all(s.status == "answer" for s in samples)
+    assert json.loads((out / "run.json").read_text())["status_detail"] is None
+
+
+def test_a_judge_endpoint_that_goes_away_stops_the_run_too(demo, tmp_path):
+    """The answers come from the scripted model; the judge is an LLM behind a server that goes away.
+    The sample whose judge call it cut is not recorded (it would have no verdict), and resume judges it."""
+    port = _free_port()
+    out = tmp_path / "run"
+    srv = FaultServer(policy=ChatPolicy(), port=port).start()
+    events = EventBus()
+
+    def stop_after_the_first(event: RunEvent) -> None:
+        if event.kind == "sample_finished" and event.progress.done == 1:
+            srv.stop()
+
+    events.subscribe(stop_after_the_first)
+    config = RunConfig(
+        data_dir=demo, out=out, retrievers=["extractive"], judge="llm", judge_model="openai/fault-model",
+        judge_base_url=srv.base_url, limit=3, concurrency=1, max_retries=0, timeout_s=5,
+        tree_cache_dir=tmp_path / "trees",
+    )  # fmt: skip
+    try:
+        outcome = _run(Runner(config, events=events))
+    finally:
+        srv.stop()
+    assert outcome.status == "failed"
+    assert outcome.stopped_because.startswith("the judge model endpoint stopped answering during the run")
+    samples = load_samples(out / "samples.jsonl")
+    assert len(samples) == 1 and samples[0].verdict is not None and not samples[0].judge_error
+    with FaultServer(policy=ChatPolicy(), port=port):
+        resumed = _run(Runner(config, resume_dir=out))
+    assert resumed.status == "finished" and not resumed.too_many_errors
+    samples = load_samples(out / "samples.jsonl")
+    assert len(samples) == 3 and all(s.verdict is not None for s in samples)
 
 
 def test_the_cli_says_the_endpoint_went_away_and_exits_4(demo, tmp_path, monkeypatch):
@@ -131,6 +171,21 @@ def test_retry_errors_runs_the_errored_samples_again_and_keeps_their_records(dem
     assert (out / "retried.jsonl").read_text() == before
 
 
+def test_the_cli_says_how_many_errored_samples_run_again(demo, tmp_path):
+    out = tmp_path / "run"
+    with FaultServer(policy=ChatPolicy(), rate=1.0, faults="500", retry_after_seconds=0.01) as srv:
+        first = _run(Runner(_config(demo, out, srv.base_url, limit=2)))
+        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["error"] * 2 and first
+        srv.configure(rate=0.0)
+        result = CliRunner().invoke(app, ["bench", "run", "--resume", str(out), "--retry-errors", "-q"],
+                                    terminal_width=400)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        f"note: --retry-errors: 2 samples that ended in error run again (their records moved to "
+        f"{out / 'retried.jsonl'})" in result.output
+    ), result.output
+
+
 def test_retry_errors_needs_resume(demo, tmp_path):
     with pytest.raises(RunSetupError, match="--retry-errors"):
         Runner(_config(demo, tmp_path / "x", "http://127.0.0.1:9/v1"), retry_errors=True)
@@ -156,8 +211,12 @@ def test_a_passing_connection_error_is_recorded_when_the_endpoint_answers_again(
     runner = Runner(_config(demo, tmp_path / "run", "http://127.0.0.1:9/v1"))
     sample = Sample(question_id="q", retriever="iterative", repeat=0, status="error", error_kind="connection",
                     error="cannot connect", question="?", gold_answer="1", doc_name="d")  # fmt: skip
-    assert asyncio.run(runner._endpoint_gone(sample, Answers())) is False
+    assert asyncio.run(runner._endpoint_gone(sample, Answers(), None)) is False
     assert Answers.calls == 1 and runner.stop_reason is None
     timeout = sample.model_copy(update={"error_kind": "timeout"})
-    assert asyncio.run(runner._endpoint_gone(timeout, Answers())) is False
+    assert asyncio.run(runner._endpoint_gone(timeout, Answers(), Answers())) is False
     assert Answers.calls == 1  # only a connection error makes it ask
+    update = {"status": "answer", "error_kind": None, "judge_error": "timeout: slow"}
+    judged = sample.model_copy(update=update)
+    assert asyncio.run(runner._endpoint_gone(judged, Answers(), Answers())) is False
+    assert Answers.calls == 1

@@ -340,3 +340,17 @@ def test_ctrl_c_while_judging_says_so_and_writes_nothing(tmp_path: Path) -> None
     assert proc.returncode == 130, (stdout, stderr)
     assert f"interrupted: nothing written ({out} untouched)" in stderr
     assert not out.exists()
+
+
+def test_a_dataset_without_labels_is_not_read_as_label_files(tmp_path):
+    """A FinanceBench dataset folder with no labels/: its questions.jsonl is not a label file (it used to
+    be read as one, and the report said 'no labelled rows' with exit 0)."""
+    from bench.judges.batch import label_files
+
+    row = {"financebench_id": "x", "question": Q, "answer": "1", "doc_name": "d"}
+    (tmp_path / "questions.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "documents.jsonl").write_text("{}\n")
+    assert label_files(tmp_path) == []
+    result = CliRunner().invoke(app, ["bench", "judge", "--labels", str(tmp_path), "--per-file"])
+    assert result.exit_code == 2
+    assert "no *.jsonl label files" in result.output and "labels/" in result.output

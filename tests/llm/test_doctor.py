@@ -207,6 +207,33 @@ def test_a_tool_reply_that_never_comes_is_a_cap_ignored(server, monkeypatch):
     assert report.check("tool_max_tokens").detail.startswith("no reply within 0.3s for max_tokens=8")
 
 
+def test_on_a_one_at_a_time_server_the_tool_cap_is_probed_only_when_asked(tmp_path):
+    """A server that answers one request at a time (a policy that blocks the server's loop for 0.1 s per
+    request): the tool-offered probe could keep it busy for minutes, so it is a skip row unless
+    ``probe_tool_cap``; asked, it runs (and the cache then holds a report that probed it)."""
+    import time
+
+    from pageindex.llm.doctor import run_doctor
+
+    inner = CompetentPolicy()
+
+    def one_at_a_time(chat):
+        time.sleep(0.1)
+        return inner(chat)
+
+    with FaultServer(one_at_a_time) as srv:
+        spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+        first = run_doctor(spec, timeout=10)
+        assert first.findings.serial is True
+        row = first.check("tool_max_tokens")
+        assert row is not None and row.status == "skip" and "--probe-tool-cap probes it" in row.detail
+        assert first.findings.tool_max_tokens is None and first.verdict == "usable"
+        asked = run_doctor(spec, timeout=10, probe_tool_cap=True)  # the cached report did not probe it
+        assert not asked.cached and asked.check("tool_max_tokens").status == "ok"
+        assert asked.findings.tool_max_tokens is True
+        assert run_doctor(spec, timeout=10, probe_tool_cap=True).cached  # now it did
+
+
 def test_cli_table_json_and_exit_codes(server):
     server.set_limits(ServerLimits(no_tools=True))
     result = cli("--model", MODEL, "--base-url", server.base_url)
