@@ -55,17 +55,24 @@ def _run(runner: Runner) -> RunOutcome:
     return asyncio.run(runner.run())
 
 
-def test_an_endpoint_that_goes_away_stops_the_run_and_resume_finishes_it(demo, tmp_path):
-    port = _free_port()
-    out = tmp_path / "run"
+def _server_gone_after_the_first_sample(port: int) -> tuple[FaultServer, EventBus]:
+    """A fault server on ``port``, and events that stop it (its port then refuses connections) once
+    the first sample is written."""
     srv = FaultServer(policy=ChatPolicy(), port=port).start()
     events = EventBus()
 
     def stop_after_the_first(event: RunEvent) -> None:
         if event.kind == "sample_finished" and event.progress.done == 1:
-            srv.stop()  # the server process goes away: its port refuses connections
+            srv.stop()
 
     events.subscribe(stop_after_the_first)
+    return srv, events
+
+
+def test_an_endpoint_that_goes_away_stops_the_run_and_resume_finishes_it(demo, tmp_path):
+    port = _free_port()
+    out = tmp_path / "run"
+    srv, events = _server_gone_after_the_first_sample(port)
     try:
         outcome = _run(Runner(_config(demo, out, srv.base_url), events=events))
     finally:
@@ -97,14 +104,7 @@ def test_a_judge_endpoint_that_goes_away_stops_the_run_too(demo, tmp_path):
     The sample whose judge call it cut is not recorded (it would have no verdict), and resume judges it."""
     port = _free_port()
     out = tmp_path / "run"
-    srv = FaultServer(policy=ChatPolicy(), port=port).start()
-    events = EventBus()
-
-    def stop_after_the_first(event: RunEvent) -> None:
-        if event.kind == "sample_finished" and event.progress.done == 1:
-            srv.stop()
-
-    events.subscribe(stop_after_the_first)
+    srv, events = _server_gone_after_the_first_sample(port)
     config = RunConfig(
         data_dir=demo, out=out, retrievers=["extractive"], judge="llm", judge_model="openai/fault-model",
         judge_base_url=srv.base_url, limit=3, concurrency=1, max_retries=0, timeout_s=5,
