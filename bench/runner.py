@@ -47,6 +47,11 @@ from pageindex.tree.model import Tree
 log = logging.getLogger(__name__)
 
 
+# After a call timed out against a server on this machine: how many call timeouts to wait for it to
+# finish the abandoned request before the next sample (see Runner._let_abandoned_finish).
+ABANDONED_WAITS = 3
+
+
 class RunSetupError(Exception):
     """The run cannot start (no dataset, unknown retriever, model not configured, ...)."""
 
@@ -758,6 +763,7 @@ class Runner:
                     self.events.publish(
                         RunEvent(kind="sample_finished", run_id=run_id, progress=progress, sample=sample)
                     )
+                await self._let_abandoned_finish(sample, retriever_llm, judge_llm)
 
         tasks = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, max(len(todo), 1)))]
         stopper = asyncio.create_task(self._cancel_on_stop(tasks))
@@ -829,6 +835,35 @@ class Runner:
                 self.request_stop("failed")
                 return True
         return False
+
+    async def _let_abandoned_finish(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> None:
+        """After a call of ``sample`` timed out against a server on this machine, wait until that
+        server answers again before the next sample. A one-at-a-time server (llama.cpp, Ollama) goes
+        on computing the request the client gave up on, and the next sample's first call would wait
+        behind it and time out in its turn: its error would be the previous sample's. The wait is
+        the preflight's probe (``GET /models``, which such a server answers only when idle), at most
+        :data:`ABANDONED_WAITS` call timeouts; if the server is still busy after them, the run goes on."""
+        from pageindex.llm import LLMError
+        from pageindex.llm.profile import is_loopback
+
+        if sample.status == "error" and sample.error_kind == "timeout":
+            clients = [retriever_llm]
+        elif sample.judge_error and sample.judge_error.startswith("timeout:"):
+            clients = judge_llm if isinstance(judge_llm, list) else [judge_llm]
+        else:
+            return
+        for client in clients:
+            if client is None or not hasattr(client, "check"):
+                continue
+            if not is_loopback(getattr(client, "base_url", None)):
+                continue
+            log.info("waiting for %s to finish the request a timed-out call abandoned", client.spec)
+            for _ in range(ABANDONED_WAITS):
+                try:
+                    await client.check()
+                    break
+                except LLMError:
+                    continue
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
         """Budget: in-flight samples may finish (they are paid for). Interrupt, or an endpoint that

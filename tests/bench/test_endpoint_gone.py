@@ -220,3 +220,26 @@ def test_a_passing_connection_error_is_recorded_when_the_endpoint_answers_again(
     judged = sample.model_copy(update=update)
     assert asyncio.run(runner._endpoint_gone(judged, Answers(), Answers())) is False
     assert Answers.calls == 1
+
+
+def test_after_a_timeout_the_next_sample_waits_for_a_local_server_to_be_idle(demo, tmp_path):
+    """A one-at-a-time server (a policy that blocks the server's loop: nothing else is answered) still
+    computing the first sample's abandoned request: the next sample waits for it instead of timing out
+    behind it, so the timeout is charged to the sample that had it, and only to that one."""
+    import time
+
+    inner = ChatPolicy()
+    calls = {"n": 0}
+
+    def slow_first(chat):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            time.sleep(2.5)  # the server computes on after the client gave up at 1 s
+        return inner(chat)
+
+    with FaultServer(policy=slow_first) as srv:
+        config = _config(demo, tmp_path / "run", srv.base_url, retrievers=["oracle"], limit=2, timeout_s=1.0)
+        outcome = _run(Runner(config))
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout"), ("answer", None)]
+    assert outcome.status == "finished"
