@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from pageindex.llm.types import LLMConfigError
 
 CacheMode = Literal["off", "rw", "replay"]
+_BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another's lock (SQLite's busy timeout, and set-up)
 CACHE_MODES: tuple[CacheMode, ...] = ("off", "rw", "replay")
 
 _SCHEMA = """
@@ -131,14 +132,33 @@ class LLMCache:
             return conn
         if not create and not self.path.exists():
             return None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+        # Setting up a connection (WAL mode, the schema) can meet "database is locked" at once, without
+        # SQLite's busy handler, while another process opens or checkpoints the same file: retry it with
+        # a growing pause, for as long as the busy timeout, rather than fail the caller.
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        pause = 0.02
+        while True:
+            conn = None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(
+                    self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+            except (sqlite3.Error, OSError) as exc:
+                if conn is not None:
+                    conn.close()
+                raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
         self._local.conn = conn
         return conn
 
@@ -155,7 +175,8 @@ class LLMCache:
         if not self.path.exists():
             return _cannot_create(self.path) if self.mode == "rw" else None
         try:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)
         except sqlite3.Error as exc:
             return str(exc)
         try:
