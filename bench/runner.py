@@ -783,8 +783,10 @@ class Runner:
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
         detail = None
         if status == "failed" and self.stopped_because:
-            resume = f"pageindex bench run --resume {run_dir}"
-            detail = f"{self.stopped_because}; once it answers, continue with: {resume}"
+            detail = (
+                f"{self.stopped_because}: no new sample started and the samples it cut are not recorded; "
+                f"once it answers, continue with: pageindex bench run --resume {run_dir}"
+            )
         info, summary = rundir.finish(
             info.model_copy(update={"status": status, "status_detail": detail, "ended_at": _now()}),
             store.samples, dropped,
@@ -807,6 +809,22 @@ class Runner:
             max_error_rate=cfg.max_error_rate,
         )
 
+    @staticmethod
+    def _failed_on(
+        sample: Sample, kind: str, retriever_llm: Any, judge_llm: Any
+    ) -> tuple[list[Any], str]:
+        """The model clients whose call ended ``sample`` with an error of ``kind`` (``connection``,
+        ``timeout``), and whose they are: the retrieval's (the sample is an ``error``) or the judge's
+        (an answer whose judge call failed; every model of a panel). Only clients that can be
+        probed; none when the sample did not fail that way."""
+        if sample.status == "error" and sample.error_kind == kind:
+            clients, whose = [retriever_llm], "model"
+        elif sample.judge_error_kind == kind:
+            clients, whose = (judge_llm if isinstance(judge_llm, list) else [judge_llm]), "judge model"
+        else:
+            return [], ""
+        return [c for c in clients if c is not None and hasattr(c, "check")], whose
+
     async def _endpoint_gone(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> bool:
         """Whether ``sample`` failed because a model endpoint is gone: the retrieval's call, or the
         judge's (the sample then has an answer but no verdict), could not reach its server, and a
@@ -814,13 +832,7 @@ class Runner:
         is not recorded: it runs again, judged, on resume."""
         from pageindex.llm import LLMError
 
-        if sample.status == "error" and sample.error_kind == "connection":
-            clients, whose = [retriever_llm], "model"
-        elif sample.judge_error and sample.judge_error.startswith("connection:"):
-            clients, whose = (judge_llm if isinstance(judge_llm, list) else [judge_llm]), "judge model"
-        else:
-            return False
-        clients = [c for c in clients if c is not None and hasattr(c, "check")]
+        clients, whose = self._failed_on(sample, "connection", retriever_llm, judge_llm)
         if not clients:
             return False
         if self.stop_reason == "failed":
@@ -846,15 +858,8 @@ class Runner:
         from pageindex.llm import LLMError
         from pageindex.llm.profile import is_loopback
 
-        if sample.status == "error" and sample.error_kind == "timeout":
-            clients = [retriever_llm]
-        elif sample.judge_error and sample.judge_error.startswith("timeout:"):
-            clients = judge_llm if isinstance(judge_llm, list) else [judge_llm]
-        else:
-            return
+        clients, _ = self._failed_on(sample, "timeout", retriever_llm, judge_llm)
         for client in clients:
-            if client is None or not hasattr(client, "check"):
-                continue
             if not is_loopback(getattr(client, "base_url", None)):
                 continue
             log.info("waiting for %s to finish the request a timed-out call abandoned", client.spec)

@@ -148,6 +148,12 @@ class Sample(BaseModel):
         return error_kind_name(value)
 
     @property
+    def judge_error_kind(self) -> str | None:
+        """The kind of the judge's failure (``timeout``, ``connection``, ...), read back from the
+        ``judge_error`` text :func:`judge_error_text` wrote; None when the judge did not fail."""
+        return self.judge_error.split(":", 1)[0] if self.judge_error else None
+
+    @property
     def key(self) -> tuple[str, str, int]:
         """What identifies a sample within a run (and pairs samples across runs)."""
         return (self.question_id, self.retriever, self.repeat)

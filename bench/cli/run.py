@@ -343,12 +343,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if outcome.status == "interrupted":
             err_console.print(f"interrupted; continue with: pageindex bench run --resume {outcome.run_dir}")
             raise typer.Exit(EXIT_INTERRUPTED)
-        if outcome.status == "failed":
-            err_console.print(
-                f"error: {outcome.stopped_because}: no new sample started and the samples it cut are not "
-                f"recorded; once it answers, continue with: pageindex bench run --resume {outcome.run_dir}",
-                highlight=False, markup=False,
-            )
+        if outcome.status == "failed":  # why, and how to go on, as run.json records it
+            err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
             raise typer.Exit(ExitCode.ERRORS)
         if outcome.too_many_errors:
             err_console.print(
