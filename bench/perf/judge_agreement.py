@@ -17,12 +17,12 @@ judges. No model is called. The same report:
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from bench.datasets.financebench import load_financebench
 from bench.judges.batch import judge_rows, label_files, read_label_dir
 from bench.judges.report import print_label_report
 from bench.judges.rules import RulesJudge
@@ -48,12 +48,8 @@ def main(
         raise typer.Exit(2)
     judge = RulesJudge(abstain=abstain)
     parsed = read_label_dir(data_dir, exclude=set(exclude))
-    if run_golds:
-        golds = {}
-        for line in (data_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                golds[row["financebench_id"]] = row["answer"]
+    if run_golds:  # as the dataset loader reads them for a run
+        golds = {q.question_id: q.gold_answer for q in load_financebench(data_dir).questions}
         for p in parsed:
             if p.row is not None and p.row.financebench_id in golds:
                 p.row.gold_answer = golds[p.row.financebench_id]

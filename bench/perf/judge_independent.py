@@ -16,12 +16,13 @@ their id: ``dev`` was read while the rules were changed, ``hold`` only measured.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
+import jsonlines
 import typer
 from rich.console import Console
 
+from bench.datasets.financebench import load_financebench
 from bench.judges.batch import AnswerRow, ParsedRow, judge_rows
 from bench.judges.report import print_label_report
 from bench.judges.rules import RulesJudge
@@ -32,14 +33,12 @@ console = Console(width=140)
 
 
 def independent_rows(data_dir: Path) -> list[ParsedRow]:
-    """The independent answers joined with their question and gold from ``data_dir/questions.jsonl``;
-    each row's ``source`` is its half (``independent-dev`` or ``independent-hold``)."""
-    questions = {}
-    for line in (data_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            questions[row["financebench_id"]] = row
-    cases = [json.loads(line) for line in ANSWERS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The independent answers joined with their question and gold as the dataset loader reads them
+    from ``data_dir/questions.jsonl`` (what ``bench run`` judges with); each row's ``source`` is its
+    half (``independent-dev`` or ``independent-hold``)."""
+    questions = {q.question_id: q for q in load_financebench(data_dir).questions}
+    with jsonlines.open(ANSWERS) as reader:
+        cases = list(reader)
     missing = sorted({c["financebench_id"] for c in cases} - set(questions))
     if missing:
         raise ValueError(
@@ -50,7 +49,7 @@ def independent_rows(data_dir: Path) -> list[ParsedRow]:
     for i, case in enumerate(cases, start=1):
         question = questions[case["financebench_id"]]
         row = AnswerRow(
-            question=question["question"], gold_answer=question["answer"], model_answer=case["model_answer"],
+            question=question.question, gold_answer=question.gold_answer, model_answer=case["model_answer"],
             label=case["label"], id=case["id"], source=f"independent-{case['half']}",
         )  # fmt: skip
         out.append(ParsedRow(line=i, row=row))

@@ -529,11 +529,9 @@ def test_a_run_judges_as_the_calibration_measures(fb_dir: Path) -> None:
     if both forms get the same verdict, with the same confidence (so also with --abstain). Before
     figure golds in text were read as numbers, 13 of the 200 hold-out rows and 5 of the 600
     development rows got another verdict (25 and 29 with --abstain)."""
-    questions = {}
-    for line in (fb_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            questions[row["financebench_id"]] = row["answer"]
+    from bench.datasets.financebench import load_financebench
+
+    questions = {q.question_id: q.gold_answer for q in load_financebench(fb_dir).questions}
     judge = RulesJudge()
     rows = [r for r in _label_rows(fb_dir) if r["financebench_id"] in questions]
     assert len(rows) >= 100
