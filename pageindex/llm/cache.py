@@ -148,17 +148,15 @@ class LLMCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA)
                 break
-            except sqlite3.OperationalError as exc:
-                if conn is not None:
-                    conn.close()
-                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                    raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
             except (sqlite3.Error, OSError) as exc:
                 if conn is not None:
                     conn.close()
-                raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+                why = str(exc)
+                locked = isinstance(exc, sqlite3.OperationalError) and ("locked" in why or "busy" in why)
+                if not locked or time.monotonic() > deadline:
+                    raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
         self._local.conn = conn
         return conn
 
