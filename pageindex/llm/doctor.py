@@ -170,6 +170,7 @@ class _Answer(BaseModel):
     data: dict[str, Any] | None = None
     error: str = ""
     latency_s: float = 0.0
+    timed_out: bool = False  # no answer within the wait (not a refused or dropped connection)
 
     @property
     def ok(self) -> bool:
@@ -249,7 +250,9 @@ class _Prober:
         try:
             response = await self.http.post(self.endpoint, params=self.params, json=body, timeout=wait)
         except httpx.TimeoutException:
-            return _Answer(error=f"no answer within {wait:g}s", latency_s=time.perf_counter() - started)
+            return _Answer(
+                error=f"no answer within {wait:g}s", latency_s=time.perf_counter() - started, timed_out=True
+            )
         except httpx.HTTPError as exc:
             reason = self.spec.redact(" ".join(str(exc).split())) or type(exc).__name__
             return _Answer(error=f"connection failed: {reason}", latency_s=time.perf_counter() - started)
@@ -720,7 +723,7 @@ async def _probe_tool_max_tokens(prober: _Prober, facts: Findings, add: Any, cap
         tools=[TIME_TOOL], tool_choice="auto", max_tokens=TOOL_CAP, within=within,
     )  # fmt: skip
     label = "max_tokens with tools"
-    if answer.status is None and answer.error and answer.error.startswith("no answer within"):
+    if answer.timed_out:
         facts.tool_max_tokens = False
         detail = (
             f"no reply within {within:g}s for max_tokens={TOOL_CAP} (without tools: {capped_latency:.2f}s): "
