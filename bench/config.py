@@ -72,9 +72,13 @@ class RunConfig(BaseModel):
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        return value
+        return comma_list(value) if isinstance(value, str) else value
+
+
+def comma_list(text: str | None) -> list[str]:
+    """The items of a comma-separated option value (``"agent, bm25,"`` -> ``["agent", "bm25"]``):
+    stripped, empty ones dropped; ``None`` is no items."""
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
 
 
 # The options ``--resume`` may change, in the order the CLI names them, with the RunConfig fields

@@ -227,6 +227,7 @@ def _build_judge(
 ):
     """The judge ``name`` with its model (``--judge-model``) or panel (``--judge-models``), as in
     ``bench run``; an option the judge would not use is one ``error:`` line."""
+    from bench.config import comma_list
     from bench.judges.base import judge_model_need, judge_names, make_judge
     from pageindex.llm.cache import CACHE_MODES, open_cache
     from pageindex.llm.types import LLMConfigError
@@ -260,7 +261,7 @@ def _build_judge(
         replies = open_cache(cache, cache_path)  # type: ignore[arg-type]
     except LLMConfigError as exc:
         fail(str(exc))
-    specs = [s.strip() for s in model.split(",") if s.strip()]
+    specs = comma_list(model)
     # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
     clients = [model_client(s, role="judge", base_url=base_url, cache=replies) for s in specs]
     if need == "panel":

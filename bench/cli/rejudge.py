@@ -58,6 +58,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         import asyncio
 
         from bench.cli.judge import _build_judge
+        from bench.config import comma_list
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run
         from bench.rundir import RunLoadError, load_run
@@ -72,7 +73,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         judge = _build_judge(
             judge_name, judge_model, base_url, cache=cache, cache_path=cache_path, models=judge_models
         )
-        specs = [s.strip() for s in (judge_models or judge_model or "").split(",") if s.strip()]
+        specs = comma_list(judge_models or judge_model)
         recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
         try:
             outcome = asyncio.run(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from bench.config import configured_model
+from bench.config import comma_list, configured_model
 from pageindex.cli._common import (
     SCRIPTED_POLICY_ENV,
     ExitCode,
@@ -180,7 +180,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
             options: dict[str, dict[str, object]] = {}
-            chosen = [r.strip() for r in retrievers.split(",") if r.strip()] if retrievers else None
+            chosen = comma_list(retrievers) if retrievers else None
             if retrievers is not None and not chosen:
                 from pageindex.retrievers.base import available_retrievers
 
@@ -365,11 +365,10 @@ def _refuse_unused(
     for option, value in given:
         if value is not None and not value.strip(" ,"):
             fail(f"{option} {value!r}: give a model spec (e.g. openai/gpt-4o-mini), or leave the option out")
-    names = [r.strip() for r in (retrievers or "").split(",") if r.strip()]
+    names = comma_list(retrievers)
     if twice := sorted({r for r in names if names.count(r) > 1}):
         fail(f"--retrievers names {twice[0]} more than once; each retriever runs once per question")
-    specs = [configured_model(model) or "", judge_model or "", *(judge_models or "").split(",")]
-    specs = [s.strip() for s in specs if s.strip()]
+    specs = comma_list(",".join([configured_model(model) or "", judge_model or "", judge_models or ""]))
     if scripted_policy is not None and "scripted" not in specs:
         fail("--scripted-policy answers --model scripted (or a scripted --judge-model): no such model here")
     if json_mode and not specs:
