@@ -1,16 +1,23 @@
-"""Agreement of the rules judge with an independent set of answers: a second check beside the label files.
+"""Agreement of the rules judge with independent sets of answers: a second check beside the label files.
 
 Usage: ``python bench/perf/judge_independent.py DATA_DIR [--abstain]``
 
-``bench/perf/data/independent_answers.jsonl`` holds 160 answers to the FinanceBench questions written by
-someone who had not seen the rules (a helper given only ``questions.jsonl`` and the graders' rubric,
-told not to open the judge or the label files), each with the label that rubric gives it and an
-answer style (closed-book refusals, answers from memory, hedges, "the context lacks it", units and
-formats, the gold as another quantity, yes/no and explanations). The file has neither question nor
-gold: they are joined from ``DATA_DIR/questions.jsonl`` by ``financebench_id`` and judged with the
-gold as a run judges it (text, as the dataset writes it). Rows are split in halves by a hash of
-their id: ``dev`` was read while the rules were changed, ``hold`` only measured. The report is
-``bench judge --per-file``'s, with the ``hold`` half in a table of its own. No model is called.
+``bench/perf/data/independent_answers.jsonl`` holds answers to the FinanceBench questions written by
+writers who had not seen the rules (helpers given only ``questions.jsonl``, the filings and the
+graders' rubric, told not to open the judge or the label files), each with the label that rubric
+gives it, an answer style and the set it belongs to:
+
+* set 1 (160 answers, seven styles: closed-book refusals, answers from memory, hedges, "the context
+  lacks it", units and formats, the gold as another quantity, yes/no and explanations);
+* set 2 (200 answers, two per question, eight styles named after the systems they imitate: a
+  closed-book chat model, retrieval with the wrong chunk, a verbose open model, a step-by-step
+  calculator, a terse oracle, yes/no and explanation, hedged, markdown/structured).
+
+The file has neither question nor gold: they are joined from ``DATA_DIR/questions.jsonl`` by
+``financebench_id`` and judged with the gold as a run judges it (text, as the dataset writes it).
+Each set is split in halves by a hash of the row id (sha256, odd = hold): ``setN-dev`` was read
+while the rules were changed, ``setN-hold`` only measured. The report is ``bench judge
+--per-file``'s, with the hold-out halves in a table of their own. No model is called.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from bench.judges.report import print_label_report
 from bench.judges.rules import RulesJudge
 
 ANSWERS = Path(__file__).with_name("data") / "independent_answers.jsonl"
-HELD = "independent-hold"
+SETS = (1, 2)
+HELD = {f"set{n}-hold" for n in SETS}
 console = Console(width=140)
 
 
@@ -50,7 +58,7 @@ def independent_rows(data_dir: Path) -> list[ParsedRow]:
         question = questions[case["financebench_id"]]
         row = AnswerRow(
             question=question.question, gold_answer=question.gold_answer, model_answer=case["model_answer"],
-            label=case["label"], id=case["id"], source=f"independent-{case['half']}",
+            label=case["label"], id=case["id"], source=f"set{case['set']}-{case['half']}",
         )  # fmt: skip
         out.append(ParsedRow(line=i, row=row))
     return out
@@ -72,7 +80,7 @@ def main(
     judge = RulesJudge(abstain=abstain)
     rows = asyncio.run(judge_rows(judge, parsed))
     console.print(f"judge {judge.name} version {judge.version}", highlight=False, markup=False)
-    print_label_report(console, rows, holdout={HELD})
+    print_label_report(console, rows, holdout=HELD)
 
 
 if __name__ == "__main__":

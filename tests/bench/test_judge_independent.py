@@ -1,5 +1,5 @@
-"""The independent answer set (bench/perf/data/independent_answers.jsonl): it joins with the dataset's
-questions, and the rules judge keeps the agreement measured on it (README, "Judges")."""
+"""The independent answer sets (bench/perf/data/independent_answers.jsonl): they join with the dataset's
+questions, and the rules judge keeps the agreement measured on each half (README, "Judges")."""
 
 from __future__ import annotations
 
@@ -12,19 +12,21 @@ from bench.judges.calibration import agreement, normalize_label
 from bench.judges.rules import RulesJudge
 from bench.perf.judge_independent import independent_rows
 
-# Measured with rules 3+5c19afc166 (deciding every answer): development half 92.7%, hold-out half 84.6%.
-FLOOR_DEV = 0.90
-FLOOR_HOLD = 0.82
+# Measured with rules 4+74529fefd4 (deciding every answer): set 1 development half 92.7%, hold-out half
+# 84.6%; set 2 development half 94.9%, hold-out half 89.2%. Floors sit a little below.
+FLOORS = {"set1-dev": 0.90, "set1-hold": 0.82, "set2-dev": 0.92, "set2-hold": 0.87}
 
 
 def test_independent_answers_join_and_keep_their_agreement(fb_dir: Path) -> None:
     parsed = independent_rows(fb_dir)
     rows = [p.row for p in parsed if p.row is not None]
-    assert len(rows) == len(parsed) == 160
-    assert Counter(r.source for r in rows) == {"independent-dev": 82, "independent-hold": 78}
-    assert Counter(normalize_label(r.label) for r in rows) == {"correct": 72, "incorrect": 48, "refusal": 40}
+    assert len(rows) == len(parsed) == 360
+    halves = {"set1-dev": 82, "set1-hold": 78, "set2-dev": 98, "set2-hold": 102}
+    assert Counter(r.source for r in rows) == halves
+    labels = {"correct": 162, "incorrect": 108, "refusal": 90}
+    assert Counter(normalize_label(r.label) for r in rows) == labels
     verdicts = asyncio.run(judge_rows(RulesJudge(), parsed))
-    for half, floor in (("independent-dev", FLOOR_DEV), ("independent-hold", FLOOR_HOLD)):
+    for half, floor in FLOORS.items():
         mine = [v for v in verdicts if v.source == half]
         measured = agreement([v.label for v in mine], [v.verdict for v in mine]).accuracy
         assert measured >= floor, (half, measured)
