@@ -12,15 +12,20 @@ It reads what the answer asserts, not which strings it contains:
    precision either side was written to; when the question asks for a rounding, one step of the
    requested digit (or 0.1%). A level written with a minus sign is not a positive gold unless the
    question is about a change.
-3. **Refusals** by structure: inability ("we cannot determine"), no access ("I don't have the
-   figures"), hand-back ("you would need to consult the 10-K", "if you can provide ..."), absence
-   ("the document does not include ..."); an apology. For a figure question the order decides: a
-   claimed value for the asked period after a refusal is an answer anyway, an inability after the
-   figures ("..., so the growth cannot be calculated") concludes a refusal, figures only for another
-   period or only a method are a refusal. A bare qualifier ("as of my last update") is a hedge.
-4. **Yes/no** stance (explicit, or read from the sentence restating the question), direction of
-   change, key names; an answer whose opening and concluding stances differ contradicts itself.
+3. **Refusals** by structure: inability ("we cannot determine", "cannot be listed"), declining to
+   commit ("I'd rather not commit to a figure"), no access ("I don't have the figures"), hand-back
+   ("you would need to consult the 10-K", "if you can provide ..."), absence ("the document does not
+   include ..."; not when a stated yes or no follows it); an apology. For a figure question the
+   order decides: a claimed value for the asked period after a refusal is an answer anyway, an
+   inability after the figures ("..., so the growth cannot be calculated") concludes a refusal,
+   figures only for another period or only a method are a refusal. A bare qualifier ("as of my last
+   update") is a hedge.
+4. **Yes/no** stance (explicit, labelled -- "Result: No" --, concluded -- "So, probably not" --, or
+   read from the sentence restating the question), direction of change, key names; an answer whose
+   opening and concluding stances differ contradicts itself.
 5. **Text overlap** of content words for the rest.
+
+Markdown emphasis ("**55.1%**") is removed before any of this: it is layout, not content.
 
 ``confident`` is False where only weak evidence decided (word overlap, an implied stance, a partial
 figure match). With ``abstain=True`` such verdicts become ``uncertain`` (``hybrid`` always abstains
@@ -68,11 +73,12 @@ _NEG_MODAL = (
 _FIND = (
     r"(?:determine|calculate|compute|derive|provide|answer|find|locate|identify|confirm|verify|say|tell|"
     r"assess|give|know|access|estimate|offer|retrieve|ascertain|conclude|comment|state|quantify|"
-    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make)"
+    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make|work out|figure out|pin down|list)"
 )
 _DONE = (
     r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
-    r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated)"
+    r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated|worked out|"
+    r"listed|pinned down)"
 )
 _APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b"]
 _INABILITY = [
@@ -87,6 +93,12 @@ _INABILITY = [
     rf"\bnot (?:able|feasible) to (?:\w+ ){{0,1}}{_FIND}\b",
     rf"\b(?:cannot|can ?not|can't|could not|couldn't) be (?:\w+ ){{0,1}}{_DONE}\b",
     r"\b(?:is|are|was|were) not (?:\w+ ){0,1}(?:determinable|calculable|ascertainable)\b",
+    # the speaker declines to commit: "I would rather not commit to a figure", "I am hesitant to put a
+    # number on this", "I would hold off on giving a value", "rather than guess, ..."
+    rf"\b{_SELF} (?:would |will )?(?:rather not|prefer not to|hold off|refrain from|decline to|"
+    r"not (?:commit|guess|speculate))\b",
+    rf"\b{_SELF} (?:am|are) (?:hesitant|reluctant|unwilling|not comfortable) to\b",
+    r"\brather than (?:guess|speculate)\b",
     # no access / no data on the speaker's side
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|ability|means|data|information|figures)\b",
@@ -152,7 +164,8 @@ _ATTEMPT = re.compile(
     r"\bhowever,? (?:we|i) can (?:\w+ ){0,2}(?:calculate|estimate|compute|determine|derive|infer|conclude|"
     r"see|say|note|state|tell|provide (?:an? )?(?:estimate|answer|figure))\b|"
     r"\bwe can (?:calculate|estimate|compute)\b|\bcan be calculated\b|"
-    r"\bI can calculate\b|\btherefore,? the answer is (?:yes|no|\$?\(?-?\d)|"
+    r"\bI can calculate\b|\bthe answer (?:is|would be) (?:likely |probably )?"
+    r"(?:yes|no|\$?\(?-?\d)|"
     # A hedged conclusion is still an answer: "..., it can be inferred that ...", "suggests that it
     # likely ...".
     r"\bit can be (?:inferred|concluded)\b|\b(?:suggests?|indicates?) that (?:\w+ ){0,3}likely\b",
@@ -170,7 +183,7 @@ _WAY_OUT_OFFERED = re.compile(
 )
 _WAY_OUT_TAKEN = re.compile(
     r"\b(?:not|never)\s+(?:\w+\s+){0,2}(?:useful|meaningful|relevant|appropriate|applicable|suitable|"
-    r"typical|commonly used|something|measured|reported|used|tracked)\b",
+    r"typical|commonly used|something|measured|reported|used|tracked|right|apply|applies|informative)\b",
     re.IGNORECASE,
 )
 
@@ -205,6 +218,16 @@ def plain(text: str) -> str:
     for pattern, full in _CONTRACTIONS:
         text = pattern.sub(full, text)
     return text
+
+
+# Markdown emphasis around words and figures ("**Three-year average: 55.1%**", "*yes*", "__no__"):
+# layout, not content; a lone "*" between operands ("3 * 4", "3*4") stays a product.
+_EMPHASIS = re.compile(r"\*\*|__|(?<![\w%)])\*(?=[\w$(])|(?<=[\w%).])\*(?![\w$(])")
+
+
+def unmarked(text: str) -> str:
+    """The text without markdown emphasis, so "55.1%**" is not read as a figure times something."""
+    return _EMPHASIS.sub("", text)
 
 
 def sentences(text: str) -> list[str]:
@@ -251,13 +274,24 @@ _YES = re.compile(
     r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?(yes|no)\b",
     re.IGNORECASE,
 )
-# "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no."
-# (a "no" must be followed by punctuation there: "so no dividend was paid" is not a stance).
+# "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no.",
+# "So, as far as the filing shows, yes — ...", "So, probably not — ..." (a "no" must be followed by
+# punctuation there: "so no dividend was paid" is not a stance).
 _ANSWER_IS = re.compile(
     r"\bthe answer is:? ?\W?(yes|no)\b|"
-    r"(?:^|[.!?;:]\s+|\n\s*)(?:so|thus|therefore|hence|in short|in summary|overall),?\s+(yes|no)\s*[,.;:!]",
+    # a labelled conclusion: "Result: No — ...", "Short answer: yes", "Conclusion: No."
+    r"(?:^|[.!?]\s+|\n\s*)\W*(?:(?:short |final )?answer|result|conclusion|verdict|bottom line)\s*:\s*\W?"
+    r"(yes|no)\b|"
+    r"(?:^|[.!?;:]\s+|\n\s*)(?:so|thus|therefore|hence|in short|in summary|overall),?\s+"
+    r"(?:[^.!?\n,]{1,60},\s+)?(?:(?:probably|likely|most likely)\s+(yes|no|not)|(yes|no))\s*[,.;:!—–]",
     re.IGNORECASE,
 )
+
+
+def _said(m: re.Match[str]) -> str:
+    """The yes/no a stance pattern matched ("probably not" is a no)."""
+    word = next(g for g in m.groups() if g).lower()
+    return "no" if word == "not" else word
 _YES_NO_QUESTION = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|will|would|should)\b", re.IGNORECASE
 )
@@ -267,7 +301,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 def stance(text: str) -> str | None:
     """``yes``/``no`` when the text opens with one (or says "the answer is no"), else None."""
     m = _YES.match(text.strip()) or _ANSWER_IS.search(text)
-    return next(g for g in m.groups() if g).lower() if m else None
+    return _said(m) if m else None
 
 
 def implied_stance(question: str, answer: str) -> str | None:
@@ -326,7 +360,7 @@ def concluded_stance(question: str, answer: str) -> str | None:
         return None
     last = concluding[-1]
     if m := _ANSWER_IS.search(last):
-        return next(g for g in m.groups() if g).lower()
+        return _said(m)
     return _restated_stance(question, last)
 # Questions about a measured quantity: the figures in a yes/no answer to them are its substance.
 _METRIC_QUESTION = re.compile(
@@ -404,6 +438,8 @@ def content_words(text: str) -> set[str]:
 def _stem(word: str) -> str:
     word = word.strip("'-")
     for suffix in ("'s", "ing", "ed", "es", "s"):
+        if suffix == "es" and not re.search(r"(?:[xz]|[cs]h|ss)es$", word) or word.endswith("ss"):
+            continue  # "nominees", "expenses": + "s"; "branches", "businesses": + "es"; "business"
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word
@@ -484,11 +520,14 @@ _LONE_FIGURE = re.compile(
 
 def is_figure_gold(gold_answer: str | float | int) -> bool:
     """The gold is a single figure: a JSON number, or a string that is one figure and nothing else."""
-    if isinstance(gold_answer, bool):
-        return False
-    if isinstance(gold_answer, int | float):
-        return True
+    if not isinstance(gold_answer, str):
+        return _json_number(gold_answer)
     return bool(_LONE_FIGURE.match(gold_answer)) and len(extract_quantities(gold_answer)) == 1
+
+
+def _json_number(gold_answer: object) -> bool:
+    """A gold given as a JSON number (a bool is not one)."""
+    return isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool)
 
 
 def _question_scale(question: str) -> float | None:
@@ -499,7 +538,7 @@ def _question_scale(question: str) -> float | None:
 
 def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quantity]:
     scale = _question_scale(question)
-    if isinstance(gold_answer, int | float) and not isinstance(gold_answer, bool):
+    if _json_number(gold_answer):
         if scale:
             return [number_quantity(gold_answer, scale=scale, scale_stated=True)]
         return [number_quantity(gold_answer)]
@@ -654,7 +693,7 @@ def stated_quantities(answer: str) -> list[Quantity]:
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 
 @cache
@@ -694,7 +733,7 @@ class RulesJudge:
         return self.judge_sync(question, gold_answer, answer)
 
     def judge_sync(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
-        verdict, confident, reasoning, details = self._decide(question, gold_answer, answer or "")
+        verdict, confident, reasoning, details = self._decide(question, gold_answer, unmarked(answer or ""))
         if self.abstain and not confident:
             # The rules reached a verdict only by weak evidence (word overlap, an implied stance,
             # a partial figure match): say so instead of guessing; hybrid asks the LLM judge.
@@ -748,6 +787,10 @@ class RulesJudge:
             # filing shows none and goes on to say what it does show agrees with it. An absence
             # alone, or with an inability or a hand-back anywhere ("I cannot tell"), is a refusal.
             return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
+        if refusals and not strong and _YES_NO_QUESTION.match(question) and stance(answer):
+            # Only the source's silence on a detail ("the 10-K does not give a retention rate"), then a
+            # stated yes or no: the answer committed.
+            refusals = []
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         if premise := premise_conflict(question, gold, answer):

@@ -480,8 +480,8 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 3+5c19afc166): worst file 83.0%
-# (the closed-book hold-out), mean of files 91.4%; with --abstain 74.2% decided at 96.1% agreement.
+# Measured over the 8 files of ../shared/financebench/labels (rules 4+74529fefd4): worst file 83.0%
+# (the closed-book hold-out), mean of files 91.3%; with --abstain 74.2% decided at 96.0% agreement.
 # Floors sit a little below, so a rule change that loses agreement fails here.
 FLOOR_FILE = 0.81
 FLOOR_MEAN = 0.90
@@ -677,3 +677,85 @@ def test_other_ways_to_write_units(text: str, value: float, percent: bool) -> No
     (q,) = extract_quantities(text)
     assert (q.value, q.percent) == (pytest.approx(value), percent)
     assert extract_quantities("3M is a conglomerate") == []  # a lone letter without a currency is a name
+
+
+# --------------------------------------------------------------- from the second independent set's dev half
+def test_markdown_emphasis_is_layout_not_an_operator(rules: RulesJudge) -> None:
+    q = "What is Foo's three year average of cost of goods sold as a % of revenue from FY2016 to FY2018?"
+    table = "| FY | COGS % |\n|---|---|\n| 2016 | 50.3% |\n| 2017 | 53.5% |\n| 2018 | 58.8% |\n\n"
+    # "54.2%**" was read as 54.2% times something: an operand, not a claim
+    assert rules.judge_sync(q, "54.2%", table + "**Three-year average: 54.2%**").verdict == "correct"
+    assert rules.judge_sync(q, "54.2%", table + "**Three-year average: 58.3%**").verdict == "incorrect"
+    from bench.judges.rules import unmarked
+
+    assert unmarked("*yes*, __no__ and **12.5%**") == "yes, no and 12.5%"
+    assert unmarked("3 * 4 = 12 and 3*4 = 12") == "3 * 4 = 12 and 3*4 = 12"  # a product stays one
+
+
+def test_a_labelled_conclusion_is_a_stance(rules: RulesJudge) -> None:
+    q = "Did Foo's net margin increase in Q2 FY2023 compared to Q2 FY2022?"
+    gold = "Yes, net margin rose from 20% to 20.1%."
+    working = "Q2 FY2023: 5,144 / 25,530 = 20.1%\nQ2 FY2022: 4,814 / 24,020 = 20.0%\n\n"
+    v = rules.judge_sync(q, gold, working + "Result: No — the margin slipped.")
+    assert (v.verdict, v.confident) == ("incorrect", True)
+    assert rules.judge_sync(q, gold, working + "Short answer: yes.").verdict == "correct"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # inabilities in other words: "work out", "be listed"
+        "Only the 2022 rate (21.6%) is in the passage I was given, so I can't work out how much it changed.",
+        "| FY | Deal |\n|---|---|\n| FY2023 | not identified |\n\nThe context lacks the acquisitions note, "
+        "so the deals completed in these years cannot be listed.",
+        # the speaker declines to commit to a figure
+        "The margin depends on which amortization you add back; I'd rather not commit to a specific figure.",
+        "I'm hesitant to put a number on this: the D&A line may not match what is in operating profit.",
+        "Rather than guess, I'd hold off on giving a value; 365 x average AP / COGS gives it exactly.",
+    ],
+)
+def test_inabilities_and_declining_to_commit_are_refusals(rules: RulesJudge, answer: str) -> None:
+    q = "How much has Foo's effective tax rate changed between FY2021 and FY2022?"
+    assert rules.judge_sync(q, "It rose from 20% in FY2021 to 23% in FY2022.", answer).verdict == "refusal"
+
+
+def test_an_answer_taken_from_the_questions_way_out_is_an_answer(rules: RulesJudge) -> None:
+    q = "What are Foo's restructuring costs in its FY2022 income statement? If not outlined, state 0."
+    answer = (
+        "As far as I can tell, the income statement does not show restructuring as its own line. Under "
+        "the question's rule, the answer is likely 0."
+    )
+    v = rules.judge_sync(q, "Foo's restructuring costs were $411 million.", answer)
+    assert v.verdict == "incorrect"
+    assert rules.judge_sync(q, "0", answer).verdict == "correct"
+
+
+def test_silence_on_a_detail_then_a_stated_yes_or_no_is_an_answer(rules: RulesJudge) -> None:
+    q = "Was Foo able to retain its card members during 2022?"
+    yes = (
+        "It looks that way. The 10-K does not give a retention percentage, but management says retention "
+        "stayed high. So, as far as the filing shows, yes — Foo kept its card members."
+    )
+    assert rules.judge_sync(q, "Yes", yes).verdict == "correct"
+    no = yes.replace("yes — Foo kept", "probably not — Foo lost many of")
+    assert rules.judge_sync(q, "Yes", no).verdict == "incorrect"
+    # without a stated yes or no, the silence of the source is still a refusal
+    silent = "The 10-K does not give a retention percentage. It discusses card fees instead."
+    assert rules.judge_sync(q, "Yes", silent).verdict == "refusal"
+
+
+def test_more_ways_to_reject_the_premise(rules: RulesJudge) -> None:
+    for answer in (
+        "Operating margin isn't the right lens for a card issuer like Baz; judge it by net interest yield.",
+        "The question of an improving operating margin doesn't really apply to a bank such as Baz.",
+    ):
+        v = rules.judge_sync(PREMISE_Q, "Performance is not measured through operating margin.", answer)
+        assert v.verdict == "correct", answer
+
+
+def test_plural_and_singular_are_one_content_word() -> None:
+    from bench.judges.rules import content_words
+
+    assert content_words("nominees expenses branches businesses") == content_words(
+        "nominee expense branch business"
+    )
