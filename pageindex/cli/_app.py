@@ -52,6 +52,8 @@ class OneLineErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         setup_logging(verbose=False)
+        previous_stdout = sys.stdout
+        sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
             if _PLUGIN_ERROR is not None:
                 raise _PLUGIN_ERROR
@@ -74,7 +76,7 @@ class OneLineErrors(TyperGroup):
             err_console.print("interrupted", highlight=False)
             code = ExitCode.INTERRUPTED
         except BrokenPipeError:
-            # The reader of our output went away (``| head``): what it wanted, it has; stop quietly.
+            # A closed pipe _ReaderMayLeave did not see (a write around it): what it wanted, it has.
             _silence_stdout()
             code = ExitCode.OK
         except SystemExit as exc:
@@ -95,9 +97,37 @@ class OneLineErrors(TyperGroup):
             sys.stdout.flush()
         except BrokenPipeError:
             _silence_stdout()
+        finally:
+            sys.stdout = previous_stdout
         if standalone_mode:
             sys.exit(int(code))
         return code
+
+
+class _ReaderMayLeave:
+    """The CLI's stdout. A reader that goes away early (``| head -1``) takes the rest of the output
+    with it, never the command's work or its exit code: the first write or flush that meets the
+    closed pipe points stdout at /dev/null and the command goes on (a ``bench run`` runs every
+    sample, a failing ``bench gate`` still exits 1). Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            _silence_stdout()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _silence_stdout() -> None:

@@ -355,6 +355,31 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path
         assert first.strip() and err == "", (args, err)
 
 
+def _first_line_then_leave(*args: str) -> tuple[int, str]:
+    """Run the CLI, read one line of its output and close the pipe, as ``| head -1`` does."""
+    proc = _cli(*args)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert first.strip(), err
+    return proc.wait(timeout=300), err
+
+
+def test_a_reader_that_leaves_takes_the_output_not_the_work_or_the_exit_code(tmp_path):
+    """``bench run ... | head -1`` in a CI step still runs every sample and finishes the run (it used to
+    stop with exit 0, the run left ``running``), and a failing gate whose output is cut still exits 1."""
+    run_dir = tmp_path / "run"
+    code, err = _first_line_then_leave(
+        "bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+        "--out", str(run_dir),
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
+    assert len((run_dir / "samples.jsonl").read_text().splitlines()) == 18
+    code, err = _first_line_then_leave("bench", "gate", str(run_dir), "--min-accuracy", "0.99")
+    assert code == ExitCode.CHECK_FAILED and "Traceback" not in err
+
+
 def test_cache_clear_without_an_answer_deletes_nothing_and_exits_0(tmp_path):
     cache = tmp_path / "llm.sqlite"
     proc = _cli("cache", "clear", "--cache-path", str(cache), stdin=subprocess.DEVNULL)  # end of input
