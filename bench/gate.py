@@ -4,9 +4,10 @@
 the one named) and returns a :class:`GateResult` (exit code 0 when all hold, 1 when any fails),
 one :class:`RuleResult` per check and retriever:
 
-- ``complete`` (one per gate): the run finished (``run.json`` status ``finished``); a run that
-  was interrupted, killed, stopped by its budget or failed fails the gate unless ``allow_partial``
-  (then it is judged on the samples it has).
+- ``complete`` (one per gate, and one for the baseline): the run finished (``run.json`` status
+  ``finished``); a run that was interrupted, killed, stopped by its budget or failed fails the gate
+  unless ``allow_partial`` (then it is judged on the samples it has). So does an unfinished baseline:
+  a drop measured on the few samples a budget-stopped baseline holds is no regression check.
 - ``coverage`` (with a baseline): the run holds every (question, retriever, repeat) of the
   baseline. A partial run fails unless ``allow_partial``; then every other check of that retriever
   uses only the samples both runs share.
@@ -196,10 +197,11 @@ def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
     )
 
 
-def _complete_rule(run: Run, allow_partial: bool) -> RuleResult:
+def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleResult:
+    """``role`` is ``run`` (the run gated) or ``baseline`` (the run it is compared with)."""
     status = run.info.status
     done = status == "finished"
-    head = f"complete [run]: {run.run_id} is {status} with {len(run.samples)} samples"
+    head = f"complete [{role}]: {run.run_id} is {status} with {len(run.samples)} samples"
     if done:
         tail = ""
     elif allow_partial:
@@ -208,7 +210,7 @@ def _complete_rule(run: Run, allow_partial: bool) -> RuleResult:
         tail = "; required: finished (--allow-partial judges the samples it has)"
     return RuleResult(
         rule="complete",
-        scope="run",
+        scope=role,
         passed=done or allow_partial,
         measured=1.0 if done else 0.0,
         threshold=1.0,
@@ -317,6 +319,8 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
         run_id=run.run_id, baseline_id=baseline.run_id if baseline else None, warnings=warnings
     )
     result.rules.append(_complete_rule(run, rules.allow_partial))
+    if baseline is not None:
+        result.rules.append(_complete_rule(baseline, rules.allow_partial, role="baseline"))
     for scope in scopes:
         mine = [s for s in run.samples if s.retriever == scope]
         base = [s for s in baseline.samples if s.retriever == scope] if baseline is not None else []

@@ -89,7 +89,8 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "PASS  min-accuracy [agent]: 96.7% (required >= 90.0%)" in res.output
     assert "PASS  coverage [agent]: 30 of 30 samples of baseline base\n" in res.output
-    assert "gate passed: 7/7 rules hold" in res.output
+    assert "PASS  complete [baseline]: base is finished with 30 samples\n" in res.output
+    assert "gate passed: 8/8 rules hold" in res.output
 
     junit = tmp_path / "out" / "gate.xml"
     res = _gate(bad, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05", "--junit", junit)
@@ -98,10 +99,11 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "FAIL  max-drop [agent]: drop +40.0 pp" in res.output
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "7" and suite.get("failures") == "2"
+    assert suite.get("tests") == "8" and suite.get("failures") == "2"
     names = [c.get("name") for c in suite.iter("testcase")]
     assert names == [
         "complete[run]",
+        "complete[baseline]",
         "coverage[agent]",
         "errors[agent]",
         "judged[agent]",
@@ -111,7 +113,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     ]
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failed == ["min-accuracy[agent]", "max-drop[agent]"]
-    assert "gate FAILED: 5/7 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
+    assert "gate FAILED: 6/8 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
 
     res = _gate(tmp_path / "missing", "--min-accuracy", "0.5", "--junit", junit)
     assert res.exit_code == 2 and "does not exist" in res.output
@@ -152,7 +154,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
     assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
     assert res.output.rstrip().endswith(
-        "gate FAILED: 4/7 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
+        "gate FAILED: 5/8 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
     )
 
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9", "--allow-partial")
@@ -162,7 +164,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "PASS  min-accuracy [agent]: 100.0% (required >= 90.0%)" in res.output  # z000, z001 left out
     assert "on 2 shared samples, 0 lost / 0 gained" in res.output
     assert "2 of 2 answered, 0 errors (0 replay misses), 0 fails" in res.output
-    assert "gate passed: 7/7 rules hold" in res.output
+    assert "gate passed: 8/8 rules hold" in res.output
 
 
 def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: Path) -> None:
@@ -181,8 +183,27 @@ def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: 
         write_run(tmp_path / "empty", [], info=run_info("empty", status="aborted_due_to_budget"))
     )
     res = evaluate_gate(empty, GateRules(max_drop=0.05), base)
-    assert [r.name for r in res.rules] == ["complete[run]", "coverage[agent]", "coverage[planner]"]
-    assert res.exit_code == 1 and all(not r.passed for r in res.rules)
+    assert [r.name for r in res.rules] == [
+        "complete[run]", "complete[baseline]", "coverage[agent]", "coverage[planner]"
+    ]
+    assert res.exit_code == 1 and [r.name for r in res.rules if r.passed] == ["complete[baseline]"]
+
+
+def test_an_unfinished_baseline_fails_unless_allow_partial(tmp_path: Path) -> None:
+    """A drop measured on the few samples a budget-stopped baseline holds is no regression check: the
+    gate used to pass with only a warning (review 6: max-drop decided on 1 shared sample)."""
+    base = write_run(tmp_path / "base", outcomes("c"), info=run_info("base", status="aborted_due_to_budget"))
+    cand = write_run(tmp_path / "cand", outcomes("c" * 10), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  complete [baseline]: base is aborted_due_to_budget with 1 samples; required: finished "
+        "(--allow-partial judges the samples it has)"
+    ) in res.output
+    assert res.output.rstrip().endswith("failed: complete[baseline]")
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--allow-partial")
+    assert res.exit_code == 0, res.output
+    assert "PASS  complete [baseline]: base is aborted_due_to_budget with 1 samples; --allow" in res.output
 
 
 # ----------------------------------------------------------------------------- errors and replay misses
