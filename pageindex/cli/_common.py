@@ -270,10 +270,11 @@ def timeout_option(default: float | None = None, *, help: str) -> Any:
 FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
 
 
-def parse_fraction(option: str, raw: str) -> float:
+def parse_fraction(option: str, raw: str, *, exclusive: bool = False) -> float:
     """``0.6``, ``.6`` or ``60%`` -> 0.6. Anything else, or outside 0-1 (0%-100%), raises
     ``ValueError`` with one line naming the option. A bare number above 1 (``50``) is refused
-    rather than guessed to be a percentage."""
+    rather than guessed to be a percentage. ``exclusive``: 0 and 1 are refused too (a significance
+    level of 0 calls no drop significant, of 1 every drop)."""
     text = raw.strip()
     percent = text.endswith("%")
     try:
@@ -289,6 +290,8 @@ def parse_fraction(option: str, raw: str) -> float:
             else ""
         )
         raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
+    if exclusive and value in (0.0, 1.0):
+        raise ValueError(f"{option} must be above 0 and below 1 (0%-100%, both excluded); got {raw!r}")
     return value
 
 

@@ -337,6 +337,8 @@ def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
         (["--max-drop", "-0.1"], "error: --max-drop must be a fraction from 0 to 1"),
         (["--min-answered", "150%"], "error: --min-answered must be a fraction from 0 to 1"),
         (["--alpha", "nan"], "error: --alpha must be a fraction from 0 to 1"),
+        # a significance level of 0 calls no drop significant: max-drop could never fail
+        (["--alpha", "0"], "error: --alpha must be above 0 and below 1 (0%-100%, both excluded); got '0'"),
         (["--test", "foo"], "error: --test must be one of mcnemar, bootstrap; got 'foo'"),
         (
             ["--max-tokens-per-question", "lots"],
