@@ -266,7 +266,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(f"model {model}: budget exhausted ({exc})", code=ExitCode.BUDGET)
         save()
         outcome = answer.result
-        if outcome.status == "error" and outcome.error_kind == "bad_input":  # e.g. --opt pages=999
+        # an option that does not fit this filing (--opt pages=999), or one a retriever needs and
+        # ask cannot supply otherwise (-r oracle without --opt pages: no gold pages here)
+        if outcome.status == "error" and outcome.error_kind in ("bad_input", "no_evidence"):
             fail(f"{outcome.error}", code=ExitCode.BAD_INPUT)
         unusable = outcome.status == "fail" and is_model_failure(outcome.error_kind)
         if as_json:

@@ -3,7 +3,7 @@
 The upper bound of what retrieval can reach: the model sees exactly the pages the dataset
 marks as evidence (``QuestionContext.evidence_pages``, or the ``pages`` option), nothing else.
 Without gold pages the retrieval ends in ``error`` (kind ``no_evidence``): there is nothing
-to be an oracle about. Pages outside the filing are dropped (a trace event says so); a ``pages``
+to be an oracle about (``ask``, whose question has no gold pages, exits 2: give ``--opt pages=``). Pages outside the filing are dropped (a trace event says so); a ``pages``
 option naming no page the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2).
 """
 
@@ -52,7 +52,10 @@ async def oracle(run: QuestionRun, opts: OracleOptions) -> RetrievalResult:
         run.event("error", f"evidence pages {outside} are outside 1..{run.tree.page_count}")
     pages = [p for p in pages if 1 <= p <= run.tree.page_count]
     if not pages:
-        reason = "no gold evidence pages for this question (pass context evidence_pages or the pages option)"
+        reason = (
+            "no gold evidence pages for this question: give the pages option (on the command line "
+            "--opt pages=N,M) or the question's evidence pages"
+        )
         run.event("error", reason)
         return run.result("error", error=reason, error_kind="no_evidence")
     run.event("decision", f"answering from gold pages {pages}", pages=pages)

@@ -423,6 +423,13 @@ def test_ask_with_oracle_pages_the_filing_does_not_have_is_bad_input(tmp_path, q
         assert code == ExitCode.BAD_INPUT, output
         assert_one_error_line(output)
         assert says in output and "no gold evidence" not in output and "invalid literal" not in output
+    # no --opt pages at all: ask's question has no gold pages, so the oracle has none (exit 2, the flag
+    # named; it was exit 4, "retrieval failed", naming a Python argument)
+    for extra in ([], ["--json"]):
+        code, output = invoke(["ask", str(filing), "What was revenue?", "-r", "oracle", *extra, *SCRIPTED])
+        assert code == ExitCode.BAD_INPUT, output
+        assert_one_error_line(output)
+        assert "--opt pages=N,M" in output and "context evidence_pages" not in output
 
 
 def test_build_summaries_from_unusable_replies_is_exit_4_and_writes_nothing(tmp_path, quiet_env):
