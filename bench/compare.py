@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from bench.rundir import Run
 from bench.runinfo import provenance
 from bench.samples import Sample
-from bench.stats import PairedTest, Proportion, paired_test, wilson_interval
+from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
 from bench.summary import NO_VALUE, ci_text
 
 CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
@@ -259,7 +259,8 @@ def compare_pairs(
     pairs = [(a, b) for a, b in pairs if "uncertain" not in (a.verdict, b.verdict)]
     ya = [1.0 if a.verdict == "correct" else 0.0 for a, _ in pairs]
     yb = [1.0 if b.verdict == "correct" else 0.0 for _, b in pairs]
-    test = paired_test(ya, yb, method, clusters=[a.doc_id or a.question_id for a, _ in pairs])
+    units = [f"{a.question_id}\x00{a.retriever}" for a, _ in pairs]  # repeats of one question: one unit
+    test = paired_test(ya, yb, method, clusters=[a.doc_id or a.question_id for a, _ in pairs], units=units)
     improved, regressed = [], []
     for (a, b), xa, xb in zip(pairs, ya, yb, strict=True):
         if xa == xb:
@@ -281,8 +282,7 @@ def compare_pairs(
         deltas.append(
             MetricDelta(metric=metric, a=va, b=vb, delta=None if va is None or vb is None else vb - va)
         )
-    acc_a = wilson_interval(int(sum(ya)), len(ya))
-    acc_b = wilson_interval(int(sum(yb)), len(yb))
+    acc_a, acc_b = accuracy_interval(ya, units), accuracy_interval(yb, units)
     return GroupComparison(
         by=by,
         group=group,

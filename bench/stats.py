@@ -1,6 +1,7 @@
 """Statistics for accuracy figures: confidence intervals and paired tests.
 
 - :func:`wilson_interval` - Wilson score interval for a proportion.
+- :func:`accuracy_interval` - Wilson, or a bootstrap over questions when they were repeated.
 - :func:`cluster_bootstrap_interval` - percentile bootstrap resampling whole clusters (documents),
   for when questions about the same filing are not independent.
 - :func:`mcnemar_exact` - exact McNemar test on the discordant pairs of two paired 0/1 outcomes.
@@ -83,6 +84,18 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Proportion:
     )
 
 
+def accuracy_interval(
+    outcomes: Sequence[float], units: Sequence[str], confidence: float = 0.95
+) -> Proportion:
+    """The interval of a share of 0/1 ``outcomes``: Wilson's over the samples, or, when a unit (a
+    question run by one retriever) holds several samples (``--repeats``), a bootstrap that resamples
+    whole units: K repeats of a question are not K independent observations, and counting them so
+    narrows the interval by about sqrt(K)."""
+    if len(set(units)) < len(units):
+        return cluster_bootstrap_interval(outcomes, units, confidence=confidence)
+    return wilson_interval(int(sum(outcomes)), len(outcomes), confidence)
+
+
 def _cluster_index(clusters: Sequence[str]) -> tuple[np.ndarray, int]:
     _, idx = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
     return idx, int(idx.max()) + 1 if len(idx) else 0
@@ -135,10 +148,23 @@ def _discordant(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.
     return xa, xb, a_only, b_only
 
 
-def mcnemar_exact(a: Sequence[float], b: Sequence[float]) -> PairedTest:
+def mcnemar_exact(
+    a: Sequence[float], b: Sequence[float], *, units: Sequence[str] | None = None
+) -> PairedTest:
     """Exact (binomial) McNemar test: under H0 each discordant pair is equally likely to favour A or B.
-    Two-sided p-value; 1.0 when there are no discordant pairs."""
+    Two-sided p-value; 1.0 when there are no discordant pairs.
+
+    ``units`` names what each pair is an observation of (the question, when a run repeats its
+    questions): pairs of one unit are collapsed into one, discordant when the unit's mean outcome
+    differs between A and B. Repeats of one question are not independent evidence: counted one by
+    one, K identical repeats would make a drop look K times as certain. Without repeats (every unit
+    once) it is the plain test. ``a_only``/``b_only`` then count units."""
     xa, xb, a_only, b_only = _discordant(a, b)
+    if units is not None and len(set(units)) < len(units):
+        idx, m = _cluster_index(units)
+        mean_a = np.bincount(idx, weights=xa, minlength=m) / np.bincount(idx, minlength=m)
+        mean_b = np.bincount(idx, weights=xb, minlength=m) / np.bincount(idx, minlength=m)
+        a_only, b_only = int(np.sum(mean_a > mean_b)), int(np.sum(mean_b > mean_a))
     discordant = a_only + b_only
     p = 1.0 if discordant == 0 else _binomial_two_sided_half(b_only, discordant)
     diff = float(xb.mean() - xa.mean()) if len(xa) else 0.0
@@ -203,10 +229,12 @@ def paired_test(
     b: Sequence[float],
     method: Literal["mcnemar", "bootstrap"] = "mcnemar",
     clusters: Sequence[str] | None = None,
+    units: Sequence[str] | None = None,
 ) -> PairedTest:
-    """The paired test named by ``method`` (``mcnemar`` needs 0/1 outcomes)."""
+    """The paired test named by ``method`` (``mcnemar`` needs 0/1 outcomes). ``clusters`` (documents)
+    are what the bootstrap resamples; ``units`` (questions) are what McNemar counts once each."""
     if method == "mcnemar":
-        return mcnemar_exact(a, b)
+        return mcnemar_exact(a, b, units=units)
     if method == "bootstrap":
         return paired_bootstrap(a, b, clusters=clusters)
     raise ValueError(f"unknown paired test {method!r}: use mcnemar or bootstrap")

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
 from bench.samples import Sample
-from bench.stats import Proportion, cluster_bootstrap_interval, wilson_interval
+from bench.stats import Proportion, accuracy_interval, cluster_bootstrap_interval
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +200,12 @@ def _repeat_agreement(frame: pd.DataFrame) -> RepeatAgreement | None:
     )
 
 
+def _accuracy_interval(frame: pd.DataFrame) -> Proportion:
+    """:func:`bench.stats.accuracy_interval` with a question run by one retriever as the unit."""
+    units = frame["question_id"].astype(str) + "\x00" + frame["retriever"].astype(str)
+    return accuracy_interval(frame["correct"].astype(float).tolist(), units.tolist())
+
+
 def summarize_group(
     frame: pd.DataFrame, by: str, group: str, keys: dict[str, str] | None = None, dropped: int = 0
 ) -> GroupSummary:
@@ -226,8 +232,8 @@ def summarize_group(
         failed=int((frame["status"] == "fail").sum()),
         errored=errored,
         dropped=dropped,
-        accuracy=wilson_interval(correct, n),
-        accuracy_no_errors=wilson_interval(int(no_err["correct"].sum()), len(no_err)),
+        accuracy=_accuracy_interval(frame),
+        accuracy_no_errors=_accuracy_interval(no_err),
         accuracy_by_doc=cluster_bootstrap_interval(
             frame["correct"].astype(float).tolist(), frame["doc_id"].tolist()
         ),

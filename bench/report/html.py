@@ -289,11 +289,11 @@ def _figures(runs: Sequence[Run]) -> str:
     figs = [
         (
             plots.accuracy_vs_tokens(runs),
-            "Accuracy (Wilson 95% CI) against mean retriever tokens per question; circled points are "
+            "Accuracy (95% CI) against mean retriever tokens per question; circled points are "
             "on the Pareto front (no other point is both cheaper and more accurate).",
         ),
-        (plots.accuracy_by(runs, "question_type"), "Accuracy by question type (Wilson 95% CI)."),
-        (plots.accuracy_by(runs, "doc_type"), "Accuracy by document type (Wilson 95% CI)."),
+        (plots.accuracy_by(runs, "question_type"), "Accuracy by question type (95% CI)."),
+        (plots.accuracy_by(runs, "doc_type"), "Accuracy by document type (95% CI)."),
         (
             plots.effort_distribution(runs),
             "Iterations and tool calls per sample: share of samples at each count.",
@@ -530,8 +530,8 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
 <title>{_e(title)}</title><style>{CSS}</style></head>
 <body>
 <h1>{_e(title)}</h1>
-<p class="muted">Generated {now}. Accuracy counts errors as not correct; intervals are Wilson 95%
-unless said otherwise.</p>
+<p class="muted">Generated {now}. Accuracy counts errors as not correct; intervals are 95% (Wilson's, or
+over whole questions when they were repeated) unless said otherwise.</p>
 <section id="runs"><h2>Runs</h2><div class="scroll">{_run_info(runs)}</div>{_warnings(runs)}</section>
 <section id="summary"><h2>Summary</h2>{_summary(runs)}</section>
 {ab_section}

@@ -4,7 +4,7 @@ Each series is one retriever + model of one run (``"agent / gpt-4o-mini"``, pref
 when several runs are shown) and keeps its colour in every figure. Axes are scaled to the data with
 a margin (nothing sits half outside the plot), legends sit outside the plotting area, and
 distributions of small integers (iterations, tool calls, repeats correct) are drawn as histograms.
-Accuracy error bars are the Wilson 95% intervals of the summary.
+Accuracy error bars are the 95% intervals of the summary.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 @styled
 def accuracy_vs_tokens(runs: Sequence[Run]) -> str:
-    """Accuracy (Wilson 95% CI) against mean retriever tokens per question, one point per retriever
+    """Accuracy (95% CI) against mean retriever tokens per question, one point per retriever
     + model of each run; the Pareto front (no point is both cheaper and more accurate) is joined."""
     fig = Figure(figsize=(6.4, 3.8))
     ax = fig.subplots()
@@ -140,7 +140,7 @@ def accuracy_vs_tokens(runs: Sequence[Run]) -> str:
 
 @styled
 def accuracy_by(runs: Sequence[Run], field: str) -> str:
-    """Accuracy per ``field`` value (question_type or doc_type) with Wilson 95% intervals: one row
+    """Accuracy per ``field`` value (question_type or doc_type) with 95% intervals: one row
     per value, one dot and interval per retriever + model (of each run)."""
     rows = []
     for i, (label, frame) in enumerate(series_frames(runs)):

@@ -427,3 +427,18 @@ def test_junit_that_is_a_directory_is_refused_before_any_verdict(tmp_path: Path)
     assert res.output.strip().splitlines() == [
         f"error: --junit {tmp_path}: is a directory; give a file path (e.g. {tmp_path / 'gate.xml'})"
     ]
+
+
+def test_max_drop_counts_a_repeated_question_once(tmp_path: Path) -> None:
+    """``--repeats 3``: the candidate loses 2 of 5 questions in all three repeats. That is the evidence
+    of 2 questions (McNemar p = 0.5: noise at alpha 0.05), not of 6 independent samples (p = 0.031)."""
+
+    def repeated(pattern: str) -> list:
+        return [s.model_copy(update={"repeat": r}) for r in range(3) for s in outcomes(pattern)]
+
+    base = write_run(tmp_path / "base", repeated("ccccc"))
+    cand = write_run(tmp_path / "cand", repeated("iiccc"), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
+    assert res.exit_code == 0, res.output
+    assert "PASS  max-drop [agent]: drop +40.0 pp" in res.output
+    assert "6 lost / 0 gained, McNemar p=0.5)" in res.output

@@ -68,3 +68,22 @@ def test_cluster_bootstrap_is_wider_when_documents_disagree() -> None:
     assert clustered.high - clustered.low > plain.high - plain.low
     single = cluster_bootstrap_interval([1, 0, 1], ["a", "a", "a"])
     assert single.method == "wilson" and single.k == 2
+
+
+def test_mcnemar_counts_each_question_once_when_it_was_repeated() -> None:
+    """5 questions run 3 times each: B loses 2 of them in every repeat. Counted pair by pair that
+    is 6 discordant pairs (p = 2 / 2**6 = 0.031, "significant"); it is the evidence of 2 questions
+    (p = 0.5)."""
+    a = [1.0] * 15
+    b = [0.0] * 6 + [1.0] * 9
+    units = [f"q{k // 3}" for k in range(15)]  # q0 q0 q0 q1 q1 q1 ...
+    plain = mcnemar_exact(a, b)
+    assert (plain.a_only, plain.p_value) == (6, pytest.approx(2 / 2**6))
+    by_question = mcnemar_exact(a, b, units=units)
+    assert (by_question.a_only, by_question.b_only, by_question.p_value) == (2, 0, 0.5)
+    assert by_question.diff == plain.diff == pytest.approx(-0.4)
+    # a question half lost (correct in 2 of 3 repeats instead of 3) still counts once, for A
+    assert mcnemar_exact([1.0] * 3, [1.0, 0.0, 1.0], units=["q"] * 3).a_only == 1
+    # every question once: the plain test
+    once = mcnemar_exact(a, b, units=[f"q{k}" for k in range(15)])
+    assert (once.a_only, once.p_value) == (plain.a_only, plain.p_value)

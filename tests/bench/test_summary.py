@@ -124,6 +124,22 @@ def test_print_summary_shows_the_tables(tmp_path: Path) -> None:
     assert "planner" in text
 
 
+def test_repeats_do_not_narrow_the_accuracy_interval(tmp_path: Path) -> None:
+    """18 questions, 4 right, run 3 times with identical outcomes: 54 samples but 18 observations.
+    Wilson on 54 would print [13.2, 34.9] against [9.0, 45.2] for the same questions run once; the
+    interval resamples whole questions instead (review 6)."""
+    once = load_run(write_run(tmp_path / "once", outcomes("c" * 4 + "i" * 14)))
+    rows = [s.model_copy(update={"repeat": r}) for r in range(3) for s in outcomes("c" * 4 + "i" * 14)]
+    thrice = load_run(write_run(tmp_path / "thrice", rows))
+    single = once.summary.group("retriever", "agent").accuracy
+    repeated = thrice.summary.group("retriever", "agent").accuracy
+    assert (repeated.n, repeated.value, repeated.method) == (54, pytest.approx(4 / 18), "cluster-bootstrap")
+    narrow = wilson_interval(12, 54)
+    assert repeated.high - repeated.low > (narrow.high - narrow.low) * 1.3
+    assert repeated.high - repeated.low == pytest.approx(single.high - single.low, abs=0.12)
+    assert single.method == "wilson"
+
+
 def test_summarize_takes_the_dataset_loaders_dropped_rows() -> None:
     from bench.datasets.models import DroppedQuestion as LoaderDropped
     from bench.summary import summarize
