@@ -44,6 +44,7 @@ from bench.compare import (
     shared_pairs,
 )
 from bench.rundir import Run
+from bench.runinfo import rejudge_command
 from bench.samples import Sample
 from bench.summary import samples_frame, summarize_group
 
@@ -224,9 +225,10 @@ def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
     message = f"judged [{scope}]: {len(answers) - len(unjudged)} of {len(answers)} answers have a verdict"
     if unjudged:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
+        again = rejudge_command(run.path, run.info.judge, run.info.judge_model)
         message += (
             f"; {len(unjudged)} have none" + (f" (judge failed: {first})" if first else "")
-            + f"; required: all — re-score with `pageindex bench rejudge {run.path}`"
+            + f"; required: all — re-score with `{again}`"
         )
     return RuleResult(
         rule="judged",

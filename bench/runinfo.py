@@ -109,6 +109,15 @@ def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
     ]
 
 
+def rejudge_command(run: str | Path, judge: str, judge_model: str | None) -> str:
+    """The command that judges a run's answers again with the judge it recorded (for answers whose
+    judge call failed), complete enough to run as printed."""
+    model = ""
+    if judge_model:
+        model = f" --judge-models {judge_model}" if judge == "panel" else f" --judge-model {judge_model}"
+    return f"pageindex bench rejudge {run} --judge {judge}{model} -o {str(run).rstrip('/')}-rejudged"
+
+
 def judge_version(judge: Any) -> str:
     """A judge object's version: its ``version`` attribute, else its prompt version, else "1"."""
     version = getattr(judge, "version", None) or getattr(judge, "prompt_version", None)

@@ -26,7 +26,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from bench.datasets.models import DroppedQuestion
-from bench.runinfo import RunInfo
+from bench.runinfo import RunInfo, rejudge_command
 from bench.samples import Sample
 from bench.stats import Proportion, accuracy_interval, cluster_bootstrap_interval
 
@@ -359,9 +359,11 @@ def summary_table_frame(groups: Sequence[GroupSummary]) -> pd.DataFrame:
     return pd.DataFrame(summary_rows(groups)).fillna(NO_VALUE)
 
 
-def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS) -> None:
+def print_summary(
+    summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS, *, run_path: Any = None
+) -> None:
     """Print the summary as rich tables, one per grouping that has more than one group
-    (the per-retriever table always)."""
+    (the per-retriever table always). ``run_path`` makes the commands it suggests runnable as printed."""
     from rich import box
     from rich.console import Console
     from rich.markup import escape
@@ -381,9 +383,10 @@ def print_summary(summary: Summary, console: Any = None, by: Sequence[GroupBy] =
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
         console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)
     if unjudged := summary.overall.unjudged:
+        again = rejudge_command(run_path or "RUN", summary.judge, summary.judge_model)
         console.print(
             f"warning: {unjudged} answers have no verdict (their judge call failed) and count as not "
-            "correct; judge them again with: pageindex bench rejudge RUN --judge NAME -o NEW_RUN",
+            f"correct; judge them again with: {again}",
             highlight=False,
             markup=False,
         )

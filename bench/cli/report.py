@@ -103,4 +103,4 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:
-            print_summary(loaded.summary, console)  # piped: each table whole (print_summary)
+            print_summary(loaded.summary, console, run_path=run)  # piped: each table whole

@@ -319,7 +319,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         for warning in outcome.warnings:
             err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        print_summary(outcome.summary, console=console)
+        print_summary(outcome.summary, console=console, run_path=outcome.run_dir)
         if outcome.skipped_retrievers:
             skipped = outcome.skipped_retrievers
             no_model = all("needs a model" in why for why in skipped.values())

@@ -414,10 +414,15 @@ def test_answers_the_judge_failed_on_fail_the_gate(tmp_path: Path) -> None:
     res = _gate(run, "--min-answered", "0.9")
     assert res.exit_code == 1, res.output
     assert "PASS  min-answered [agent]: 100.0%" in res.output  # every sample has its answer
+    again = f"pageindex bench rejudge {run} --judge rules -o {run}-rejudged"
     assert (
         "FAIL  judged [agent]: 2 of 4 answers have a verdict; 2 have none (judge failed: timeout: judge); "
-        f"required: all — re-score with `pageindex bench rejudge {run}`"
+        f"required: all — re-score with `{again}`"
     ) in res.output
+    # the remedy runs as printed (it used to lack the required --judge and -o), and then the gate passes
+    done = CliRunner().invoke(app, again.split()[1:])
+    assert done.exit_code == 0, done.output
+    assert _gate(Path(f"{run}-rejudged"), "--min-answered", "0.9").exit_code == 0
 
 
 def test_junit_that_is_a_directory_is_refused_before_any_verdict(tmp_path: Path) -> None:

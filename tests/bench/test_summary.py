@@ -164,9 +164,12 @@ def test_answers_whose_judge_call_failed_are_counted_and_said(tmp_path: Path) ->
     overall = run.summary.overall
     assert (overall.unjudged, overall.correct, overall.errored) == (1, 1, 0)
     console = Console(record=True, width=250)
-    print_summary(run.summary, console)
+    print_summary(run.summary, console, run_path=tmp_path / "u")
     text = console.export_text()
     assert "warning: 1 answers have no verdict (their judge call failed)" in text
+    # a command that runs as printed: the run, its judge, an output folder
+    again = f"pageindex bench rejudge {tmp_path / 'u'} --judge rules -o {tmp_path / 'u'}-rejudged"
+    assert f"judge them again with: {again}" in " ".join(text.split())
     assert "unjudged" in text
     clean = Console(record=True, width=250)
     print_summary(load_run(write_run(tmp_path / "c", outcomes("ci"))).summary, clean)
