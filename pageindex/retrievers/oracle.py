@@ -3,8 +3,9 @@
 The upper bound of what retrieval can reach: the model sees exactly the pages the dataset
 marks as evidence (``QuestionContext.evidence_pages``, or the ``pages`` option), nothing else.
 Without gold pages the retrieval ends in ``error`` (kind ``no_evidence``): there is nothing
-to be an oracle about (``ask``, whose question has no gold pages, exits 2: give ``--opt pages=``). Pages outside the filing are dropped (a trace event says so); a ``pages``
-option naming no page the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2).
+to be an oracle about (``ask``, whose question has no gold pages, exits 2: give ``--opt pages=``).
+Pages outside the filing are dropped (a trace event says so); a ``pages`` option naming no page
+the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2).
 """
 
 from __future__ import annotations

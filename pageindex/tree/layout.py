@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pageindex.tree.draft import Draft
 from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug
 from pageindex.tree.pdf import Line, Page
-from pageindex.tree.split import COLUMN_HEAD
+from pageindex.tree.split import COLUMN_HEAD, figure_callout, repeated_labels
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
 _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -97,6 +97,8 @@ def _title_shaped(text: str) -> bool:
     long_words = Counter(w.lower() for w in words if len(w) > 3)
     if long_words and long_words.most_common(1)[0][1] >= 3:
         return False  # "January January January": column headings
+    if figure_callout(text):
+        return False  # "32.6Mt CO2e" set large beside a chart: a key figure
     return not COLUMN_HEAD.search(text) and not _BULLET.match(text)
 
 
@@ -156,7 +158,8 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
             if recurs:
                 continue
             out.append(Candidate(page.number, index, line, text, style, scheme, line.y1, line, style))
-    return [c for c in out if not _BAD_END.search(c.title) or c.scheme]
+    # a title wrapped from column headings repeats itself ("Percentage of Percentage of ...")
+    return [c for c in out if (not _BAD_END.search(c.title) or c.scheme) and not repeated_labels(c.title)]
 
 
 def _in_end_colour(prev: Candidate, line: Line) -> bool:

@@ -28,7 +28,32 @@ COLUMN_HEAD = re.compile(
     re.IGNORECASE,
 )
 
-__all__ = ["SubheadingRules", "attach", "slug", "split_long", "subheading_drafts", "window_drafts"]
+__all__ = [
+    "SubheadingRules", "attach", "figure_callout", "repeated_labels", "slug", "split_long",
+    "subheading_drafts", "window_drafts",
+]  # fmt: skip
+
+# A figure set large as a call-out ("32.6Mt CO2e", "1TWh", "$4.2bn", "12.5 %"): a number with its unit
+# glued on or with a decimal point, and at most one more short unit word. A heading is words.
+_FIGURE_CALLOUT = re.compile(
+    r"^[~≈<>+\-−–]?\s*(?:US)?[$€£¥]?\s*\d[\d,]*(?:(?:\.\d+)\s*[A-Za-z%]{0,5}|[A-Za-z%]{2,5}|%)\d?"
+    r"(?:\s+[A-Za-z]{1,4}\d?[a-z]?)?\s*$"
+)
+_WORDS = re.compile(r"[a-z][a-z'’\-]*")
+
+
+def figure_callout(text: str) -> bool:
+    """A number with its unit, set large: a key figure, not a title."""
+    return bool(_FIGURE_CALLOUT.match(text.strip()))
+
+
+def repeated_labels(text: str) -> bool:
+    """Column headings read as one line: a pair of words said twice ("Percentage of Percentage of",
+    "Net Revenue Percentage Net Revenue Percentage") or a word twice in a row ("Common Common").
+    A title does not repeat itself."""
+    words = _WORDS.findall(text.lower())
+    pairs = [p for p in zip(words, words[1:], strict=False) if not set(p) <= _SMALL]  # not "of the" twice
+    return len(set(pairs)) < len(pairs) or any(a == b for a, b in pairs)
 
 _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
@@ -83,6 +108,8 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     c = line.compact
     if line.header_key in headers or _SKIP.search(c):
         return False
+    if _DANGLING.search(text) or repeated_labels(text) or figure_callout(text):
+        return False  # a wrapped column heading ("Percentage of"), headings said twice, a key figure
     return not is_table_header(line)
 
 
@@ -95,6 +122,7 @@ def is_table_header(line: Line) -> bool:
 
 
 _TERMINAL = re.compile(r"[.,;:]$")
+_DANGLING = re.compile(r"\b(?:and|or|of|the|to|for|in|on|a|an|with|by)$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
 _SMALL = {"and", "or", "of", "the", "for", "to", "in", "on", "with", "by", "a", "an", "from", "at", "as"}
 

@@ -252,3 +252,59 @@ def test_a_two_coloured_heading_wraps_in_the_colour_it_ended_in(tmp_path):
         assert f"Product name: {name} {rest}" in titles, titles
     assert not [t for t in titles if t in ("Fund", "Dividend Fund")], titles
     assert not [t for t in titles if "Product name" in t and "Legal entity" in t], titles
+
+
+def test_key_figures_and_repeated_column_labels_are_not_sections(tmp_path):
+    """A climate report sets its key figures large ("32.6Mt CO2e", "1TWh") beside its chapters, and a
+    table's column headings, bold, read as one line ("Percentage of Percentage of Percentage of"). Neither
+    is a title: the chapters stay the top level (review 6: the figures had become the top level and
+    swallowed the real chapters)."""
+    doc = pymupdf.open()
+    for k, (chapter, sections) in enumerate(CHAPTERS.items()):
+        for i, section in enumerate(sections):
+            page = doc.new_page()
+            y = 60.0
+            if i == 0:
+                page.insert_text((72, y + 20), chapter, fontname="hebo", fontsize=16)
+                y = _body(page, y + 50, 6) + 10
+            if i == 1:  # a call-out figure, larger than any title, then a table with bold column labels
+                page.insert_text((72, y + 24), ["32.6Mt CO2e", "1TWh", "578Mt CO2e"][k], fontname="hebo",
+                                 fontsize=22)  # fmt: skip
+                page.insert_text((72, y + 50), "Percentage of Percentage of Percentage of", fontname="hebo",
+                                 fontsize=12)  # fmt: skip
+                y += 60
+            page.insert_text((72, y + 12), section, fontname="hebo", fontsize=12)
+            _body(page, y + 34, 30)
+    path = tmp_path / "climate.pdf"
+    doc.save(path)
+    doc.close()
+    tree = build_tree(path, use_cache=False)
+    tops = [n.title for n in tree.nodes if n.node_id != "opening"]
+    assert tops == list(CHAPTERS)
+    titles = [n.title for n in tree.walk()]
+    assert not [t for t in titles if "Mt CO2e" in t or "TWh" in t or t.startswith("Percentage of")]
+    assert "Supply Chain Resilience" in titles
+
+
+@pytest.mark.parametrize(
+    ("text", "callout"),
+    [("32.6Mt CO2e", True), ("1TWh", True), ("$4.2bn", True), ("12.5 %", True), ("3M", False),
+     ("2024 AGM", False), ("2023 Highlights", False), ("1. Introduction", False), ("5G Networks", False)],
+)  # fmt: skip
+def test_a_figure_with_its_unit_is_a_callout_not_a_title(text, callout):
+    from pageindex.tree.split import figure_callout
+
+    assert figure_callout(text) is callout
+
+
+@pytest.mark.parametrize(
+    ("text", "repeated"),
+    [("Percentage of Percentage of", True), ("Number of Common Common", True),
+     ("Net Revenue Percentage Net Revenue Percentage", True),
+     ("Independence of the Members of the Board of Directors", False),  # "of the" twice is English
+     ("Risk Management and Risk Factors", False)],
+)  # fmt: skip
+def test_column_labels_read_as_one_line_repeat_themselves(text, repeated):
+    from pageindex.tree.split import repeated_labels
+
+    assert repeated_labels(text) is repeated

@@ -73,6 +73,10 @@ def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
     )
     for bad in bad_starts:
         assert not [t for t in titles if t.startswith(bad)], bad
+    # bold column labels read as one line ("Percentage of Percentage of Percentage of") or wrapped
+    # ("Percentage of — Outstanding — Number of Common Common"): review 6
+    for bad in ("Percentage of Percentage of", "Percentage of —", "Platform Net Revenue Percentage Net"):
+        assert not [t for t in titles if t.startswith(bad)], bad
 
 
 RELEASES_FB = [
@@ -137,6 +141,7 @@ def test_microsoft_8k_release_sections(filing_tree):
     assert outside_statements(tree, r"^Business Outlook$")
     assert outside_statements(tree, r"^SEGMENT REVENUE AND OPERATING INCOME$")
     assert outside_statements(tree, r"Constant Currency Reconciliation")
+    assert not [n for n in tree.walk() if n.title.startswith("Productivity and")]  # a wrapped column label
     assert_statements_hold_only_their_parts(tree)
 
 
