@@ -211,27 +211,28 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             profile, profile_line = _local_profile(model, base_url, concurrency, timeout, max_retries, resume)
             overrides.update(profile)
             if resume is not None:
+                # option: (value given now, the RunConfig field it sets, that value as stored)
                 fixed = {
-                    "--data-dir": data_dir,
-                    "--retrievers": retrievers,
-                    "--model": model,
-                    "--judge": judge,
-                    "--judge-model": judge_model,
-                    "--judge-models": judge_models,
-                    "--limit": limit,
-                    "--question-type": question_type,
-                    "--question-id": question_id,
-                    "--repeats": None if repeats == 1 else repeats,
-                    "--out": out,
-                    "--opt": opt,
-                    "--json-mode": json_mode,
+                    "--data-dir": (data_dir, "data_dir", data_dir),
+                    "--retrievers": (retrievers, "retrievers", comma_list(retrievers)),
+                    "--model": (model, "model", model),
+                    "--judge": (judge, "judge", judge),
+                    "--judge-model": (judge_model, "judge_model", judge_model),
+                    "--judge-models": (judge_models, "judge_models", comma_list(judge_models)),
+                    "--limit": (limit, "limit", limit),
+                    "--question-type": (question_type, "question_types", question_type),
+                    "--question-id": (question_id, "question_ids", question_id),
+                    "--repeats": (None if repeats == 1 else repeats, "repeats", repeats),
+                    "--out": (out, "out", out),
+                    "--opt": (opt, "retriever_options", options),
+                    "--json-mode": (json_mode, "json_mode", json_mode),
                     # sizes the section indexes the model is shown: it changes what a sample means
-                    "--context-window": context_window,
+                    "--context-window": (context_window, "context_window", context_window),
                 }
-                given = [name for name, value in fixed.items() if value]
-                if given:
+                changed = _changed_on_resume(resume, {k: v for k, v in fixed.items() if v[0]})
+                if changed:
                     fail(
-                        f"--resume continues the run with its stored settings; drop {', '.join(given)} "
+                        f"--resume continues the run with its stored settings; drop {', '.join(changed)} "
                         f"(only {resumable_options_text()} may change)"
                     )
             config = RunConfig(
@@ -354,6 +355,34 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)
+
+
+def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]]) -> list[str]:
+    """The options of ``given`` whose value differs from the one the run stored, each said with both
+    values ("--model (stored openai/a, given openai/b)"). Repeating the run's own command line with
+    ``--resume`` appended is no change; a run.json that cannot be read makes every given option one."""
+    from bench.rundir import RunDir, RunLoadError
+
+    try:
+        stored = RunDir(resume).read_info().extra.get("config") or {}
+    except (RunLoadError, OSError):
+        stored = {}
+    changed = []
+    for option, (_, field, value) in given.items():
+        before = stored.get(field, _MISSING)
+        if field == "out" and before is None:
+            before = str(resume)  # the run was written to its default folder: the one resumed
+        if field in ("data_dir", "out") and before not in (None, _MISSING) and value is not None:
+            same = Path(str(before)).resolve() == Path(str(value)).resolve()
+        else:
+            same = before == (list(value) if isinstance(value, tuple) else value)
+        if not same:
+            was = "not stored" if before is _MISSING else f"stored {before}"
+            changed.append(f"{option} ({was}, given {value})")
+    return changed
+
+
+_MISSING = object()
 
 
 def _refuse_unused(

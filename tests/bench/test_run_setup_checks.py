@@ -213,11 +213,27 @@ def test_context_window_cannot_change_on_resume_and_the_stored_one_is_kept(env, 
     code, output = invoke(env, "--resume", str(run), "--context-window", "8192")
     assert code == ExitCode.BAD_INPUT, output
     line = one_error_line(output)
-    assert "stored settings; drop --context-window (only --budget," in line, line
+    assert "stored settings; drop --context-window (stored 4096, given 8192) (only --budget," in line, line
     assert fingerprint(run) == before
     code, output = invoke(env, "--resume", str(run))
     assert code == 0, output
     assert json.loads((run / "run.json").read_text())["extra"]["config"]["context_window"] == 4096
+
+
+def test_resume_accepts_the_runs_own_command_line_and_names_what_changed(env, tmp_path):
+    """Repeating the command that started the run with --resume appended (the obvious script) is no
+    change; an option given with another value is refused with both values (review 6, L3)."""
+    same = ("--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules", "--limit", "2")
+    run = extractive_run(env, tmp_path / "run")
+    lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
+    (run / "samples.jsonl").write_text(lines[0])
+    code, output = invoke(env, "--resume", str(run), *same, "--out", str(run))
+    assert code == 0, output
+    assert "1 samples written, 1 already done" in " ".join(output.split())
+    code, output = invoke(env, "--resume", str(run), *same[:-1], "3", "--model", "openai/x")
+    assert code == ExitCode.BAD_INPUT, output
+    line = one_error_line(output)
+    assert "drop --model (stored None, given openai/x), --limit (stored 2, given 3) (only --budget" in line
 
 
 def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
