@@ -37,7 +37,7 @@ from bench.judges.base import JudgeInput, judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
-from bench.summary import Summary
+from bench.summary import NO_VALUE, Summary
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -467,6 +467,10 @@ class Runner:
         progress = RunProgress(done=done, total=total)
         self.events.publish(RunEvent(kind="tree_building", run_id="", progress=progress, message=filing))
 
+    @staticmethod
+    def _calls_model(retriever: str) -> bool:
+        return get_retriever(retriever).needs_llm
+
     # -- one sample --------------------------------------------------------------
     async def _one(
         self,
@@ -514,7 +518,8 @@ class Runner:
             question=q,
             repeat=repeat,
             run_id=run_id,
-            model=getattr(retriever_llm, "spec", "") or "",
+            # a retriever that calls no model ran with none, whatever the run's other retrievers use
+            model=(getattr(retriever_llm, "spec", "") or "") if self._calls_model(retriever) else NO_VALUE,
             verdict=verdict,
             judge_error=judge_error,
         )
@@ -535,8 +540,14 @@ class Runner:
         dataset, questions, dropped = self._choose_questions()
         # Only the models this run uses are made and preflighted (an extractive run judged by
         # rules needs none, even with OPENAI_API_KEY set).
-        needs_model = any(get_retriever(r).needs_llm for r in retrievers)
+        needs_model = any(self._calls_model(r) for r in retrievers)
         retriever_llm, judge_llm, budget = self._make_clients(model if needs_model else None, model)
+        if cfg.model and not needs_model and judge_llm is None:
+            self.setting_notes.append(
+                f"--model {cfg.model} is not used: {', '.join(retrievers)} "
+                f"{'calls' if len(retrievers) == 1 else 'call'} no model, nor does the "
+                f"{self._judge_name(model)} judge"
+            )
         await self._preflight(retriever_llm, judge_llm)
 
         trees, tree_dropped = await self._build_trees(questions, dataset)

@@ -322,3 +322,23 @@ def test_an_out_that_cannot_be_a_run_folder_is_refused(env, tmp_path, monkeypatc
     assert code == ExitCode.BAD_INPUT
     assert says in one_error_line(output)
     assert not (tmp_path / "run.json").exists() and not (tmp_path / "samples.jsonl").exists()
+
+
+def test_a_model_free_retriever_is_not_filed_under_the_runs_model(env, tmp_path):
+    """extractive calls no model: in a run beside agent its samples record none (the by-model tables
+    put it under "-", not under the agent's model), and a --model nothing uses is said (review 6, L4)."""
+    run = tmp_path / "mixed"
+    data = str(demo_dataset_dir())
+    args = ("--data-dir", data, "-r", "extractive,agent", "--judge", "rules", "--limit", "1")
+    code, output = invoke(env, *args, "--out", str(run), *SCRIPTED)
+    assert code == 0, output
+    rows = map(json.loads, (run / "samples.jsonl").read_text().splitlines())
+    models = {s["retriever"]: s["model"] for s in rows}
+    assert models == {"extractive": "-", "agent": "scripted"}
+    summary = json.loads((run / "summary.json").read_text())
+    by = {g["group"]: g["n"] for g in summary["by_retriever_model"]}
+    assert by == {"extractive": 1, "agent / scripted": 1}
+    assert "is not used" not in output
+    code, output = invoke(env, *args[:3], "extractive", *args[4:], "--out", str(tmp_path / "x"), *SCRIPTED)
+    assert code == 0, output
+    assert "note: --model scripted is not used: extractive calls no model, nor does the rules judge" in output
