@@ -48,12 +48,18 @@ def figure_callout(text: str) -> bool:
 
 
 def repeated_labels(text: str) -> bool:
-    """Column headings read as one line: a pair of words said twice ("Percentage of Percentage of",
-    "Net Revenue Percentage Net Revenue Percentage") or a word twice in a row ("Common Common").
-    A title does not repeat itself."""
+    """Column headings read as one line: a phrase said twice in a row ("Percentage of Percentage of",
+    "Net Revenue Percentage Net Revenue Percentage", "Common Common"). A title does not stutter;
+    it may use a phrase twice apart ("sales units, number of new titles, and sales units forecast"),
+    and "of the" twice is English."""
     words = _WORDS.findall(text.lower())
-    pairs = [p for p in zip(words, words[1:], strict=False) if not set(p) <= _SMALL]  # not "of the" twice
-    return len(set(pairs)) < len(pairs) or any(a == b for a, b in pairs)
+    for size in range(1, len(words) // 2 + 1):
+        for start in range(len(words) - 2 * size + 1):
+            phrase = words[start : start + size]
+            if phrase == words[start + size : start + 2 * size] and not set(phrase) <= _SMALL:
+                return True
+    return False
+
 
 _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")

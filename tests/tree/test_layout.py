@@ -302,6 +302,7 @@ def test_a_figure_with_its_unit_is_a_callout_not_a_title(text, callout):
     [("Percentage of Percentage of", True), ("Number of Common Common", True),
      ("Net Revenue Percentage Net Revenue Percentage", True),
      ("Independence of the Members of the Board of Directors", False),  # "of the" twice is English
+     ("(4) Consolidated sales units, number of new titles, and sales units forecast", False),  # apart
      ("Risk Management and Risk Factors", False)],
 )  # fmt: skip
 def test_column_labels_read_as_one_line_repeat_themselves(text, repeated):
