@@ -213,11 +213,18 @@ def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Can
         rank += 1
         level_of[style] = rank
     out: list[tuple[Candidate, int]] = []
+    last_numbered: dict[str, tuple[int, int]] = {}  # scheme -> (its last number, that heading's level)
     for c in cands:
         if c.scheme:
             # numbered headings sit under the unnumbered styles that are more prominent
             above = sum(1 for s in level_of if _prominence(s) < _prominence(c.style))
             level = above + 1 + schemes.index(c.scheme)
+            number = _sequence_number(c)
+            previous = last_numbered.get(c.scheme)
+            if number is not None and previous is not None and number == previous[0] + 1:
+                level = previous[1]  # "(4)" after "(3)" is its sibling, even set a little smaller
+            if number is not None:
+                last_numbered[c.scheme] = (number, level)
         else:
             level = level_of.get(c.style, 0)
         if 1 <= level <= max_levels:
@@ -225,6 +232,18 @@ def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Can
         elif level > max_levels:
             out.append((c, max_levels))
     return out
+
+
+_SEQUENCE = re.compile(r"^\(?(\d{1,2})(?:\.(\d{1,2}))?[.)]?")
+
+
+def _sequence_number(c: Candidate) -> int | None:
+    """The number a numbered heading carries in its scheme ("(4)" -> 4, "2.3" -> 3), None for
+    lettered or roman schemes."""
+    m = _SEQUENCE.match(c.title)
+    if not m or c.scheme not in ("d.d", "d.", "(d)", "d)"):
+        return None
+    return int(m.group(2) if c.scheme == "d.d" and m.group(2) else m.group(1))
 
 
 def layout_drafts(

@@ -148,4 +148,9 @@ def test_microsoft_8k_release_sections(filing_tree):
 def test_nintendo_highlights_statements(filing_tree):
     tree = filing_tree("NINTENDO_FY2023H1_EARNINGS-FINANCIAL-HIGHLIGHTS")
     assert_statements_hold_only_their_parts(tree)
+    # "(4)" on p. 9, set a little smaller than "(1)"-"(3)" on p. 8, is their sibling (review 6: it was
+    # nested under "(3)", which got a copy of itself as an "intro" child)
+    others = next(n for n in tree.nodes if n.title == "7. Others")
+    assert [c.title[:3] for c in others.children] == ["(1)", "(2)", "(3)", "(4)"]
+    assert all(c.is_leaf for c in others.children)
     assert outside_statements(tree, r"Consolidated Financial Forecast")
