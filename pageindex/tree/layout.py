@@ -109,10 +109,13 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
     for page in pages:
         lines = page.lines
         on_page = Counter(line.compact for line in lines)
+        in_table = _under_table_rows(lines)
         for index, line in enumerate(lines):
             text = line.text
             if not _title_shaped(text):
                 continue
+            if index in in_table:
+                continue  # the rest of a row label wrapped under its figures, or a row of words
             if on_page[line.compact] >= 3:
                 continue  # a label repeated over table columns or rows
             if line.x0 > page.width * 0.45 and not line.centred:
@@ -190,6 +193,30 @@ def _beside_figures(lines: list[Line], index: int, reach: int = 3) -> bool:
         if shared > 0.3 * min(line.y1 - line.y0, other.y1 - other.y0):
             return True
     return False
+
+
+def _under_table_rows(lines: list[Line]) -> set[int]:
+    """Lines that go on a table below one of its rows: set at the row labels' left edge, each close
+    under the line before it ("Earnings (Loss) Per ($0.25) $1.00", then "Share**"; "Adjusted FIFO
+    Operating $989", then "Profit (Table 7)", then rows of words). A heading above a table is not
+    below a row, so it stays."""
+    inside: set[int] = set()
+    left: float | None = None
+    for index, line in enumerate(lines):
+        prev = lines[index - 1] if index else None
+        goes_on = (
+            left is not None and prev is not None and abs(line.x0 - left) <= 2.0
+            and line.y0 - prev.y1 < 0.9 * line.size
+        )  # fmt: skip
+        if goes_on:
+            inside.add(index)  # a row below a row (two cells: "OG&A Rate No change") included
+        elif is_table_row(line) and line.figures and len(line.text.split()) <= 10:
+            # the table's first row (a short label and its figures; two columns of prose read as one
+            # line are no row): it may be a two-cell title, so it stays
+            left = line.x0
+        else:
+            left = None
+    return inside
 
 
 def _prominence(style: tuple) -> tuple:

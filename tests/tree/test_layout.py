@@ -309,3 +309,29 @@ def test_column_labels_read_as_one_line_repeat_themselves(text, repeated):
     from pageindex.tree.split import repeated_labels
 
     assert repeated_labels(text) is repeated
+
+
+def test_lines_under_a_tables_rows_are_not_headings(tmp_path):
+    """A bold table whose labels wrap under their figures ("Earnings Per  $1.00", then "Share**") and
+    whose last rows are words ("OG&A Rate  No change"): only the headings around it are sections."""
+    doc = pymupdf.open()
+    for heading in ("Business Overview", "Second Quarter Results", "Capital Allocation", "Outlook"):
+        page = doc.new_page()
+        page.insert_text((72, 80), heading, fontname="hebo", fontsize=14)
+        y = _body(page, 110.0, 6) + 16
+        if heading == "Second Quarter Results":
+            rows = [("Identical Sales", "1.0%", "5.8%"), ("Earnings Per", "($0.25)", "$1.00"),
+                    ("Share**", "", ""), ("Operating Profit", "$989", "$1,110"), ("Profit (Table 7)", "", ""),
+                    ("OG&A Rate", "No change", "")]  # fmt: skip
+            for label, a, b in rows:
+                page.insert_text((72, y), label, fontname="hebo", fontsize=10)
+                page.insert_text((300, y), a, fontname="hebo", fontsize=10)
+                page.insert_text((400, y), b, fontname="hebo", fontsize=10)
+                y += 13
+        _body(page, y + 20, 20)
+    path = tmp_path / "release.pdf"
+    doc.save(path)
+    doc.close()
+    titles = [n.title for n in build_tree(path, use_cache=False).walk()]
+    assert "Second Quarter Results" in titles and "Capital Allocation" in titles, titles
+    assert not [t for t in titles if t.startswith(("Share", "Profit (Table", "OG&A"))], titles

@@ -134,6 +134,11 @@ def test_kroger_release_guidance_is_its_own_section(filing_tree):
     assert [n.start_page for n in guidance] == [3]
     assert guidance[0].is_leaf
     assert not [n for n in tree.walk() if "in millions" in n.title]  # a table header
+    # the rest of a row label wrapped under its figures ("Earnings (Loss) Per ($0.25) $1.00" then
+    # "Share**") and the table's rows of words glued together are no sections (review 6)
+    titles = [n.title for n in tree.walk()]
+    assert not [t for t in titles if t.startswith(("Share", "Profit (Table 7)", "OG&A Rate", "FIFO Gross"))]
+    assert "Second Quarter Financial Results" in titles
 
 
 def test_microsoft_8k_release_sections(filing_tree):
