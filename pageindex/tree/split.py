@@ -114,9 +114,14 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     c = line.compact
     if line.header_key in headers or _SKIP.search(c):
         return False
-    if _DANGLING.search(text) or repeated_labels(text) or figure_callout(text):
-        return False  # a wrapped column heading ("Percentage of"), headings said twice, a key figure
+    if _column_labels(text):
+        return False
     return not is_table_header(line)
+
+
+def _column_labels(text: str) -> bool:
+    """A wrapped column heading ("Percentage of"), headings said twice, a key figure."""
+    return bool(_DANGLING.search(text)) or repeated_labels(text) or figure_callout(text)
 
 
 def is_table_header(line: Line) -> bool:
@@ -145,7 +150,7 @@ def is_plain_subheading(page: Page, index: int, headers: frozenset[str] | set[st
     if sum(c.isalpha() for c in text) < 4 or len(_NUMBERISH.findall(text)) > 2:
         return False
     c = line.compact
-    if line.header_key in headers or _SKIP.search(c):
+    if line.header_key in headers or _SKIP.search(c) or _column_labels(text):
         return False
     if line.underlined:
         return True
@@ -204,7 +209,9 @@ def subheading_drafts(
                 rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
-            if is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line):
+            right_side = line.x0 > page.width * 0.45 and not line.centred  # a column heading, a cell
+            heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
+            if heading and not right_side:
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {line.text}"[:120]
                 else:

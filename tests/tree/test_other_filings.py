@@ -77,6 +77,10 @@ def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
     # ("Percentage of — Outstanding — Number of Common Common"): review 6
     for bad in ("Percentage of Percentage of", "Percentage of —", "Platform Net Revenue Percentage Net"):
         assert not [t for t in titles if t.startswith(bad)], bad
+    # column labels set right of the page's middle ("Years", "Outstanding") are no sub-headings, so
+    # the section they stood in for has its own title back
+    assert not {"Years", "Outstanding", "Fees Earned or Stock All Other"} & set(titles)
+    assert "Executive Officers" in titles and "Foreign currency risk" in titles
 
 
 RELEASES_FB = [
@@ -146,7 +150,8 @@ def test_microsoft_8k_release_sections(filing_tree):
     assert outside_statements(tree, r"^Business Outlook$")
     assert outside_statements(tree, r"^SEGMENT REVENUE AND OPERATING INCOME$")
     assert outside_statements(tree, r"Constant Currency Reconciliation")
-    assert not [n for n in tree.walk() if n.title.startswith("Productivity and")]  # a wrapped column label
+    titles = [n.title for n in tree.walk()]
+    assert not [t for t in titles if t.startswith(("Productivity and", "Business More Personal"))]  # labels
     assert_statements_hold_only_their_parts(tree)
 
 
