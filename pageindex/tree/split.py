@@ -20,6 +20,7 @@ COLUMN_HEAD = re.compile(
     r"^(?:for\s+the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})\s+(?:months|weeks)|(?:fiscal\s+)?years?|quarters?|weeks?)\s+ended"
     r"|^as\s+of\b|^(?:in\s+)?(?:millions|thousands|billions)\b|^\(?in\s+(?:millions|thousands|billions)"
     r"|^(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d"
+    r"|^(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.\s*\d"
     r"|^(?:q[1-4]|fy)\s?\d{2,4}\b|^\d{4}\s+\d{4}\b|^(?:change|total|amount|unaudited)\b"
     r"|^(?:nt|us|u\.s\.)?\$(?:\s+(?:nt|us)?\$)*$"
     r"|\(\s*\$?\s*in\s+(?:millions|thousands|billions)"
@@ -133,7 +134,7 @@ def is_table_header(line: Line) -> bool:
 
 
 _TERMINAL = re.compile(r"[.,;:]$")
-_DANGLING = re.compile(r"\b(?:and|or|of|the|to|for|in|on|a|an|with|by)$", re.IGNORECASE)
+_DANGLING = re.compile(r"\b(?:and|or|of|the|to|for|in|on|a|an|with|by|as)$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
 _SMALL = {"and", "or", "of", "the", "for", "to", "in", "on", "with", "by", "a", "an", "from", "at", "as"}
 
