@@ -198,7 +198,8 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
     """Why ``samples.jsonl`` cannot be continued under ``run.json`` (None: it can): a row of
     another run (its ``run_id``), or of a retriever or model the run does not have, means the
     files of two runs were put together, and resuming would adopt samples the run never made.
-    Rows without a run id or model (older runs) are not held against it."""
+    Rows without a run id or model (older runs), or with model ``-`` (a retriever that calls no model),
+    are not held against it."""
     try:
         samples, _ = rundir.read_samples()  # no file: no samples, nothing foreign
     except RunLoadError as exc:
@@ -210,7 +211,7 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
             why = f"run {s.run_id}"
         elif info.retrievers and s.retriever not in info.retrievers:
             why = f"retriever {s.retriever}"
-        elif info.model and s.model and s.model != info.model:
+        elif info.model and s.model and s.model not in (info.model, NO_VALUE):  # "-": a model-free retriever
             why = f"model {s.model}"
         if why:
             return (

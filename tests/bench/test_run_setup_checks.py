@@ -342,3 +342,17 @@ def test_a_model_free_retriever_is_not_filed_under_the_runs_model(env, tmp_path)
     code, output = invoke(env, *args[:3], "extractive", *args[4:], "--out", str(tmp_path / "x"), *SCRIPTED)
     assert code == 0, output
     assert "note: --model scripted is not used: extractive calls no model, nor does the rules judge" in output
+
+
+def test_a_run_mixing_model_and_model_free_retrievers_resumes(env, tmp_path):
+    """Its extractive samples record model "-": resume must not take them for another run's rows
+    (review 7: a budget-stopped agent,extractive run could not be resumed)."""
+    run = tmp_path / "mixed"
+    args = ("--data-dir", str(demo_dataset_dir()), "-r", "agent,extractive", "--judge", "rules")
+    code, output = invoke(env, *args, "--budget", "20k", "--out", str(run), *SCRIPTED)
+    assert code == ExitCode.BUDGET, output
+    done = len((run / "samples.jsonl").read_text().splitlines())
+    assert 0 < done < 36
+    code, output = invoke(env, "--resume", str(run), "--budget", "10M")
+    assert code == 0, output
+    assert len((run / "samples.jsonl").read_text().splitlines()) == 36
