@@ -274,6 +274,9 @@ def _drop_rule(
     else:
         verdict = "within the allowed drop"
     test = "McNemar" if rules.method == "mcnemar" else "paired bootstrap"
+    by_question = (cmp.test.a_only, cmp.test.b_only) != (len(cmp.regressed), len(cmp.improved))
+    if rules.method == "mcnemar" and by_question:  # repeats: the test counts each question once
+        test = f"{cmp.test.a_only} lost / {cmp.test.b_only} gained by question, {test}"
     message = (
         f"max-drop [{scope}]: drop {100 * drop + 0.0:+.1f} pp vs baseline {baseline.run_id} "
         f"({_pct(cmp.accuracy_a.value)} -> {_pct(cmp.accuracy_b.value)} on {cmp.n_pairs} shared samples, "

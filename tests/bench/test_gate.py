@@ -446,4 +446,4 @@ def test_max_drop_counts_a_repeated_question_once(tmp_path: Path) -> None:
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
     assert res.exit_code == 0, res.output
     assert "PASS  max-drop [agent]: drop +40.0 pp" in res.output
-    assert "6 lost / 0 gained, McNemar p=0.5)" in res.output
+    assert "6 lost / 0 gained, 2 lost / 0 gained by question, McNemar p=0.5)" in res.output

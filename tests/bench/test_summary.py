@@ -133,11 +133,18 @@ def test_repeats_do_not_narrow_the_accuracy_interval(tmp_path: Path) -> None:
     thrice = load_run(write_run(tmp_path / "thrice", rows))
     single = once.summary.group("retriever", "agent").accuracy
     repeated = thrice.summary.group("retriever", "agent").accuracy
-    assert (repeated.n, repeated.value, repeated.method) == (54, pytest.approx(4 / 18), "cluster-bootstrap")
-    narrow = wilson_interval(12, 54)
-    assert repeated.high - repeated.low > (narrow.high - narrow.low) * 1.3
-    assert repeated.high - repeated.low == pytest.approx(single.high - single.low, abs=0.12)
+    assert (repeated.n, repeated.value, repeated.method) == (54, pytest.approx(4 / 18), "wilson-by-question")
+    # identical repeats: exactly the interval of the questions run once, never Wilson's on 54
+    assert (repeated.low, repeated.high) == (pytest.approx(single.low), pytest.approx(single.high))
+    assert repeated.high - repeated.low > (wilson_interval(12, 54).high - wilson_interval(12, 54).low) * 1.3
     assert single.method == "wilson"
+    # all right, or one question in six: an interval that neither collapses nor leaves out what was seen
+    from bench.stats import accuracy_interval
+
+    perfect = accuracy_interval([1.0] * 15, [f"q{k // 3}" for k in range(15)])
+    assert (perfect.low, perfect.high) == (pytest.approx(wilson_interval(5, 5).low), 1.0)
+    one = accuracy_interval([1.0] * 3 + [0.0] * 15, [f"q{k // 3}" for k in range(18)])
+    assert one.low > 0 and one.high == pytest.approx(wilson_interval(1, 6).high)
 
 
 def test_summarize_takes_the_dataset_loaders_dropped_rows() -> None:
