@@ -80,6 +80,7 @@ _DONE = (
     r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated|worked out|"
     r"listed|pinned down)"
 )
+_FIGURE_WORD = r"(?:figures?|numbers?|values?|estimates?|answers?|amounts?|ratios?|margins?|percentages?)\b"
 _APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b"]
 _INABILITY = [
     rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}{_FIND}\b",
@@ -93,12 +94,13 @@ _INABILITY = [
     rf"\bnot (?:able|feasible) to (?:\w+ ){{0,1}}{_FIND}\b",
     rf"\b(?:cannot|can ?not|can't|could not|couldn't) be (?:\w+ ){{0,1}}{_DONE}\b",
     r"\b(?:is|are|was|were) not (?:\w+ ){0,1}(?:determinable|calculable|ascertainable)\b",
-    # the speaker declines to commit: "I would rather not commit to a figure", "I am hesitant to put a
-    # number on this", "I would hold off on giving a value", "rather than guess, ..."
-    rf"\b{_SELF} (?:would |will )?(?:rather not|prefer not to|hold off|refrain from|decline to|"
-    r"not (?:commit|guess|speculate))\b",
-    rf"\b{_SELF} (?:am|are) (?:hesitant|reluctant|unwilling|not comfortable) to\b",
-    r"\brather than (?:guess|speculate)\b",
+    # the speaker declines to commit to a figure: "I would rather not commit to a specific figure", "I am
+    # hesitant to put a number on this", "I would hold off on giving a value" (not "I would prefer not to
+    # speculate beyond the 10-K, which names ...": declining what is not the answer)
+    rf"\b{_SELF} (?:would |will )?(?:rather not|prefer not to|hold off on|refrain from|decline to|"
+    rf"not commit to|not put) (?:\w+ ){{0,4}}{_FIGURE_WORD}",
+    rf"\b{_SELF} (?:am|are) (?:hesitant|reluctant|unwilling|not comfortable) to "
+    rf"(?:\w+ ){{0,4}}{_FIGURE_WORD}",
     # no access / no data on the speaker's side
     rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
     r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|ability|means|data|information|figures)\b",
@@ -281,7 +283,7 @@ _ANSWER_IS = re.compile(
     r"\bthe answer is:? ?\W?(yes|no)\b|"
     # a labelled conclusion: "Result: No — ...", "Short answer: yes", "Conclusion: No."
     r"(?:^|[.!?]\s+|\n\s*)\W*(?:(?:short |final )?answer|result|conclusion|verdict|bottom line)\s*:\s*\W?"
-    r"(yes|no)\b|"
+    r"(yes|no)\s*(?=[,.;:!—–-]|$)|"  # "Answer: no information is given" is no stance
     r"(?:^|[.!?;:]\s+|\n\s*)(?:so|thus|therefore|hence|in short|in summary|overall),?\s+"
     r"(?:[^.!?\n,]{1,60},\s+)?(?:(?:probably|likely|most likely)\s+(yes|no|not)|(yes|no))\s*[,.;:!—–]",
     re.IGNORECASE,
@@ -296,6 +298,21 @@ _YES_NO_QUESTION = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|will|would|should)\b", re.IGNORECASE
 )
 _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
+
+
+# A yes or no said as such, punctuation or the end after it: "No." or "No — ...", not "No information ...".
+_STATED = re.compile(
+    r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?(yes|no)"
+    r"\s*(?:[,.;:!—–-]|$)",
+    re.IGNORECASE,
+)
+
+
+def stated_stance(text: str) -> str | None:
+    """Like :func:`stance`, but an opening "no" counts only when said as such ("No, ...", "No."): a
+    refusal that opens "No information on dividends is provided" states none."""
+    m = _STATED.match(text.strip()) or _ANSWER_IS.search(text)
+    return _said(m) if m else None
 
 
 def stance(text: str) -> str | None:
@@ -787,7 +804,7 @@ class RulesJudge:
             # filing shows none and goes on to say what it does show agrees with it. An absence
             # alone, or with an inability or a hand-back anywhere ("I cannot tell"), is a refusal.
             return "correct", False, f"gold says none; answer finds none ({refusals[0]})", details
-        if refusals and not strong and _YES_NO_QUESTION.match(question) and stance(answer):
+        if refusals and not strong and _YES_NO_QUESTION.match(question) and stated_stance(answer):
             # Only the source's silence on a detail ("the 10-K does not give a retention rate"), then a
             # stated yes or no: the answer committed.
             refusals = []

@@ -480,7 +480,7 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 4+74529fefd4): worst file 83.0%
+# Measured over the 8 files of ../shared/financebench/labels (rules 4+4751004eda): worst file 83.0%
 # (the closed-book hold-out), mean of files 91.3%; with --abstain 74.2% decided at 96.0% agreement.
 # Floors sit a little below, so a rule change that loses agreement fails here.
 FLOOR_FILE = 0.81
@@ -759,3 +759,29 @@ def test_plural_and_singular_are_one_content_word() -> None:
     assert content_words("nominees expenses branches businesses") == content_words(
         "nominee expense branch business"
     )
+
+
+def test_an_opening_no_that_is_a_determiner_is_no_stance(rules: RulesJudge) -> None:
+    """ "No information on dividends is provided" is an absence, not the answer "no" (review 7: the rule
+    that lets a stated yes/no override an absence took it for one)."""
+    q = "Did Foo pay dividends in FY2022?"
+    gold = "Yes, Foo paid $0.50 per share."
+    for answer in (
+        "No information on dividends is provided in the context.",
+        "Answer: no information on dividends is given in the filing.",
+    ):
+        assert rules.judge_sync(q, gold, answer).verdict == "refusal", answer
+    assert rules.judge_sync(q, gold, "No. The filing shows no dividend.").verdict == "incorrect"
+    from bench.judges.rules import stated_stance
+
+    assert (stated_stance("No — it fell."), stated_stance("No dividend was paid.")) == ("no", None)
+
+
+def test_declining_something_other_than_the_figure_is_no_refusal(rules: RulesJudge) -> None:
+    q = "Who are Foo's primary customers as of FY2022?"
+    gold = "Acme Airlines and the US government."
+    answer = "I'd prefer not to speculate beyond the 10-K, which names Acme Airlines and the US government."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    figure_q = "What is Foo's FY2022 EBITDA margin?"
+    for declined in ("I'd rather not commit to a specific figure.", "We would hold off on giving a value."):
+        assert rules.judge_sync(figure_q, "16.5%", declined).verdict == "refusal", declined
