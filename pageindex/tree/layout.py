@@ -36,7 +36,7 @@ _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("roman", re.compile(r"^(?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\.\s+\S", re.IGNORECASE)),
 )
 _SENTENCE_END = re.compile(r"[.;,:]$")
-_BAD_END = re.compile(r"(?:[-–—/&]|\b(?:and|or|of|the|to|for|in|on|a|an|with|by|de|la|et))$", re.IGNORECASE)
+_BAD_END = re.compile(r"(?:[-–—/&]|\b(?:and|or|of|the|to|for|in|on|with|by|de|la|et))$", re.IGNORECASE)
 _BULLET = re.compile(r"^[•●▪■◦\-–—*]")
 
 

@@ -37,10 +37,13 @@ __all__ = [
 # A figure set large as a call-out ("32.6Mt CO2e", "1TWh", "$4.2bn", "12.5 %"): a number with its unit
 # glued on or with a decimal point, and at most one more short unit word. A heading is words.
 _FIGURE_CALLOUT = re.compile(
-    r"^[~≈<>+\-−–]?\s*(?:US)?[$€£¥]?\s*\d[\d,]*(?:(?:\.\d+)\s*[A-Za-z%]{0,5}|[A-Za-z%]{2,5}|%)\d?"
-    r"(?:\s+[A-Za-z]{1,4}\d?[a-z]?)?\s*$"
+    r"^[~≈<>+\-−–]?\s*(?:US)?[$€£¥]?\s*"
+    # a unit glued on (two letters or more, or one after a decimal), then at most one short unit word
+    r"(?:(?:\d[\d,]*\.\d+[A-Za-z]{1,5}|\d[\d,]*[A-Za-z]{2,5})\d?(?:\s+[A-Za-z]{1,4}\d?[a-z]?)?"
+    r"|\d[\d,]*(?:\.\d+)?\s*%)\s*$"  # or a percentage; "2.5 Base Pay" is a numbered title
 )
-_WORDS = re.compile(r"[a-z][a-z'’\-]*")
+_WORDS = re.compile(r"[a-z0-9][a-z0-9'’\-]*|&")  # "FY2021-FY2025" one word, "Johnson & Johnson" three
+_PHRASE_BREAK = re.compile(r"[,;:()]")  # "Cash, Cash Equivalents": a list, not a stutter
 
 
 def figure_callout(text: str) -> bool:
@@ -53,12 +56,13 @@ def repeated_labels(text: str) -> bool:
     "Net Revenue Percentage Net Revenue Percentage", "Common Common"). A title does not stutter;
     it may use a phrase twice apart ("sales units, number of new titles, and sales units forecast"),
     and "of the" twice is English."""
-    words = _WORDS.findall(text.lower())
-    for size in range(1, len(words) // 2 + 1):
-        for start in range(len(words) - 2 * size + 1):
-            phrase = words[start : start + size]
-            if phrase == words[start + size : start + 2 * size] and not set(phrase) <= _SMALL:
-                return True
+    for part in _PHRASE_BREAK.split(text.lower()):
+        words = _WORDS.findall(part)
+        for size in range(1, len(words) // 2 + 1):
+            for start in range(len(words) - 2 * size + 1):
+                phrase = words[start : start + size]
+                if phrase == words[start + size : start + 2 * size] and not set(phrase) <= _SMALL:
+                    return True
     return False
 
 
@@ -121,8 +125,9 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
 
 
 def _column_labels(text: str) -> bool:
-    """A wrapped column heading ("Percentage of"), headings said twice, a key figure."""
-    return bool(_DANGLING.search(text)) or repeated_labels(text) or figure_callout(text)
+    """Column headings said twice in a row, or a key figure. (A line that ends on "of" or "and" may be
+    the first line of a wrapped heading: :func:`subheading_drafts` judges the joined title.)"""
+    return repeated_labels(text) or figure_callout(text)
 
 
 def is_table_header(line: Line) -> bool:
@@ -134,7 +139,9 @@ def is_table_header(line: Line) -> bool:
 
 
 _TERMINAL = re.compile(r"[.,;:]$")
-_DANGLING = re.compile(r"\b(?:and|or|of|the|to|for|in|on|a|an|with|by|as)$", re.IGNORECASE)
+# A title does not end on these ("Percentage of", "Productivity and": a column heading wrapped over two
+# lines); "A" is left out: "SG&A", "Series A", "Appendix A" end titles.
+_DANGLING = re.compile(r"\b(?:and|or|of|the|to|for|in|on|with|by|as)$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
 _SMALL = {"and", "or", "of", "the", "for", "to", "in", "on", "with", "by", "a", "an", "from", "at", "as"}
 
@@ -230,6 +237,9 @@ def subheading_drafts(
                 previous_was_heading = True
             else:
                 previous_was_heading = False
+        # a heading wrapped over lines is judged whole: "NEW DRUG CANDIDATES IN — LATE-STAGE DEVELOPMENT"
+        # stays, a lone "Percentage of" (the top line of a column heading) goes
+        found = [d for d in found if not _DANGLING.search(d.title)]
         if len(found) > per_page:
             found = found[: per_page - 1] + found[-1:]
         out.extend(found)
