@@ -225,7 +225,7 @@ def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
     message = f"judged [{scope}]: {len(answers) - len(unjudged)} of {len(answers)} answers have a verdict"
     if unjudged:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
-        again = rejudge_command(run.path, run.info.judge, run.info.judge_model)
+        again = rejudge_command(run.path, run.info)
         message += (
             f"; {len(unjudged)} have none" + (f" (judge failed: {first})" if first else "")
             + f"; required: all — re-score with `{again}`"

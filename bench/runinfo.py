@@ -109,13 +109,23 @@ def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
     ]
 
 
-def rejudge_command(run: str | Path, judge: str, judge_model: str | None) -> str:
+def rejudge_command(run: str | Path, info: RunInfo) -> str:
     """The command that judges a run's answers again with the judge it recorded (for answers whose
-    judge call failed), complete enough to run as printed."""
-    model = ""
-    if judge_model:
-        model = f" --judge-models {judge_model}" if judge == "panel" else f" --judge-model {judge_model}"
-    return f"pageindex bench rejudge {run} --judge {judge}{model} -o {str(run).rstrip('/')}-rejudged"
+    judge call failed), complete enough to run as printed: the judge, its model or panel, the endpoint
+    the run judged through (a stored URL carries no credentials), an output folder; paths quoted."""
+    import shlex
+
+    from bench.judges.base import judge_model_need
+
+    config = info.extra.get("config") or {}
+    parts = ["pageindex", "bench", "rejudge", str(run), "--judge", info.judge]
+    if info.judge_model:
+        parts += ["--judge-models" if info.judge == "panel" else "--judge-model", info.judge_model]
+    url = config.get("judge_base_url") or config.get("base_url")
+    if url and judge_model_need(info.judge) != "none":
+        parts += ["--judge-base-url", url]
+    parts += ["-o", f"{str(run).rstrip('/')}-rejudged"]
+    return shlex.join(parts)
 
 
 def judge_version(judge: Any) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from bench.datasets.models import DroppedQuestion
-from bench.runinfo import RunInfo, rejudge_command
+from bench.runinfo import RunInfo
 from bench.samples import Sample
 from bench.stats import Proportion, accuracy_interval, cluster_bootstrap_interval
 
@@ -360,10 +360,11 @@ def summary_table_frame(groups: Sequence[GroupSummary]) -> pd.DataFrame:
 
 
 def print_summary(
-    summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS, *, run_path: Any = None
+    summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS, *, rejudge: str | None = None
 ) -> None:
     """Print the summary as rich tables, one per grouping that has more than one group
-    (the per-retriever table always). ``run_path`` makes the commands it suggests runnable as printed."""
+    (the per-retriever table always). ``rejudge`` is the run's own rejudge command
+    (:func:`bench.runinfo.rejudge_command`), said when answers have no verdict."""
     from rich import box
     from rich.console import Console
     from rich.markup import escape
@@ -383,7 +384,7 @@ def print_summary(
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
         console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)
     if unjudged := summary.overall.unjudged:
-        again = rejudge_command(run_path or "RUN", summary.judge, summary.judge_model)
+        again = rejudge or f"pageindex bench rejudge RUN --judge {summary.judge} -o NEW_RUN"
         console.print(
             f"warning: {unjudged} answers have no verdict (their judge call failed) and count as not "
             f"correct; judge them again with: {again}",

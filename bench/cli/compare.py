@@ -57,7 +57,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if test not in TESTS:
             fail(f"--test must be one of {', '.join(TESTS)}; got {test!r}")
         try:
-            level = parse_fraction("--alpha", alpha, exclusive=True)
+            level = parse_fraction("--alpha", alpha, significance=True)
         except ValueError as exc:
             fail(str(exc))
         flips = int(max_flips) if max_flips.strip().isdigit() else -1

@@ -134,7 +134,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 else parse_count("--max-tokens-per-question", max_tokens_per_question),
                 min_answered=fraction("--min-answered", min_answered),
                 retriever=retriever,
-                alpha=parse_fraction("--alpha", alpha, exclusive=True),
+                alpha=parse_fraction("--alpha", alpha, significance=True),
                 method=test,
                 allow_partial=allow_partial,
                 allow_changed=allow_changed,

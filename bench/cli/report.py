@@ -95,6 +95,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
 
         from bench.rundir import write_summary
+        from bench.runinfo import rejudge_command
         from bench.summary import print_summary
 
         (loaded,) = _load([run])
@@ -103,4 +104,5 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:
-            print_summary(loaded.summary, console, run_path=run)  # piped: each table whole
+            # piped: each table whole (print_summary)
+            print_summary(loaded.summary, console, rejudge=rejudge_command(run, loaded.info))

@@ -320,7 +320,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         for warning in outcome.warnings:
             err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-        print_summary(outcome.summary, console=console, run_path=outcome.run_dir)
+        print_summary(outcome.summary, console=console, rejudge=_rejudge_hint(outcome.run_dir))
         if outcome.skipped_retrievers:
             skipped = outcome.skipped_retrievers
             no_model = all("needs a model" in why for why in skipped.values())
@@ -357,6 +357,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(ExitCode.ERRORS)
 
 
+def _rejudge_hint(run_dir: Path) -> str | None:
+    """The run's own rejudge command, for answers left without a verdict."""
+    from bench.rundir import RunDir, RunLoadError
+    from bench.runinfo import rejudge_command
+
+    try:
+        return rejudge_command(run_dir, RunDir(run_dir).read_info())
+    except (RunLoadError, OSError):
+        return None
+
+
 def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]]) -> list[str]:
     """The options of ``given`` whose value differs from the one the run stored, each said with both
     values ("--model (stored openai/a, given openai/b)"). Repeating the run's own command line with
@@ -370,10 +381,12 @@ def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]
     changed = []
     for option, (_, field, value) in given.items():
         before = stored.get(field, _MISSING)
-        if field == "out" and before is None:
-            before = str(resume)  # the run was written to its default folder: the one resumed
-        if field in ("data_dir", "out") and before not in (None, _MISSING) and value is not None:
+        if field == "out":  # the folder resumed is the run's, whatever path reached it
+            same = Path(str(value)).resolve() == Path(resume).resolve()
+        elif field == "data_dir" and before not in (None, _MISSING) and value is not None:
             same = Path(str(before)).resolve() == Path(str(value)).resolve()
+        elif field in ("retrievers", "question_types", "question_ids") and isinstance(before, list):
+            same = sorted(before) == sorted(value or [])  # the order runs samples, it means nothing
         else:
             same = before == (list(value) if isinstance(value, tuple) else value)
         if not same:

@@ -270,11 +270,14 @@ def timeout_option(default: float | None = None, *, help: str) -> Any:
 FRACTION_HELP = "a fraction from 0 to 1 (e.g. 0.6) or a percentage (e.g. 60%)"
 
 
-def parse_fraction(option: str, raw: str, *, exclusive: bool = False) -> float:
+SIGNIFICANCE = (0.001, 0.5)  # the significance levels --alpha accepts
+
+
+def parse_fraction(option: str, raw: str, *, significance: bool = False) -> float:
     """``0.6``, ``.6`` or ``60%`` -> 0.6. Anything else, or outside 0-1 (0%-100%), raises
     ``ValueError`` with one line naming the option. A bare number above 1 (``50``) is refused
-    rather than guessed to be a percentage. ``exclusive``: 0 and 1 are refused too (a significance
-    level of 0 calls no drop significant, of 1 every drop)."""
+    rather than guessed to be a percentage. ``significance``: a significance level, from 0.001 to
+    0.5 (near 0 no drop is ever significant, so a gate could never fail; above 0.5 every one is)."""
     text = raw.strip()
     percent = text.endswith("%")
     try:
@@ -290,8 +293,8 @@ def parse_fraction(option: str, raw: str, *, exclusive: bool = False) -> float:
             else ""
         )
         raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
-    if exclusive and value in (0.0, 1.0):
-        raise ValueError(f"{option} must be above 0 and below 1 (0%-100%, both excluded); got {raw!r}")
+    if significance and not SIGNIFICANCE[0] <= value <= SIGNIFICANCE[1]:
+        raise ValueError(f"{option} must be a significance level from 0.001 to 0.5 (0.1%-50%); got {raw!r}")
     return value
 
 

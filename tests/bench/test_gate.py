@@ -338,7 +338,10 @@ def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
         (["--min-answered", "150%"], "error: --min-answered must be a fraction from 0 to 1"),
         (["--alpha", "nan"], "error: --alpha must be a fraction from 0 to 1"),
         # a significance level of 0 calls no drop significant: max-drop could never fail
-        (["--alpha", "0"], "error: --alpha must be above 0 and below 1 (0%-100%, both excluded); got '0'"),
+        (["--alpha", "0"], (
+            "error: --alpha must be a significance level from 0.001 to 0.5 (0.1%-50%); got '0'"
+        )),
+        (["--alpha", "1e-300"], "error: --alpha must be a significance level from 0.001 to 0.5"),
         (["--test", "foo"], "error: --test must be one of mcnemar, bootstrap; got 'foo'"),
         (
             ["--max-tokens-per-question", "lots"],
@@ -423,6 +426,25 @@ def test_answers_the_judge_failed_on_fail_the_gate(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, again.split()[1:])
     assert done.exit_code == 0, done.output
     assert _gate(Path(f"{run}-rejudged"), "--min-answered", "0.9").exit_code == 0
+
+
+def test_the_rejudge_remedy_names_the_runs_judge_endpoint_and_quotes_its_path(tmp_path: Path) -> None:
+    """A run judged by a model on its own server: the command keeps that server (without it the
+    rejudge went to api.openai.com), and a path with a space stays one argument (review 7)."""
+    import shlex
+
+    from bench.runinfo import rejudge_command
+
+    config = {"judge_base_url": "http://127.0.0.1:8080/v1", "base_url": None}
+    info = run_info("rj", judge="llm", judge_model="openai/judge-m", extra={"config": config})
+    again = rejudge_command(tmp_path / "my runs" / "rj", info)
+    assert shlex.split(again) == [
+        "pageindex", "bench", "rejudge", str(tmp_path / "my runs" / "rj"), "--judge", "llm",
+        "--judge-model", "openai/judge-m", "--judge-base-url", "http://127.0.0.1:8080/v1",
+        "-o", str(tmp_path / "my runs" / "rj") + "-rejudged",
+    ]  # fmt: skip
+    rules_info = run_info("r2", extra={"config": {"base_url": "http://127.0.0.1:8080/v1"}})
+    assert "--judge-base-url" not in rejudge_command("r2", rules_info)  # the rules judge calls no model
 
 
 def test_junit_that_is_a_directory_is_refused_before_any_verdict(tmp_path: Path) -> None:

@@ -230,6 +230,9 @@ def test_resume_accepts_the_runs_own_command_line_and_names_what_changed(env, tm
     code, output = invoke(env, "--resume", str(run), *same, "--out", str(run))
     assert code == 0, output
     assert "1 samples written, 1 already done" in " ".join(output.split())
+    # the same folder by another path, and the retrievers in another order, are no change either
+    code, output = invoke(env, "--resume", str(run), "--out", f"{run}/../run", "-r", "extractive")
+    assert code == 0, output
     code, output = invoke(env, "--resume", str(run), *same[:-1], "3", "--model", "openai/x")
     assert code == ExitCode.BAD_INPUT, output
     line = one_error_line(output)

@@ -171,7 +171,9 @@ def test_answers_whose_judge_call_failed_are_counted_and_said(tmp_path: Path) ->
     overall = run.summary.overall
     assert (overall.unjudged, overall.correct, overall.errored) == (1, 1, 0)
     console = Console(record=True, width=250)
-    print_summary(run.summary, console, run_path=tmp_path / "u")
+    from bench.runinfo import rejudge_command
+
+    print_summary(run.summary, console, rejudge=rejudge_command(tmp_path / "u", run.info))
     text = console.export_text()
     assert "warning: 1 answers have no verdict (their judge call failed)" in text
     # a command that runs as printed: the run, its judge, an output folder
