@@ -196,26 +196,28 @@ def _beside_figures(lines: list[Line], index: int, reach: int = 3) -> bool:
 
 
 def _under_table_rows(lines: list[Line]) -> set[int]:
-    """Lines that go on a table below one of its rows: set at the row labels' left edge, each close
-    under the line before it ("Earnings (Loss) Per ($0.25) $1.00", then "Share**"; "Adjusted FIFO
-    Operating $989", then "Profit (Table 7)", then rows of words). A heading above a table is not
-    below a row, so it stays."""
+    """Lines that go on a table below one of its rows: set at the row labels' left edge and in their
+    style, each close under the line before it ("Earnings (Loss) Per ($0.25) $1.00", then "Share**";
+    "Adjusted FIFO Operating $989", then "Profit (Table 7)", then rows of words). A heading above a
+    table is not below a row, so it stays."""
     inside: set[int] = set()
-    left: float | None = None
+    row: Line | None = None
     for index, line in enumerate(lines):
         prev = lines[index - 1] if index else None
         goes_on = (
-            left is not None and prev is not None and abs(line.x0 - left) <= 2.0
+            row is not None and prev is not None and abs(line.x0 - row.x0) <= 2.0
             and line.y0 - prev.y1 < 0.9 * line.size
+            # set as the rows are: a bold "Revenues:" under a plain caption row starts a block of its own
+            and line.bold == row.bold and abs(line.size - row.size) < 0.6
         )  # fmt: skip
         if goes_on:
             inside.add(index)  # a row below a row (two cells: "OG&A Rate No change") included
         elif is_table_row(line) and line.figures and len(line.text.split()) <= 10:
             # the table's first row (a short label and its figures; two columns of prose read as one
             # line are no row): it may be a two-cell title, so it stays
-            left = line.x0
+            row = line
         else:
-            left = None
+            row = None
     return inside
 
 

@@ -205,6 +205,10 @@ def subheading_drafts(
         found: list[Draft] = []
         previous_was_heading = False
         rest_of_title = compact(title) if number == first else ""
+        # a page set in two text columns has headings in its right column; elsewhere a line that starts
+        # right of the middle is a column heading or a cell
+        middle = page.width * 0.45
+        two_columns = sum(1 for line in page.lines if line.x0 > middle and _prose_line(line.text)) >= 5
         for index, line in enumerate(page.lines):
             if number == first and line.ry <= after_y:
                 continue
@@ -217,7 +221,7 @@ def subheading_drafts(
                 rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
-            right_side = line.x0 > page.width * 0.45 and not line.centred  # a column heading, a cell
+            right_side = line.x0 > middle and not line.centred and not two_columns
             heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
             if heading and not right_side:
                 if previous_was_heading and found:
@@ -244,6 +248,13 @@ def subheading_drafts(
             found = found[: per_page - 1] + found[-1:]
         out.extend(found)
     return out
+
+
+def _prose_line(text: str) -> bool:
+    """A line of running text: long, with lower-case words as sentences have (not a row of figures,
+    not column headings such as "(In Millions) (In Millions)" or "1 Year 1-3 Years")."""
+    lower = sum(1 for w in text.split() if w.isalpha() and w.islower() and len(w) >= 3)
+    return len(text) >= 40 and lower >= 5
 
 
 def window_drafts(first: int, last: int, size: int, rank: int) -> list[Draft]:
