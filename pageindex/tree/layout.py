@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pageindex.tree.draft import Draft
 from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug
 from pageindex.tree.pdf import Line, Page
-from pageindex.tree.split import COLUMN_HEAD, figure_callout, repeated_labels
+from pageindex.tree.split import COLUMN_HEAD, figure_callout, repeated_labels, right_of_middle
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
 _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -118,7 +118,7 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue  # the rest of a row label wrapped under its figures, or a row of words
             if on_page[line.compact] >= 3:
                 continue  # a label repeated over table columns or rows
-            if line.x0 > page.width * 0.45 and not line.centred:
+            if right_of_middle(page, line):
                 continue  # a column heading or a cell, not a heading of the text
             larger = line.size >= size + 0.9
             bold = line.bold and not body_bold

@@ -30,8 +30,8 @@ COLUMN_HEAD = re.compile(
 )
 
 __all__ = [
-    "SubheadingRules", "attach", "figure_callout", "repeated_labels", "slug", "split_long",
-    "subheading_drafts", "window_drafts",
+    "SubheadingRules", "attach", "figure_callout", "repeated_labels", "right_of_middle", "slug",
+    "split_long", "subheading_drafts", "window_drafts",
 ]  # fmt: skip
 
 # A figure set large as a call-out ("32.6Mt CO2e", "1TWh", "$4.2bn", "12.5 %"): a number with its unit
@@ -44,6 +44,12 @@ _FIGURE_CALLOUT = re.compile(
 )
 _WORDS = re.compile(r"[a-z0-9][a-z0-9'’\-]*|&")  # "FY2021-FY2025" one word, "Johnson & Johnson" three
 _PHRASE_BREAK = re.compile(r"[,;:()]")  # "Cash, Cash Equivalents": a list, not a stutter
+
+
+def right_of_middle(page: Page, line: Line) -> bool:
+    """The line starts right of the page's middle and is not centred: a column heading or a cell,
+    not a heading of the text (unless the page is set in two text columns)."""
+    return line.x0 > page.width * 0.45 and not line.centred
 
 
 def figure_callout(text: str) -> bool:
@@ -207,8 +213,8 @@ def subheading_drafts(
         rest_of_title = compact(title) if number == first else ""
         # a page set in two text columns has headings in its right column; elsewhere a line that starts
         # right of the middle is a column heading or a cell
-        middle = page.width * 0.45
-        two_columns = sum(1 for line in page.lines if line.x0 > middle and _prose_line(line.text)) >= 5
+        right_prose = [line for line in page.lines if right_of_middle(page, line) and _prose_line(line.text)]
+        two_columns = len(right_prose) >= 5
         for index, line in enumerate(page.lines):
             if number == first and line.ry <= after_y:
                 continue
@@ -221,7 +227,7 @@ def subheading_drafts(
                 rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
-            right_side = line.x0 > middle and not line.centred and not two_columns
+            right_side = right_of_middle(page, line) and not two_columns
             heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
             if heading and not right_side:
                 if previous_was_heading and found:
