@@ -259,7 +259,7 @@ def compare_pairs(
     pairs = [(a, b) for a, b in pairs if "uncertain" not in (a.verdict, b.verdict)]
     ya = [1.0 if a.verdict == "correct" else 0.0 for a, _ in pairs]
     yb = [1.0 if b.verdict == "correct" else 0.0 for _, b in pairs]
-    units = [f"{a.question_id}\x00{a.retriever}" for a, _ in pairs]  # repeats of one question: one unit
+    units = [a.unit for a, _ in pairs]  # repeats of one question: one unit
     test = paired_test(ya, yb, method, clusters=[a.doc_id or a.question_id for a, _ in pairs], units=units)
     improved, regressed = [], []
     for (a, b), xa, xb in zip(pairs, ya, yb, strict=True):

@@ -154,6 +154,12 @@ class Sample(BaseModel):
         return self.judge_error.split(":", 1)[0] if self.judge_error else None
 
     @property
+    def unit(self) -> str:
+        """What one observation is: a question run by one retriever (its repeats are not independent
+        samples: intervals and paired tests count it once)."""
+        return question_unit(self.question_id, self.retriever)
+
+    @property
     def key(self) -> tuple[str, str, int]:
         """What identifies a sample within a run (and pairs samples across runs)."""
         return (self.question_id, self.retriever, self.repeat)
@@ -264,3 +270,9 @@ def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
 def load_samples(path: Path) -> list[Sample]:
     """All samples of a ``samples.jsonl`` (a torn last line is skipped)."""
     return read_samples_file(path)[0]
+
+
+def question_unit(question_id: str, retriever: str) -> str:
+    """The id of a question run by one retriever (:attr:`Sample.unit`), for tables that hold the two
+    columns rather than samples."""
+    return f"{question_id}\x00{retriever}"

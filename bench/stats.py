@@ -169,8 +169,9 @@ def mcnemar_exact(
     xa, xb, a_only, b_only = _discordant(a, b)
     if units is not None and len(set(units)) < len(units):
         idx, m = _cluster_index(units)
-        mean_a = np.bincount(idx, weights=xa, minlength=m) / np.bincount(idx, minlength=m)
-        mean_b = np.bincount(idx, weights=xb, minlength=m) / np.bincount(idx, minlength=m)
+        sizes = np.bincount(idx, minlength=m)
+        mean_a = np.bincount(idx, weights=xa, minlength=m) / sizes
+        mean_b = np.bincount(idx, weights=xb, minlength=m) / sizes
         a_only, b_only = int(np.sum(mean_a > mean_b)), int(np.sum(mean_b > mean_a))
     discordant = a_only + b_only
     p = 1.0 if discordant == 0 else _binomial_two_sided_half(b_only, discordant)

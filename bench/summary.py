@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
-from bench.samples import Sample
+from bench.samples import Sample, question_unit
 from bench.stats import Proportion, accuracy_interval, cluster_bootstrap_interval
 
 log = logging.getLogger(__name__)
@@ -202,8 +202,8 @@ def _repeat_agreement(frame: pd.DataFrame) -> RepeatAgreement | None:
 
 def _accuracy_interval(frame: pd.DataFrame) -> Proportion:
     """:func:`bench.stats.accuracy_interval` with a question run by one retriever as the unit."""
-    units = frame["question_id"].astype(str) + "\x00" + frame["retriever"].astype(str)
-    return accuracy_interval(frame["correct"].astype(float).tolist(), units.tolist())
+    units = [question_unit(q, r) for q, r in zip(frame["question_id"], frame["retriever"], strict=True)]
+    return accuracy_interval(frame["correct"].astype(float).tolist(), units)
 
 
 def summarize_group(
