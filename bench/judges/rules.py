@@ -272,10 +272,9 @@ def refusal_hits(
 
 
 # ------------------------------------------------------------------ yes / no
-_YES = re.compile(
-    r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?(yes|no)\b",
-    re.IGNORECASE,
-)
+# A yes/no opened with a hedge is still one: "Probably yes.", "Largely, no".
+_HEDGED = r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?"
+_YES = re.compile(rf"{_HEDGED}(yes|no)\b", re.IGNORECASE)
 # "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no.",
 # "So, as far as the filing shows, yes — ...", "So, probably not — ..." (a "no" must be followed by
 # punctuation there: "so no dividend was paid" is not a stance).
@@ -294,6 +293,8 @@ def _said(m: re.Match[str]) -> str:
     """The yes/no a stance pattern matched ("probably not" is a no)."""
     word = next(g for g in m.groups() if g).lower()
     return "no" if word == "not" else word
+
+
 _YES_NO_QUESTION = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|will|would|should)\b", re.IGNORECASE
 )
@@ -301,11 +302,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 # A yes or no said as such, punctuation or the end after it: "No." or "No — ...", not "No information ...".
-_STATED = re.compile(
-    r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?(yes|no)"
-    r"\s*(?:[,.;:!—–-]|$)",
-    re.IGNORECASE,
-)
+_STATED = re.compile(rf"{_HEDGED}(yes|no)\s*(?:[,.;:!—–-]|$)", re.IGNORECASE)
 
 
 def stated_stance(text: str) -> str | None:
