@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pageindex.retrievers.numbers import SCALES as _RETRIEVER_SCALES
 
@@ -38,6 +38,22 @@ _MONTHS = (
 )
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
+# What stands before a range's dash: a figure ("35", "1.0", "5%"), not a word or an operator.
+_RANGE_BEFORE = re.compile(r"\d%?(\s*)$")
+
+
+def _is_range_dash(text: str, m: re.Match[str]) -> bool:
+    """The sign before a number joins a range: an en dash after a figure ("35–40%", "35 – 40%") or
+    a hyphen set tight between two figures ("35-40%"); "12 - 3" and a minus sign (−) subtract."""
+    dash = m.group("sign")
+    before = _RANGE_BEFORE.search(text[: m.start("sign")])
+    if not before or dash == "−":
+        return False
+    if dash == "–":
+        return True
+    return not before.group(1) and text[m.end("sign") : m.start("num")].strip() in {"", "$"} and (
+        m.end("sign") == m.start("num") or text[m.end("sign")] == "$"
+    )
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
 # "(1) Current Health and (2) Two Peaks": a one-digit enumerator inside running text.
 _INLINE_ENUMERATOR = re.compile(
@@ -60,6 +76,7 @@ class Quantity:
     money: bool = False  # written with a currency sign or code ("$", "US$", "USD")
     start: int = -1  # where the digits begin and end in the text they were read from
     end: int = -1
+    other_end: float | None = None  # one end of a range ("35–40%"): the other end's value
 
     @property
     def unit(self) -> float:
@@ -87,6 +104,16 @@ def _is_year(num: str, m: re.Match[str]) -> bool:
     return len(num) == 4 and 1900 <= int(num) <= 2100
 
 
+def _name_tail(text: str, start: int) -> bool:
+    """The digits at ``start`` end a name or a year span ("FY-2019", "2019/20", "2019-20"), not a
+    range of figures ("35-40%")."""
+    if m := _NUMBER.match(text, start - 1):
+        year_span = re.search(r"(?:19|20)\d\d$", text[: start - 1])
+        if m.group("sign") and _is_range_dash(text, m) and not year_span:
+            return False
+    return text[start - 2].isalnum()
+
+
 def extract_quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` except years, days of dates, list markers and parts of names
     (``FY2019``, ``10-K``, ``Q2``)."""
@@ -98,7 +125,7 @@ def extract_quantities(text: str) -> list[Quantity]:
         start = m.start("num")
         before = text[max(0, start - 1) : start]
         after = text[m.end("num") : m.end("num") + 2]
-        if before.isalpha() or before in {"-", "/"} and start >= 2 and text[start - 2].isalnum():
+        if before.isalpha() or before in {"-", "/"} and start >= 2 and _name_tail(text, start):
             continue  # FY2019, Q2, 10-K's "10" is fine but "FY-2019"/"2019/20" tails are not numbers
         if after[:1] in {"-", "/"} and after[1:2].isalpha():
             continue  # 10-K, 8-K, 10-Q
@@ -120,8 +147,23 @@ def extract_quantities(text: str) -> list[Quantity]:
             scale = SCALES[scale_word]
         clean = num.replace(",", "")
         value = float(clean)
+        ranged: float | None = None
         decimals = len(clean.split(".")[1]) if "." in clean else 0
-        negative = bool(m.group("sign")) or bool((m.group("open") or m.group("paren")) and m.group("close"))
+        sign = bool(m.group("sign"))
+        if sign and _is_range_dash(text, m):
+            # "35–40%", "$1.0-1.1 billion": a dash between two figures joins a range, it is no minus;
+            # the first figure is in the second's unit.
+            sign = False
+            if found and found[-1].end >= m.start("sign") - 2:
+                first = found.pop()
+                if not (first.percent or first.scale_stated) and (m.group("pct") or scale_word):
+                    first = replace(
+                        first, value=first.value / first.scale * scale, scale=scale,
+                        scale_stated=bool(scale_word), percent=bool(m.group("pct")),
+                    )
+                found.append(replace(first, other_end=value * scale))
+                ranged = first.value
+        negative = sign or bool((m.group("open") or m.group("paren")) and m.group("close"))
         found.append(
             Quantity(
                 value=value * scale,
@@ -131,7 +173,8 @@ def extract_quantities(text: str) -> list[Quantity]:
                 percent=bool(m.group("pct")),
                 negative=negative,
                 text=num,
-                minus=bool(m.group("sign")),
+                minus=sign,
+                other_end=ranged,
                 money=bool(m.group("cur") or m.group("code")),
                 start=start,
                 end=m.end(),
@@ -189,7 +232,18 @@ def quantities_match(
     written too many ways: "(473)", "-$473", "a decline of 473"). When either side has no stated
     scale, the answer may be off by a power of 1,000 ("1577" in a question "in USD millions") —
     unless ``rescale`` is False or either side is a percent (a percent has no thousands scale).
+    A range ("35–40%") states the gold only when both its ends round to it: "1–2%" does not state
+    0.01, however coarse that gold is.
     """
+    if answer.other_end is not None:
+        ends = (replace(answer, other_end=None), replace(answer, value=answer.other_end, other_end=None))
+        return all(
+            quantities_match(
+                gold, end, rel_tol=rel_tol, answer_precision=answer_precision, rescale=rescale,
+                gold_steps=min(gold_steps, 0.5),
+            )
+            for end in ends
+        )
     both_scaled = gold.scale_stated and answer.scale_stated
     fixed = both_scaled or not rescale or gold.percent or answer.percent
     powers = [1.0] if fixed else _POWERS

@@ -11,7 +11,8 @@ It reads what the answer asserts, not which strings it contains:
    percent vs ratio, "(473)" = -473) within stated tolerances: 1% relative (``rel_tol``) or the
    precision either side was written to; when the question asks for a rounding, one step of the
    requested digit (or 0.1%). A level written with a minus sign is not a positive gold unless the
-   question is about a change.
+   question is about a change ("effective tax rate" is a level). A range ("35–40%") states the gold
+   only when both ends round to it; a plus set before a figure ("+65.3%") is its sign.
 3. **Refusals** by structure: inability ("we cannot determine", "cannot be listed"), declining to
    commit ("I'd rather not commit to a figure"), no access ("I don't have the figures"), hand-back
    ("you would need to consult the 10-K", "if you can provide ..."), absence ("the document does not
@@ -19,11 +20,15 @@ It reads what the answer asserts, not which strings it contains:
    order decides: a claimed value for the asked period after a refusal is an answer anyway, an
    inability after the figures ("..., so the growth cannot be calculated") concludes a refusal,
    figures only for another period or only a method are a refusal. A bare qualifier ("as of my last
-   update") is a hedge.
-4. **Yes/no** stance (explicit, labelled -- "Result: No" --, concluded -- "So, probably not" --, or
-   read from the sentence restating the question), direction of change, key names; an answer whose
-   opening and concluding stances differ contradicts itself.
-5. **Text overlap** of content words for the rest.
+   update") is a hedge. Not recalling ("I don't recall ... well enough to say") is an inability; to a
+   question that asks for no figure, not knowing a figure's exact value is a detail, not a refusal.
+4. **Yes/no** stance (explicit -- "No.", "Not really." --, after a lead-in -- "By that measure, no." --,
+   labelled -- "Result: No" --, concluded -- "So, probably not" --, or read from the sentence
+   restating the question), direction of change (to an "increase or decrease?" question the
+   direction is the stance), key names; an answer whose opening and concluding stances differ
+   contradicts itself.
+5. **Text overlap** of content words for the rest; an initialism and its words are the same words
+   ("U.S." = "United States", "APAC" = "Asia Pacific"), and a gold that lists names needs them all.
 
 Markdown emphasis ("**55.1%**") is removed before any of this: it is layout, not content.
 
@@ -73,7 +78,7 @@ _NEG_MODAL = (
 _FIND = (
     r"(?:determine|calculate|compute|derive|provide|answer|find|locate|identify|confirm|verify|say|tell|"
     r"assess|give|know|access|estimate|offer|retrieve|ascertain|conclude|comment|state|quantify|"
-    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make|work out|figure out|pin down|list)"
+    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make|work out|figure out|pin down|list|recall|remember)"
 )
 _DONE = (
     r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
@@ -152,6 +157,13 @@ _WEAK_REFUSAL = [
     r"\b(?:is|are|was|were) (?:\w+ ){0,1}(?:missing|absent|unavailable|lacking)\b",
 ]
 _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
+# What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
+# question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
+_PRECISE_AFTER = re.compile(
+    r"\s+(?:the |an? |its )?(?:exact|precise|specific)\s+(?:[\w&-]+\s+){0,3}?"
+    r"(?:figures?|numbers?|amounts?|balances?|counts?|tall(?:y|ies)|values?|percentages?|totals?|dollars?)\b",
+    re.IGNORECASE,
+)
 # What can conclude an answer as a refusal after figures ("..., so we cannot calculate it"); a closing
 # pointer to the source ("you can find more in the 10-K") or apology does not withdraw a stated figure.
 _CONCLUSIVE = re.compile("|".join(_INABILITY), re.IGNORECASE)
@@ -185,7 +197,10 @@ _WAY_OUT_OFFERED = re.compile(
 )
 _WAY_OUT_TAKEN = re.compile(
     r"\b(?:not|never)\s+(?:\w+\s+){0,2}(?:useful|meaningful|relevant|appropriate|applicable|suitable|"
-    r"typical|commonly used|something|measured|reported|used|tracked|right|apply|applies|informative)\b",
+    r"typical|commonly used|something|measured|reported|used|tracked|right|apply|applies|informative|"
+    r"standard|key|primary|main|best|how (?:you|one|we|investors|analysts)\b|"
+    # "If restructuring costs are not explicitly outlined then state 0": "... are not shown separately"
+    r"shown|presented|outlined|disclosed|stated|listed|itemi[sz]ed|separate(?:ly)?|broken out)\b",
     re.IGNORECASE,
 )
 
@@ -249,8 +264,15 @@ def refusal_hits(
     closing = ""
     if closing_sentences:
         closing = " ".join(parts[max(opening_sentences, len(parts) - closing_sentences) :])
-    hits = [m.group(0) for m in _STRONG.finditer(opening)]
-    hits += [m.group(0) for m in _STRONG.finditer(closing)]
+    # To a question asking for no figure, not knowing a figure's precise value is a detail.
+    detail = bool(question) and not asks_for_figure(question)
+
+    def strong(text: str) -> list[str]:
+        return [
+            m.group(0) for m in _STRONG.finditer(text) if not (detail and _PRECISE_AFTER.match(text, m.end()))
+        ]
+
+    hits = strong(opening) + strong(closing)
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
     # Wherever it stands, a sentence that declares the question itself unanswerable ("we cannot say
@@ -274,7 +296,12 @@ def refusal_hits(
 # ------------------------------------------------------------------ yes / no
 # A yes/no opened with a hedge is still one: "Probably yes.", "Largely, no".
 _HEDGED = r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?"
-_YES = re.compile(rf"{_HEDGED}(yes|no)\b", re.IGNORECASE)
+# A "no" said by degree, as a whole phrase: "Not really.", "Not especially — ...", "Not materially,".
+_NOT_SO = (
+    r"(not (?:really|especially|particularly|quite|significantly|materially|meaningfully|much|by much|"
+    r"exactly|substantially))\s*(?=[,.;:!—–-]|$)"
+)
+_YES = re.compile(rf"{_HEDGED}(?:(yes|no)\b|{_NOT_SO})", re.IGNORECASE)
 # "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no.",
 # "So, as far as the filing shows, yes — ...", "So, probably not — ..." (a "no" must be followed by
 # punctuation there: "so no dividend was paid" is not a stance).
@@ -289,10 +316,18 @@ _ANSWER_IS = re.compile(
 )
 
 
+# The answer's opening yes or no after a short lead-in: "By the textbook measure, no.", "As far as I
+# know, no.", "On that basis, yes — ..." (a yes/no said as such, punctuation after it).
+_LEAD_IN = re.compile(
+    r"^\W*[^.!?\n,;:]{1,60},\s+(?:(?:probably|likely|most likely)\s+)?(yes|no|not)\s*(?=[,.;:!—–-]|$)",
+    re.IGNORECASE,
+)
+
+
 def _said(m: re.Match[str]) -> str:
     """The yes/no a stance pattern matched ("probably not" is a no)."""
     word = next(g for g in m.groups() if g).lower()
-    return "no" if word == "not" else word
+    return "no" if word.startswith("not") else word
 
 
 _YES_NO_QUESTION = re.compile(
@@ -302,19 +337,19 @@ _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 # A yes or no said as such, punctuation or the end after it: "No." or "No — ...", not "No information ...".
-_STATED = re.compile(rf"{_HEDGED}(yes|no)\s*(?:[,.;:!—–-]|$)", re.IGNORECASE)
+_STATED = re.compile(rf"{_HEDGED}(?:(yes|no)\s*(?:[,.;:!—–-]|$)|{_NOT_SO})", re.IGNORECASE)
 
 
 def stated_stance(text: str) -> str | None:
     """Like :func:`stance`, but an opening "no" counts only when said as such ("No, ...", "No."): a
     refusal that opens "No information on dividends is provided" states none."""
-    m = _STATED.match(text.strip()) or _ANSWER_IS.search(text)
+    m = _STATED.match(text.strip()) or _LEAD_IN.match(text.strip()) or _ANSWER_IS.search(text)
     return _said(m) if m else None
 
 
 def stance(text: str) -> str | None:
     """``yes``/``no`` when the text opens with one (or says "the answer is no"), else None."""
-    m = _YES.match(text.strip()) or _ANSWER_IS.search(text)
+    m = _YES.match(text.strip()) or _LEAD_IN.match(text.strip()) or _ANSWER_IS.search(text)
     return _said(m) if m else None
 
 
@@ -406,6 +441,22 @@ def missing_names(question: str, gold: str, answer: str) -> list[str]:
     return missing
 
 
+# A gold that is only a list of names: "Trillium, Array, and Therachon", "Jane Doe; John Roe and Acme".
+_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+|\s*&\s*)")
+_LIST_ITEM = re.compile(r"^(?:[A-Z][\w.'-]*)(?:\s+[A-Z][\w.'-]*){0,3}$")
+
+
+def missing_items(gold: str, answer: str) -> list[str]:
+    """When the gold's first sentence is a list of three or more names and nothing else, the items
+    the answer never mentions (none of their content words appear in it); else none."""
+    first = (sentences(gold) or [gold])[0].strip().rstrip(".")
+    items = [i for i in _LIST_SPLIT.split(first) if i]
+    if len(items) < 3 or not all(_LIST_ITEM.match(i) for i in items):
+        return []
+    said = content_words(answer) | _shared_initialisms(first, answer)
+    return [i for i in items if content_words(i) and not content_words(i) & said]
+
+
 # ------------------------------------------------------------------ direction
 _UP = r"increas|rise|rose|risen|grew|grow|improv|higher|expand"
 _DOWN = r"decreas|declin|fell|fall|drop|lower|shrank|shrink|contract|deteriorat"
@@ -422,6 +473,14 @@ def direction(text: str) -> str | None:
         if m:
             return "up" if m.group("up") else "down"
     return None
+
+
+def shared_direction(question: str, gold: str, answer: str) -> str | None:
+    """For an "increase or decrease?" question, the direction the gold and the answer both give."""
+    if not _DIRECTION_QUESTION.search(question):
+        return None
+    want = direction(gold)
+    return want if want and want == direction(answer) else None
 
 
 def direction_conflict(question: str, gold: str, answer: str) -> str | None:
@@ -459,10 +518,54 @@ def _stem(word: str) -> str:
     return word
 
 
+# An initialism ("U.S.", "EMEA", "LACC") and the capitalised words it stands for ("United States",
+# "Europe, Middle East and Africa"): joining words and punctuation between them do not count.
+_INITIALISM = re.compile(r"\b(?:[A-Z]\.){2,6}|\b[A-Z]{2,6}\b")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:(?:\s*[,&]\s*|\s+)(?:(?:and|of|the|&)\s+)*[A-Z][a-z]+)+")
+
+
+def _abbreviates(short: str, words: list[str]) -> bool:
+    """``short`` is the start of each of ``words`` in turn: their initials ("EMEA": Europe, Middle
+    East, Africa) or longer starts ("APAC": Asia Pacific, "LatAm": Latin America)."""
+    if not words:
+        return not short
+    head = words[0].lower()
+    return any(
+        short[:k] == head[:k] and _abbreviates(short[k:], words[1:])
+        for k in range(1, min(len(short), len(head)) + 1)
+    )
+
+
+def _spelled_out(text: str, initialisms: set[str]) -> set[str]:
+    """The content words of runs of two or more capitalised words in ``text`` that one of
+    ``initialisms`` abbreviates (a run's words from any start, so "the United States" is "US")."""
+    out: set[str] = set()
+    for m in _CAPITALISED.finditer(text):
+        words = re.findall(r"[A-Z][a-z]+", m.group(0))
+        for i in range(len(words)):
+            for j in range(i + 2, min(len(words), i + 6) + 1):
+                if any(_abbreviates(short.lower(), words[i:j]) for short in initialisms):
+                    out |= content_words(" ".join(words[i:j]))
+    return out
+
+
+def _initialisms(text: str) -> set[str]:
+    return {m.group(0).replace(".", "") for m in _INITIALISM.finditer(text)}
+
+
+def _shared_initialisms(gold: str, answer: str) -> set[str]:
+    """Gold content words the answer says in another form: the gold spells out what the answer
+    abbreviates ("United States" for "U.S."), or abbreviates what the answer spells out."""
+    said = _spelled_out(gold, _initialisms(answer))
+    said |= {w.lower() for w in _initialisms(gold) if content_words(w) and _spelled_out(answer, {w})}
+    return said
+
+
 def overlap(gold: str, answer: str) -> float:
     """Share of the gold's content words that the answer contains: the best of the whole gold and
-    its first sentence (golds often state the answer first, then a justification or assumption)."""
-    words = content_words(answer)
+    its first sentence (golds often state the answer first, then a justification or assumption).
+    An initialism and its spelled-out words are the same words (:func:`_shared_initialisms`)."""
+    words = content_words(answer) | _shared_initialisms(gold, answer)
     scores = []
     for part in {gold, (sentences(gold) or [gold])[0]}:
         g = content_words(part)
@@ -515,8 +618,10 @@ def requested_precision(question: str) -> bool:
     return bool(_REQUESTED_PRECISION.search(question))
 
 
+# Whole words after the stems: "effective tax rate" is a level, not an effect; "network" is not net.
 _CHANGE_QUESTION = re.compile(
-    rf"\b(?:change|{_UP}|{_DOWN}|differ|gap|loss|deficit|net|flow|impact|effect|gain|variance|delta)",
+    rf"\b(?:change|{_UP}|{_DOWN}|differ)|"
+    r"\b(?:gap|loss|losses|deficits?|net|flows?|flowed|impacts?|effects?|gains?|variances?|delta)\b",
     re.IGNORECASE,
 )
 _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
@@ -592,6 +697,23 @@ _OPERAND_BEFORE = re.compile(
     r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w*(?: \S+){0,8} by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
     re.IGNORECASE,
 )
+# A plus set tight before a figure, after no operand, is its sign: "+65.3%", "(+4.1%)", "growth: +3%".
+_SIGN_PLUS = re.compile(r"(?:^|[\s(:=≈~])\+\s?[$(]?$")
+
+
+def _operand_before(before: str) -> bool:
+    """What stands before a figure makes it an operand of a formula ("x 365", "/ 2", "+ 1,200")."""
+    return bool(_OPERAND_BEFORE.search(before)) and not (
+        _SIGN_PLUS.search(before) and not _PLUS_AFTER_FIGURE.search(before)
+    )
+
+
+# A plus after a figure adds to it: "5 + 6", "$1.2B + $0.3B", "(4) + 2", "12% + 3%".
+_PLUS_AFTER_FIGURE = re.compile(
+    r"(?:\d|\d\s?(?:[kmb]n?|thousands?|millions?|billions?)|[)\]%])\s*\+\s?[$(]?$", re.IGNORECASE
+)
+
+
 _OPERAND_AFTER = re.compile(
     r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
     r"(?:[/÷*×+^]|x\s*[$(]?\d|x\s+[a-z(]|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
@@ -649,7 +771,7 @@ def claimed_quantities(sentence: str, question: str = "") -> list[Quantity]:
         for q in extract_quantities(sentence)
         if (q.text, _next_word(sentence, q)) not in given
         and not _enumerator(sentence, q)
-        and not _OPERAND_BEFORE.search(sentence[max(0, q.start - 60) : q.start])
+        and not _operand_before(sentence[max(0, q.start - 60) : q.start])
         and not _OPERAND_AFTER.match(sentence[q.end : q.end + 30])
     ]
 
@@ -704,10 +826,16 @@ def stated_quantities(answer: str) -> list[Quantity]:
 # Stated tolerances. Without a requested rounding a figure agrees within 1% of the gold (the low end
 # of what FinanceBench studies allow: rounding of intermediate steps, "about $1.6 billion"); when the
 # question asks for a rounding, within one step of the requested digit or 0.1%.
+# A figure put as an estimate: "roughly $59 billion", "in the neighborhood of $3.2 billion", "~6%".
+_APPROXIMATE = re.compile(
+    r"\b(?:roughly|around|about|approximately|approx\.|on the order of|in the (?:neighbou?rhood|range|region|"
+    r"ballpark) of|near(?:ly)?|somewhere|likely|probably|estimated?)\b|~|≈",
+    re.IGNORECASE,
+)
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 
 
 @cache
@@ -786,6 +914,9 @@ class RulesJudge:
                 why = f"gold number {golds[0].text} appears, but the answer concludes {final[-1].text}"
                 return "incorrect", True, why, details
             if matched:
+                if guess := self._guessed(question, answer, golds):
+                    why = f"declines ({refusals[0] if refusals else '?'}), then {guess}"
+                    return "refusal", False, why, details
                 return "correct", True, f"gold number {golds[0].text} stated in the answer", details
             return self._numeric_without_gold(question, plain(answer), golds, stated, refusals, details)
 
@@ -807,6 +938,9 @@ class RulesJudge:
             refusals = []
         if refusals and (not matched or strong and len(matched) < len(golds)):
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
+        guess = strong and matched and asks_for_figure(question) and self._guessed(question, answer, golds)
+        if guess:
+            return "refusal", False, f"declines ({refusals[0]}), then {guess}", details
         if premise := premise_conflict(question, gold, answer):
             agrees, why = premise
             return ("correct" if agrees else "incorrect"), True, why, details
@@ -816,6 +950,11 @@ class RulesJudge:
             answer_stance = implied_stance(question, answer)
         if conflict := direction_conflict(question, gold, answer):
             return "incorrect", True, conflict, details
+        if not gold_stance and not (golds and found) and (way := shared_direction(question, gold, answer)):
+            # "Did it increase or decrease?" -- "Increased.": without figures to check, the direction
+            # is the answer, as a yes or no is (names the gold gives are still checked).
+            gold_stance = answer_stance = way
+            explicit = bool(_DIRECTION.match(plain(answer).lstrip(" *_\"'")))
         if explicit and (concluded := concluded_stance(question, answer)) and concluded != answer_stance:
             why = f"answer contradicts itself: opens with {answer_stance}, concludes {concluded}"
             return "incorrect", True, why, details
@@ -852,6 +991,10 @@ class RulesJudge:
             if names := missing_names(question, gold, answer):
                 return "incorrect", False, f"both say {gold_stance}; answer lacks {names[0]}", details
             return "correct", explicit, f"both say {gold_stance}", details
+        if missing := missing_items(gold, answer):
+            # The gold lists names ("Trillium, Array, and Therachon"): an answer that leaves one out
+            # named other ones, however many words it shares with the gold.
+            return "incorrect", False, f"answer lacks {missing[0]} of the gold's list", details
         score = overlap(gold, answer)
         details["overlap"] = round(score, 3)
         verdict: Verdict = "correct" if score >= self.overlap_correct else "incorrect"
@@ -906,6 +1049,22 @@ class RulesJudge:
         if stated:
             return "incorrect", False, "figures only for other periods or hypotheticals", details
         return "incorrect", False, "no number in the answer", details
+
+    def _guessed(self, question: str, answer: str, golds: list[Quantity]) -> str | None:
+        """The speaker first said it cannot know or has no access ("I don't have access to the 10-K")
+        and only later put the gold's figure as an estimate ("roughly $59 billion", "likely around
+        0.5%"): a guess after declining, which graders count as a refusal (issue 14: "answers that
+        hedge") however close it falls; the same rule as for a guess that misses the gold."""
+        parts = sentences(plain(answer))
+        firm = [i for i, part in enumerate(parts) if _CONCLUSIVE.search(_DISCLAIMER.sub("", part))]
+        stating = [
+            i
+            for i, part in enumerate(parts)
+            if any(self._found(g, claimed_quantities(part, question), question=question) for g in golds)
+        ]
+        if not firm or not stating or firm[0] >= stating[0]:
+            return None
+        return "estimates the gold's figure" if _APPROXIMATE.search(parts[stating[0]]) else None
 
     def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
         if not gold.percent and asks_for_ratio(question):

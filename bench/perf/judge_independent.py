@@ -11,13 +11,22 @@ gives it, an answer style and the set it belongs to:
   lacks it", units and formats, the gold as another quantity, yes/no and explanations);
 * set 2 (200 answers, two per question, eight styles named after the systems they imitate: a
   closed-book chat model, retrieval with the wrong chunk, a verbose open model, a step-by-step
-  calculator, a terse oracle, yes/no and explanation, hedged, markdown/structured).
+  calculator, a terse oracle, yes/no and explanation, hedged, markdown/structured);
+* sets 3 and 4 (200 answers each): real closed-book answers. Writers given only the question texts
+  (no gold, no filing) answered from their own memory, twice per question ("plain", and
+  "best-effort" when told always to commit); other helpers then labelled them with the gold, the
+  rubric and the filings. Set 4 is set 3's process run again by fresh writers and graders;
+* set 5 (200 answers): closed-book answers written in the manner of GPT-4-Turbo (late 2023, no
+  documents; two samples per question), labelled as set 3, with the rubric's note that FinanceBench's
+  graders count a hedged guess after declining as a refusal.
 
 The file has neither question nor gold: they are joined from ``DATA_DIR/questions.jsonl`` by
 ``financebench_id`` and judged with the gold as a run judges it (text, as the dataset writes it).
-Each set is split in halves by a hash of the row id (sha256, odd = hold): ``setN-dev`` was read
-while the rules were changed, ``setN-hold`` only measured. The report is ``bench judge
---per-file``'s, with the hold-out halves in a table of their own. No model is called.
+Sets 1, 2 and 5 are split in halves by a hash of the row id (sha256, odd = hold): ``setN-dev`` was
+read while the rules were changed, ``setN-hold`` only measured. Set 3 is development whole (its
+hash hold-out half was measured once, then read and folded in) and set 4 is hold-out whole. The
+report is ``bench judge --per-file``'s, with the hold-out halves in a table of their own. No model is
+called.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from bench.judges.report import print_label_report
 from bench.judges.rules import RulesJudge
 
 ANSWERS = Path(__file__).with_name("data") / "independent_answers.jsonl"
-SETS = (1, 2)
+SETS = (1, 2, 3, 4, 5)
 HELD = {f"set{n}-hold" for n in SETS}
 console = Console(width=140)
 

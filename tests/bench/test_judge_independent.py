@@ -12,18 +12,25 @@ from bench.judges.calibration import agreement, normalize_label
 from bench.judges.rules import RulesJudge
 from bench.perf.judge_independent import independent_rows
 
-# Measured with rules 4+f7365bcc33 (deciding every answer): set 1 development half 92.7%, hold-out half
-# 84.6%; set 2 development half 94.9%, hold-out half 89.2%. Floors sit a little below.
-FLOORS = {"set1-dev": 0.90, "set1-hold": 0.82, "set2-dev": 0.92, "set2-hold": 0.87}
+# Measured with rules 5 (deciding every answer; README, "Judges"): set 1 development / hold-out half 92.7% /
+# 84.6%; set 2 94.9% / 90.2%; set 3 (development, whole) 82.0%; set 4 (hold-out, whole) 80.5%; set 5 83.8% /
+# 84.2%. Floors sit a little below.
+FLOORS = {
+    "set1-dev": 0.90, "set1-hold": 0.82, "set2-dev": 0.92, "set2-hold": 0.87, "set3-dev": 0.79,
+    "set4-hold": 0.78, "set5-dev": 0.81, "set5-hold": 0.81,
+}
 
 
 def test_independent_answers_join_and_keep_their_agreement(fb_dir: Path) -> None:
     parsed = independent_rows(fb_dir)
     rows = [p.row for p in parsed if p.row is not None]
-    assert len(rows) == len(parsed) == 360
-    halves = {"set1-dev": 82, "set1-hold": 78, "set2-dev": 98, "set2-hold": 102}
+    assert len(rows) == len(parsed) == 960
+    halves = {
+        "set1-dev": 82, "set1-hold": 78, "set2-dev": 98, "set2-hold": 102, "set3-dev": 200, "set4-hold": 200,
+        "set5-dev": 99, "set5-hold": 101,
+    }
     assert Counter(r.source for r in rows) == halves
-    labels = {"correct": 162, "incorrect": 108, "refusal": 90}
+    labels = {"correct": 553, "incorrect": 189, "refusal": 218}
     assert Counter(normalize_label(r.label) for r in rows) == labels
     verdicts = asyncio.run(judge_rows(RulesJudge(), parsed))
     for half, floor in FLOORS.items():

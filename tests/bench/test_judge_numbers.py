@@ -89,3 +89,24 @@ def test_gold_change_implied_by_two_stated_figures() -> None:
     assert not implied_by_difference(gold, far)
     (points,) = extract_quantities("2.3")  # plain figures do not pair with percents
     assert not implied_by_difference(points, stated)
+
+
+def test_a_dash_between_two_figures_is_a_range_not_a_minus() -> None:
+    for text in ("roughly 35–40% of sales", "roughly 35-40% of sales", "roughly 35 – 40% of sales"):
+        found = extract_quantities(text)
+        assert [(q.value, q.percent, q.minus) for q in found] == [(35.0, True, False), (40.0, True, False)]
+        assert found[0].other_end == 40.0 and found[1].other_end == 35.0
+    # The first figure takes the range's scale; a spaced hyphen or a minus sign still subtracts.
+    assert [q.value for q in extract_quantities("$1.0–1.1 billion")] == [1.0e9, 1.1e9]
+    assert [q.minus for q in extract_quantities("12 - 3 = 9")] == [False, True, False]
+    assert [q.minus for q in extract_quantities("from 5% to -3%")] == [False, True]
+    # Year spans and form names are still no figures.
+    assert [q.value for q in extract_quantities("the 2019-20 season had 7 games; see the 10-K")] == [7.0]
+
+
+def test_a_range_states_the_gold_only_when_both_ends_round_to_it() -> None:
+    narrow = extract_quantities("$1.57–1.58 billion")[0]
+    assert quantities_match(number_quantity(1577, scale=1e6, scale_stated=True), narrow, rel_tol=0.01)
+    wide = extract_quantities("around 1-2%")[0]
+    assert not quantities_match(extract_quantities("1%")[0], wide, rel_tol=0.01)
+    assert not quantities_match(number_quantity(0.01), wide, rel_tol=0.01, gold_steps=1.0)

@@ -322,9 +322,12 @@ def test_a_guess_after_declining_is_a_refusal_the_rules_do_not_settle(rules: Rul
     v = rules.judge_sync(Q_CAPEX_22, 1345, answer)
     assert (v.verdict, v.confident) == ("refusal", False), v.reasoning
     assert RulesJudge(abstain=True).judge_sync(Q_CAPEX_22, 1345, answer).verdict == "uncertain"
-    # The gold's figure after the same hedge is right; a figure with no inability before it is an answer.
+    # The gold's figure after the same hedge is the same guess (rules 5; it was "correct" in rules 4: the
+    # verdict on a hedge no longer depends on whether the guess is lucky); with no inability before it,
+    # a figure is an answer.
     right = answer.replace("$1.9 billion", "$1,345 million")
-    assert rules.judge_sync(Q_CAPEX_22, 1345, right).verdict == "correct"
+    lucky = rules.judge_sync(Q_CAPEX_22, 1345, right)
+    assert (lucky.verdict, lucky.confident) == ("refusal", False)
     plain_wrong = "Foo Corp's FY2022 capital expenditure was probably around $1.9 billion."
     assert rules.judge_sync(Q_CAPEX_22, 1345, plain_wrong).verdict == "incorrect"
 
@@ -785,3 +788,125 @@ def test_declining_something_other_than_the_figure_is_no_refusal(rules: RulesJud
     figure_q = "What is Foo's FY2022 EBITDA margin?"
     for declined in ("I'd rather not commit to a specific figure.", "We would hold off on giving a value."):
         assert rules.judge_sync(figure_q, "16.5%", declined).verdict == "refusal", declined
+
+
+# ------------------------------------------------------------------ rules 5: closed-book answers (set 3)
+def test_a_no_said_by_degree_or_after_a_lead_in_is_a_stance(rules: RulesJudge) -> None:
+    q = "Is Foo Corp a capital-intensive business based on FY2022 data?"
+    gold = "No, capex was 3% of revenue and fixed assets 15% of total assets."
+    for opening in ("Not really.", "Not especially —", "Not materially;", "By the usual measure, no.",
+                    "As far as I know, no."):
+        answer = f"{opening} Foo sells software licences and spends little on plant."
+        assert rules.judge_sync(q, gold, answer).verdict == "correct", opening
+        assert rules.judge_sync(q, "Yes, capex was 30% of revenue.", answer).verdict == "incorrect", opening
+    # Not a stance: words that go on ("Not much is known ..."), a "no" inside a clause.
+    answer = "Not much is known about Foo's plant. In 2022, no new factories opened."
+    assert rules.judge_sync(q, "Yes, capex was 30% of revenue.", answer).details.get("overlap") is not None
+
+
+def test_an_initialism_and_its_words_are_the_same_words(rules: RulesJudge) -> None:
+    q = "Which regions does Foo Corp report?"
+    gold = "United States, EMEA, APAC, and LACC"
+    answer = "Mostly the U.S.; abroad it reports Europe, the Middle East and Africa, Asia Pacific, and LACC."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    answer = "Mostly the U.S.; abroad it reports Europe, the Middle East and Africa, and LACC."
+    v = rules.judge_sync(q, gold, answer)
+    assert (v.verdict, v.reasoning) == ("incorrect", "answer lacks APAC of the gold's list")
+
+
+def test_a_list_of_names_needs_every_name(rules: RulesJudge) -> None:
+    q = "What are three companies Foo Corp acquired in 2021?"
+    gold = "Alpha, Beta, and Gamma"
+    assert rules.judge_sync(q, gold, "Foo bought Gamma, Alpha and Beta.").verdict == "correct"
+    v = rules.judge_sync(q, gold, "Foo bought Alpha, Beta and Delta.")
+    assert (v.verdict, v.confident) == ("incorrect", False)
+    # A gold that is a sentence is no list: word overlap decides as before.
+    gold = "Foo bought Alpha, which makes valves, and Beta."
+    v = rules.judge_sync(q, gold, "It bought Alpha, a valve maker.")
+    assert v.reasoning.startswith("content-word overlap")
+
+
+def test_not_recalling_is_an_inability_unless_only_the_precise_value_of_a_detail(rules: RulesJudge) -> None:
+    q = "What was the outcome of the shareholder vote on the climate proposal at Foo Corp's 2023 meeting?"
+    gold = "The proposal was defeated."
+    answer = "I don't recall Foo's 2023 meeting well enough to say. Such proposals often fail."
+    assert rules.judge_sync(q, gold, answer).verdict == "refusal"
+    answer = "The proposal was defeated, with little support. I don't recall the exact vote count."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    # To a question that asks for a figure, not knowing the exact figure is not knowing the answer.
+    answer = "I don't remember the exact amount. Foo's filings discuss the gain at length."
+    assert rules.judge_sync("What was the amount of Foo's gain?", "$20 billion", answer).verdict == "refusal"
+
+
+def test_an_effective_rate_is_a_level_so_its_sign_counts(rules: RulesJudge) -> None:
+    q = "How does Foo Corp's effective tax rate in FY2022 compare to FY2021?"
+    gold = "The effective tax rate was 0.62% in FY2022, compared to -14.76% in FY2021."
+    answer = "The rate was about -0.62% in FY2022 and roughly 14.76% in FY2021."
+    assert rules.judge_sync(q, gold, answer).verdict == "incorrect"
+    answer = "The rate was 0.62% in FY2022 against -14.76% in FY2021."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+
+
+def test_a_plus_sign_is_no_operand(rules: RulesJudge) -> None:
+    q = "What is Foo's year-over-year change in operating income (in percents, round to one decimal place)?"
+    assert rules.judge_sync(q, "65.4%", "+65.3% ($903.1M → $1,492.9M).").verdict == "correct"
+    assert rules.judge_sync(q, "65.4%", "+61.0% ($903.1M → $1,453.9M).").verdict == "incorrect"
+
+
+def test_a_direction_question_answered_with_the_direction(rules: RulesJudge) -> None:
+    q = "Did Foo Corp's wages expense as a percent of net sales increase or decrease in FY2023?"
+    gold = "Wages expense as a percent of net sales increased in FY2023."
+    answer = "**Increased.** Store wage rates rose faster than sales."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    assert rules.judge_sync(q, gold, "It decreased, as sales outgrew payroll.").verdict == "incorrect"
+
+
+def test_a_metric_that_is_not_the_standard_one_takes_the_way_out(rules: RulesJudge) -> None:
+    q = (
+        "Does Foo Bank have an improving operating margin profile as of 2022? If operating margin is not a "
+        "useful metric for a company like this, then state that and explain why."
+    )
+    gold = "Performance is not measured through operating margin"
+    answer = "No. Operating margin isn't a standard metric for a bank; pre-tax margin is the usual proxy."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+
+
+def test_a_guess_after_declining_is_a_refusal_even_when_it_hits_the_gold(rules: RulesJudge) -> None:
+    q = "What were Foo Corp's total assets at the end of FY2021? Answer in USD millions."
+    answer = (
+        "I'm sorry, but I don't have access to Foo's FY2021 Form 10-K, so I can't quote the exact figure. "
+        "From memory, total assets were in the range of roughly $59 billion, but please confirm."
+    )
+    v = rules.judge_sync(q, 59268, answer)
+    assert (v.verdict, v.confident) == ("refusal", False)
+    # The gold as questions.jsonl writes it:
+    assert rules.judge_sync(q, "$59268.00", answer).verdict == "refusal"
+    # A figure stated first and then disclaimed, or stated without declining, is an answer.
+    answer = "Foo's total assets were about $59.3 billion at the end of FY2021. I cannot verify this figure."
+    assert rules.judge_sync(q, 59268, answer).verdict == "correct"
+    answer = "As of my last update, Foo reported total assets of approximately $59,268 million for FY2021."
+    assert rules.judge_sync(q, 59268, answer).verdict == "correct"
+    # A text gold with the figure: the same rule.
+    q = "What is the total amount Foo may borrow under its revolving credit agreements?"
+    answer = "I can't provide the exact total: it is after my cut-off. Before, it was around $8.4 billion."
+    assert rules.judge_sync(q, "Foo may borrow $8,400,000,000 in total.", answer).verdict == "refusal"
+
+
+def test_saying_a_cost_is_not_shown_takes_the_questions_way_out(rules: RulesJudge) -> None:
+    q = (
+        "What is the quantity of restructuring costs directly outlined in Foo's income statement for FY2022? "
+        "If restructuring costs are not explicitly outlined then state 0."
+    )
+    answer = "Foo does not present restructuring costs as a separate line item, so the answer would be 0."
+    gold = "Foo's restructuring costs in FY2022 were $411 million."
+    assert rules.judge_sync(q, gold, answer).verdict == "incorrect"
+    assert rules.judge_sync(q, "0", answer).verdict == "correct"
+
+
+def test_not_knowing_the_specific_reasons_is_not_knowing_the_answer(rules: RulesJudge) -> None:
+    q = "What drove the increase in Foo Corp's inventories at the end of FY2023?"
+    gold = "The opening of 47 new stores."
+    answer = "I can't confirm the specific reasons for the increase. Retailers often cite new stores."
+    assert rules.judge_sync(q, gold, answer).verdict == "refusal"
+    answer = "New store openings drove it. I don't know the exact dollar amount of the increase."
+    assert rules.judge_sync(q, gold, answer).verdict != "refusal"
