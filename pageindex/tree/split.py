@@ -94,19 +94,43 @@ def header_texts(pages: list[Page]) -> set[str]:
     return {text for text, n in counts.items() if n >= 3}
 
 
+def body_size(pages: list[Page]) -> float:
+    """The type size most of the document's text is set in (0 when it has none)."""
+    counts: Counter[float] = Counter()
+    for page in pages[:: max(1, len(pages) // 40)]:
+        for line in page.lines:
+            counts[round(line.size, 1)] += len(line.text)
+    return counts.most_common(1)[0][0] if counts else 0.0
+
+
+# Set this much smaller than the body text, an emphasised line is a table's column heading or a note,
+# not a heading: headings are set at the body's size or larger.
+_SMALLER = 0.9
+
+
 @dataclass(frozen=True, slots=True)
 class SubheadingRules:
-    """What counts as a sub-heading in one document: its running headers and its body colour."""
+    """What counts as a sub-heading in one document: its running headers, its body colour and size."""
 
     headers: frozenset[str]
     body: int
+    size: float = 0.0
 
     @classmethod
     def for_pages(cls, pages: list[Page]) -> SubheadingRules:
-        return cls(frozenset(header_texts(pages)), body_color(pages))
+        return cls(frozenset(header_texts(pages)), body_color(pages), body_size(pages))
 
     def accepts(self, line: Line) -> bool:
         return is_subheading(line, self.headers, self.body)
+
+    def column_head(self, page: Page, line: Line) -> bool:
+        """Set smaller than the body text, indented from the page's text edge, and not a title centred
+        on its own: a table's column heading ("Gross Amount of    to Master Netting Agreements",
+        "Stores"), not a heading. (Small headings at the text edge exist: Walmart sets its risk-factor
+        headings below its body size; so do centred ones: "AUDIT REPORT".)"""
+        edge = min((other.x0 for other in page.lines), default=0.0)
+        small = line.size < _SMALLER * self.size and line.x0 > edge + 0.1 * page.width
+        return small and (not line.centred or line.wide_gaps > 0)
 
 
 def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0) -> bool:
@@ -227,7 +251,7 @@ def subheading_drafts(
                 rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
-            right_side = right_of_middle(page, line) and not two_columns
+            right_side = right_of_middle(page, line) and not two_columns or rules.column_head(page, line)
             heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
             if heading and not right_side:
                 if previous_was_heading and found:

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from pageindex.cli import app
 from pageindex.tree import build_tree
-from pageindex.tree.pdf import Line
-from pageindex.tree.split import is_table_header
+from pageindex.tree.pdf import Line, Page
+from pageindex.tree.split import SubheadingRules, is_table_header
 
 BODY = (
     "The committee reviewed the programme during the year and reported its findings to the board "
@@ -335,3 +335,23 @@ def test_lines_under_a_tables_rows_are_not_headings(tmp_path):
     titles = [n.title for n in build_tree(path, use_cache=False).walk()]
     assert "Second Quarter Results" in titles and "Capital Allocation" in titles, titles
     assert not [t for t in titles if t.startswith(("Share", "Profit (Table", "OG&A"))], titles
+
+
+def test_a_small_indented_bold_line_is_a_column_heading_not_a_sub_heading() -> None:
+    """Body 9 pt from x=57: a 6.6 pt bold line set into the page's columns is a table's column
+    heading; at the text edge (Walmart's small risk-factor headings) or centred on its own ("AUDIT
+    REPORT") it may be a heading; centred but split into cells it is column headings again."""
+
+    def line(text: str, x0: float, x1: float, size: float, *, centred: bool = False, gaps: int = 0) -> Line:
+        return Line(1, text, True, False, centred, x0, x1, 100, 100 + size, size, wide_gaps=gaps)
+
+    body = [line("Body text of the note, set in the document's own size.", 57, 555, 9.0) for _ in range(30)]
+    page = Page(1, 612, 792, body)
+    rules = SubheadingRules.for_pages([page])
+    assert rules.size == 9.0
+    assert rules.column_head(page, line("Gross Amount of", 214, 265, 6.6))
+    assert not rules.column_head(page, line("Strategic Risks", 57, 140, 7.8))  # at the text edge
+    assert not rules.column_head(page, line("AUDIT REPORT", 280, 332, 6.6, centred=True))
+    cells = line("Gross Amount of    to Master Netting", 214, 440, 6.6, centred=True, gaps=1)
+    assert rules.column_head(page, cells)
+    assert not rules.column_head(page, line("Derivatives", 214, 280, 9.0))  # body size: other rules decide
