@@ -38,22 +38,37 @@ _MONTHS = (
 )
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
-# What stands before a range's dash: a figure ("35", "1.0", "5%"), not a word or an operator.
-_RANGE_BEFORE = re.compile(r"\d%?(\s*)$")
+# A range's dash: an en dash, spaced or not ("35–40%", "35 – 40%"), or a hyphen set tight ("35-40%").
+_RANGE_DASH = re.compile(r"\s*–\s*\$?|-\$?")
+# What may not stand before a range's first figure: a letter or a digit glued on ("FY22-23", "10b5-1"),
+# or another dash ("2022-12-31", "1-800-555-0199": identifiers and dates, not ranges).
+_GLUED = re.compile(r"[\w.\-–/]$")
 
 
-def _is_range_dash(text: str, m: re.Match[str]) -> bool:
-    """The sign before a number joins a range: an en dash after a figure ("35–40%", "35 – 40%") or
-    a hyphen set tight between two figures ("35-40%"); "12 - 3" and a minus sign (−) subtract."""
-    dash = m.group("sign")
-    before = _RANGE_BEFORE.search(text[: m.start("sign")])
-    if not before or dash == "−":
-        return False
-    if dash == "–":
-        return True
-    return not before.group(1) and text[m.end("sign") : m.start("num")].strip() in {"", "$"} and (
-        m.end("sign") == m.start("num") or text[m.end("sign")] == "$"
-    )
+def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity | None:
+    """The figure a dash before ``m`` joins into a range, if it does: the last figure read, standing
+    alone, right before the dash; smaller than ``m``'s ("120-80 = 40", "ASC 842-10", "a 2-1 vote" are
+    no ranges); in a unit ``m`` agrees with ("35–40%", "$1.0–1.1 billion"; not "$2.45 – 10% above
+    consensus" or "42.3% – 1.2 points higher": a dash as punctuation)."""
+    if not m.group("sign") or m.group("sign") == "−" or not found:
+        return None
+    prev = found[-1]
+    if not _RANGE_DASH.fullmatch(text[prev.end : m.start("num")]):
+        return None
+    if prev.other_end is not None or prev.minus or _GLUED.search(text[: prev.lead]):
+        return None
+    if re.match(r"[-–]\d", text[m.end() :]):
+        return None  # a chain of dashed numbers: "1-800-555-0199"
+    if _MONTH_BEFORE.search(text[max(0, prev.lead - 12) : prev.lead]):
+        return None  # "March 1-15": days of a date
+    pct, money = bool(m.group("pct")), bool(m.group("cur") or m.group("code"))
+    scaled = bool(m.group("scale"))
+    if prev.percent and not pct or (prev.money or prev.scale_stated) and pct or money and prev.percent:
+        return None
+    raw = float(m.group("num").replace(",", ""))
+    if prev.value / prev.scale >= raw:
+        return None
+    return prev if (pct or money or scaled or not (prev.percent or prev.money or prev.scale_stated)) else None
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
 # "(1) Current Health and (2) Two Peaks": a one-digit enumerator inside running text.
 _INLINE_ENUMERATOR = re.compile(
@@ -76,6 +91,8 @@ class Quantity:
     money: bool = False  # written with a currency sign or code ("$", "US$", "USD")
     start: int = -1  # where the digits begin and end in the text they were read from
     end: int = -1
+    lead: int = -1  # where the figure's match begins (its sign, bracket or currency)
+    plus: bool = False  # written with a plus sign ("+4.1%")
     other_end: float | None = None  # one end of a range ("35–40%"): the other end's value
 
     @property
@@ -104,16 +121,6 @@ def _is_year(num: str, m: re.Match[str]) -> bool:
     return len(num) == 4 and 1900 <= int(num) <= 2100
 
 
-def _name_tail(text: str, start: int) -> bool:
-    """The digits at ``start`` end a name or a year span ("FY-2019", "2019/20", "2019-20"), not a
-    range of figures ("35-40%")."""
-    if m := _NUMBER.match(text, start - 1):
-        year_span = re.search(r"(?:19|20)\d\d$", text[: start - 1])
-        if m.group("sign") and _is_range_dash(text, m) and not year_span:
-            return False
-    return text[start - 2].isalnum()
-
-
 def extract_quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` except years, days of dates, list markers and parts of names
     (``FY2019``, ``10-K``, ``Q2``)."""
@@ -125,7 +132,9 @@ def extract_quantities(text: str) -> list[Quantity]:
         start = m.start("num")
         before = text[max(0, start - 1) : start]
         after = text[m.end("num") : m.end("num") + 2]
-        if before.isalpha() or before in {"-", "/"} and start >= 2 and _name_tail(text, start):
+        first = _range_start(text, m, found)
+        glued = before in {"-", "/"} and start >= 2 and text[start - 2].isalnum() and not first
+        if before.isalpha() or glued:
             continue  # FY2019, Q2, 10-K's "10" is fine but "FY-2019"/"2019/20" tails are not numbers
         if after[:1] in {"-", "/"} and after[1:2].isalpha():
             continue  # 10-K, 8-K, 10-Q
@@ -142,7 +151,8 @@ def extract_quantities(text: str) -> list[Quantity]:
         if scale_word:
             # A lone letter (m, b, k) is a scale only with a currency sign or code: "$8.7B",
             # "5.818 B USD"; without one, "3M" is a name, not a figure.
-            if scale_word in _SINGLE_LETTER and not (m.group("cur") or m.group("code")):
+            money = m.group("cur") or m.group("code") or first and first.money
+            if scale_word in _SINGLE_LETTER and not money:
                 continue
             scale = SCALES[scale_word]
         clean = num.replace(",", "")
@@ -150,19 +160,18 @@ def extract_quantities(text: str) -> list[Quantity]:
         ranged: float | None = None
         decimals = len(clean.split(".")[1]) if "." in clean else 0
         sign = bool(m.group("sign"))
-        if sign and _is_range_dash(text, m):
+        if first:
             # "35–40%", "$1.0-1.1 billion": a dash between two figures joins a range, it is no minus;
             # the first figure is in the second's unit.
             sign = False
-            if found and found[-1].end >= m.start("sign") - 2:
-                first = found.pop()
-                if not (first.percent or first.scale_stated) and (m.group("pct") or scale_word):
-                    first = replace(
-                        first, value=first.value / first.scale * scale, scale=scale,
-                        scale_stated=bool(scale_word), percent=bool(m.group("pct")),
-                    )
-                found.append(replace(first, other_end=value * scale))
-                ranged = first.value
+            found.pop()
+            if not (first.percent or first.scale_stated) and (m.group("pct") or scale_word):
+                first = replace(
+                    first, value=first.value / first.scale * scale, scale=scale,
+                    scale_stated=bool(scale_word), percent=bool(m.group("pct")),
+                )
+            found.append(replace(first, other_end=value * scale))
+            ranged = first.value
         negative = sign or bool((m.group("open") or m.group("paren")) and m.group("close"))
         found.append(
             Quantity(
@@ -178,6 +187,8 @@ def extract_quantities(text: str) -> list[Quantity]:
                 money=bool(m.group("cur") or m.group("code")),
                 start=start,
                 end=m.end(),
+                lead=m.start() + len(m.group(0)) - len(m.group(0).lstrip()),
+                plus=text[: m.start() + len(m.group(0)) - len(m.group(0).lstrip())].endswith("+"),
             )
         )
     return found
@@ -221,7 +232,7 @@ def _pairs(gold: Quantity, answer: Quantity) -> list[tuple[tuple[float, float], 
 
 def quantities_match(
     gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True,
-    rescale: bool = True, gold_steps: float = 0.5,
+    rescale: bool = True, gold_steps: float = 0.5, within_range: bool = False,
 ) -> bool:
     """True when ``answer`` states ``gold`` to the precision either was written with.
 
@@ -233,8 +244,23 @@ def quantities_match(
     scale, the answer may be off by a power of 1,000 ("1577" in a question "in USD millions") —
     unless ``rescale`` is False or either side is a percent (a percent has no thousands scale).
     A range ("35–40%") states the gold only when both its ends round to it: "1–2%" does not state
-    0.01, however coarse that gold is.
+    0.01, however coarse that gold is. With ``within_range`` (a figure that supports an answer rather
+    than being it), a narrow range that holds the gold agrees with it: "about 0.5-0.6" with 0.54 (the
+    range at most a fifth of the gold wide).
     """
+    if answer.other_end is not None and within_range:
+        low, high = sorted((answer.value, answer.other_end))
+        if high - low > 0.2 * abs(high):
+            return False
+        # points across the range, finer than the 1% tolerance, each compared as a figure of its own
+        points = (low + (high - low) * i / 40 for i in range(41))
+        return any(
+            quantities_match(
+                gold, replace(answer, value=v, other_end=None, decimals=answer.decimals + 2),
+                rel_tol=rel_tol, answer_precision=False, rescale=rescale, gold_steps=gold_steps,
+            )
+            for v in points
+        )
     if answer.other_end is not None:
         ends = (replace(answer, other_end=None), replace(answer, value=answer.other_end, other_end=None))
         return all(

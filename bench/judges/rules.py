@@ -78,7 +78,7 @@ _NEG_MODAL = (
 _FIND = (
     r"(?:determine|calculate|compute|derive|provide|answer|find|locate|identify|confirm|verify|say|tell|"
     r"assess|give|know|access|estimate|offer|retrieve|ascertain|conclude|comment|state|quantify|"
-    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make|work out|figure out|pin down|list|recall|remember)"
+    r"browse|look up|pull|obtain|evaluate|analy[sz]e|make|work out|figure out|pin down|list)"
 )
 _DONE = (
     r"(?:determined|calculated|computed|derived|provided|answered|found|located|identified|confirmed|"
@@ -157,6 +157,25 @@ _WEAK_REFUSAL = [
     r"\b(?:is|are|was|were) (?:\w+ ){0,1}(?:missing|absent|unavailable|lacking)\b",
 ]
 _STRONG = re.compile("|".join(_STRONG_REFUSAL), re.IGNORECASE)
+# Not recalling: an inability when the answer opens with it ("I don't recall Foo's FY2023 commentary well
+# enough to say"); after a committed answer it is a note on a detail ("Yes. I don't recall the amount.").
+_NOT_RECALLED = re.compile(rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}(?:recall|remember)\b", re.IGNORECASE)
+# A question that picks one of several ("which segment had the highest ...?"): not knowing the figures
+# is not knowing which.
+_PICKS = re.compile(
+    r"\b(?:highest|lowest|largest|smallest|biggest|most|least|top|main|primary|major)\b", re.IGNORECASE
+)
+
+
+def declining(parts: list[str]) -> list[int]:
+    """Which of an answer's sentences say the speaker cannot know or work out the answer: an
+    inability (a disclaimer on a stated figure, "I cannot verify this figure", is none), or not
+    recalling when the answer opens with it."""
+    return [
+        i
+        for i, part in enumerate(parts)
+        if _CONCLUSIVE.search(_DISCLAIMER.sub("", part)) or i == 0 and _NOT_RECALLED.search(part)
+    ]
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
 # question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
 _PRECISE_AFTER = re.compile(
@@ -197,21 +216,42 @@ _WAY_OUT_OFFERED = re.compile(
 )
 _WAY_OUT_TAKEN = re.compile(
     r"\b(?:not|never)\s+(?:\w+\s+){0,2}(?:useful|meaningful|relevant|appropriate|applicable|suitable|"
-    r"typical|commonly used|something|measured|reported|used|tracked|right|apply|applies|informative|"
-    r"standard|key|primary|main|best|how (?:you|one|we|investors|analysts)\b|"
-    # "If restructuring costs are not explicitly outlined then state 0": "... are not shown separately"
-    r"shown|presented|outlined|disclosed|stated|listed|itemi[sz]ed|separate(?:ly)?|broken out)\b",
+    r"typical|commonly used|something|measured|reported|used|tracked|right|apply|applies|informative)\b",
     re.IGNORECASE,
 )
+# Words that take the way out only when said of the question's own metric, in the same clause:
+# "Operating margin isn't a standard metric for a bank", "Foo does not present restructuring costs as a
+# separate line item" (not "costs were not the main driver", not "the breakdown is not listed").
+_WAY_OUT_SCOPED = re.compile(
+    r"\b(?:not|never)\s+(?:\w+\s+){0,5}"
+    r"(?:standard|key|primary|main|best|how (?:you|one|we|investors|analysts)|"
+    r"shown|presented|outlined|itemi[sz]ed|separate(?:ly)?|broken out)\b",
+    re.IGNORECASE,
+)
+_WAY_OUT_METRIC = re.compile(r"\bif\s+(?:the\s+)?([a-z][\w &'-]{2,60}?)\s+(?:is|are)\s+not\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;:!?]\s+|\n")
+
+
+def way_out_taken(question: str, text: str) -> bool:
+    """The text takes the way out the question offers: says the metric does not apply (any of
+    :data:`_WAY_OUT_TAKEN`), or says of the question's own metric, in one clause, that it is not the
+    standard measure or not shown separately (:data:`_WAY_OUT_SCOPED`)."""
+    if _WAY_OUT_TAKEN.search(text):
+        return True
+    m = _WAY_OUT_METRIC.search(question)
+    metric = content_words(m.group(1)) if m else set()
+    return bool(metric) and any(
+        _WAY_OUT_SCOPED.search(clause) and metric <= content_words(clause) for clause in _CLAUSE.split(text)
+    )
 
 
 def premise_conflict(question: str, gold: str, answer: str) -> tuple[bool, str] | None:
     """For a question that offers a way out of its premise: (agrees, why) when the gold takes it
     (the metric does not apply to this company): the answer agrees only if it takes it too.
     None when the question offers no way out or the gold uses the metric."""
-    if not _WAY_OUT_OFFERED.search(question) or not _WAY_OUT_TAKEN.search(plain(gold)):
+    if not _WAY_OUT_OFFERED.search(question) or not way_out_taken(question, plain(gold)):
         return None
-    if _WAY_OUT_TAKEN.search(plain(answer)):
+    if way_out_taken(question, plain(answer)):
         return True, "gold and answer both say the metric does not apply"
     return False, "gold says the metric does not apply; the answer uses it"
 
@@ -264,15 +304,16 @@ def refusal_hits(
     closing = ""
     if closing_sentences:
         closing = " ".join(parts[max(opening_sentences, len(parts) - closing_sentences) :])
-    # To a question asking for no figure, not knowing a figure's precise value is a detail.
-    detail = bool(question) and not asks_for_figure(question)
+    # To a question asking for no figure (nor which is largest), not knowing a figure's precise value
+    # is a detail.
+    detail = bool(question) and not asks_for_figure(question) and not _PICKS.search(question)
 
-    def strong(text: str) -> list[str]:
+    def strong(text: str, pattern: re.Pattern[str] = _STRONG) -> list[str]:
         return [
-            m.group(0) for m in _STRONG.finditer(text) if not (detail and _PRECISE_AFTER.match(text, m.end()))
+            m.group(0) for m in pattern.finditer(text) if not (detail and _PRECISE_AFTER.match(text, m.end()))
         ]
 
-    hits = strong(opening) + strong(closing)
+    hits = strong(opening) + strong(closing) + strong(parts[0] if parts else "", _NOT_RECALLED)
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
     # Wherever it stands, a sentence that declares the question itself unanswerable ("we cannot say
@@ -285,7 +326,7 @@ def refusal_hits(
                 hits.append(m.group(0))
     # A question may offer a way out ("if gross margin is not a useful metric for it, say so and
     # explain why"); an answer that takes it ("... is not a useful metric for a bank") has answered.
-    if hits and _WAY_OUT_OFFERED.search(question) and _WAY_OUT_TAKEN.search(answer):
+    if hits and _WAY_OUT_OFFERED.search(question) and way_out_taken(question, answer):
         return []
     # An attempt counts unless its own sentence refuses ("if you provide X, I can calculate it").
     if hits and any(_ATTEMPT.search(part) for part in parts if not _STRONG.search(part)):
@@ -296,11 +337,9 @@ def refusal_hits(
 # ------------------------------------------------------------------ yes / no
 # A yes/no opened with a hedge is still one: "Probably yes.", "Largely, no".
 _HEDGED = r"^\W*(?:(?:probably|likely|most likely|arguably|largely|mostly|broadly|generally),?\s+)?"
-# A "no" said by degree, as a whole phrase: "Not really.", "Not especially — ...", "Not materially,".
-_NOT_SO = (
-    r"(not (?:really|especially|particularly|quite|significantly|materially|meaningfully|much|by much|"
-    r"exactly|substantially))\s*(?=[,.;:!—–-]|$)"
-)
+# A "no" softened, as a whole phrase: "Not really.", "Not especially — ...". (Not "Not much" or "Not
+# significantly": they measure a change, and to "did it improve?" mean "yes, a little".)
+_NOT_SO = r"(not (?:really|especially|particularly|exactly))\s*(?=[,.;:!—–-]|$)"
 _YES = re.compile(rf"{_HEDGED}(?:(yes|no)\b|{_NOT_SO})", re.IGNORECASE)
 # "the answer is no", or a conclusion that says it outright: "So yes, all three ...", "Therefore, no.",
 # "So, as far as the filing shows, yes — ...", "So, probably not — ..." (a "no" must be followed by
@@ -442,19 +481,34 @@ def missing_names(question: str, gold: str, answer: str) -> list[str]:
 
 
 # A gold that is only a list of names: "Trillium, Array, and Therachon", "Jane Doe; John Roe and Acme".
-_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+|\s*&\s*)")
-_LIST_ITEM = re.compile(r"^(?:[A-Z][\w.'-]*)(?:\s+[A-Z][\w.'-]*){0,3}$")
+# Items are split at commas, semicolons and the last "and" ("Johnson & Johnson" stays one item).
+_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+)")
+_CORPORATE = {"inc", "corp", "co", "ltd", "llc", "plc", "lp", "sa", "ag", "nv", "se"}
+_LIST_ITEM = re.compile(r"^(?:[A-Z][\w.'-]*)(?:\s+(?:[A-Z][\w.'-]*|&)){0,3}$")
 
 
 def missing_items(gold: str, answer: str) -> list[str]:
     """When the gold's first sentence is a list of three or more names and nothing else, the items
     the answer never mentions (none of their content words appear in it); else none."""
     first = (sentences(gold) or [gold])[0].strip().rstrip(".")
-    items = [i for i in _LIST_SPLIT.split(first) if i]
-    if len(items) < 3 or not all(_LIST_ITEM.match(i) for i in items):
+    parts = [i for i in _LIST_SPLIT.split(first) if i]
+    if not all(_LIST_ITEM.match(i) for i in parts):
+        return []
+    items: list[str] = []
+    for item in parts:
+        if items and item.lower().strip(".") in _CORPORATE:
+            items[-1] = f"{items[-1]}, {item}"  # "Kestrel, Inc." is one name
+        else:
+            items.append(item)
+    if len(items) < 3:
         return []
     said = content_words(answer) | _shared_initialisms(first, answer)
-    return [i for i in items if content_words(i) and not content_words(i) & said]
+    return [i for i in items if _name_words(i) and not _name_words(i) & said]
+
+
+def _name_words(item: str) -> set[str]:
+    """The words that name a list item, without a corporate suffix ("Kestrel, Inc." is "kestrel")."""
+    return {w for w in content_words(item) if w.strip(".") not in _CORPORATE}
 
 
 # ------------------------------------------------------------------ direction
@@ -475,12 +529,26 @@ def direction(text: str) -> str | None:
     return None
 
 
+# An answer that opens with the direction as its verb: "Increased.", "**Decreased** —", "It rose ...".
+_SAYS_DIRECTION = re.compile(
+    rf"^\W*(?:(?:it|they|this|that)\s+(?:has\s+|have\s+|had\s+)?)?(?:(?P<up>{_UP})|(?P<down>{_DOWN}))"
+    r"(?:ed|d|s)?\b(?!\s+(?:costs?|prices?|rates?|demand|sales)\b)",
+    re.IGNORECASE,
+)
+
+
 def shared_direction(question: str, gold: str, answer: str) -> str | None:
-    """For an "increase or decrease?" question, the direction the gold and the answer both give."""
+    """For an "increase or decrease?" question, the direction the gold and the answer both give, the
+    answer opening with it as its verb ("Increased.", "It rose ..."), unnegated: not "Increasing costs
+    forced it to cut capex", not "It did not increase"."""
     if not _DIRECTION_QUESTION.search(question):
         return None
-    want = direction(gold)
-    return want if want and want == direction(answer) else None
+    first = (sentences(plain(answer)) or [""])[0]
+    m = _SAYS_DIRECTION.match(first)
+    if not m or _NEGATION.search(first):
+        return None
+    said = "up" if m.group("up") else "down"
+    return said if direction(gold) == said else None
 
 
 def direction_conflict(question: str, gold: str, answer: str) -> str | None:
@@ -521,19 +589,19 @@ def _stem(word: str) -> str:
 # An initialism ("U.S.", "EMEA", "LACC") and the capitalised words it stands for ("United States",
 # "Europe, Middle East and Africa"): joining words and punctuation between them do not count.
 _INITIALISM = re.compile(r"\b(?:[A-Z]\.){2,6}|\b[A-Z]{2,6}\b")
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:(?:\s*[,&]\s*|\s+)(?:(?:and|of|the|&)\s+)*[A-Z][a-z]+)+")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:(?:\s*[,&/]\s*|\s+)(?:(?:and|of|the|&)\s+)*[A-Z][a-z]+)+")
 
 
 def _abbreviates(short: str, words: list[str]) -> bool:
     """``short`` is the start of each of ``words`` in turn: their initials ("EMEA": Europe, Middle
-    East, Africa) or longer starts ("APAC": Asia Pacific, "LatAm": Latin America)."""
+    East, Africa), the last word's start longer ("APAC": Asia Pacific). Only the last may give more
+    than its initial, so "SEC" is not "Sears Canada" nor "GAAP" "Gap Apparel"."""
     if not words:
         return not short
     head = words[0].lower()
-    return any(
-        short[:k] == head[:k] and _abbreviates(short[k:], words[1:])
-        for k in range(1, min(len(short), len(head)) + 1)
-    )
+    if len(words) == 1:
+        return bool(short) and head.startswith(short)
+    return bool(short) and short[0] == head[0] and _abbreviates(short[1:], words[1:])
 
 
 def _spelled_out(text: str, initialisms: set[str]) -> set[str]:
@@ -621,7 +689,8 @@ def requested_precision(question: str) -> bool:
 # Whole words after the stems: "effective tax rate" is a level, not an effect; "network" is not net.
 _CHANGE_QUESTION = re.compile(
     rf"\b(?:change|{_UP}|{_DOWN}|differ)|"
-    r"\b(?:gap|loss|losses|deficits?|net|flows?|flowed|impacts?|effects?|gains?|variances?|delta)\b",
+    r"\b(?:gap|loss|losses|deficits?|net|netted|flows?|flowed|impact(?:s|ed|ing)?|effects?|gain(?:s|ed)?|"
+    r"variances?|delta)\b",
     re.IGNORECASE,
 )
 _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
@@ -698,7 +767,7 @@ _OPERAND_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # A plus set tight before a figure, after no operand, is its sign: "+65.3%", "(+4.1%)", "growth: +3%".
-_SIGN_PLUS = re.compile(r"(?:^|[\s(:=≈~])\+\s?[$(]?$")
+_SIGN_PLUS = re.compile(r"(?:^|[\s(:=≈~])\+[$(]?$")  # set tight: "income + 1,200" adds
 
 
 def _operand_before(before: str) -> bool:
@@ -826,12 +895,6 @@ def stated_quantities(answer: str) -> list[Quantity]:
 # Stated tolerances. Without a requested rounding a figure agrees within 1% of the gold (the low end
 # of what FinanceBench studies allow: rounding of intermediate steps, "about $1.6 billion"); when the
 # question asks for a rounding, within one step of the requested digit or 0.1%.
-# A figure put as an estimate: "roughly $59 billion", "in the neighborhood of $3.2 billion", "~6%".
-_APPROXIMATE = re.compile(
-    r"\b(?:roughly|around|about|approximately|approx\.|on the order of|in the (?:neighbou?rhood|range|region|"
-    r"ballpark) of|near(?:ly)?|somewhere|likely|probably|estimated?)\b|~|≈",
-    re.IGNORECASE,
-)
 _DEFAULT_REL_TOL = 0.01
 _ROUNDED_REL_TOL = 0.001
 # Raise by hand when the rules change meaning; the source hash below changes with any edit anyway.
@@ -896,7 +959,7 @@ class RulesJudge:
         golds = gold_quantities(question, gold_answer)
         found = extract_quantities(answer)
         stated = stated_quantities(answer) if numeric_gold else found
-        matched = [g for g in golds if self._found(g, stated, question=question)]
+        matched = [g for g in golds if self._found(g, stated, question=question, supporting=not numeric_gold)]
         refusals = refusal_hits(
             plain(answer), closing_sentences=1 if numeric_gold else 0, question=question
         )
@@ -923,7 +986,7 @@ class RulesJudge:
         # A firm refusal that quotes part of the answer ("20% in FY2021, but FY2022 is not given, so
         # I cannot determine the change") is still a refusal; only all of the gold's figures beat it.
         # A soft "is not explicitly stated" after a partial answer is an answer.
-        strong = any(_STRONG.search(h) for h in refusals)
+        strong = any(_STRONG.search(h) or _NOT_RECALLED.search(h) for h in refusals)
         if (
             refusals and not strong and _NONE_GOLD.match(gold) and len(sentences(answer)) >= 2
             and not _STRONG.search(plain(answer))
@@ -954,7 +1017,7 @@ class RulesJudge:
             # "Did it increase or decrease?" -- "Increased.": without figures to check, the direction
             # is the answer, as a yes or no is (names the gold gives are still checked).
             gold_stance = answer_stance = way
-            explicit = bool(_DIRECTION.match(plain(answer).lstrip(" *_\"'")))
+            explicit = True
         if explicit and (concluded := concluded_stance(question, answer)) and concluded != answer_stance:
             why = f"answer contradicts itself: opens with {answer_stance}, concludes {concluded}"
             return "incorrect", True, why, details
@@ -1016,11 +1079,11 @@ class RulesJudge:
         cannot calculate the growth"). Figures only for other periods, in hypotheticals or as formula
         operands answer nothing."""
         parts = sentences(answer)
-        refusing = [i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)]
         # "I cannot verify this figure" after a figure is a disclaimer on it, not a withdrawal.
-        firm = [
-            i for i, part in enumerate(parts) if _CONCLUSIVE.search(_DISCLAIMER.sub("", part))
-        ]
+        firm = declining(parts)
+        refusing = sorted(
+            {i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)} | set(firm)
+        )
         answering = [
             i
             for i, part in enumerate(parts)
@@ -1052,11 +1115,13 @@ class RulesJudge:
 
     def _guessed(self, question: str, answer: str, golds: list[Quantity]) -> str | None:
         """The speaker first said it cannot know or has no access ("I don't have access to the 10-K")
-        and only later put the gold's figure as an estimate ("roughly $59 billion", "likely around
-        0.5%"): a guess after declining, which graders count as a refusal (issue 14: "answers that
-        hedge") however close it falls; the same rule as for a guess that misses the gold."""
+        and only later gave the gold's figure ("From memory, total assets were roughly $59 billion"):
+        a guess after declining, which graders count as a refusal (issue 14: "answers that hedge")
+        however close it falls. The same rule as for a guess that misses the gold
+        (:meth:`_numeric_without_gold`), wording and all: whether the figure is put as an estimate
+        does not decide it."""
         parts = sentences(plain(answer))
-        firm = [i for i, part in enumerate(parts) if _CONCLUSIVE.search(_DISCLAIMER.sub("", part))]
+        firm = declining(parts)
         stating = [
             i
             for i, part in enumerate(parts)
@@ -1064,9 +1129,15 @@ class RulesJudge:
         ]
         if not firm or not stating or firm[0] >= stating[0]:
             return None
-        return "estimates the gold's figure" if _APPROXIMATE.search(parts[stating[0]]) else None
+        return "guesses the gold's figure"
 
-    def _found(self, gold: Quantity, candidates: list[Quantity], *, question: str = "") -> bool:
+    def _found(
+        self, gold: Quantity, candidates: list[Quantity], *, question: str = "", supporting: bool = False
+    ) -> bool:
+        """Whether one of ``candidates`` states ``gold``. ``supporting``: the gold's figures back a text
+        answer, so a narrow range that holds the gold agrees with it ("about 0.5-0.6" for 0.54)."""
+        if gold.negative:
+            candidates = [a for a in candidates if not a.plus]  # "+4.1%" is not -4.1%
         if not gold.percent and asks_for_ratio(question):
             # A ratio or percentage is not a sum of money: "net income of $12.5 million" does not
             # state a 12.5% margin, whatever its digits.
@@ -1084,13 +1155,14 @@ class RulesJudge:
             return any(
                 quantities_match(
                     gold, a, rel_tol=self.rounded_rel_tol, answer_precision=False, rescale=rescale,
-                    gold_steps=1.0,
+                    gold_steps=1.0, within_range=supporting,
                 )
                 for a in candidates
             )
         return any(
             quantities_match(
-                gold, a, rel_tol=self.rel_tol, answer_precision=self.answer_precision, rescale=rescale
+                gold, a, rel_tol=self.rel_tol, answer_precision=self.answer_precision, rescale=rescale,
+                within_range=supporting,
             )
             for a in candidates
         )

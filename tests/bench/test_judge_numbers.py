@@ -102,6 +102,15 @@ def test_a_dash_between_two_figures_is_a_range_not_a_minus() -> None:
     assert [q.minus for q in extract_quantities("from 5% to -3%")] == [False, True]
     # Year spans and form names are still no figures.
     assert [q.value for q in extract_quantities("the 2019-20 season had 7 games; see the 10-K")] == [7.0]
+    # A range needs a smaller first figure standing alone, in a unit the second agrees with; dates,
+    # identifiers, scores and a dash used as punctuation are none.
+    for text in ("EPS was $2.45 – 10% above consensus", "margin 42.3% – 1.2 points higher", "120-80 = 40",
+                 "ASC 842-10", "a 2-1 vote", "1-800-555-0199", "debt at 2022-12-31", "FY22-23 sales",
+                 "March 1-15", "a Rule 10b5-1 plan"):
+        assert all(q.other_end is None for q in extract_quantities(text)), text
+    assert [q.value for q in extract_quantities("debt of $30 billion at 2022-12-31")] == [30e9]
+    assert [q.value for q in extract_quantities("FY22-23 sales")] == []
+    assert [(q.value, q.other_end) for q in extract_quantities("$1.5-2B")] == [(1.5e9, 2e9), (2e9, 1.5e9)]
 
 
 def test_a_range_states_the_gold_only_when_both_ends_round_to_it() -> None:

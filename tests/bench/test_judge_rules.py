@@ -791,122 +791,198 @@ def test_declining_something_other_than_the_figure_is_no_refusal(rules: RulesJud
         assert rules.judge_sync(figure_q, "16.5%", declined).verdict == "refusal", declined
 
 
-# ------------------------------------------------------------------ rules 5: closed-book answers (set 3)
-def test_a_no_said_by_degree_or_after_a_lead_in_is_a_stance(rules: RulesJudge) -> None:
-    q = "Is Foo Corp a capital-intensive business based on FY2022 data?"
-    gold = "No, capex was 3% of revenue and fixed assets 15% of total assets."
-    for opening in ("Not really.", "Not especially —", "Not materially;", "By the usual measure, no.",
-                    "As far as I know, no."):
-        answer = f"{opening} Foo sells software licences and spends little on plant."
-        assert rules.judge_sync(q, gold, answer).verdict == "correct", opening
-        assert rules.judge_sync(q, "Yes, capex was 30% of revenue.", answer).verdict == "incorrect", opening
-    # Not a stance: words that go on ("Not much is known ..."), a "no" inside a clause.
-    answer = "Not much is known about Foo's plant. In 2022, no new factories opened."
-    assert rules.judge_sync(q, "Yes, capex was 30% of revenue.", answer).details.get("overlap") is not None
+# ------------------------------------------------------------------ rules 5: closed-book answers (sets 3-5)
+# Companies, figures and golds invented for these tests (Zentrix, Kestrel, ...), none from FinanceBench.
+Q_CAPEX_INTENSIVE = "Is Zentrix Corp a capital-intensive business based on FY2022 data?"
+
+
+def test_a_softened_no_or_a_no_after_a_lead_in_is_a_stance(rules: RulesJudge) -> None:
+    no_gold, yes_gold = "No, capex was 2% of revenue.", "Yes, capex was 31% of revenue."
+    for opening in (
+        "Not really.",
+        "Not especially —",
+        "By the usual yardstick, no.",
+        "As far as I know, no.",
+    ):
+        answer = f"{opening} Zentrix licenses software and owns little plant."
+        assert rules.judge_sync(Q_CAPEX_INTENSIVE, no_gold, answer).verdict == "correct", opening
+        assert rules.judge_sync(Q_CAPEX_INTENSIVE, yes_gold, answer).verdict == "incorrect", opening
+    # A size, not a no: to "did it improve?", "Not significantly; it improved only marginally" is a yes.
+    q = "Did Zentrix Corp's gross margin improve from FY2021 to FY2022?"
+    v = rules.judge_sync(q, "Yes, it improved slightly.", "Not significantly; it improved only marginally.")
+    assert v.verdict == "correct"
+    # A "no" inside a clause is no stance.
+    answer = "In 2022, no new plants opened; Zentrix leases its offices."
+    assert rules.judge_sync(Q_CAPEX_INTENSIVE, yes_gold, answer).reasoning.startswith("content-word overlap")
 
 
 def test_an_initialism_and_its_words_are_the_same_words(rules: RulesJudge) -> None:
-    q = "Which regions does Foo Corp report?"
-    gold = "United States, EMEA, APAC, and LACC"
-    answer = "Mostly the U.S.; abroad it reports Europe, the Middle East and Africa, Asia Pacific, and LACC."
+    q = "Which regions does Kestrel Holdings report?"
+    gold = "North America, EMEA, APJ, and LATAM"
+    answer = "It reports N.A.; Europe, the Middle East and Africa; Asia Pacific & Japan; and LATAM."
     assert rules.judge_sync(q, gold, answer).verdict == "correct"
-    answer = "Mostly the U.S.; abroad it reports Europe, the Middle East and Africa, and LACC."
-    v = rules.judge_sync(q, gold, answer)
-    assert (v.verdict, v.reasoning) == ("incorrect", "answer lacks APAC of the gold's list")
+    v = rules.judge_sync(q, gold, "It reports N.A.; Europe, the Middle East and Africa; and LATAM.")
+    assert (v.verdict, v.reasoning) == ("incorrect", "answer lacks APJ of the gold's list")
+    # Only the last word may give more than its initial: "SEC" is not "Sears Canada".
+    v = rules.judge_sync("Who bought the unit?", "Sable Canada", "It was in an SEC filing; Hollis bought it.")
+    assert v.verdict == "incorrect"
 
 
 def test_a_list_of_names_needs_every_name(rules: RulesJudge) -> None:
-    q = "What are three companies Foo Corp acquired in 2021?"
-    gold = "Alpha, Beta, and Gamma"
-    assert rules.judge_sync(q, gold, "Foo bought Gamma, Alpha and Beta.").verdict == "correct"
-    v = rules.judge_sync(q, gold, "Foo bought Alpha, Beta and Delta.")
+    q = "Which three companies did Zentrix Corp acquire in 2021?"
+    gold = "Kestrel, Inc., Borealis, and Quillon"
+    assert rules.judge_sync(q, gold, "Zentrix bought Quillon, Kestrel and Borealis.").verdict == "correct"
+    v = rules.judge_sync(q, gold, "Zentrix bought Kestrel, Borealis and Varga.")
     assert (v.verdict, v.confident) == ("incorrect", False)
-    # A gold that is a sentence is no list: word overlap decides as before.
-    gold = "Foo bought Alpha, which makes valves, and Beta."
-    v = rules.judge_sync(q, gold, "It bought Alpha, a valve maker.")
+    # "Harlow & Finch" is one name; a gold that is a sentence is no list (word overlap decides).
+    gold = "Harlow & Finch, Borealis, and Quillon"
+    assert rules.judge_sync(q, gold, "It bought Harlow & Finch, Borealis and Quillon.").verdict == "correct"
+    v = rules.judge_sync(q, "Zentrix bought Kestrel, which makes pumps, and Varga.", "It bought Kestrel.")
     assert v.reasoning.startswith("content-word overlap")
 
 
-def test_not_recalling_is_an_inability_unless_only_the_precise_value_of_a_detail(rules: RulesJudge) -> None:
-    q = "What was the outcome of the shareholder vote on the climate proposal at Foo Corp's 2023 meeting?"
+def test_not_recalling_opens_a_refusal_but_after_an_answer_is_a_note(rules: RulesJudge) -> None:
+    q = "What was the outcome of the shareholder vote on the water proposal at Zentrix's 2023 meeting?"
     gold = "The proposal was defeated."
-    answer = "I don't recall Foo's 2023 meeting well enough to say. Such proposals often fail."
+    answer = "I don't recall Zentrix's 2023 meeting well enough to say. Such proposals often fail."
     assert rules.judge_sync(q, gold, answer).verdict == "refusal"
     answer = "The proposal was defeated, with little support. I don't recall the exact vote count."
     assert rules.judge_sync(q, gold, answer).verdict == "correct"
-    # To a question that asks for a figure, not knowing the exact figure is not knowing the answer.
-    answer = "I don't remember the exact amount. Foo's filings discuss the gain at length."
-    assert rules.judge_sync("What was the amount of Foo's gain?", "$20 billion", answer).verdict == "refusal"
+    v = rules.judge_sync(
+        "Did Zentrix Corp pay a dividend in FY2022?",
+        "Yes, $0.50 per share.",
+        "Yes. I don't recall the amount.",
+    )
+    assert v.verdict == "correct"
+    q = "What was Zentrix's FY2022 revenue (in USD millions)?"
+    answer = "Revenue was $4,900 million. I don't remember the exact segment split."
+    assert rules.judge_sync(q, "$5,120", answer).verdict == "incorrect"
+    # To a question that asks for a figure, or which is largest, not knowing the figures is the refusal.
+    answer = "I don't remember the exact amount. Zentrix's filings discuss the gain at length."
+    assert (
+        rules.judge_sync("What was the amount of Zentrix's gain?", "$7 billion", answer).verdict == "refusal"
+    )
+    q = "Which Zentrix segment had the highest operating income in FY2022?"
+    answer = (
+        "I don't have the exact FY2022 segment figures. Its segments are Consumer, Industrial and Health."
+    )
+    assert rules.judge_sync(q, "Industrial", answer).verdict == "refusal"
 
 
 def test_an_effective_rate_is_a_level_so_its_sign_counts(rules: RulesJudge) -> None:
-    q = "How does Foo Corp's effective tax rate in FY2022 compare to FY2021?"
-    gold = "The effective tax rate was 0.62% in FY2022, compared to -14.76% in FY2021."
-    answer = "The rate was about -0.62% in FY2022 and roughly 14.76% in FY2021."
-    assert rules.judge_sync(q, gold, answer).verdict == "incorrect"
-    answer = "The rate was 0.62% in FY2022 against -14.76% in FY2021."
-    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    q = "How does Zentrix Corp's effective tax rate in FY2022 compare to FY2021?"
+    gold = "The effective tax rate was 3.1% in FY2022, compared to -22.4% in FY2021."
+    assert rules.judge_sync(q, gold, "About -3.1% in FY2022 and 22.4% in FY2021.").verdict == "incorrect"
+    assert rules.judge_sync(q, gold, "It was 3.1% in FY2022 against -22.4% in FY2021.").verdict == "correct"
+    # An "impacted" question is about a change: either sign.
+    q = "By how much was Zentrix's FY2022 operating income impacted by the impairment (in USD millions)?"
+    assert rules.judge_sync(q, "$300 million", "It was impacted by -$300 million.").verdict == "correct"
 
 
-def test_a_plus_sign_is_no_operand(rules: RulesJudge) -> None:
-    q = "What is Foo's year-over-year change in operating income (in percents, round to one decimal place)?"
-    assert rules.judge_sync(q, "65.4%", "+65.3% ($903.1M → $1,492.9M).").verdict == "correct"
-    assert rules.judge_sync(q, "65.4%", "+61.0% ($903.1M → $1,453.9M).").verdict == "incorrect"
+def test_a_plus_sign_is_a_sign(rules: RulesJudge) -> None:
+    q = "What is Zentrix's year-over-year change in operating income (in percents, round to one decimal)?"
+    assert rules.judge_sync(q, "48.2%", "+48.1% ($610.0M → $904.0M).").verdict == "correct"
+    assert rules.judge_sync(q, "48.2%", "+44.0% ($610.0M → $878.4M).").verdict == "incorrect"
+    assert rules.judge_sync(q, "-4.1%", "+4.1%.").verdict == "incorrect"
+    # A plus with a space after a word adds: "operating income + 1,200" is a formula, not a claim.
+    q = "What was Zentrix's FY2022 EBITDA (in USD millions)?"
+    answer = "EBITDA = operating income + 1,200 (D&A). Operating income is unknown to me."
+    assert rules.judge_sync(q, "$1,200", answer).verdict != "correct"
+
+
+def test_a_range_states_the_gold_only_when_both_ends_round_to_it(rules: RulesJudge) -> None:
+    q = "What was Zentrix's FY2022 free cash flow (in USD billions)?"
+    assert rules.judge_sync(q, "$1.5 billion", "Free cash flow was $1.5-2B.").verdict == "incorrect"
+    assert rules.judge_sync(q, "$1.5 billion", "Free cash flow was $1.50–1.51 billion.").verdict == "correct"
+    # A dash as punctuation joins no range.
+    v = rules.judge_sync(
+        "What was Zentrix's FY2022 diluted EPS?", "$2.45", "EPS was $2.45 – 10% above consensus."
+    )
+    assert v.verdict == "correct"
+    # A narrow range that holds a supporting figure agrees with it.
+    q = "Does Zentrix have a healthy liquidity profile based on its quick ratio for FY2022?"
+    answer = "No. The quick ratio was about 0.5-0.6."
+    assert rules.judge_sync(q, "No. The quick ratio was 0.54.", answer).verdict == "correct"
+    assert rules.judge_sync(q, "No. The quick ratio was 0.91.", answer).verdict == "incorrect"
 
 
 def test_a_direction_question_answered_with_the_direction(rules: RulesJudge) -> None:
-    q = "Did Foo Corp's wages expense as a percent of net sales increase or decrease in FY2023?"
-    gold = "Wages expense as a percent of net sales increased in FY2023."
-    answer = "**Increased.** Store wage rates rose faster than sales."
-    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    q = "Did Zentrix's store payroll as a percent of net sales increase or decrease in FY2023?"
+    gold = "Store payroll as a percent of net sales increased in FY2023."
+    for answer in ("**Increased.** Wage rates rose faster than sales.", "It rose, as wage rates climbed."):
+        assert rules.judge_sync(q, gold, answer).verdict == "correct", answer
     assert rules.judge_sync(q, gold, "It decreased, as sales outgrew payroll.").verdict == "incorrect"
+    # Not the direction as its verb, or negated: other rules decide (word overlap here).
+    for answer in ("Increasing costs forced Zentrix to cut hours.", "It did not increase; it was flat."):
+        assert rules.judge_sync(q, gold, answer).reasoning.startswith("content-word overlap"), answer
 
 
 def test_a_metric_that_is_not_the_standard_one_takes_the_way_out(rules: RulesJudge) -> None:
     q = (
-        "Does Foo Bank have an improving operating margin profile as of 2022? If operating margin is not a "
-        "useful metric for a company like this, then state that and explain why."
+        "Does Zentrix Bank have an improving operating margin profile as of 2022? If operating margin is not "
+        "a useful metric for a company like this, then state that and explain why."
     )
-    gold = "Performance is not measured through operating margin"
+    gold = "Banks are not assessed by operating margin."
     answer = "No. Operating margin isn't a standard metric for a bank; pre-tax margin is the usual proxy."
     assert rules.judge_sync(q, gold, answer).verdict == "correct"
-
-
-def test_a_guess_after_declining_is_a_refusal_even_when_it_hits_the_gold(rules: RulesJudge) -> None:
-    q = "What were Foo Corp's total assets at the end of FY2021? Answer in USD millions."
-    answer = (
-        "I'm sorry, but I don't have access to Foo's FY2021 Form 10-K, so I can't quote the exact figure. "
-        "From memory, total assets were in the range of roughly $59 billion, but please confirm."
+    # Said of something else, or a refusal, it takes no way out.
+    refusal = (
+        "I'm sorry, I don't have Zentrix Bank's 10-K, and its 2022 operating margin is not stated in my data."
     )
-    v = rules.judge_sync(q, 59268, answer)
-    assert (v.verdict, v.confident) == ("refusal", False)
-    # The gold as questions.jsonl writes it:
-    assert rules.judge_sync(q, "$59268.00", answer).verdict == "refusal"
-    # A figure stated first and then disclaimed, or stated without declining, is an answer.
-    answer = "Foo's total assets were about $59.3 billion at the end of FY2021. I cannot verify this figure."
-    assert rules.judge_sync(q, 59268, answer).verdict == "correct"
-    answer = "As of my last update, Foo reported total assets of approximately $59,268 million for FY2021."
-    assert rules.judge_sync(q, 59268, answer).verdict == "correct"
-    # A text gold with the figure: the same rule.
-    q = "What is the total amount Foo may borrow under its revolving credit agreements?"
-    answer = "I can't provide the exact total: it is after my cut-off. Before, it was around $8.4 billion."
-    assert rules.judge_sync(q, "Foo may borrow $8,400,000,000 in total.", answer).verdict == "refusal"
+    assert rules.judge_sync(q, gold, refusal).verdict == "refusal"
+    assert (
+        rules.judge_sync(q, gold, "Yes, it improved; costs were not the main driver.").verdict == "incorrect"
+    )
+    q = "Is Zentrix's gross margin improving in FY2022? If gross margin is not a useful metric, state that."
+    gold = "Yes. Gross margin rose from 42% to 45%; write-downs were not disclosed separately."
+    assert rules.judge_sync(q, gold, "Yes, gross margin rose from 42% to 45%.").verdict == "correct"
 
 
 def test_saying_a_cost_is_not_shown_takes_the_questions_way_out(rules: RulesJudge) -> None:
     q = (
-        "What is the quantity of restructuring costs directly outlined in Foo's income statement for FY2022? "
+        "What is the quantity of restructuring costs directly outlined in Zentrix's FY2022 income statement? "
         "If restructuring costs are not explicitly outlined then state 0."
     )
-    answer = "Foo does not present restructuring costs as a separate line item, so the answer would be 0."
-    gold = "Foo's restructuring costs in FY2022 were $411 million."
-    assert rules.judge_sync(q, gold, answer).verdict == "incorrect"
+    answer = "Zentrix does not present restructuring costs as a separate line item, so the answer would be 0."
+    assert (
+        rules.judge_sync(q, "Zentrix's restructuring costs in FY2022 were $57 million.", answer).verdict
+        == "incorrect"
+    )
     assert rules.judge_sync(q, "0", answer).verdict == "correct"
+    answer = "I can't determine this from memory; the breakdown isn't listed in what I recall."
+    assert rules.judge_sync(q, "$57 million", answer).verdict == "refusal"
+
+
+def test_a_guess_after_declining_is_a_refusal_even_when_it_hits_the_gold(rules: RulesJudge) -> None:
+    q = "What were Zentrix's total assets at the end of FY2021? Answer in USD millions."
+    answer = (
+        "I'm sorry, but I don't have access to Zentrix's FY2021 10-K, so I can't quote the exact figure. "
+        "From memory, total assets were in the range of roughly $41 billion, but please confirm."
+    )
+    v = rules.judge_sync(q, 41230, answer)
+    assert (v.verdict, v.confident) == ("refusal", False)
+    assert rules.judge_sync(q, "$41230.00", answer).verdict == "refusal"  # the gold as a run writes it
+    # Without an approximation word, the same: the wording does not decide.
+    answer = "I don't have access to Zentrix's 10-K. From memory, total assets were $41,230 million."
+    assert rules.judge_sync(q, 41230, answer).verdict == "refusal"
+    # A figure stated first and then disclaimed, or stated without declining, is an answer.
+    answer = (
+        "Zentrix's total assets were about $41.2 billion at the end of FY2021. I cannot verify this figure."
+    )
+    assert rules.judge_sync(q, 41230, answer).verdict == "correct"
+    answer = (
+        "As of my last update, Zentrix reported total assets of approximately $41,230 million for FY2021."
+    )
+    assert rules.judge_sync(q, 41230, answer).verdict == "correct"
+    # A text gold with the figure: the same rule.
+    q = "What is the total amount Zentrix may borrow under its revolving credit agreements?"
+    answer = "I can't provide the exact total: it is after my cut-off. Before, it was around $6.1 billion."
+    assert rules.judge_sync(q, "Zentrix may borrow $6,100,000,000 in total.", answer).verdict == "refusal"
 
 
 def test_not_knowing_the_specific_reasons_is_not_knowing_the_answer(rules: RulesJudge) -> None:
-    q = "What drove the increase in Foo Corp's inventories at the end of FY2023?"
-    gold = "The opening of 47 new stores."
+    q = "What drove the increase in Zentrix's inventories at the end of FY2023?"
+    gold = "The opening of 31 new stores."
     answer = "I can't confirm the specific reasons for the increase. Retailers often cite new stores."
     assert rules.judge_sync(q, gold, answer).verdict == "refusal"
     answer = "New store openings drove it. I don't know the exact dollar amount of the increase."
