@@ -1,7 +1,9 @@
 """The ``llm`` judge: a model compares the answer with the gold answer and returns a structured verdict.
 
-The rules of judging live in a versioned prompt template (``prompts/judge_v2.md``: FinanceBench's
-graders' rubric; ``judge_v1`` is kept so older runs can be re-judged alike); the question,
+The rules of judging live in a versioned prompt template (``prompts/judge_v3.md``: FinanceBench's
+graders' rubric; ``judge_v3`` adds that a guess after saying it cannot know is a refusal, as the
+rules judge has it since rules 5; ``judge_v1`` and ``judge_v2`` are kept so older runs can be
+re-judged alike); the question,
 gold answer and candidate answer go in the user message, each between delimiter lines, and any
 delimiter text inside them is defused so an answer cannot close its own block and speak as the grader.
 """
@@ -17,7 +19,7 @@ from bench.judges.base import JudgeVerdict, gold_text, register_judge
 from pageindex.llm.types import Message, Usage
 from pageindex.retrievers.prompts import load_template
 
-PROMPT_VERSION = "judge_v2"
+PROMPT_VERSION = "judge_v3"
 JUDGE_PROMPT_DIR = Path(__file__).parent / "prompts"
 
 

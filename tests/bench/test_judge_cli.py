@@ -171,7 +171,7 @@ def test_llm_and_hybrid_judges_give_the_same_per_file_report(tmp_path: Path, mon
         assert len(got) == 4 and all(g["status"] == "ok" for g in got)
         if name == "llm":
             assert {g["judge"] for g in got} == {"llm:scripted"}
-            assert {g["judge_version"] for g in got} == {"judge_v2"}
+            assert {g["judge_version"] for g in got} == {"judge_v3"}
         else:  # every row here is settled by the rules: no model call
             assert {g["decided_by"] for g in got} == {"rules"} and all(g["usage"]["calls"] == 0 for g in got)
 

@@ -45,7 +45,7 @@ def test_llm_judge_structured_verdict_and_usage() -> None:
         "incorrect",
         "1,390 is not 1,577",
         "llm:scripted",
-        "judge_v2",
+        "judge_v3",
     )
     (req,) = sm.requests
     assert req.response_model == "LLMVerdictOut"
@@ -117,12 +117,13 @@ def test_majority_ties_are_cautious() -> None:
         majority([])
 
 
-def test_prompt_v2_carries_the_financebench_rubric_and_v1_stays_loadable() -> None:
-    text = " ".join(load_prompt("judge_v2").lower().split())
+def test_prompt_v3_carries_the_financebench_rubric_and_older_versions_stay_loadable() -> None:
+    text = " ".join(load_prompt("judge_v3").lower().split())
     for phrase in ("claimed final answer", "1% relative error", "round to two decimal places", "hedges",
-                   "another period", "only a method", "contradicts itself"):
+                   "another period", "only a method", "contradicts itself", "even when that figure happens"):
         assert phrase in text, phrase
-    assert PROMPT_VERSION == "judge_v2" and "relative error" in load_prompt("judge_v1")
+    assert PROMPT_VERSION == "judge_v3" and "relative error" in load_prompt("judge_v1")
+    assert "even when that figure happens" not in load_prompt("judge_v2")
 
 
 def test_every_judge_has_a_name_and_a_version_recorded_on_its_verdicts() -> None:
@@ -135,9 +136,9 @@ def test_every_judge_has_a_name_and_a_version_recorded_on_its_verdicts() -> None
     }
     for name, judge in judges.items():
         assert judge.name and judge.version, name
-    assert judges["llm"].version == "judge_v2" and judges["rules"].version in judges["hybrid"].version
+    assert judges["llm"].version == "judge_v3" and judges["rules"].version in judges["hybrid"].version
     assert judges["rules"].version != judges["hybrid"].rules.version  # hybrid's rules abstain
     v = run(judges["llm"].judge(Q, 1577, "$1,577 million"))
-    assert v.judge_version == "judge_v2"
+    assert v.judge_version == "judge_v3"
     v = run(judges["hybrid"].judge(Q, 1577, "$1,577 million"))
     assert v.judge_version == judges["hybrid"].rules.version and v.details["decided_by"] == "rules"

@@ -101,7 +101,7 @@ def test_every_file_of_the_run_directory(llm_run: RunOutcome, fb_subset: Path):
     assert (
         info["judge"] == "llm"
         and info["judge_model"] == "scripted"
-        and info["judge_prompt_version"] == "judge_v2"
+        and info["judge_prompt_version"] == "judge_v3"
     )
     assert info["extra"]["config"]["scripted_policy"] == "bench.faults.scripted:policy"
     assert "key" not in json.dumps(info).lower().replace("keys", "")  # no API key field or value

@@ -76,7 +76,7 @@ def test_llm_and_hybrid_calibration_reports_on_the_real_server(llama, tmp_path):
     data = _labels(tmp_path)
     llm = _judge(llama, tmp_path, "llm", "--labels", str(data), "--per-file")
     assert llm.returncode == 0, llm.stderr
-    assert f"4 rows judged by llm:{llama.spec} (version judge_v2)" in llm.stdout
+    assert f"4 rows judged by llm:{llama.spec} (version judge_v3)" in llm.stdout
     for expected in ("config_a", "config_b", "mean of files", "worst:", "all rows pooled"):
         assert expected in llm.stdout, expected
     # hybrid: the rules settle the figure rows and the refusal; only the text answer goes to the model
@@ -101,4 +101,4 @@ def test_llm_and_hybrid_calibration_reports_on_the_real_server(llama, tmp_path):
     assert rows["b2"]["usage"]["prompt_tokens"] > 0 and rows["a1"]["usage"]["prompt_tokens"] == 0
     # each verdict records the version of the judge that decided it
     assert all(rows[i]["judge_version"].startswith(f"{RULES_VERSION}+") for i in ("a1", "a2", "b1"))
-    assert rows["a1"]["judge_version"].endswith("[abstain]") and rows["b2"]["judge_version"] == "judge_v2"
+    assert rows["a1"]["judge_version"].endswith("[abstain]") and rows["b2"]["judge_version"] == "judge_v3"
