@@ -18,12 +18,15 @@ from pageindex.retrievers.numbers import SCALES as _RETRIEVER_SCALES
 SCALES: dict[str, float] = {**_RETRIEVER_SCALES, "mil": 1e6, "t": 1e12}
 _SINGLE_LETTER = {"k", "m", "b", "t"}
 
+# Blanks only after a part that matched (no run of blanks can be split between optional parts: a
+# long run of spaces would otherwise take minutes), and a sign only set tight to its figure ("-$473",
+# "–10%"): a spaced dash is punctuation ("$2.45 – 10% above consensus").
 _NUMBER = re.compile(
     r"""
-    (?P<open>\()?\s*
-    (?P<sign>[-−–](?=\s*\$?\s*\d))?\s*
-    (?P<cur>\$|US\$|USD\s?)?\s*
-    (?P<paren>\()?\s*
+    (?:(?P<open>\()\s*)?
+    (?P<sign>[-−–](?=(?:US\$|\$|\()?\d))?
+    (?:(?P<cur>\$|US\$|USD\s?)\s*)?
+    (?:(?P<paren>\()\s*)?
     (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
     (?P<close>\))?
     (?P<pct>\s?%(?:\s?points?\b)?|\s(?:percent(?:age)?\s?points?|percent|per\s?cent|pct)\b|\s?pp\b)?
@@ -39,7 +42,7 @@ _MONTHS = (
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
 # A range's dash: an en dash, spaced or not ("35–40%", "35 – 40%"), or a hyphen set tight ("35-40%").
-_RANGE_DASH = re.compile(r"\s*–\s*\$?|-\$?")
+_RANGE_DASH = re.compile(r"x?\s*–\s*\$?|x?-\$?")  # "x": multiples, "2.1x-2.4x"
 # What may not stand before a range's first figure: a letter or a digit glued on ("FY22-23", "10b5-1"),
 # or another dash ("2022-12-31", "1-800-555-0199": identifiers and dates, not ranges).
 _GLUED = re.compile(r"[\w.\-–/]$")
@@ -50,7 +53,7 @@ def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity
     alone, right before the dash; smaller than ``m``'s ("120-80 = 40", "ASC 842-10", "a 2-1 vote" are
     no ranges); in a unit ``m`` agrees with ("35–40%", "$1.0–1.1 billion"; not "$2.45 – 10% above
     consensus" or "42.3% – 1.2 points higher": a dash as punctuation)."""
-    if not m.group("sign") or m.group("sign") == "−" or not found:
+    if m.group("sign") == "−" or not found:
         return None
     prev = found[-1]
     if not _RANGE_DASH.fullmatch(text[prev.end : m.start("num")]):
@@ -66,7 +69,11 @@ def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity
     if prev.percent and not pct or (prev.money or prev.scale_stated) and pct or money and prev.percent:
         return None
     raw = float(m.group("num").replace(",", ""))
-    if prev.value / prev.scale >= raw:
+    scale_word = (m.group("scale") or "").lower()
+    if prev.scale_stated and scale_word in SCALES:  # "$900 million–$1.1 billion": compare amounts
+        if prev.value >= raw * SCALES[scale_word]:
+            return None
+    elif prev.value / prev.scale >= raw:
         return None
     return prev if (pct or money or scaled or not (prev.percent or prev.money or prev.scale_stated)) else None
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*[-*•]?[ \t]*\(?(\d{1,2})[.)][ \t]")
@@ -246,7 +253,7 @@ def quantities_match(
     A range ("35–40%") states the gold only when both its ends round to it: "1–2%" does not state
     0.01, however coarse that gold is. With ``within_range`` (a figure that supports an answer rather
     than being it), a narrow range that holds the gold agrees with it: "about 0.5-0.6" with 0.54 (the
-    range at most a fifth of the gold wide).
+    range at most a fifth of its upper end wide).
     """
     if answer.other_end is not None and within_range:
         low, high = sorted((answer.value, answer.other_end))

@@ -163,7 +163,7 @@ _NOT_RECALLED = re.compile(rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}(?:recall|re
 # A question that picks one of several ("which segment had the highest ...?"): not knowing the figures
 # is not knowing which.
 _PICKS = re.compile(
-    r"\b(?:highest|lowest|largest|smallest|biggest|most|least|top|main|primary|major)\b", re.IGNORECASE
+    r"\b(?:which|what)\b[^?]{0,80}?\b(?:highest|lowest|largest|smallest|biggest|most|least)\b", re.IGNORECASE
 )
 
 
@@ -176,6 +176,35 @@ def declining(parts: list[str]) -> list[int]:
         for i, part in enumerate(parts)
         if _CONCLUSIVE.search(_DISCLAIMER.sub("", part)) or i == 0 and _NOT_RECALLED.search(part)
     ]
+
+
+# Not knowing, as against not finding: no access, no data, the limits of what the speaker knows ("I
+# don't have access to the 10-K", "after my knowledge cut-off", "I can't know"), not "I could not find
+# free cash flow stated", which is said of the source before working it out.
+_NOT_KNOWING = re.compile(
+    rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}(?:know|access|browse|retrieve|look up|pull|obtain|quote|"
+    r"recall|remember)\b|"
+    rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b|"
+    r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|data|information|figures)\b|"
+    r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b|"
+    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:\w+ ){0,1}(?:knowledge|training|capabilit|abilit)|"
+    r"\bnot (?:within|in|part of|included in) my (?:\w+ ){0,1}(?:knowledge|training|data)\b|"
+    r"\b(?:after|beyond|past) my (?:\w+ ){0,1}cut-?off\b",
+    re.IGNORECASE,
+)
+
+
+def guessing(parts: list[str], stating: list[int]) -> bool:
+    """The answer said it cannot know (:data:`_NOT_KNOWING`, or not recalling as its opening) before
+    the first sentence of ``stating``: its figure is a guess from memory after declining, worked out
+    or not (closed-book guesses often show rough working). Not finding a figure stated in the source
+    and then working it out is an answer."""
+    knows_not = [
+        i
+        for i, part in enumerate(parts)
+        if _NOT_KNOWING.search(part) or i == 0 and _NOT_RECALLED.search(part)
+    ]
+    return bool(knows_not and stating) and knows_not[0] < stating[0]
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
 # question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
 _PRECISE_AFTER = re.compile(
@@ -240,9 +269,21 @@ def way_out_taken(question: str, text: str) -> bool:
         return True
     m = _WAY_OUT_METRIC.search(question)
     metric = content_words(m.group(1)) if m else set()
-    return bool(metric) and any(
-        _WAY_OUT_SCOPED.search(clause) and metric <= content_words(clause) for clause in _CLAUSE.split(text)
-    )
+    if not metric:
+        return False
+    said_before = False  # "Gross margin ... . It is not a standard metric": "it" is the metric
+    for clause in _CLAUSE.split(text):
+        names = metric <= content_words(clause) or said_before and bool(_PRONOUN_SUBJECT.match(clause))
+        if names and _WAY_OUT_SCOPED.search(clause) and not _CONDITIONAL.match(clause):
+            return True
+        said_before = metric <= content_words(clause)
+    return False
+
+
+# A clause about "it" (the metric named just before), and a clause that only supposes: "If restructuring
+# costs are not shown separately, the answer would be 0" takes no way out.
+_PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|this|that|this metric|the metric|this measure)\b", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"^\W*(?:if|whether|unless|in case)\b", re.IGNORECASE)
 
 
 def premise_conflict(question: str, gold: str, answer: str) -> tuple[bool, str] | None:
@@ -291,6 +332,16 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
+def _restates_or_heads(sentence: str, question: str) -> bool:
+    """The sentence is a heading (a short line without a verb's full stop) or restates the question
+    (most of its content words are the question's), so the answer proper starts after it."""
+    text = sentence.strip()
+    if text.startswith(("#", "**")) or len(text.split()) <= 6 and not text.endswith("."):
+        return True
+    words = content_words(text) - {"question", "ask", "asks", "asked", "regarding"}
+    return bool(words) and len(words & content_words(question)) / len(words) >= 0.7
+
+
 def refusal_hits(
     answer: str, *, opening_sentences: int = 3, closing_sentences: int = 0, question: str = ""
 ) -> list[str]:
@@ -313,7 +364,12 @@ def refusal_hits(
             m.group(0) for m in pattern.finditer(text) if not (detail and _PRECISE_AFTER.match(text, m.end()))
         ]
 
-    hits = strong(opening) + strong(closing) + strong(parts[0] if parts else "", _NOT_RECALLED)
+    # not recalling opens the answer: its first sentence, or its second after a heading or a sentence
+    # that only restates the question ("**Foo FY2023 capex**", "The question asks about ...")
+    recall_zone = parts[:1]
+    if len(parts) > 1 and question and _restates_or_heads(parts[0], question):
+        recall_zone = parts[:2]
+    hits = strong(opening) + strong(closing) + strong(" ".join(recall_zone), _NOT_RECALLED)
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
     # Wherever it stands, a sentence that declares the question itself unanswerable ("we cannot say
@@ -483,7 +539,8 @@ def missing_names(question: str, gold: str, answer: str) -> list[str]:
 # A gold that is only a list of names: "Trillium, Array, and Therachon", "Jane Doe; John Roe and Acme".
 # Items are split at commas, semicolons and the last "and" ("Johnson & Johnson" stays one item).
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+)")
-_CORPORATE = {"inc", "corp", "co", "ltd", "llc", "plc", "lp", "sa", "ag", "nv", "se"}
+# Corporate suffixes as written ("Kestrel, Inc."), case and all: "CO" or "SE" is a state or a region.
+_CORPORATE = {"Inc", "Corp", "Co", "Ltd", "LLC", "L.L.C", "PLC", "plc", "LP", "L.P"}
 _LIST_ITEM = re.compile(r"^(?:[A-Z][\w.'-]*)(?:\s+(?:[A-Z][\w.'-]*|&)){0,3}$")
 
 
@@ -496,7 +553,7 @@ def missing_items(gold: str, answer: str) -> list[str]:
         return []
     items: list[str] = []
     for item in parts:
-        if items and item.lower().strip(".") in _CORPORATE:
+        if items and item.strip().rstrip(".") in _CORPORATE:
             items[-1] = f"{items[-1]}, {item}"  # "Kestrel, Inc." is one name
         else:
             items.append(item)
@@ -508,7 +565,8 @@ def missing_items(gold: str, answer: str) -> list[str]:
 
 def _name_words(item: str) -> set[str]:
     """The words that name a list item, without a corporate suffix ("Kestrel, Inc." is "kestrel")."""
-    return {w for w in content_words(item) if w.strip(".") not in _CORPORATE}
+    suffixes = {s.lower() for s in _CORPORATE}
+    return {w for w in content_words(item) if w.strip(".") not in suffixes}
 
 
 # ------------------------------------------------------------------ direction
@@ -530,9 +588,12 @@ def direction(text: str) -> str | None:
 
 
 # An answer that opens with the direction as its verb: "Increased.", "**Decreased** —", "It rose ...".
+# The verb is followed by the end of a clause, a figure or what says by how much or when; not by a
+# noun ("Higher input costs squeezed it", "Lower borrowing costs helped").
 _SAYS_DIRECTION = re.compile(
     rf"^\W*(?:(?:it|they|this|that)\s+(?:has\s+|have\s+|had\s+)?)?(?:(?P<up>{_UP})|(?P<down>{_DOWN}))"
-    r"(?:ed|d|s)?\b(?!\s+(?:costs?|prices?|rates?|demand|sales)\b)",
+    r"(?:ed|d|s|ped|pped)?\b(?=\W*$|\s*[.,;:!—–(*-]|\s+(?:by|from|to|in|over|during|year|slightly|"
+    r"modestly|significantly|sharply|materially|somewhat|marginally)\b|\s+[$\d])",
     re.IGNORECASE,
 )
 
@@ -545,7 +606,7 @@ def shared_direction(question: str, gold: str, answer: str) -> str | None:
         return None
     first = (sentences(plain(answer)) or [""])[0]
     m = _SAYS_DIRECTION.match(first)
-    if not m or _NEGATION.search(first):
+    if not m or _NEGATION.search(first[: m.end()]):  # not "It did not increase"; "Increased, if not by much"
         return None
     said = "up" if m.group("up") else "down"
     return said if direction(gold) == said else None
@@ -594,14 +655,28 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:(?:\s*[,&/]\s*|\s+)(?:(?:and|of|the|
 
 def _abbreviates(short: str, words: list[str]) -> bool:
     """``short`` is the start of each of ``words`` in turn: their initials ("EMEA": Europe, Middle
-    East, Africa), the last word's start longer ("APAC": Asia Pacific). Only the last may give more
-    than its initial, so "SEC" is not "Sears Canada" nor "GAAP" "Gap Apparel"."""
-    if not words:
-        return not short
+    East, Africa), or the last word's start longer ("APAC": Asia Pacific), or every word's start two
+    letters or more ("LATAM": Latin America, "NORAM"). Not a longer start before a lone initial, so
+    "SEC" is not "Sears Canada"."""
+    short = short.lower()
+    return _initials_then_last(short, words) or _long_starts(short, words)
+
+
+def _initials_then_last(short: str, words: list[str]) -> bool:
     head = words[0].lower()
     if len(words) == 1:
         return bool(short) and head.startswith(short)
-    return bool(short) and short[0] == head[0] and _abbreviates(short[1:], words[1:])
+    return bool(short) and short[0] == head[0] and _initials_then_last(short[1:], words[1:])
+
+
+def _long_starts(short: str, words: list[str]) -> bool:
+    if not words:
+        return not short
+    head = words[0].lower()
+    return any(
+        short[:k] == head[:k] and _long_starts(short[k:], words[1:])
+        for k in range(2, min(len(short), len(head)) + 1)
+    )
 
 
 def _spelled_out(text: str, initialisms: set[str]) -> set[str]:
@@ -612,7 +687,7 @@ def _spelled_out(text: str, initialisms: set[str]) -> set[str]:
         words = re.findall(r"[A-Z][a-z]+", m.group(0))
         for i in range(len(words)):
             for j in range(i + 2, min(len(words), i + 6) + 1):
-                if any(_abbreviates(short.lower(), words[i:j]) for short in initialisms):
+                if any(_abbreviates(short, words[i:j]) for short in initialisms):
                     out |= content_words(" ".join(words[i:j]))
     return out
 
@@ -767,7 +842,11 @@ _OPERAND_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # A plus set tight before a figure, after no operand, is its sign: "+65.3%", "(+4.1%)", "growth: +3%".
-_SIGN_PLUS = re.compile(r"(?:^|[\s(:=≈~])\+[$(]?$")  # set tight: "income + 1,200" adds
+# A plus with no operand before it is a sign: set tight ("+65.3%"), or spaced after a colon, an equals
+# sign or a verb ("growth was + 3.4%"); "income + 1,200" adds.
+_SIGN_PLUS = re.compile(
+    r"(?:^|[\s(:=≈~])\+[$(]?$|(?:^|[(:=≈~]|\b(?:was|were|is|are|of|by|at)\b)\s*\+\s[$(]?$", re.IGNORECASE
+)
 
 
 def _operand_before(before: str) -> bool:
@@ -785,7 +864,9 @@ _PLUS_AFTER_FIGURE = re.compile(
 
 _OPERAND_AFTER = re.compile(
     r"^\s*%?\s*(?:thousands?|millions?|billions?|mn|bn)?\s*[)\]]*\s*"
-    r"(?:[/÷*×+^]|x\s*[$(]?\d|x\s+[a-z(]|(?:divid|multipl)\w* by|times\b|minus\b|plus\b)",
+    r"(?:[/÷*×+^]|x\s*[$(]?\d|x\s+(?!(?:in|at|for|on|by|as|of|and|or|vs|versus|compared|the|a|an|"
+    r"last|this|that|from|to|during|over|under|while|with)\b)[a-z(]|(?:divid|multipl)\w* by|times\b|"
+    r"minus\b|plus\b)",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
@@ -958,8 +1039,12 @@ class RulesJudge:
         numeric_gold = is_figure_gold(gold_answer)
         golds = gold_quantities(question, gold_answer)
         found = extract_quantities(answer)
-        stated = stated_quantities(answer) if numeric_gold else found
-        matched = [g for g in golds if self._found(g, stated, question=question, supporting=not numeric_gold)]
+        # a text answer's figures, but not those it only supposes ("If costs are not shown, it is 0")
+        asserted = [
+            q for s in sentences(answer) if not _HYPOTHETICAL.search(s) for q in extract_quantities(s)
+        ]
+        stated = stated_quantities(answer) if numeric_gold else asserted
+        matched = self._matched(golds, stated, question=question, supporting=not numeric_gold)
         refusals = refusal_hits(
             plain(answer), closing_sentences=1 if numeric_gold else 0, question=question
         )
@@ -1097,7 +1182,7 @@ class RulesJudge:
             if firm and firm[-1] > answering[-1]:
                 return "refusal", True, f"concludes with a refusal ({phrases})", details
             said = stated[-1].text if stated else "?"
-            if firm and firm[0] < answering[0]:
+            if guessing(parts, answering):
                 # The speaker said it cannot know ("I do not have access to the 10-K") and then gave a
                 # figure anyway, not the gold's: a guess after declining, which graders count as a
                 # refusal (issue 14: "answers that hedge"). Not settled by rules alone (hybrid asks).
@@ -1121,15 +1206,33 @@ class RulesJudge:
         (:meth:`_numeric_without_gold`), wording and all: whether the figure is put as an estimate
         does not decide it."""
         parts = sentences(plain(answer))
-        firm = declining(parts)
         stating = [
             i
             for i, part in enumerate(parts)
             if any(self._found(g, claimed_quantities(part, question), question=question) for g in golds)
         ]
-        if not firm or not stating or firm[0] >= stating[0]:
-            return None
-        return "guesses the gold's figure"
+        return "guesses the gold's figure" if guessing(parts, stating) else None
+
+    def _matched(
+        self, golds: list[Quantity], candidates: list[Quantity], *, question: str, supporting: bool
+    ) -> list[Quantity]:
+        """The golds some candidate states. A range stands for one figure: once it has matched a gold it
+        matches no other ("38%-46%" is not both 41.2% and 43.7%)."""
+        used: set[int] = set()
+        out = []
+        for g in golds:
+            plain = [a for a in candidates if a.other_end is None]
+            if self._found(g, plain, question=question, supporting=supporting):
+                out.append(g)
+                continue
+            for a in candidates:
+                if a.other_end is not None and a.start not in used:
+                    if self._found(g, [a], question=question, supporting=supporting):
+                        used |= {a.start}
+                        used |= {b.start for b in candidates if b.other_end == a.value}
+                        out.append(g)
+                        break
+        return out
 
     def _found(
         self, gold: Quantity, candidates: list[Quantity], *, question: str = "", supporting: bool = False

@@ -251,7 +251,8 @@ def subheading_drafts(
                 rest_of_title = ""
             if number == last and line.ry >= before_y:
                 break
-            right_side = right_of_middle(page, line) and not two_columns or rules.column_head(page, line)
+            # on a page set in two text columns neither test applies: its right column has headings too
+            right_side = not two_columns and (right_of_middle(page, line) or rules.column_head(page, line))
             heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
             if heading and not right_side:
                 if previous_was_heading and found:

@@ -96,9 +96,13 @@ def test_a_dash_between_two_figures_is_a_range_not_a_minus() -> None:
         found = extract_quantities(text)
         assert [(q.value, q.percent, q.minus) for q in found] == [(35.0, True, False), (40.0, True, False)]
         assert found[0].other_end == 40.0 and found[1].other_end == 35.0
-    # The first figure takes the range's scale; a spaced hyphen or a minus sign still subtracts.
+    # The first figure takes the range's scale; a spaced hyphen joins no range, and a sign is set tight.
     assert [q.value for q in extract_quantities("$1.0–1.1 billion")] == [1.0e9, 1.1e9]
-    assert [q.minus for q in extract_quantities("12 - 3 = 9")] == [False, True, False]
+    assert [(q.minus, q.other_end) for q in extract_quantities("12 - 3 = 9")] == [(False, None)] * 3
+    assert [q.minus for q in extract_quantities("EPS $2.45 – 10% above consensus; margin -5%")] == [
+        False, False, True,
+    ]
+    assert [q.value for q in extract_quantities("$900 million–$1.1 billion")] == [9e8, 1.1e9]
     assert [q.minus for q in extract_quantities("from 5% to -3%")] == [False, True]
     # Year spans and form names are still no figures.
     assert [q.value for q in extract_quantities("the 2019-20 season had 7 games; see the 10-K")] == [7.0]
@@ -119,3 +123,10 @@ def test_a_range_states_the_gold_only_when_both_ends_round_to_it() -> None:
     wide = extract_quantities("around 1-2%")[0]
     assert not quantities_match(extract_quantities("1%")[0], wide, rel_tol=0.01)
     assert not quantities_match(number_quantity(0.01), wide, rel_tol=0.01, gold_steps=1.0)
+
+
+@pytest.mark.timeout(30)
+def test_long_runs_of_blanks_are_read_at_once() -> None:
+    """Blanks between optional parts of a figure once backtracked for minutes on a 20 KB answer."""
+    text = "Revenue" + " " * 20_000 + "rose 5" + " " * 20_000 + "–6% " + "\n" * 5_000
+    assert [q.value for q in extract_quantities(text)] == [5.0, 6.0]

@@ -483,7 +483,7 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 5+e468921b00, the verdicts of
+# Measured over the 8 files of ../shared/financebench/labels (rules 5+06d16b1bc8, the verdicts of
 # 4+f7365bcc33): worst file 83.0% (the closed-book hold-out), mean of files 91.3%; with --abstain
 # 74.2% decided at 96.0% agreement.
 # Floors sit a little below, so a rule change that loses agreement fails here.
@@ -987,3 +987,82 @@ def test_not_knowing_the_specific_reasons_is_not_knowing_the_answer(rules: Rules
     assert rules.judge_sync(q, gold, answer).verdict == "refusal"
     answer = "New store openings drove it. I don't know the exact dollar amount of the increase."
     assert rules.judge_sync(q, gold, answer).verdict != "refusal"
+
+
+# ------------------------------------------------------------------ review 9 (invented companies and figures)
+def test_a_spaced_dash_is_punctuation_not_a_minus(rules: RulesJudge) -> None:
+    q = "By what percentage did Quarlo's FY2023 adjusted EPS beat the consensus estimate?"
+    answer = "Quarlo's FY2023 adjusted EPS was $2.45 – 10% above consensus."
+    assert rules.judge_sync(q, "10%", answer).verdict == "correct"
+
+
+def test_the_direction_shortcut_needs_the_direction_as_the_verb(rules: RulesJudge) -> None:
+    q = "Did Quarlo's operating margin increase or decrease in FY2023?"
+    answer = "Higher input costs squeezed Quarlo's operating margin in FY2023, and it ended the year down."
+    assert rules.judge_sync(q, "It increased.", answer).verdict != "correct"
+    assert rules.judge_sync(q, "It decreased.", "Dropped, by about a point.").verdict == "correct"
+    assert rules.judge_sync(q, "It increased.", "Increased, though not by much.").verdict == "correct"
+
+
+def test_not_knowing_a_side_figure_does_not_refuse_a_text_answer(rules: RulesJudge) -> None:
+    q = "What are the major risks Quarlo lists for its China business?"
+    gold = "Export controls and customer concentration."
+    answer = (
+        "The major risks are export controls and customer concentration. I cannot determine the precise "
+        "figures for China revenue exposure."
+    )
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+
+
+def test_a_range_stands_for_one_supporting_figure(rules: RulesJudge) -> None:
+    q = "Did Brindle Corp's gross margin improve in FY2023?"
+    gold = "Yes, gross margin improved from 41.2% to 43.7%."
+    v = rules.judge_sync(q, gold, "Yes, gross margin was 38%-46% over the period.")
+    assert "2/2" not in v.reasoning and not v.confident
+
+
+def test_working_a_figure_out_after_not_finding_it_stated_is_an_answer(rules: RulesJudge) -> None:
+    q = "What was Quarlo Inc's FY2023 free cash flow in USD billions?"
+    answer = (
+        "I could not find free cash flow stated in the filing. Computing it from the cash flow statement: "
+        "operating cash flow of $3.1 billion less capex of $1.2 billion gives $1.9 billion."
+    )
+    assert rules.judge_sync(q, "$1.9 billion", answer).verdict == "correct"
+    assert rules.judge_sync(q, "$2.4 billion", answer).verdict == "incorrect"
+
+
+def test_not_recalling_after_a_heading_or_a_restatement_still_opens_the_answer(rules: RulesJudge) -> None:
+    q = "What was Quarlo Inc's FY2023 capital expenditure in USD billions?"
+    for answer in ("**Quarlo FY2023 capex**\n\nI don't remember Quarlo's FY2023 capex.",
+                   "The question asks about Quarlo's FY2023 capital expenditure. I do not recall it."):
+        assert rules.judge_sync(q, "$1.2 billion", answer).verdict == "refusal", answer
+
+
+def test_the_way_out_through_a_pronoun_but_not_through_a_supposition(rules: RulesJudge) -> None:
+    q = (
+        "If gross margin is not a useful metric for a company like Vellum Bank, please state that and "
+        "explain why. What is Vellum Bank's FY2021 gross margin?"
+    )
+    gold = "Gross margin is not a relevant metric for a bank."
+    answer = "I cannot determine Vellum Bank's gross margin. It is not a standard metric for banks."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
+    q = "What were Quarlo's restructuring costs? If restructuring costs are not explicitly outlined, state 0."
+    answer = "I have no access to Quarlo's 10-K. If restructuring costs are not shown separately, it is 0."
+    gold = "Restructuring costs are not explicitly outlined, so 0."
+    assert rules.judge_sync(q, gold, answer).verdict == "refusal"
+
+
+def test_a_spaced_plus_after_a_verb_and_a_multiple_before_a_word_are_figures(rules: RulesJudge) -> None:
+    q = "What was Quarlo's FY2023 revenue growth?"
+    assert rules.judge_sync(q, "3.4%", "Growth was + 3.4%.").verdict == "correct"
+    q = "What is Quarlo's FY2023 interest coverage ratio?"
+    answer = "Interest coverage was 8.5x in FY2023 versus 7.9x in FY2022."
+    assert rules.judge_sync(q, 8.5, answer).verdict == "correct"
+
+
+def test_two_letter_starts_and_state_codes_in_lists(rules: RulesJudge) -> None:
+    q = "Which regions does Quarlo report?"
+    gold = "North America, EMEA, and Latin America"
+    assert rules.judge_sync(q, gold, "NORAM, EMEA and LATAM.").verdict == "correct"
+    v = rules.judge_sync("Where are Quarlo's plants?", "TX, CO, and Ohio", "Texas and Ohio.")
+    assert v.reasoning.startswith("content-word overlap")  # "CO" is no corporate suffix: a list it stays
