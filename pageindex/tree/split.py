@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
@@ -76,13 +77,21 @@ _NUMBERISH = re.compile(r"[\d$%()]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
 
 
-def body_color(pages: list[Page]) -> int:
-    """The colour most of the document's text is set in."""
-    counts: Counter[int] = Counter()
+T = TypeVar("T")
+
+
+def _dominant(pages: list[Page], key: Callable[[Line], T], default: T) -> T:
+    """The value of ``key`` that most of the document's text has (over up to ~40 sampled pages)."""
+    counts: Counter[T] = Counter()
     for page in pages[:: max(1, len(pages) // 40)]:
         for line in page.lines:
-            counts[line.color] += len(line.text)
-    return counts.most_common(1)[0][0] if counts else 0
+            counts[key(line)] += len(line.text)
+    return counts.most_common(1)[0][0] if counts else default
+
+
+def body_color(pages: list[Page]) -> int:
+    """The colour most of the document's text is set in."""
+    return _dominant(pages, lambda line: line.color, 0)
 
 
 def header_texts(pages: list[Page]) -> set[str]:
@@ -96,11 +105,12 @@ def header_texts(pages: list[Page]) -> set[str]:
 
 def body_size(pages: list[Page]) -> float:
     """The type size most of the document's text is set in (0 when it has none)."""
-    counts: Counter[float] = Counter()
-    for page in pages[:: max(1, len(pages) // 40)]:
-        for line in page.lines:
-            counts[round(line.size, 1)] += len(line.text)
-    return counts.most_common(1)[0][0] if counts else 0.0
+    return _dominant(pages, lambda line: round(line.size, 1), 0.0)
+
+
+def text_edge(page: Page) -> float:
+    """Where the page's text starts on the left (its leftmost line)."""
+    return min((line.x0 for line in page.lines), default=0.0)
 
 
 # Set this much smaller than the body text, an emphasised line is a table's column heading or a note,
@@ -123,12 +133,13 @@ class SubheadingRules:
     def accepts(self, line: Line) -> bool:
         return is_subheading(line, self.headers, self.body)
 
-    def column_head(self, page: Page, line: Line) -> bool:
+    def column_head(self, page: Page, line: Line, edge: float | None = None) -> bool:
         """Set smaller than the body text, indented from the page's text edge, and not a title centred
         on its own: a table's column heading ("Gross Amount of    to Master Netting Agreements",
         "Stores"), not a heading. (Small headings at the text edge exist: Walmart sets its risk-factor
-        headings below its body size; so do centred ones: "AUDIT REPORT".)"""
-        edge = min((other.x0 for other in page.lines), default=0.0)
+        headings below its body size; so do centred ones: "AUDIT REPORT".) ``edge``: the page's
+        :func:`text_edge`, when the caller has it already."""
+        edge = text_edge(page) if edge is None else edge
         small = line.size < _SMALLER * self.size and line.x0 > edge + 0.1 * page.width
         return small and (not line.centred or line.wide_gaps > 0)
 
@@ -239,6 +250,7 @@ def subheading_drafts(
         # right of the middle is a column heading or a cell
         right_prose = [line for line in page.lines if right_of_middle(page, line) and _prose_line(line.text)]
         two_columns = len(right_prose) >= 5
+        edge = text_edge(page)
         for index, line in enumerate(page.lines):
             if number == first and line.ry <= after_y:
                 continue
@@ -252,7 +264,9 @@ def subheading_drafts(
             if number == last and line.ry >= before_y:
                 break
             # on a page set in two text columns neither test applies: its right column has headings too
-            right_side = not two_columns and (right_of_middle(page, line) or rules.column_head(page, line))
+            right_side = not two_columns and (
+                right_of_middle(page, line) or rules.column_head(page, line, edge)
+            )
             heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
             if heading and not right_side:
                 if previous_was_heading and found:
