@@ -180,6 +180,7 @@ def extract_quantities(text: str) -> list[Quantity]:
             found.append(replace(first, other_end=value * scale))
             ranged = first.value
         negative = sign or bool((m.group("open") or m.group("paren")) and m.group("close"))
+        lead = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
         found.append(
             Quantity(
                 value=value * scale,
@@ -194,8 +195,8 @@ def extract_quantities(text: str) -> list[Quantity]:
                 money=bool(m.group("cur") or m.group("code")),
                 start=start,
                 end=m.end(),
-                lead=m.start() + len(m.group(0)) - len(m.group(0).lstrip()),
-                plus=text[: m.start() + len(m.group(0)) - len(m.group(0).lstrip())].endswith("+"),
+                lead=lead,
+                plus=text[:lead].endswith("+"),
             )
         )
     return found

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -85,6 +86,14 @@ _DONE = (
     r"verified|assessed|ascertained|concluded|quantified|established|evaluated|estimated|worked out|"
     r"listed|pinned down)"
 )
+# What the speaker lacks or where its knowledge ends, said the same way by an inability (below) and by not
+# knowing (:data:`_NOT_KNOWING`).
+_NO_HAVE = rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b"
+_NOT_HAVE_ENOUGH = r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b"
+_MY_LIMITS = [
+    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:\w+ ){0,1}(?:knowledge|training|capabilit|abilit)",
+    r"\bnot (?:within|in|part of|included in) my (?:\w+ ){0,1}(?:knowledge|training|data)\b",
+]
 _FIGURE_WORD = r"(?:figures?|numbers?|values?|estimates?|answers?|amounts?|ratios?|margins?|percentages?)\b"
 _APOLOGY = [r"\bI(?:'m| am) sorry\b", r"\bI apologi[sz]e\b", r"\bunfortunately\b"]
 _INABILITY = [
@@ -107,15 +116,14 @@ _INABILITY = [
     rf"\b{_SELF} (?:am|are) (?:hesitant|reluctant|unwilling|not comfortable) to "
     rf"(?:\w+ ){{0,4}}{_FIGURE_WORD}",
     # no access / no data on the speaker's side
-    rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b",
+    _NO_HAVE,
     r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|ability|means|data|information|figures)\b",
-    r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b",
+    _NOT_HAVE_ENOUGH,
     r"\b(?:insufficient|not enough|lack of|limited) (?:\w+ ){0,1}(?:information|data|context|details)\b",
     # what the speaker would need and does not have: "I would need access to the 10-K"
     rf"\b{_SELF} would (?:need|require) (?:access|more|additional|further)\b",
     # the limits of what the speaker knows or can do: "beyond my capabilities", "not in my training data"
-    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:\w+ ){0,1}(?:knowledge|training|capabilit|abilit)",
-    r"\bnot (?:within|in|part of|included in) my (?:\w+ ){0,1}(?:knowledge|training|data)\b",
+    *_MY_LIMITS,
 ]
 # A filing or other source the reader is sent to: "the company's latest 10-K", "3M's 2018 Form 10-K".
 _FILING = (
@@ -167,29 +175,31 @@ _PICKS = re.compile(
 )
 
 
+def _saying(parts: list[str], says: Callable[[str], object]) -> list[int]:
+    """Which of an answer's sentences ``says`` so, or open the answer not recalling it."""
+    return [i for i, part in enumerate(parts) if says(part) or i == 0 and _NOT_RECALLED.search(part)]
+
+
 def declining(parts: list[str]) -> list[int]:
     """Which of an answer's sentences say the speaker cannot know or work out the answer: an
     inability (a disclaimer on a stated figure, "I cannot verify this figure", is none), or not
     recalling when the answer opens with it."""
-    return [
-        i
-        for i, part in enumerate(parts)
-        if _CONCLUSIVE.search(_DISCLAIMER.sub("", part)) or i == 0 and _NOT_RECALLED.search(part)
-    ]
+    return _saying(parts, lambda part: _CONCLUSIVE.search(_DISCLAIMER.sub("", part)))
 
 
 # Not knowing, as against not finding: no access, no data, the limits of what the speaker knows ("I
 # don't have access to the 10-K", "after my knowledge cut-off", "I can't know"), not "I could not find
 # free cash flow stated", which is said of the source before working it out.
 _NOT_KNOWING = re.compile(
-    rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}(?:know|access|browse|retrieve|look up|pull|obtain|quote|"
-    r"recall|remember)\b|"
-    rf"\b{_SELF} (?:do not|don't|did not|didn't|no longer) (?:currently )?(?:have|possess|hold)\b|"
-    r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|data|information|figures)\b|"
-    r"\b(?:not|n't) have (?:enough|sufficient|the necessary|access)\b|"
-    r"\b(?:beyond|outside|after) (?:the scope of )?my (?:\w+ ){0,1}(?:knowledge|training|capabilit|abilit)|"
-    r"\bnot (?:within|in|part of|included in) my (?:\w+ ){0,1}(?:knowledge|training|data)\b|"
-    r"\b(?:after|beyond|past) my (?:\w+ ){0,1}cut-?off\b",
+    "|".join([
+        rf"\b{_SELF} {_NEG_MODAL} (?:\w+ ){{0,2}}(?:know|access|browse|retrieve|look up|pull|obtain|quote|"
+        r"recall|remember)\b",
+        _NO_HAVE,
+        r"\b(?:I|we) (?:lack|have no) (?:\w+ ){0,2}(?:access|data|information|figures)\b",
+        _NOT_HAVE_ENOUGH,
+        *_MY_LIMITS,
+        r"\b(?:after|beyond|past) my (?:\w+ ){0,1}cut-?off\b",
+    ]),
     re.IGNORECASE,
 )
 
@@ -199,11 +209,7 @@ def guessing(parts: list[str], stating: list[int]) -> bool:
     the first sentence of ``stating``: its figure is a guess from memory after declining, worked out
     or not (closed-book guesses often show rough working). Not finding a figure stated in the source
     and then working it out is an answer."""
-    knows_not = [
-        i
-        for i, part in enumerate(parts)
-        if _NOT_KNOWING.search(part) or i == 0 and _NOT_RECALLED.search(part)
-    ]
+    knows_not = _saying(parts, _NOT_KNOWING.search)
     return bool(knows_not and stating) and knows_not[0] < stating[0]
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
 # question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
@@ -438,13 +444,17 @@ _STATED = re.compile(rf"{_HEDGED}(?:(yes|no)\s*(?:[,.;:!—–-]|$)|{_NOT_SO})",
 def stated_stance(text: str) -> str | None:
     """Like :func:`stance`, but an opening "no" counts only when said as such ("No, ...", "No."): a
     refusal that opens "No information on dividends is provided" states none."""
-    m = _STATED.match(text.strip()) or _LEAD_IN.match(text.strip()) or _ANSWER_IS.search(text)
-    return _said(m) if m else None
+    return _stance(_STATED, text)
 
 
 def stance(text: str) -> str | None:
     """``yes``/``no`` when the text opens with one (or says "the answer is no"), else None."""
-    m = _YES.match(text.strip()) or _LEAD_IN.match(text.strip()) or _ANSWER_IS.search(text)
+    return _stance(_YES, text)
+
+
+def _stance(opening: re.Pattern[str], text: str) -> str | None:
+    """The yes/no the text opens with (``opening``), says after a short lead-in, or concludes."""
+    m = opening.match(text.strip()) or _LEAD_IN.match(text.strip()) or _ANSWER_IS.search(text)
     return _said(m) if m else None
 
 
@@ -541,6 +551,7 @@ def missing_names(question: str, gold: str, answer: str) -> list[str]:
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?|;\s*|\s+and\s+)")
 # Corporate suffixes as written ("Kestrel, Inc."), case and all: "CO" or "SE" is a state or a region.
 _CORPORATE = {"Inc", "Corp", "Co", "Ltd", "LLC", "L.L.C", "PLC", "plc", "LP", "L.P"}
+_CORPORATE_WORDS = {s.lower() for s in _CORPORATE}
 _LIST_ITEM = re.compile(r"^(?:[A-Z][\w.'-]*)(?:\s+(?:[A-Z][\w.'-]*|&)){0,3}$")
 
 
@@ -565,8 +576,7 @@ def missing_items(gold: str, answer: str) -> list[str]:
 
 def _name_words(item: str) -> set[str]:
     """The words that name a list item, without a corporate suffix ("Kestrel, Inc." is "kestrel")."""
-    suffixes = {s.lower() for s in _CORPORATE}
-    return {w for w in content_words(item) if w.strip(".") not in suffixes}
+    return {w for w in content_words(item) if w.strip(".") not in _CORPORATE_WORDS}
 
 
 # ------------------------------------------------------------------ direction
@@ -841,7 +851,6 @@ _OPERAND_BEFORE = re.compile(
     r"(?:[/÷*×+^]|\bx|\b(?:divid|multipl)\w*(?: \S+){0,8} by|\btimes|\bover|\bminus|\bplus)\s*[$(\[]*\s*$",
     re.IGNORECASE,
 )
-# A plus set tight before a figure, after no operand, is its sign: "+65.3%", "(+4.1%)", "growth: +3%".
 # A plus with no operand before it is a sign: set tight ("+65.3%"), or spaced after a colon, an equals
 # sign or a verb ("growth was + 3.4%"); "income + 1,200" adds.
 _SIGN_PLUS = re.compile(
@@ -1220,9 +1229,9 @@ class RulesJudge:
         matches no other ("38%-46%" is not both 41.2% and 43.7%)."""
         used: set[int] = set()
         out = []
+        single = [a for a in candidates if a.other_end is None]
         for g in golds:
-            plain = [a for a in candidates if a.other_end is None]
-            if self._found(g, plain, question=question, supporting=supporting):
+            if self._found(g, single, question=question, supporting=supporting):
                 out.append(g)
                 continue
             for a in candidates:
