@@ -175,16 +175,25 @@ _PICKS = re.compile(
 )
 
 
-def _saying(parts: list[str], says: Callable[[str], object]) -> list[int]:
-    """Which of an answer's sentences ``says`` so, or open the answer not recalling it."""
-    return [i for i, part in enumerate(parts) if says(part) or i == 0 and _NOT_RECALLED.search(part)]
+def opening_span(parts: list[str], question: str = "") -> int:
+    """How many sentences open the answer: the first, or the first two when the first is only a
+    heading or restates the question ("**Foo FY2023 capex**", "The question asks about ..."), so that
+    the answer proper starts in the second."""
+    return 2 if len(parts) > 1 and question and _restates_or_heads(parts[0], question) else 1
 
 
-def declining(parts: list[str]) -> list[int]:
+def _saying(parts: list[str], says: Callable[[str], object], question: str = "") -> list[int]:
+    """Which of an answer's sentences ``says`` so, or open the answer (:func:`opening_span`) not recalling
+    it."""
+    zone = opening_span(parts, question)
+    return [i for i, part in enumerate(parts) if says(part) or i < zone and _NOT_RECALLED.search(part)]
+
+
+def declining(parts: list[str], question: str = "") -> list[int]:
     """Which of an answer's sentences say the speaker cannot know or work out the answer: an
     inability (a disclaimer on a stated figure, "I cannot verify this figure", is none), or not
     recalling when the answer opens with it."""
-    return _saying(parts, lambda part: _CONCLUSIVE.search(_DISCLAIMER.sub("", part)))
+    return _saying(parts, lambda part: _CONCLUSIVE.search(_DISCLAIMER.sub("", part)), question)
 
 
 # Not knowing, as against not finding: no access, no data, the limits of what the speaker knows ("I
@@ -204,12 +213,12 @@ _NOT_KNOWING = re.compile(
 )
 
 
-def guessing(parts: list[str], stating: list[int]) -> bool:
+def guessing(parts: list[str], stating: list[int], question: str = "") -> bool:
     """The answer said it cannot know (:data:`_NOT_KNOWING`, or not recalling as its opening) before
     the first sentence of ``stating``: its figure is a guess from memory after declining, worked out
     or not (closed-book guesses often show rough working). Not finding a figure stated in the source
     and then working it out is an answer."""
-    knows_not = _saying(parts, _NOT_KNOWING.search)
+    knows_not = _saying(parts, _NOT_KNOWING.search, question)
     return bool(knows_not and stating) and knows_not[0] < stating[0]
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
 # question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
@@ -340,8 +349,11 @@ def sentences(text: str) -> list[str]:
 
 def _restates_or_heads(sentence: str, question: str) -> bool:
     """The sentence is a heading (a short line without a verb's full stop) or restates the question
-    (most of its content words are the question's), so the answer proper starts after it."""
+    (most of its content words are the question's), so the answer proper starts after it. A sentence
+    that states a figure or a yes or no ("Revenue was $4,900 million.") answers: it is no heading."""
     text = sentence.strip()
+    if extract_quantities(text) or stance(text):
+        return False
     if text.startswith(("#", "**")) or len(text.split()) <= 6 and not text.endswith("."):
         return True
     words = content_words(text) - {"question", "ask", "asks", "asked", "regarding"}
@@ -372,9 +384,7 @@ def refusal_hits(
 
     # not recalling opens the answer: its first sentence, or its second after a heading or a sentence
     # that only restates the question ("**Foo FY2023 capex**", "The question asks about ...")
-    recall_zone = parts[:1]
-    if len(parts) > 1 and question and _restates_or_heads(parts[0], question):
-        recall_zone = parts[:2]
+    recall_zone = parts[: opening_span(parts, question)]
     hits = strong(opening) + strong(closing) + strong(" ".join(recall_zone), _NOT_RECALLED)
     weak_zone = " ".join(parts[:2])
     hits += [m.group(0) for m in _WEAK.finditer(weak_zone)]
@@ -1174,7 +1184,7 @@ class RulesJudge:
         operands answer nothing."""
         parts = sentences(answer)
         # "I cannot verify this figure" after a figure is a disclaimer on it, not a withdrawal.
-        firm = declining(parts)
+        firm = declining(parts, question)
         refusing = sorted(
             {i for i, part in enumerate(parts) if _STRONG.search(part) or _WEAK.search(part)} | set(firm)
         )
@@ -1191,7 +1201,7 @@ class RulesJudge:
             if firm and firm[-1] > answering[-1]:
                 return "refusal", True, f"concludes with a refusal ({phrases})", details
             said = stated[-1].text if stated else "?"
-            if guessing(parts, answering):
+            if guessing(parts, answering, question):
                 # The speaker said it cannot know ("I do not have access to the 10-K") and then gave a
                 # figure anyway, not the gold's: a guess after declining, which graders count as a
                 # refusal (issue 14: "answers that hedge"). Not settled by rules alone (hybrid asks).
@@ -1220,7 +1230,7 @@ class RulesJudge:
             for i, part in enumerate(parts)
             if any(self._found(g, claimed_quantities(part, question), question=question) for g in golds)
         ]
-        return "guesses the gold's figure" if guessing(parts, stating) else None
+        return "guesses the gold's figure" if guessing(parts, stating, question) else None
 
     def _matched(
         self, golds: list[Quantity], candidates: list[Quantity], *, question: str, supporting: bool
