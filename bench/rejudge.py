@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.judges.base import JudgeInput, judge_sample
+from bench.judges.base import judge_sample
 from bench.rundir import Run, RunDir, RunLoadError, load_run
 from bench.runinfo import judge_version
 from bench.samples import Sample, judge_error_text
@@ -89,19 +89,7 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
     }
     update: dict[str, Any] = {"run_id": run_id}
     try:
-        verdict = await judge_sample(
-            judge,
-            JudgeInput(
-                question=sample.question,
-                gold_answer=sample.gold_answer,
-                answer=sample.answer,
-                sources=sample.sources,
-                pages_fetched=sample.pages_fetched,
-                evidence_pages=sample.evidence_pages,
-                question_id=sample.question_id,
-                doc_name=sample.doc_id,
-            ),
-        )
+        verdict = await judge_sample(judge, sample.judge_input())
     except Exception as exc:  # a judge failure is recorded, the answer stays
         update |= {
             "status": "answer",

@@ -33,7 +33,7 @@ from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
-from bench.judges.base import JudgeInput, judge_model_need, judge_sample
+from bench.judges.base import judge_model_need, judge_sample
 from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
@@ -493,35 +493,21 @@ class Runner:
         result = await aretrieve(
             tree, q.question, retriever=retriever, llm=retriever_llm, context=context, **opts
         )
+        # a retriever that calls no model ran with none, whatever the run's other retrievers use
+        model = (getattr(retriever_llm, "spec", "") or "") if self._calls_model(retriever) else NO_VALUE
+        sample = Sample.from_result(result, question=q, repeat=repeat, run_id=run_id, model=model)
+        if result.status != "answer":
+            return sample
         verdict = None
         judge_error = None
-        if result.status == "answer":
-            try:
-                verdict = await judge_sample(
-                    judge,
-                    JudgeInput(
-                        question=q.question,
-                        gold_answer=q.gold_answer,
-                        answer=result.answer,
-                        sources=result.sources,
-                        pages_fetched=result.pages_fetched,
-                        evidence_pages=q.evidence_pages,
-                        question_id=q.question_id,
-                        doc_name=q.doc_id,
-                    ),
-                )
-            except BudgetExceeded:
-                raise
-            except Exception as exc:  # the judge's failure, recorded as such; the answer stays
-                judge_error = judge_error_text(exc)
+        try:
+            verdict = await judge_sample(judge, sample.judge_input())
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # the judge's failure, recorded as such; the answer stays
+            judge_error = judge_error_text(exc)
         return Sample.from_result(
-            result,
-            question=q,
-            repeat=repeat,
-            run_id=run_id,
-            # a retriever that calls no model ran with none, whatever the run's other retrievers use
-            model=(getattr(retriever_llm, "spec", "") or "") if self._calls_model(retriever) else NO_VALUE,
-            verdict=verdict,
+            result, question=q, repeat=repeat, run_id=run_id, model=model, verdict=verdict,
             judge_error=judge_error,
         )
 

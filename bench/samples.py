@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from bench.judges.base import Verdict
+from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
@@ -71,6 +71,20 @@ class Sample(BaseModel):
     cost_usd: float | None = 0.0  # retriever + judge; None = unknown
     trace: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    def judge_input(self) -> JudgeInput:
+        """What a judge sees of this sample: question, gold, answer, what it cites and read, and the
+        gold evidence pages. The one place a run's answer and a rejudged record become a judge's input."""
+        return JudgeInput(
+            question=self.question,
+            gold_answer=self.gold_answer,
+            answer=self.answer,
+            sources=self.sources,
+            pages_fetched=self.pages_fetched,
+            evidence_pages=self.evidence_pages,
+            question_id=self.question_id,
+            doc_name=self.doc_id,
+        )
 
     @classmethod
     def from_result(
