@@ -220,6 +220,43 @@ def guessing(parts: list[str], stating: list[int], question: str = "") -> bool:
     and then working it out is an answer."""
     knows_not = _saying(parts, _NOT_KNOWING.search, question)
     return bool(knows_not and stating) and knows_not[0] < stating[0]
+
+
+# A turn inside a sentence: "I don't have the 10-K, but ...", "...; however, ...".
+_TURN = re.compile(r"(?:,|;|:|\s[-–—])\s*(?:but|however|though|yet)\b,?|\bbut\b", re.IGNORECASE)
+# The speaker names its own memory as the source of what follows: "as of my last update", "based on my
+# general knowledge", "from memory", "I believe", "my rough sense is".
+_FROM_MEMORY = re.compile(
+    r"\bas of my (?:\w+ ){0,2}(?:update|cut-?off|training|knowledge)\b|"
+    r"\b(?:based on|from|according to) (?:my |what I )?(?:\w+ ){0,1}"
+    r"(?:knowledge|memory|recollection|recall|know)\b|"
+    r"\binformation available (?:up to|as of|until)\b|"
+    r"\bI (?:believe|recall|think|understand)\b|\bas I recall\b|"
+    r"\bmy (?:\w+ ){0,1}(?:sense|understanding|recollection|guess|impression) is\b",
+    re.IGNORECASE,
+)
+
+
+def goes_on(answer: str) -> bool:
+    """After saying it cannot know (:data:`_NOT_KNOWING`), the answer goes on to answer from its own
+    memory: the rest of that sentence after a turn, or a later sentence, names memory as its source
+    (:data:`_FROM_MEMORY`: "..., but as of my last update its PP&E did increase") and neither refuses
+    nor points the reader elsewhere. The text counterpart of :func:`guessing`: a refusal by the hedge
+    rule that still committed to something, on which graders part."""
+    parts = sentences(answer)
+    knows_not = [i for i, part in enumerate(parts) if _NOT_KNOWING.search(part)]
+    if not knows_not:
+        return False
+    first = knows_not[0]
+    turn = _TURN.search(parts[first], _NOT_KNOWING.search(parts[first]).end())
+    rest = ([parts[first][turn.end():]] if turn else []) + parts[first + 1 :]
+    return any(
+        _FROM_MEMORY.search(part)
+        and not (_STRONG.search(part) or _WEAK.search(part) or _NOT_KNOWING.search(part))
+        for part in rest
+    )
+
+
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
 # question that asks for no figure (a nature, a cause, an outcome) that is a detail, not the answer.
 _PRECISE_AFTER = re.compile(
@@ -1104,6 +1141,12 @@ class RulesJudge:
             # stated yes or no: the answer committed.
             refusals = []
         if refusals and (not matched or strong and len(matched) < len(golds)):
+            if goes_on(plain(answer)):
+                # "I don't have the 10-K, but as of my last update its PP&E did increase ...": a
+                # refusal by the hedge rule, but one that committed to something after it; graders part
+                # on these (judged on the content, or as a hedge), so the rules do not settle it.
+                why = f"declines ({refusals[0]}), then answers from what it recalls"
+                return "refusal", False, why, details
             return "refusal", True, f"refusal phrases: {'; '.join(refusals[:3])}", details
         guess = strong and matched and asks_for_figure(question) and self._guessed(question, answer, golds)
         if guess:

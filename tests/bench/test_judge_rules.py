@@ -483,7 +483,7 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 5+d6fc13a732): worst file 83.0%
+# Measured over the 8 files of ../shared/financebench/labels (rules 5+ff5cb05a83): worst file 83.0%
 # (the closed-book hold-out), mean of files 91.4%; with --abstain 74.4% decided at 96.0% agreement.
 # Floors sit a little below, so a rule change that loses agreement fails here.
 FLOOR_FILE = 0.81
@@ -1035,6 +1035,31 @@ def test_not_recalling_after_a_heading_or_a_restatement_still_opens_the_answer(r
     for answer in ("**Quarlo FY2023 capex**\n\nI don't remember Quarlo's FY2023 capex.",
                    "The question asks about Quarlo's FY2023 capital expenditure. I do not recall it."):
         assert rules.judge_sync(q, "$1.2 billion", answer).verdict == "refusal", answer
+
+
+def test_a_text_answer_from_memory_after_declining_is_an_unsettled_refusal(rules: RulesJudge) -> None:
+    # The text counterpart of a guessed figure: it says it cannot know, then answers from memory.
+    q = "Did Quarlo's net PP&E increase between FY2021 and FY2022?"
+    gold = "Yes, net PP&E rose from $3.1 billion to $3.4 billion."
+    for answer in (
+        "I don't have access to Quarlo's 10-K, but as of my last update its net PP&E did increase.",
+        "I can't look up Quarlo's filings. My rough sense is that PP&E went up as it built plants.",
+        "I don't have the filing in front of me. I believe PP&E grew, driven by the new plant.",
+    ):
+        v = rules.judge_sync(q, gold, answer)
+        assert (v.verdict, v.confident) == ("refusal", False), answer
+        assert RulesJudge(abstain=True).judge_sync(q, gold, answer).verdict == "uncertain", answer
+    # Declining and then only explaining, pointing elsewhere or declining again stays a firm refusal.
+    for answer in (
+        "I don't have access to Quarlo's 10-K. PP&E is usually shown net of accumulated depreciation.",
+        "I don't have access to Quarlo's 10-K, but I believe you can find it on the SEC's EDGAR site.",
+        "I don't have the filing. As of my last update, I do not have Quarlo's FY2022 figures either.",
+    ):
+        v = rules.judge_sync(q, gold, answer)
+        assert (v.verdict, v.confident) == ("refusal", True), answer
+    # Memory without declining first is an answer, judged on what it says.
+    answer = "Yes. As of my last update, Quarlo's net PP&E rose in FY2022."
+    assert rules.judge_sync(q, gold, answer).verdict == "correct"
 
 
 def test_a_guess_after_not_recalling_under_a_heading_is_a_refusal(rules: RulesJudge) -> None:
