@@ -73,9 +73,6 @@ def _check_out_dir(source: Run, out: Path) -> None:
         raise RejudgeError(f"-o {out} is the run being rejudged; choose a new directory")
     if problem := RunDir(out).problem():
         raise RejudgeError(f"-o {out}: {problem}")
-    taken = RunDir(out).taken_by()
-    if taken:
-        raise RejudgeError(f"-o {out} already holds a run ({', '.join(taken)}); choose a new directory")
 
 
 async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) -> Sample:
@@ -129,7 +126,7 @@ async def rejudge_run(
 ) -> RejudgeOutcome:
     """Judge ``source``'s stored answers with ``judge`` (built by :func:`bench.judges.base.make_judge`
     as ``judge_name``) and write the result as a new run in ``out``. Raises :class:`RejudgeError`
-    (nothing written) when ``out`` is the source or already holds a run, and
+    (nothing written) when ``out`` is the source or holds a run's files, and
     :class:`bench.rundir.RunLoadError` when the source cannot be read."""
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)

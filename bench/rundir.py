@@ -114,24 +114,33 @@ class RunDir:
     def retried_path(self) -> Path:
         return self.path / RETRIED
 
-    def has_samples(self) -> bool:
-        """Whether a run already wrote samples here (a new run must not start on top of it)."""
-        return self.samples_path.exists() and self.samples_path.stat().st_size > 0
-
     def taken_by(self) -> list[str]:
-        """The run files already here (a new run directory must have none)."""
-        return [name for name in (RUN_JSON, SAMPLES) if (self.path / name).exists()]
+        """The run files already here: a new run's folder must have none, or the run would write over
+        files it did not make (a ``summary.json`` or ``events.log`` of the user's own included)."""
+        return [name for name in RUN_FILES if (self.path / name).exists()]
+
+    def holds_run(self) -> bool:
+        """Whether a run started here (``--resume`` can go on with it)."""
+        return any((self.path / name).exists() for name in (RUN_JSON, SAMPLES))
 
     def problem(self) -> str | None:
         """Why a new run cannot be written here, or None, checked before any work: no folder name
-        (``-o ''`` or ``.`` would make an empty run id), a file in its place, or a file where one of
-        its parent folders should be."""
+        (``-o ''`` or ``.`` would make an empty run id), a file in its place, a file where one of
+        its parent folders should be, or a folder that already holds a run's files (a new or empty
+        folder, or one with other files only, is fine: the run writes only its own file names)."""
         if self.path.name in {"", ".", ".."}:
             return "give the run a folder of its own (its name is the run id), e.g. results/first"
         if self.path.exists() and not self.path.is_dir():
             return "is a file; give a folder for the run (created if needed)"
         if blocker := file_in_the_way(self.path):
             return f"{blocker} is a file, not a folder"
+        if taken := self.taken_by():
+            if self.holds_run():
+                return f"already holds a run ({', '.join(taken)})"
+            return (
+                f"holds {', '.join(taken)}, which a run would write over, and no run of its own; "
+                "give a new or empty folder"
+            )
         return None
 
     def create(self) -> RunDir:

@@ -313,9 +313,8 @@ class Runner:
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
         if problem := RunDir(run_dir).problem():
-            raise RunSetupError(f"--out {run_dir}: {problem}")
-        if RunDir(run_dir).has_samples():
-            raise RunSetupError(f"{run_dir} already holds a run; use --resume {run_dir} or another --out")
+            hint = f"; use --resume {run_dir} or another --out" if RunDir(run_dir).holds_run() else ""
+            raise RunSetupError(f"--out {run_dir}: {problem}{hint}")
         return run_dir, None
 
     def _make_clients(self, model: str | None, judge_default: str | None = None) -> tuple[Any, Any, Any]:

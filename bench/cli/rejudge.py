@@ -51,7 +51,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         base_url: str | None = judge_base_url_option(
             help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
         ),
-        output: Path = out_option(..., help="New run directory to write."),
+        output: Path = out_option(..., help="Run directory to write: new, or without a run's files."),
         concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
         max_error_rate: str = max_error_rate_option(),
     ) -> None:

@@ -146,7 +146,7 @@ def test_output_directory_must_be_new(tmp_path: Path) -> None:
     with pytest.raises(RejudgeError, match="is the run being rejudged"):
         asyncio.run(rejudge_run(base, base, judge, judge_name="rules"))
     other = write_run(tmp_path / "other", outcomes("cc"), info=run_info("other"))
-    with pytest.raises(RejudgeError, match=r"already holds a run \(run.json, samples.jsonl\)"):
+    with pytest.raises(RejudgeError, match=r"already holds a run \(run.json, samples.jsonl"):
         asyncio.run(rejudge_run(base, other, judge, judge_name="rules"))
     assert (base / "samples.jsonl").read_bytes() == before
     assert len(load_samples(other / "samples.jsonl")) == 2

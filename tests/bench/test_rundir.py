@@ -43,6 +43,23 @@ def test_a_newer_format_is_one_line_naming_the_version(tmp_path: Path) -> None:
 
 def test_taken_and_samples(tmp_path: Path) -> None:
     empty = RunDir(tmp_path / "none")
-    assert empty.taken_by() == [] and not empty.has_samples()
+    assert empty.taken_by() == [] and not empty.holds_run() and empty.problem() is None
     path = write_run(tmp_path / "run", outcomes("c"))
-    assert RunDir(path).taken_by() == ["run.json", "samples.jsonl"] and RunDir(path).has_samples()
+    assert RunDir(path).taken_by()[:2] == ["run.json", "samples.jsonl"] and RunDir(path).holds_run()
+    assert (RunDir(path).problem() or "").startswith("already holds a run (run.json, samples.jsonl")
+
+
+def test_a_folder_with_a_run_files_name_but_no_run_is_refused(tmp_path: Path) -> None:
+    # the user's own summary.json or events.log: a new run would write over them
+    for name in ("summary.json", "events.log", "dropped.jsonl", "retried.jsonl"):
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        (folder / name).write_text("mine\n")
+        problem = RunDir(folder).problem() or ""
+        assert problem.startswith(f"holds {name}, which a run would write over") and "\n" not in problem
+        assert not RunDir(folder).holds_run()
+    # other files are not the run's: a folder holding only notes is fine
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("mine\n")
+    assert RunDir(notes).problem() is None

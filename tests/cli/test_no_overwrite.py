@@ -106,3 +106,26 @@ def test_report_replaces_only_a_report(tmp_path, run, answers):
             args = ("bench", "report", run, "--format", fmt, "--title", "Mine", "-o", tmp_path / name)
             code, output = invoke(*args)
             assert code == 0, output
+
+
+@pytest.mark.parametrize("name", ["summary.json", "events.log", "dropped.jsonl"])
+def test_run_and_rejudge_never_write_over_a_file_named_like_a_run_file(tmp_path, run, name):
+    # a folder of the user's own that holds a file a run writes, but no run: refused before any work
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    mine = folder / name
+    mine.write_text('{"mine": 2}\n')
+    kept = digest(mine)
+    says = f"holds {name}, which a run would write over"
+    refused(*invoke("bench", "rejudge", run, "--judge", "rules", "-o", folder), says)
+    code, output = invoke(
+        "bench", "run", "-d", demo_dataset_dir(), "-r", "extractive", "--judge", "rules", "--limit", "1",
+        "-q", "--out", folder,
+    )
+    refused(code, output, says)
+    assert digest(mine) == kept and sorted(p.name for p in folder.iterdir()) == [name]
+    # a folder holding only other files is the user's to share with a run
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine\n")
+    assert invoke("bench", "rejudge", run, "--judge", "rules", "-o", tmp_path / "notes")[0] == 0
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "mine\n"
