@@ -56,6 +56,12 @@ class RunSetupError(Exception):
     """The run cannot start (no dataset, unknown retriever, model not configured, ...)."""
 
 
+class SetupInterrupted(Exception):
+    """Ctrl-C before the first sample (while the trees were built): the run stops there, before its
+    folder is made or (``--resume``) touched, so nothing is written; the trees built so far stay in the
+    tree cache."""
+
+
 class RunOutcome(BaseModel):
     run_dir: Path
     run_id: str
@@ -278,6 +284,7 @@ class Runner:
         self.stopped_because: str | None = None
         self.stop = asyncio.Event()
         self.stop_reason: RunStatus | None = None
+        self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
 
@@ -448,6 +455,11 @@ class Runner:
         dropped: list[DroppedQuestion] = []
         doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
         for k, doc_id in enumerate(doc_ids):
+            if self.stop.is_set():  # Ctrl-C: the tree under way (in a thread) finishes, no other starts
+                raise SetupInterrupted(
+                    f"while building the trees ({k} of {len(doc_ids)} built, kept in the tree cache); "
+                    "no sample ran and nothing was written"
+                )
             self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name)
             try:
                 trees[doc_id] = await asyncio.to_thread(
@@ -537,6 +549,11 @@ class Runner:
         await self._preflight(retriever_llm, judge_llm)
 
         trees, tree_dropped = await self._build_trees(questions, dataset)
+        if self.stop.is_set():
+            raise SetupInterrupted(
+                f"after building the trees ({len(trees)}, kept in the tree cache); no sample ran and nothing "
+                "was written"
+            )
         dropped = [*dropped, *tree_dropped]
         questions = [q for q in questions if q.doc_id in trees]
         if not questions:
@@ -712,6 +729,7 @@ class Runner:
         judge_llm: Any,
         run_id: str,
     ) -> RunOutcome:
+        self.sampling = True
         rundir = RunDir(run_dir)
         info = rundir.write_info(info)
         rundir.write_dropped(dropped)

@@ -166,7 +166,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         from bench.events import EventBus
         from bench.progress import ProgressView
-        from bench.runner import Runner, RunSetupError
+        from bench.runner import Runner, RunSetupError, SetupInterrupted
         from bench.summary import print_summary
         from pageindex.llm.types import LLMError
         from pageindex.retrievers.base import RetrieverConfigError
@@ -289,6 +289,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     err_console.print(
                         "\n[yellow]interrupted:[/] no new samples start; writing the summary of what "
                         "finished (Ctrl-C again to quit at once)"
+                        if runner.sampling
+                        else "\n[yellow]interrupted:[/] stopping before the first sample; nothing is "
+                        "written (Ctrl-C again to quit at once)"
                     )
                     runner.request_stop("interrupted")
                 else:
@@ -309,6 +312,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 with ProgressView(console=console) as view:
                     events.subscribe(view.on_event)
                     outcome = asyncio.run(_main())
+        except SetupInterrupted as exc:
+            err_console.print(f"interrupted {exc}", highlight=False, markup=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         except (RunSetupError, RetrieverConfigError, LLMError) as exc:
             fail(str(exc))
         except Exception as exc:  # dataset errors and the like: one clear line

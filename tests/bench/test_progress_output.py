@@ -15,7 +15,7 @@ from rich.console import Console
 from bench.config import RunConfig
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.progress import ProgressView
-from bench.runner import Runner
+from bench.runner import Runner, SetupInterrupted
 
 SUMMARY_COLUMNS = ["accuracy (95% CI)", "answered", "tokens/q mean", "evidence hit", "dropped/failed/errored"]
 
@@ -85,3 +85,28 @@ def test_a_stop_after_the_last_sample_leaves_the_run_finished(tmp_path: Path, mo
     assert runner.stop_reason == "interrupted"
     assert outcome.status == "finished" and outcome.samples_written == 3
     assert '"status": "finished"' in (tmp_path / "run" / "run.json").read_text()
+
+
+def test_a_stop_while_the_trees_are_built_ends_the_run_there_writing_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    events = EventBus()
+    config = RunConfig(retrievers=["extractive"], judge="rules", out=tmp_path / "run")
+    runner = Runner(config, events=events, command=["pageindex", "bench", "run"])
+    seen: list[int] = []
+
+    def ctrl_c_on_first_tree(event: RunEvent) -> None:  # Ctrl-C while the first filing's tree is built
+        if event.kind == "tree_building":
+            seen.append(event.progress.done)
+            runner.request_stop("interrupted")
+
+    events.subscribe(ctrl_c_on_first_tree)
+    try:
+        asyncio.run(runner.run())
+    except SetupInterrupted as exc:
+        assert str(exc).startswith("while building the trees (1 of ") and "nothing was written" in str(exc)
+    else:
+        raise AssertionError("the run went on after Ctrl-C")
+    assert seen == [0]  # no second tree started
+    assert not (tmp_path / "run").exists()

@@ -477,3 +477,22 @@ def test_a_timeout_must_be_a_finite_number_of_seconds(command: list[str], value:
     assert code == ExitCode.BAD_INPUT
     assert_one_error_line(output)
     assert f"{value} is not a number of seconds > 0" in output
+
+
+def test_ctrl_c_while_the_trees_are_built_exits_130_with_one_line(tmp_path, quiet_env, monkeypatch):
+    import bench.runner
+
+    def ctrl_c_at_the_first_tree(self, k, total, filing):  # the first Ctrl-C lands as a tree starts
+        self.request_stop("interrupted")
+
+    monkeypatch.setattr(bench.runner.Runner, "_tree_event", ctrl_c_at_the_first_tree)
+    code, output = invoke(
+        ["bench", "run", "-r", "extractive", "--judge", "rules", "-q", "--out", str(tmp_path / "r")]
+    )
+    assert code == ExitCode.INTERRUPTED, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert lines == [
+        "interrupted while building the trees (1 of 3 built, kept in the tree cache); no sample ran and "
+        "nothing was written"
+    ], output
+    assert not (tmp_path / "r").exists()
