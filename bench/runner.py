@@ -670,9 +670,13 @@ class Runner:
             "judge": redact_url(cfg.judge_base_url or cfg.base_url),
         }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
+        # A resume keeps the command that started the run (the one that reproduces it) and adds its
+        # own to the list of resumes.
+        command = safe_command(self.command)
+        resumes = [*previous.extra.get("resumes", []), {"command": command, "at": _now()}] if previous else []
         return info.model_copy(
             update={
-                "command": safe_command(self.command),
+                "command": previous.command if previous else command,
                 "package_version": _package_version(),
                 "git_commit": _git_commit(),
                 "dataset": DatasetInfo(
@@ -704,6 +708,7 @@ class Runner:
                 "extra": {
                     **(previous.extra if previous else {}),
                     **({"doctor": doctor_notes} if doctor_notes else {}),
+                    **({"resumes": resumes} if resumes else {}),
                     "config": cfg.model_copy(
                         update={
                             "base_url": redact_url(cfg.base_url),

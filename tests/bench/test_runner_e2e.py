@@ -173,8 +173,17 @@ def test_rules_judge_crash_and_resume(fb_subset: Path, tree_cache: Path, tmp_pat
     b = comparable_summary(json.loads((reference.run_dir / "summary.json").read_text()))
     assert a == b
 
-    again = run(RunConfig(), resume_dir=crashed)  # nothing left to do: nothing written twice
+    again = asyncio.run(  # nothing left to do: nothing written twice
+        Runner(RunConfig(), scripted=policy, command=["pageindex", "bench", "run", "--resume", str(crashed)],
+               resume_dir=crashed).run()
+    )  # fmt: skip
     assert again.samples_written == 0 and len(load_samples(crashed / "samples.jsonl")) == 18
+    # the command that started the run stays the one recorded; each resume is added with its time
+    info = json.loads((crashed / "run.json").read_text())
+    assert info["command"] == ["pageindex", "bench", "run"]
+    assert [r["command"] for r in info["extra"]["resumes"]] == [
+        ["pageindex", "bench", "run"], ["pageindex", "bench", "run", "--resume", str(crashed)]
+    ]
 
 
 def test_resume_refuses_a_run_started_with_another_judge_version(
