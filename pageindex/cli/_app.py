@@ -31,11 +31,38 @@ from pageindex.cli._common import (
     setup_logging,
 )
 from pageindex.registry import PluginError
+from pageindex.wording import plainly
 
 # Abort (Ctrl-C or end of input at a prompt) is typer's own class since typer 0.2x, click's before.
 Abort = getattr(typer, "Abort", None) or click_exc.Abort
 
 DEBUG_ENV = "PAGEINDEX_DEBUG"
+
+
+def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
+    """Click's message for a usage error, with a value pydantic refused said as what is allowed and
+    the value given echoed: "Invalid value for '--limit': 'abc' must be a whole number"."""
+    message = exc.format_message()
+    if not isinstance(exc, click_exc.BadParameter) or exc.param is None:
+        return message
+    plain = plainly(exc.message)
+    if plain == exc.message:  # the project's own wording, which names the value already
+        return message
+    given = _given(list(sys.argv[1:] if args is None else args), list(exc.param.opts))
+    value = f"{given!r} " if given is not None and plain.startswith("must be") else ""
+    return message.replace(exc.message, f"{value}{plain}")
+
+
+def _given(args: list[str], opts: list[str]) -> str | None:
+    """The last value given to an option spelled one of ``opts`` (``--limit 0``, ``--limit=0``)."""
+    value = None
+    for k, arg in enumerate(args):
+        for opt in opts:
+            if arg == opt and k + 1 < len(args):
+                value = args[k + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg[len(opt) + 1 :]
+    return value
 
 
 class OneLineErrors(TyperGroup):
@@ -67,7 +94,8 @@ class OneLineErrors(TyperGroup):
             code = ExitCode.OK
         except click_exc.ClickException as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
-            err_console.print(f"[bold red]error:[/] {one_line(exc.format_message())}{where}", highlight=False)
+            message = one_line(_usage_message(exc, args))
+            err_console.print(f"[bold red]error:[/] {message}{where}", highlight=False)
             code = ExitCode.BAD_INPUT
         except PluginError as exc:
             err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)

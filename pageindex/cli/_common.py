@@ -13,6 +13,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 
 from pageindex.atomic import file_in_the_way
+from pageindex.wording import plainly
 
 PIPE_WIDTH = 200  # columns tables get when the output is a pipe or file and COLUMNS is not set
 
@@ -106,7 +107,7 @@ def validation_message(exc: Exception, options: dict[str, str] | None = None) ->
         name = (options or {}).get(field, f"--{field.replace('_', '-')}" if field else "value")
         ctx = err.get("ctx") or {}
         allowed = ctx.get("expected")
-        message = err.get("msg", "invalid").removeprefix("Value error, ")
+        message = plainly(err.get("msg", "invalid"))
         if allowed:
             message = f"must be {allowed}"
         if not field:  # a rule over several fields: its message says what is wrong

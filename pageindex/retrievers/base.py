@@ -78,6 +78,7 @@ from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, Trac
 from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
 from pageindex.retrievers.verify import verify_result
 from pageindex.tree.model import Tree
+from pageindex.wording import plainly
 
 if TYPE_CHECKING:
     from pageindex.llm import LLMClient
@@ -149,7 +150,7 @@ class RetrieverSpec:
                 if e["type"] == "extra_forbidden":
                     problems.append(f"unknown option {loc!r}")
                 else:
-                    problems.append(f"option {loc!r}: {e['msg']}")
+                    problems.append(f"option {loc!r}: {plainly(e['msg'])}")
             known = ", ".join(self.options.model_fields) or "none"
             raise RetrieverConfigError(
                 f"retriever {self.name!r}: {'; '.join(problems)} (known options: {known})"

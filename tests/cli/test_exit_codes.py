@@ -131,10 +131,12 @@ def test_every_command_help_ends_with_the_exit_code_table():
     [
         (["--judge", "foo"], "--judge 'foo': must be 'llm', 'rules', 'hybrid' or 'panel'"),
         (["--cache", "bogus"], "--cache 'bogus'"),
-        (["--limit", "-1"], "--limit -1"),
-        (["--concurrency", "0"], "--concurrency 0"),
+        (["--limit", "-1"], "--limit -1: must be at least 1"),
+        (["--concurrency", "0"], "--concurrency 0: must be at least 1"),
         (["--max-error-rate", "1.5"], "'--max-error-rate': '1.5' is not a fraction"),
-        (["--limit", "many"], "'--limit'"),
+        (["--limit", "many"], "'--limit' / '-n': 'many' must be a whole number"),
+        (["--timeout=soon"], "'--timeout': 'soon' must be a number"),
+        (["--opt", "extractive.top_k=abc"], "option 'top_k': must be a whole number (known options: top_k"),
         (["--no-such-option"], "No such option: --no-such-option"),
     ],
 )

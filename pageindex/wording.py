@@ -1,0 +1,31 @@
+"""Validation messages in the words of what is allowed.
+
+pydantic (behind typer's option parsing, the run settings and retriever options) says what it
+expected in its own phrasing: "Input should be greater than or equal to 1", "Input should be a valid
+integer, unable to parse string as an integer". Every user-facing error names the input and what is
+allowed, so those phrases are said once here, plainly: "must be at least 1", "must be a whole number".
+"""
+
+from __future__ import annotations
+
+import re
+
+_PHRASES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^Value error, "), ""),
+    (re.compile(r"Input should be a valid integer(?:, [^;]*)?"), "must be a whole number"),
+    (re.compile(r"Input should be a finite number"), "must be a finite number"),
+    (re.compile(r"Input should be a valid number(?:, [^;]*)?"), "must be a number"),
+    (re.compile(r"Input should be a valid boolean(?:, [^;]*)?"), "must be true or false"),
+    (re.compile(r"Input should be greater than or equal to "), "must be at least "),
+    (re.compile(r"Input should be greater than "), "must be more than "),
+    (re.compile(r"Input should be less than or equal to "), "must be at most "),
+    (re.compile(r"Input should be less than "), "must be less than "),
+    (re.compile(r"Input should be "), "must be "),
+]
+
+
+def plainly(message: str) -> str:
+    """``message`` with pydantic's phrases said as what is allowed; other text unchanged."""
+    for pattern, plain in _PHRASES:
+        message = pattern.sub(plain, message)
+    return message

@@ -1,0 +1,37 @@
+"""pydantic's phrases said as what is allowed (pageindex.wording)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from pageindex.wording import plainly
+
+
+class _Settings(BaseModel):
+    limit: int = Field(ge=1)
+    rate: float = Field(gt=0, le=1)
+    strict: bool = False
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"limit": 0, "rate": 0.5}, "must be at least 1"),
+        ({"limit": "many", "rate": 0.5}, "must be a whole number"),
+        ({"limit": 1, "rate": "soon"}, "must be a number"),
+        ({"limit": 1, "rate": 0}, "must be more than 0"),
+        ({"limit": 1, "rate": 2}, "must be at most 1"),
+        ({"limit": 1, "rate": 0.5, "strict": "perhaps"}, "must be true or false"),
+    ],
+)
+def test_what_pydantic_refused_is_said_as_what_is_allowed(data: dict, said: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        _Settings.model_validate(data)
+    (error,) = caught.value.errors()
+    assert plainly(error["msg"]) == said
+
+
+def test_other_text_is_left_alone() -> None:
+    assert plainly("0 is not a number of seconds > 0") == "0 is not a number of seconds > 0"
+    assert plainly("Value error, 'pdf' is not one of 'html', 'md'.") == "'pdf' is not one of 'html', 'md'."
