@@ -13,7 +13,8 @@ one :class:`RuleResult` per check and retriever:
   uses only the samples both runs share.
 - ``errors``: not every sample ended in an error (replay misses counted apart in the message).
 - ``judged``: every answer has a verdict (a judge call that failed leaves none: re-score the run
-  with ``bench rejudge``).
+  with ``bench rejudge``); with a baseline, every baseline answer the drop is measured on too
+  (``judged [RETRIEVER baseline]``), or the drop would be measured against answers counted wrong.
 - ``min-accuracy``, ``max-tokens-per-question``: as given.
 - ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
   paired test calls it significant at ``alpha``, so one flaky question does not fail a build.
@@ -351,6 +352,9 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 _check("min-accuracy", scope, g.accuracy.value, rules.min_accuracy, False, _pct)
             )
         if base and baseline is not None:  # (base is only ever a baseline's samples)
+            # a baseline answer without a verdict counts as not correct: any drop measured against
+            # it is unknown, so the baseline must be judged too
+            result.rules.append(_judged_rule(baseline, f"{scope} baseline", base))
             pairs = shared_pairs(baseline, run, scope)
             result.rules.append(_drop_rule(baseline, scope, pairs, rules))
         if rules.max_tokens_per_question is not None:

@@ -90,7 +90,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "PASS  min-accuracy [agent]: 96.7% (required >= 90.0%)" in res.output
     assert "PASS  coverage [agent]: 30 of 30 samples of baseline base\n" in res.output
     assert "PASS  complete [baseline]: base is finished with 30 samples\n" in res.output
-    assert "gate passed: 8/8 rules hold" in res.output
+    assert "gate passed: 9/9 rules hold" in res.output
 
     junit = tmp_path / "out" / "gate.xml"
     res = _gate(bad, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05", "--junit", junit)
@@ -99,7 +99,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "FAIL  max-drop [agent]: drop +40.0 pp" in res.output
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "8" and suite.get("failures") == "2"
+    assert suite.get("tests") == "9" and suite.get("failures") == "2"
     names = [c.get("name") for c in suite.iter("testcase")]
     assert names == [
         "complete[run]",
@@ -108,12 +108,13 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
         "errors[agent]",
         "judged[agent]",
         "min-accuracy[agent]",
+        "judged[agent baseline]",
         "max-drop[agent]",
         "min-answered[agent]",
     ]
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failed == ["min-accuracy[agent]", "max-drop[agent]"]
-    assert "gate FAILED: 6/8 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
+    assert "gate FAILED: 7/9 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
 
     res = _gate(tmp_path / "missing", "--min-accuracy", "0.5", "--junit", junit)
     assert res.exit_code == 2 and "does not exist" in res.output
@@ -154,7 +155,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
     assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
     assert res.output.rstrip().endswith(
-        "gate FAILED: 5/8 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
+        "gate FAILED: 6/9 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
     )
 
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9", "--allow-partial")
@@ -164,7 +165,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "PASS  min-accuracy [agent]: 100.0% (required >= 90.0%)" in res.output  # z000, z001 left out
     assert "on 2 shared samples, 0 lost / 0 gained" in res.output
     assert "2 of 2 answered, 0 errors (0 replay misses), 0 fails" in res.output
-    assert "gate passed: 8/8 rules hold" in res.output
+    assert "gate passed: 9/9 rules hold" in res.output
 
 
 def test_candidate_missing_a_retriever_or_every_sample_fails_coverage(tmp_path: Path) -> None:
@@ -426,6 +427,24 @@ def test_answers_the_judge_failed_on_fail_the_gate(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, again.split()[1:])
     assert done.exit_code == 0, done.output
     assert _gate(Path(f"{run}-rejudged"), "--min-answered", "0.9").exit_code == 0
+
+
+def test_a_baseline_whose_answers_have_no_verdict_fails_the_gate(tmp_path: Path) -> None:
+    """Against a baseline the judge failed on, every baseline answer counts as not correct, so any
+    candidate would show no drop: the gate fails its judged check instead of passing (trial 2)."""
+    unjudged = [
+        sample(f"q{k:03d}", verdict=None, status="answer", judge="judge_error", judge_error="http_500: judge")
+        for k in range(3)
+    ]
+    base = write_run(tmp_path / "base", unjudged, info=run_info("base"))
+    cand = write_run(tmp_path / "cand", outcomes("ccc"), info=run_info("cand"))
+    res = _gate(cand, "--baseline", str(base), "--max-drop", "0")
+    assert res.exit_code == 1, res.output
+    assert "FAIL  judged [agent baseline]: 0 of 3 answers have a verdict; 3 have none" in res.output
+    assert f"pageindex bench rejudge {base} --judge rules" in res.output
+    assert "PASS  judged [agent]: 3 of 3 answers have a verdict" in res.output
+    judged = write_run(tmp_path / "judged", outcomes("ccc"), info=run_info("judged"))
+    assert _gate(cand, "--baseline", str(judged), "--max-drop", "0").exit_code == 0
 
 
 def test_the_rejudge_remedy_names_the_runs_judge_endpoint_and_quotes_its_path(tmp_path: Path) -> None:
