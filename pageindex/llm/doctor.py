@@ -21,7 +21,8 @@ thousand tokens in all, more with ``probe_context``) and returns a :class:`Docto
 Then a verdict (``usable``, ``limited``, ``unusable``; exit code 0, 1, 2) with its reasons and
 :class:`SuggestedSettings` (JSON mode, concurrency, timeout, context budget). Reports are cached
 per (base URL without credentials, model) for 7 days under the user cache dir (not when the verdict is
-``unusable``: the next call probes again); they never hold
+``unusable``, nor when a probe met server errors — 429 or 5xx — on all of its tries: the next call probes
+again); they never hold
 a key (:func:`cached_findings` reads them back, :func:`suggest_settings` turns them into settings).
 This module is part of the library: it never imports ``bench``.
 """
@@ -153,6 +154,7 @@ class DoctorReport(BaseModel):
     tokens_used: int = 0
     calls: int = 0
     cached: bool = False  # read back from the cache, not probed now
+    unsure: bool = False  # some probe met server errors on every try: not cached
 
     @property
     def exit_code(self) -> int:
@@ -226,6 +228,21 @@ class _Answer(BaseModel):
         return self.error or "no choices in the reply"
 
 
+# A server's passing trouble (rate limit, overload, a proxy's 502): not what it can do. A probe that
+# meets it is tried again, as runs retry such calls; still failing after TRANSIENT_TRIES, its finding
+# is unsure, said in a row of its own, and the report is not cached.
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+TRANSIENT_TRIES = 3
+_TRANSIENT_PAUSE_S = (0.5, 1.0)  # before the second and third tries (a Retry-After up to 5 s wins)
+
+
+def _retry_after(response: httpx.Response, default: float) -> float:
+    try:
+        return min(max(float(response.headers.get("retry-after", "")), 0.0), 5.0)
+    except ValueError:
+        return default
+
+
 class _Prober:
     def __init__(self, spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None):
         url = httpx.URL(spec.base_url or "")
@@ -238,11 +255,25 @@ class _Prober:
         self.calls = 0
         self.tokens = 0
         self.latencies: list[float] = []
+        self.transient: list[str] = []  # probes that met server trouble on every try
 
     async def chat(
         self, messages: list[dict[str, Any]], *, within: float | None = None, **params: Any
     ) -> _Answer:
-        """One chat completion; ``within`` caps this call's wait below the prober's timeout."""
+        """One chat completion; ``within`` caps this call's wait below the prober's timeout. A reply
+        in :data:`TRANSIENT_STATUSES` is tried again, up to :data:`TRANSIENT_TRIES` times in all."""
+        for attempt in range(TRANSIENT_TRIES):
+            answer, response = await self._chat_once(messages, within, params)
+            if response is None or response.status_code not in TRANSIENT_STATUSES:
+                return answer
+            if attempt + 1 < TRANSIENT_TRIES:
+                await asyncio.sleep(_retry_after(response, _TRANSIENT_PAUSE_S[attempt]))
+        self.transient.append(answer.why())
+        return answer
+
+    async def _chat_once(
+        self, messages: list[dict[str, Any]], within: float | None, params: dict[str, Any]
+    ) -> tuple[_Answer, httpx.Response | None]:
         body = {"model": self.spec.model, "messages": messages, "temperature": 0, **params}
         self.calls += 1
         started = time.perf_counter()
@@ -250,12 +281,14 @@ class _Prober:
         try:
             response = await self.http.post(self.endpoint, params=self.params, json=body, timeout=wait)
         except httpx.TimeoutException:
-            return _Answer(
+            timed_out = _Answer(
                 error=f"no answer within {wait:g}s", latency_s=time.perf_counter() - started, timed_out=True
             )
+            return timed_out, None
         except httpx.HTTPError as exc:
             reason = self.spec.redact(" ".join(str(exc).split())) or type(exc).__name__
-            return _Answer(error=f"connection failed: {reason}", latency_s=time.perf_counter() - started)
+            failed = _Answer(error=f"connection failed: {reason}", latency_s=time.perf_counter() - started)
+            return failed, None
         latency = time.perf_counter() - started
         try:
             data = response.json()
@@ -270,7 +303,7 @@ class _Prober:
             self.latencies.append(latency)
             chars = sum(len(json.dumps(m)) for m in messages)
             self.tokens += answer.prompt_tokens(chars) + answer.completion_tokens()
-        return answer
+        return answer, response
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -375,6 +408,15 @@ async def diagnose(
         await _probe_all(prober, report, add, found, probe_context, probe_tool_cap)
     finally:
         await prober.aclose()
+    if prober.transient:
+        report.unsure = True
+        add(
+            "server_errors",
+            "server errors",
+            "warn",
+            f"{len(prober.transient)} probe(s) met server errors on all {TRANSIENT_TRIES} tries "
+            f"({prober.transient[0]}): the findings they gave may be wrong; not cached, run doctor again",
+        )
     report.calls = prober.calls + 1
     report.tokens_used = prober.tokens
     if prober.latencies:
@@ -1041,7 +1083,7 @@ def run_doctor(
             transport=transport,
         )  # fmt: skip
     )
-    if use_cache and report.findings.reachable and report.verdict != "unusable":
+    if use_cache and report.findings.reachable and report.verdict != "unusable" and not report.unsure:
         # An unusable endpoint is not remembered: the next doctor probes again (a server started
         # on that port since, or fixed, is found at once rather than after the cache expires).
         save_report(report, spec)

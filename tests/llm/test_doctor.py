@@ -531,3 +531,31 @@ def test_an_unusable_verdict_is_not_cached_a_usable_one_is(server):
     fixed = run_doctor(spec, timeout=10)
     assert fixed.verdict != "unusable" and not fixed.cached
     assert cached_findings(spec) is not None and run_doctor(spec, timeout=10).cached
+
+
+def test_passing_server_errors_are_tried_again_not_taken_for_limits():
+    """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
+    (a run retries such calls too) and its finding is what the server can do (trial 2)."""
+    with FaultServer(
+        CompetentPolicy(), rate=1.0, faults=["503", "429"], max_faults_per_key=1, retry_after_seconds=0
+    ) as srv:
+        report = probe(srv, ServerLimits())
+        assert report.verdict == "usable" and not report.unsure, report.checks
+        assert report.check("server_errors") is None
+        assert status(report, "tool_result_empty") == "ok" and status(report, "json_mode") == "ok"
+
+
+def test_server_errors_on_every_try_make_an_unsure_report_that_is_not_cached():
+    with FaultServer(CompetentPolicy(), rates={"503": 0.5}, seed=3, retry_after_seconds=0) as srv:
+        spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+        for seed in range(3, 40):  # a seed whose faults fall on some probe three times running
+            srv.config.seed = seed
+            report = run_doctor(spec, timeout=10, refresh=True)
+            if report.unsure:
+                break
+        assert report.unsure, "no seed made a probe fail on every try"
+        row = report.check("server_errors")
+        assert row is not None and row.status == "warn" and "on all 3 tries" in row.detail
+        assert "not cached" in row.detail
+        kept = cached_findings(spec)  # an earlier seed's sure report may be there, never this one
+        assert kept is None or (not kept.unsure and kept.probed_at != report.probed_at)
