@@ -870,13 +870,13 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         # The largest prompt a run sends: retrievers fill the window the client knows (the server's,
         # else the model table's) less room for the reply, so a timeout sized on a typical prompt
         # cut off the long calls (a real llama.cpp server: most agent samples timed out).
+        # A small window holds less than a typical prompt: the prompt is what it allows (as the
+        # context budget below), never more than the window.
         window = facts.context_window or known_context_window(report.model)
-        prompt = max(TYPICAL_PROMPT_TOKENS, window - DEFAULT_MAX_TOKENS) if window else TYPICAL_PROMPT_TOKENS
+        prompt = max(window - DEFAULT_MAX_TOKENS, window // 2) if window else TYPICAL_PROMPT_TOKENS
         estimate = prompt / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
-        which = ""
-        if prompt > TYPICAL_PROMPT_TOKENS:
-            which = f" (a {window}-token window less {DEFAULT_MAX_TOKENS} for the reply)"
+        which = f" (a {window}-token window less {window - prompt} for the reply)" if window else ""
         notes.append(
             f"timeout {timeout:g}s: a {prompt}-token prompt{which} and a {TYPICAL_COMPLETION_TOKENS}-token "
             f"reply take about {estimate + overhead:.0f}s here"

@@ -352,6 +352,11 @@ def test_the_suggested_timeout_fits_the_largest_prompt_the_window_allows():
     assert "a 7168-token prompt (a 8192-token window less 1024 for the reply)" in " ".join(settings.notes)
     facts.context_window = 32768  # the server's own window wins: 31744/200 + 31 = 189.72 s; x3 -> 570 s
     assert suggest_settings(report).timeout_s == 570
+    # a window smaller than a typical prompt: the prompt is what it allows, not 4,000 tokens (trial 2)
+    facts.context_window = 2048  # 1024/200 + 31 = 36.12 s; x3 -> 110 s
+    small = suggest_settings(report)
+    assert small.timeout_s == 110
+    assert "a 1024-token prompt (a 2048-token window less 1024 for the reply)" in " ".join(small.notes)
 
 
 def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
