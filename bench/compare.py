@@ -190,11 +190,13 @@ def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str
 def _values(what: str, a: Run, b: Run, va: str | None, vb: str | None) -> str:
     """``A=x vs B=y`` for one difference; a dataset content hash shortened, with the datasets'
     names when they differ."""
+    # runs are named by their id, or by their folder when both have the same id (a copied run)
+    name_a, name_b = (a.run_id, b.run_id) if a.run_id != b.run_id else (str(a.path), str(b.path))
     if what != "dataset content hash":
-        return f"{a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}"
+        return f"{name_a}={va or NO_VALUE} vs {name_b}={vb or NO_VALUE}"
     names = (a.info.dataset.name or NO_VALUE, b.info.dataset.name or NO_VALUE)
     named = f" (datasets {names[0]} vs {names[1]})" if names[0] != names[1] else ""
-    return f"{a.run_id}={(va or NO_VALUE)[:12]} vs {b.run_id}={(vb or NO_VALUE)[:12]}{named}"
+    return f"{name_a}={(va or NO_VALUE)[:12]} vs {name_b}={(vb or NO_VALUE)[:12]}{named}"
 
 
 def _remedy(found: Comparability) -> str:

@@ -269,6 +269,11 @@ def test_runs_scored_differently_are_not_comparable(tmp_path: Path) -> None:
         "error: not comparable: judge version oldjudge=rules-0 vs cand=rules-handmade "
         "(re-score one with `pageindex bench rejudge`, or pass --allow-changed)"
     ]
+    # a copy of a run keeps its id: the two are told apart by their folders (trial 2)
+    copy = write_run(tmp_path / "copy", outcomes("cccc"), info=run_info("cand", judge_version="rules-0"))
+    res = _gate(cand, "--baseline", copy, "--max-drop", "0.05")
+    said = f"error: not comparable: judge version {copy}=rules-0 vs {cand}=rules-handmade"
+    assert _lines(res)[0].startswith(said)
     res = _gate(cand, "--baseline", old_judge, "--max-drop", "0.05", "--allow-changed")
     assert res.exit_code == 0, res.output
     assert (
