@@ -242,6 +242,21 @@ class Analyst:
         self.last = answer
         return answer
 
+    def last_answer(self) -> AnalystAnswer | None:
+        """The last answer: this sitting's, else (a reopened session) the session's last saved turn,
+        rebuilt from what a turn keeps (answer, status, sources; not the steps it took)."""
+        if self.last is not None or not self.session.turns:
+            return self.last
+        turn = self.session.turns[-1]
+        result = RetrievalResult(
+            retriever=turn.retriever or self.retriever, query=turn.question, status=turn.status,  # type: ignore[arg-type]
+            answer=turn.answer, reason=turn.reason, confidence=turn.confidence, sources=turn.sources,
+        )  # fmt: skip
+        return AnalystAnswer(
+            question=turn.question, result=result, cited=localize_result(self.tree, result), use=turn.use,
+            turn=turn.index,
+        )  # fmt: skip
+
     async def _ask_retriever(self, question: str) -> RetrievalResult:
         unit, limit = self.step_limit
         if hasattr(self.progress, "limit"):

@@ -162,12 +162,17 @@ def run_command(analyst: Analyst, parsed: Parsed, console: Console) -> bool:
     if name == "help":
         console.print(help_text(), highlight=False, markup=False)
     elif name == "sources":
-        print_sources(console, analyst.tree, analyst.last)
+        print_sources(console, analyst.tree, analyst.last_answer())
     elif name == "trace":
-        if analyst.last is None:
-            console.print("No answer yet.")
-        else:
+        if analyst.last is not None:
             print_trace(console, analyst.last.result)
+        elif analyst.session.turns:
+            console.print(
+                f"The last answer (question {analyst.session.turns[-1].index}) was given before this "
+                "session was reopened; its steps are not saved with the session. Ask again to see them."
+            )
+        else:
+            console.print("No answer yet.")
     elif name == "page":
         print_page(console, analyst.tree, arg)
     elif name == "tables":

@@ -151,3 +151,18 @@ def test_a_blank_question_or_an_evidence_page_off_the_filing_is_refused(fb_pdf, 
         out = ask(pdf, "What was capex?", "-r", "oracle", "--evidence-page", page)
         assert out.exit_code == 2, out.output
         assert out.output.strip() == f"error: --evidence-page {page}: the filing's pages are 1-160"
+
+
+def test_a_reopened_session_shows_the_last_saved_answers_sources(fb_pdf, analyst_tree):
+    """/sources and /trace before any question of this sitting: the session's last turn (trial 2)."""
+    analyst_tree("3M_2018_10K")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    assert ask(pdf, CAPEX_Q, "--session", "reopened").exit_code == 0
+    out = runner.invoke(
+        app, ["ask", pdf, "--session", "reopened", *SCRIPTED], input="/sources\n/trace\n/quit\n",
+        env={"COLUMNS": "200"}, catch_exceptions=False,
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "No answer yet." not in out.output
+    assert "[1] item_8/cash_flows Consolidated Statement of Cash Flows · PDF page 60, printed 60" in out.output
+    assert "The last answer (question 1) was given before this session was reopened" in out.output
