@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from pageindex.cli._common import ExitCode, console, examples, fail, out_option, output_dir, timeout_option
+
+if TYPE_CHECKING:
+    from bench.datasets.validation import ValidationResult
 
 datasets_app = typer.Typer(
     name="datasets",
@@ -173,7 +177,8 @@ def validate(
     result = validate_dataset(ds, similarity_threshold=threshold, max_pages=max_pages or None)
     console.print(
         f"{ds.name}: {len(ds.questions) + len(ds.malformed)} questions, {len(result.kept)} kept, "
-        f"{len(result.dropped)} dropped; {len(result.pdfs)} filings checked (sha256 {ds.sha256[:12]})",
+        f"{len(result.dropped)} dropped; {len(result.pdfs)} filings checked{_unusable(result)} "
+        f"(sha256 {ds.sha256[:12]})",
         highlight=False,
         soft_wrap=True,
     )
@@ -189,3 +194,9 @@ def validate(
         fail(f"{data_dir}: the dataset has {what}")
     if result.dropped and strict:
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _unusable(result: ValidationResult) -> str:
+    """", 1 unusable" after the filings checked: a missing, unreadable or too large PDF is counted there."""
+    bad = sum(not check.ok for check in result.pdfs.values())
+    return f", {bad} unusable" if bad else ""

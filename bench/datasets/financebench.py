@@ -176,6 +176,10 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
     readable ``questions.jsonl``; bad rows are kept aside in ``Dataset.malformed``."""
     root = Path(path)
     questions_file = root / QUESTIONS_FILE
+    if root.is_file():
+        raise DatasetError(
+            f"{root} is a file; give the dataset's folder (the one holding {QUESTIONS_FILE} and pdfs/)"
+        )
     if not root.is_dir():
         raise DatasetError(f"{root}: no such dataset directory")
     if not questions_file.exists():

@@ -18,7 +18,7 @@ def test_demo_then_validate_lists_dropped_bad_filings(tmp_path: Path) -> None:
     assert "wrote demo-bad dataset" in result.output and "25 questions over 10 filings" in result.output
     result = runner.invoke(app, ["bench", "datasets", "validate", str(out)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "25 questions, 18 kept, 7 dropped" in result.output
+    assert "25 questions, 18 kept, 7 dropped; 10 filings checked, 7 unusable" in result.output
     for reason in (
         "pdf_unreadable",
         "pdf_encrypted",
@@ -48,6 +48,11 @@ def test_validate_missing_directory_is_one_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no such dataset directory" in result.output
     assert "Traceback" not in result.output
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("")
+    result = runner.invoke(app, ["bench", "datasets", "validate", str(questions)])
+    assert result.exit_code == 2
+    assert f"{questions} is a file; give the dataset's folder (the one holding" in result.output
 
 
 def test_piped_validate_keeps_whole_cells(tmp_path: Path) -> None:
