@@ -33,6 +33,7 @@ from bench.runinfo import RunInfo
 from bench.samples import Sample, SampleStore, read_samples_file
 from bench.summary import Summary, summarize
 from pageindex.atomic import file_in_the_way, write_atomic
+from pageindex.wording import plainly
 
 log = logging.getLogger(__name__)
 
@@ -292,6 +293,11 @@ def read_summary(run_dir: str | Path) -> Summary:
 
 
 def _first_error(exc: ValidationError) -> str:
+    """The first problem, named by its field ("run_id: Field required"); a text that is no JSON at
+    all says so ("not JSON: EOF while parsing an object at line 2 column 0")."""
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "row"
-    return f"{where}: {err.get('msg', 'invalid')}"
+    message = plainly(str(err.get("msg", "invalid")))
+    if err.get("type") == "json_invalid":
+        return f"not JSON: {message.removeprefix('Invalid JSON: ')}"
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {message}" if where else message

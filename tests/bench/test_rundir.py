@@ -63,3 +63,14 @@ def test_a_folder_with_a_run_files_name_but_no_run_is_refused(tmp_path: Path) ->
     notes.mkdir()
     (notes / "keep.txt").write_text("mine\n")
     assert RunDir(notes).problem() is None
+
+
+def test_a_run_json_that_is_no_json_or_lacks_a_field_says_which(tmp_path: Path) -> None:
+    for text, says in (
+        ('{"mine": 1', "is not a valid run.json: not JSON: EOF while parsing an object"),
+        ('{"mine": 1}', "is not a valid run.json: run_id: Field required"),
+    ):
+        (tmp_path / "run.json").write_text(text)
+        with pytest.raises(RunLoadError) as caught:
+            RunDir(tmp_path).read_info()
+        assert says in str(caught.value) and "row" not in str(caught.value)
