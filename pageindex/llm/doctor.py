@@ -258,17 +258,25 @@ class _Prober:
         self.transient: list[str] = []  # probes that met server trouble on every try
 
     async def chat(
-        self, messages: list[dict[str, Any]], *, within: float | None = None, **params: Any
+        self, messages: list[dict[str, Any]], *, within: float | None = None, retry: bool = True,
+        **params: Any,
     ) -> _Answer:
         """One chat completion; ``within`` caps this call's wait below the prober's timeout. A reply
-        in :data:`TRANSIENT_STATUSES` is tried again, up to :data:`TRANSIENT_TRIES` times in all."""
-        for attempt in range(TRANSIENT_TRIES):
+        in :data:`TRANSIENT_STATUSES` is tried again (unless ``retry`` is False), up to
+        :data:`TRANSIENT_TRIES` times in all. A 500 with the same message every time is the server's
+        answer to this request (llama.cpp: "tools param requires --jinja flag"), not passing trouble."""
+        said: list[str] = []
+        for attempt in range(TRANSIENT_TRIES if retry else 1):
             answer, response = await self._chat_once(messages, within, params)
             if response is None or response.status_code not in TRANSIENT_STATUSES:
                 return answer
+            said.append(f"{response.status_code} {answer.why()}")
+            if response.status_code == 500 and len(said) > 1 and said[-1] == said[-2]:
+                return answer  # the same 500 again: a finding
             if attempt + 1 < TRANSIENT_TRIES:
                 await asyncio.sleep(_retry_after(response, _TRANSIENT_PAUSE_S[attempt]))
-        self.transient.append(answer.why())
+        if retry:
+            self.transient.append(answer.why())
         return answer
 
     async def _chat_once(
@@ -686,30 +694,10 @@ async def _probe_all(
         )
 
     # -- two requests at once: served side by side or one after the other
-    pair = await asyncio.gather(prober.chat(ping, max_tokens=16), prober.chat(ping, max_tokens=16))
-    if all(a.ok for a in pair):
-        # Compared with each other, not with an earlier call: a one-at-a-time server makes the
-        # second wait for the first (about 2x), and the pair shares the machine's load and the
-        # server's prompt cache (the first call of a session is slower: a cold cache).
-        together = max(a.latency_s for a in pair)
-        single = min(a.latency_s for a in pair)
-        ratio = together / single if single > 0 else 1.0
-        if single >= 0.05:
-            facts.serial = ratio >= 1.4
-            how = "one after the other" if facts.serial else "side by side"
-            add(
-                "concurrency",
-                "concurrent requests",
-                "info",
-                f"2 requests served {how} (the slower took {ratio:.1f}× the faster)",
-            )
-        else:
-            add(
-                "concurrency",
-                "concurrent requests",
-                "info",
-                f"2 requests in {together:.3f}s (too fast to tell)",
-            )
+    serial, detail = await _concurrency(prober, ping)
+    if detail:
+        facts.serial = serial
+        add("concurrency", "concurrent requests", "info", detail)
 
     # -- context window: metadata, then an optional bounded probe
     window, source_key = context_window_from_metadata(found.metadata)
@@ -751,6 +739,31 @@ async def _probe_all(
 
 TOOL_CAP = 8
 TOOL_CAP_WAIT_S = 15.0  # the least the doctor waits for the tool-offered capped reply
+
+
+async def _concurrency(prober: _Prober, ping: list[dict[str, Any]]) -> tuple[bool | None, str]:
+    """Two requests at once: whether the server serves one at a time, and the row's detail ("" when
+    the pair tells nothing). Not retried: a server that refuses the second request while it serves
+    the first (429/503) serves one at a time. Otherwise the two are compared with each other, not
+    with an earlier call: a one-at-a-time server makes the second wait for the first (about 2x), and
+    the pair shares the machine's load and the server's prompt cache."""
+    pair = await asyncio.gather(
+        prober.chat(ping, max_tokens=16, retry=False), prober.chat(ping, max_tokens=16, retry=False)
+    )
+    refused = [a for a in pair if a.status in TRANSIENT_STATUSES]
+    if len(refused) == 1 and any(a.ok for a in pair):
+        why = refused[0].why()
+        return True, f"2 requests at once: one was refused ({why}) while the other was served: one at a time"
+    if not all(a.ok for a in pair):
+        return None, ""
+    together = max(a.latency_s for a in pair)
+    single = min(a.latency_s for a in pair)
+    if single < 0.05:
+        return None, f"2 requests in {together:.3f}s (too fast to tell)"
+    ratio = together / single
+    serial = ratio >= 1.4
+    how = "one after the other" if serial else "side by side"
+    return serial, f"2 requests served {how} (the slower took {ratio:.1f}× the faster)"
 
 
 async def _probe_tool_max_tokens(prober: _Prober, facts: Findings, add: Any, capped_latency: float) -> None:
@@ -872,7 +885,9 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         # cut off the long calls (a real llama.cpp server: most agent samples timed out).
         # A small window holds less than a typical prompt: the prompt is what it allows (as the
         # context budget below), never more than the window.
-        window = facts.context_window or known_context_window(report.model)
+        # a window the context probe only bounds from below is no window to size on
+        known = facts.context_window if not facts.context_lower_bound or facts.context_refused else None
+        window = known or known_context_window(report.model)
         prompt = max(window - DEFAULT_MAX_TOKENS, window // 2) if window else TYPICAL_PROMPT_TOKENS
         estimate = prompt / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))

@@ -357,6 +357,10 @@ def test_the_suggested_timeout_fits_the_largest_prompt_the_window_allows():
     small = suggest_settings(report)
     assert small.timeout_s == 110
     assert "a 1024-token prompt (a 2048-token window less 1024 for the reply)" in " ".join(small.notes)
+    # a window the context probe only bounds from below is not sized on (review 10): the model
+    # table's 8192 again
+    facts.context_lower_bound = True
+    assert suggest_settings(report).timeout_s == 210
 
 
 def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
@@ -564,3 +568,61 @@ def test_server_errors_on_every_try_make_an_unsure_report_that_is_not_cached():
         assert "not cached" in row.detail
         kept = cached_findings(spec)  # an earlier seed's sure report may be there, never this one
         assert kept is None or (not kept.unsure and kept.probed_at != report.probed_at)
+
+
+@pytest.mark.parametrize(
+    ("replies", "calls", "unsure"),
+    [
+        ([(500, "tools param requires --jinja flag")] * 3, 2, False),  # the same 500 twice: the answer
+        ([(503, "overloaded")] * 3, 3, True),  # passing trouble on every try
+        ([(500, "worker crashed"), (500, "out of memory"), (500, "worker crashed")], 3, True),
+        ([(429, "slow down"), (200, "")], 2, False),  # tried again, then answered
+    ],
+)
+def test_which_server_errors_are_tried_again(replies, calls, unsure, monkeypatch):
+    """Review 10: llama.cpp answers every request with tools and no --jinja flag with the same 500;
+    that is what the server does, not passing trouble (which is tried again, and said unsure)."""
+    import httpx
+
+    from pageindex.llm import doctor
+
+    monkeypatch.setattr(doctor, "_TRANSIENT_PAUSE_S", (0.0, 0.0))
+    seen: list[int] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        status, message = replies[len(seen)]
+        seen.append(status)
+        if status == 200:
+            message = {"role": "assistant", "content": "PONG"}
+            return httpx.Response(200, json={"choices": [{"message": message}]})
+        return httpx.Response(status, json={"error": {"message": message}})
+
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
+    prober = doctor._Prober(spec, 5, httpx.MockTransport(reply))
+    answer = asyncio.run(prober.chat([{"role": "user", "content": "hi"}]))
+    assert len(seen) == calls and bool(prober.transient) is unsure
+    assert answer.ok is (replies[calls - 1][0] == 200)
+
+
+def test_a_server_that_refuses_a_second_request_while_busy_serves_one_at_a_time():
+    """Review 10: the refused request used to be retried after the first finished, and the pair then
+    looked side by side."""
+    import httpx
+
+    from pageindex.llm import doctor
+
+    busy: list[bool] = [False]
+
+    async def reply(request: httpx.Request) -> httpx.Response:
+        if busy[0]:
+            return httpx.Response(503, json={"error": {"message": "busy"}})
+        busy[0] = True
+        await asyncio.sleep(0.1)
+        busy[0] = False
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "PONG"}}]})
+
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
+    prober = doctor._Prober(spec, 5, httpx.MockTransport(reply))
+    serial, detail = asyncio.run(doctor._concurrency(prober, [{"role": "user", "content": "hi"}]))
+    assert serial is True and "one was refused (HTTP 503" in detail and detail.endswith("one at a time")
+    assert prober.calls == 2 and not prober.transient
