@@ -237,12 +237,17 @@ _FROM_MEMORY = re.compile(
 )
 
 
+# Where the reader would look, or the reader addressed: a pointer, not an answer ("I believe the figures
+# are in the property note of the 10-K", "I think the EDGAR database has it", "it's best you look ...").
+_POINTER = re.compile(rf"{_FILING}|\bEDGAR\b|\bdatabases?\b|\byou(?:r|'d|'ll)?\b", re.IGNORECASE)
+
+
 def goes_on(answer: str) -> bool:
     """After saying it cannot know (:data:`_NOT_KNOWING`), the answer goes on to answer from its own
     memory: the rest of that sentence after a turn, or a later sentence, names memory as its source
     (:data:`_FROM_MEMORY`: "..., but as of my last update its PP&E did increase") and neither refuses
-    nor points the reader elsewhere. The text counterpart of :func:`guessing`: a refusal by the hedge
-    rule that still committed to something, on which graders part."""
+    nor points the reader elsewhere (:data:`_POINTER`). The text counterpart of :func:`guessing`: a
+    refusal by the hedge rule that still committed to something, on which graders part."""
     parts = sentences(answer)
     knows_not = [i for i, part in enumerate(parts) if _NOT_KNOWING.search(part)]
     if not knows_not:
@@ -250,11 +255,8 @@ def goes_on(answer: str) -> bool:
     first = knows_not[0]
     turn = _TURN.search(parts[first], _NOT_KNOWING.search(parts[first]).end())
     rest = ([parts[first][turn.end():]] if turn else []) + parts[first + 1 :]
-    return any(
-        _FROM_MEMORY.search(part)
-        and not (_STRONG.search(part) or _WEAK.search(part) or _NOT_KNOWING.search(part))
-        for part in rest
-    )
+    refuses = (_STRONG, _WEAK, _NOT_KNOWING, _POINTER)
+    return any(_FROM_MEMORY.search(part) and not any(p.search(part) for p in refuses) for part in rest)
 
 
 # What an inability may be about: only the precise value ("I don't know the exact Q2 balance"). To a
@@ -387,9 +389,11 @@ def sentences(text: str) -> list[str]:
 def _restates_or_heads(sentence: str, question: str) -> bool:
     """The sentence is a heading (a short line without a verb's full stop) or restates the question
     (most of its content words are the question's), so the answer proper starts after it. A sentence
-    that states a figure or a yes or no ("Revenue was $4,900 million.") answers: it is no heading."""
+    that states a figure of its own (not one the question gives: "**Revenue vs $5 billion**") or a yes
+    or no ("Revenue was $4,900 million.") answers: it is no heading."""
     text = sentence.strip()
-    if extract_quantities(text) or stance(text):
+    given = {abs(q.value) for q in extract_quantities(question)}
+    if any(abs(q.value) not in given for q in extract_quantities(text)) or stance(text):
         return False
     if text.startswith(("#", "**")) or len(text.split()) <= 6 and not text.endswith("."):
         return True

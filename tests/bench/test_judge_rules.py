@@ -483,7 +483,7 @@ def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
 # Floors a little below what was measured (README, "Judges"): three-class agreement per label file
 # when the rules decide everything, and agreement on the decided rows with --abstain. A label file
 # the folder gains later is held to the same floors.
-# Measured over the 8 files of ../shared/financebench/labels (rules 5+ff5cb05a83): worst file 83.0%
+# Measured over the 8 files of ../shared/financebench/labels (rules 5+c19e2d750c): worst file 83.0%
 # (the closed-book hold-out), mean of files 91.4%; with --abstain 74.4% decided at 96.0% agreement.
 # Floors sit a little below, so a rule change that loses agreement fails here.
 FLOOR_FILE = 0.81
@@ -1057,6 +1057,14 @@ def test_a_text_answer_from_memory_after_declining_is_an_unsettled_refusal(rules
     ):
         v = rules.judge_sync(q, gold, answer)
         assert (v.verdict, v.confident) == ("refusal", True), answer
+    # Memory pointing the reader elsewhere is still a pointer (review 10).
+    for answer in (
+        "I don't have access to Quarlo's 10-K. I believe the figures are in the property note of the 10-K.",
+        "I don't have Quarlo's filings, but I think the EDGAR database has them.",
+        "I don't have access to Quarlo's filings. I think it's best you check its investor relations page.",
+    ):
+        v = rules.judge_sync(q, gold, answer)
+        assert (v.verdict, v.confident) == ("refusal", True), answer
     # Memory without declining first is an answer, judged on what it says.
     answer = "Yes. As of my last update, Quarlo's net PP&E rose in FY2022."
     assert rules.judge_sync(q, gold, answer).verdict == "correct"
@@ -1086,6 +1094,12 @@ def test_a_guess_after_not_recalling_under_a_heading_is_a_refusal(rules: RulesJu
     assert rules.judge_sync(q, "$2.4 billion", answer).verdict == "correct"
     answer = "Yes, Quarlo paid a dividend in FY2023. I don't recall the amount."
     assert declining(sentences(plain(answer)), "Did Quarlo pay a dividend in FY2023?") == []
+    # A heading that repeats the question's own figure is still a heading (review 10).
+    q = "Did Quarlo's revenue exceed $5 billion in FY2023?"
+    answer = "**Quarlo FY2023 revenue vs $5 billion**\n\nI don't recall Quarlo's figures well enough."
+    assert declining(sentences(plain(answer)), q) == [1]
+    gold = "Yes, revenue was $5.6 billion."
+    assert rules.judge_sync(q, gold, answer + " Probably yes.").verdict == "refusal"
 
 
 def test_the_way_out_through_a_pronoun_but_not_through_a_supposition(rules: RulesJudge) -> None:
