@@ -457,8 +457,8 @@ class Runner:
         for k, doc_id in enumerate(doc_ids):
             if self.stop.is_set():  # Ctrl-C: the tree under way (in a thread) finishes, no other starts
                 raise SetupInterrupted(
-                    f"while building the trees ({k} of {len(doc_ids)} built, kept in the tree cache); "
-                    "no sample ran and nothing was written"
+                    f"while building the trees ({len(trees)} of {len(doc_ids)} built, kept in the tree "
+                    "cache); no sample ran and nothing was written"
                 )
             self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name)
             try:
@@ -547,6 +547,8 @@ class Runner:
                 f"{self._judge_name(model)} judge"
             )
         await self._preflight(retriever_llm, judge_llm)
+        if self.stop.is_set():
+            raise SetupInterrupted("before the trees were built; no sample ran and nothing was written")
 
         trees, tree_dropped = await self._build_trees(questions, dataset)
         if self.stop.is_set():
@@ -575,6 +577,8 @@ class Runner:
                 f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
                 "run (and bench rejudge the old one)"
             )
+        if self.stop.is_set():  # a Ctrl-C during the last set-up steps: still nothing written
+            raise SetupInterrupted("before the first sample; no sample ran and nothing was written")
         try:
             rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
         except RunLoadError as exc:

@@ -54,14 +54,17 @@ def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
 
 
 def _given(args: list[str], opts: list[str]) -> str | None:
-    """The last value given to an option spelled one of ``opts`` (``--limit 0``, ``--limit=0``)."""
+    """The last value given to an option spelled one of ``opts``, as click reads it: ``--limit 0``,
+    ``--limit=0``, ``-n 0`` and ``-n0`` (so ``-n=5`` gives ``=5``)."""
     value = None
     for k, arg in enumerate(args):
         for opt in opts:
             if arg == opt and k + 1 < len(args):
                 value = args[k + 1]
-            elif arg.startswith(f"{opt}="):
+            elif opt.startswith("--") and arg.startswith(f"{opt}="):
                 value = arg[len(opt) + 1 :]
+            elif not opt.startswith("--") and len(opt) == 2 and arg.startswith(opt) and arg != opt:
+                value = arg[len(opt) :]
     return value
 
 

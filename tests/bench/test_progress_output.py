@@ -110,3 +110,26 @@ def test_a_stop_while_the_trees_are_built_ends_the_run_there_writing_nothing(
         raise AssertionError("the run went on after Ctrl-C")
     assert seen == [0]  # no second tree started
     assert not (tmp_path / "run").exists()
+
+
+def test_a_stop_after_the_trees_but_before_the_first_sample_writes_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Review 10: a Ctrl-C while the run was being described (after the trees) wrote an empty run."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    config = RunConfig(retrievers=["extractive"], judge="rules", out=tmp_path / "run", limit=2)
+    runner = Runner(config, events=EventBus(), command=["pageindex", "bench", "run"])
+    describe = Runner._describe
+
+    def ctrl_c_while_describing(self, *args, **kwargs):
+        self.request_stop("interrupted")
+        return describe(self, *args, **kwargs)
+
+    monkeypatch.setattr(Runner, "_describe", ctrl_c_while_describing)
+    try:
+        asyncio.run(runner.run())
+    except SetupInterrupted as exc:
+        assert str(exc) == "before the first sample; no sample ran and nothing was written"
+    else:
+        raise AssertionError("the run went on after Ctrl-C")
+    assert not (tmp_path / "run").exists()

@@ -498,3 +498,11 @@ def test_ctrl_c_while_the_trees_are_built_exits_130_with_one_line(tmp_path, quie
         "nothing was written"
     ], output
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("given", "echoed"), [("-n=5", "'=5'"), ("-nmany", "'many'"), ("--limit=x", "'x'")])
+def test_a_bad_value_is_echoed_as_click_read_it(given, echoed, tmp_path, quiet_env):
+    code, output = invoke(["bench", "run", "-r", "extractive", "-q", "--out", str(tmp_path / "r"), given])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert f"Invalid value for '--limit' / '-n': {echoed} must be a whole number" in output
