@@ -1049,16 +1049,12 @@ def test_a_text_answer_from_memory_after_declining_is_an_unsettled_refusal(rules
         v = rules.judge_sync(q, gold, answer)
         assert (v.verdict, v.confident) == ("refusal", False), answer
         assert RulesJudge(abstain=True).judge_sync(q, gold, answer).verdict == "uncertain", answer
-    # Declining and then only explaining, pointing elsewhere or declining again stays a firm refusal.
+    # Declining and then only explaining, pointing elsewhere or declining again stays a firm refusal,
+    # also when the pointer is said from memory (review 10).
     for answer in (
         "I don't have access to Quarlo's 10-K. PP&E is usually shown net of accumulated depreciation.",
         "I don't have access to Quarlo's 10-K, but I believe you can find it on the SEC's EDGAR site.",
         "I don't have the filing. As of my last update, I do not have Quarlo's FY2022 figures either.",
-    ):
-        v = rules.judge_sync(q, gold, answer)
-        assert (v.verdict, v.confident) == ("refusal", True), answer
-    # Memory pointing the reader elsewhere is still a pointer (review 10).
-    for answer in (
         "I don't have access to Quarlo's 10-K. I believe the figures are in the property note of the 10-K.",
         "I don't have Quarlo's filings, but I think the EDGAR database has them.",
         "I don't have access to Quarlo's filings. I think it's best you check its investor relations page.",
