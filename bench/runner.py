@@ -509,18 +509,12 @@ class Runner:
         sample = Sample.from_result(result, question=q, repeat=repeat, run_id=run_id, model=model)
         if result.status != "answer":
             return sample
-        verdict = None
-        judge_error = None
         try:
-            verdict = await judge_sample(judge, sample.judge_input())
+            return sample.judged(await judge_sample(judge, sample.judge_input()))
         except BudgetExceeded:
             raise
         except Exception as exc:  # the judge's failure, recorded as such; the answer stays
-            judge_error = judge_error_text(exc)
-        return Sample.from_result(
-            result, question=q, repeat=repeat, run_id=run_id, model=model, verdict=verdict,
-            judge_error=judge_error,
-        )
+            return sample.judged(None, judge_error_text(exc))
 
     # -- the loop ----------------------------------------------------------------
     def request_stop(self, reason: RunStatus) -> None:

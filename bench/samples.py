@@ -101,28 +101,16 @@ class Sample(BaseModel):
         """The sample for one retrieval and its verdict. A ``fail`` is scored ``refusal``
         without a judge; an ``error`` gets no verdict; an ``answer`` whose judge failed keeps
         its status, with ``judge_error`` set and no verdict."""
-        judge_usage = verdict.usage if verdict is not None else None
-        if result.status == "fail":
-            verdict_value, judge, reasoning = "refusal", "retriever_fail", result.reason or ""
-        elif judge_error is not None:
-            verdict_value, judge, reasoning = None, "judge_error", ""
-        elif result.status == "error" or verdict is None:
-            verdict_value, judge, reasoning = None, None, ""
-        else:
-            verdict_value, judge, reasoning = verdict.verdict, verdict.judge, verdict.reasoning
-        cost = result.usage.cost_usd
-        if judge_usage is not None:
-            cost = None if cost is None or judge_usage.cost_usd is None else cost + judge_usage.cost_usd
-        return cls(
+        failed = result.status == "fail"
+        sample = cls(
             run_id=run_id,
             question_id=question.question_id,
             retriever=result.retriever,
             repeat=repeat,
             model=model,
             status=result.status,
-            verdict=verdict_value,
+            verdict="refusal" if failed else None,
             error_kind=result.error_kind,
-            judge_error=judge_error if result.status == "answer" else None,
             evidence_hit=bool(set(question.evidence_pages) & set(result.pages_fetched))
             if question.evidence_pages
             else None,
@@ -140,20 +128,44 @@ class Sample(BaseModel):
             findings=result.findings,
             failed_searches=result.failed_searches,
             pages_fetched=result.pages_fetched,
-            judge=judge,
-            judge_reasoning=reasoning,
+            judge="retriever_fail" if failed else None,
+            judge_reasoning=(result.reason or "") if failed else "",
             retriever_prompt_tokens=result.usage.prompt_tokens,
             retriever_completion_tokens=result.usage.completion_tokens,
-            judge_prompt_tokens=judge_usage.prompt_tokens if judge_usage else 0,
-            judge_completion_tokens=judge_usage.completion_tokens if judge_usage else 0,
-            llm_calls=result.usage.llm_calls + (judge_usage.calls if judge_usage else 0),
+            llm_calls=result.usage.llm_calls,
             iterations=result.iterations,
             turns=result.turns,
             tool_calls=result.tool_calls,
             latency_s=result.latency_s,
-            cost_usd=cost,
+            cost_usd=result.usage.cost_usd,
             trace=[e.model_dump(mode="json") for e in result.trace],
             extra={"prompt_version": result.prompt_version, **result.extra},
+        )
+        return sample.judged(verdict, judge_error)
+
+    def judged(self, verdict: JudgeVerdict | None, judge_error: str | None = None) -> Sample:
+        """This answer's sample with its judge's outcome: the verdict (its tokens, calls and cost
+        added to the sample's), or the judge's failure (no verdict, ``judge_error`` set). A ``fail``
+        or ``error`` sample is returned as it is."""
+        if self.status != "answer":
+            return self
+        if judge_error is not None:
+            failure = {"verdict": None, "judge": "judge_error", "judge_error": judge_error}
+            return self.model_copy(update=failure)
+        if verdict is None:
+            return self
+        usage = verdict.usage
+        cost = None if self.cost_usd is None or usage.cost_usd is None else self.cost_usd + usage.cost_usd
+        return self.model_copy(
+            update={
+                "verdict": verdict.verdict,
+                "judge": verdict.judge,
+                "judge_reasoning": verdict.reasoning,
+                "judge_prompt_tokens": usage.prompt_tokens,
+                "judge_completion_tokens": usage.completion_tokens,
+                "llm_calls": self.llm_calls + usage.calls,
+                "cost_usd": cost,
+            }
         )
 
     @field_validator("error_kind", mode="before")
