@@ -455,11 +455,10 @@ class Runner:
         dropped: list[DroppedQuestion] = []
         doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
         for k, doc_id in enumerate(doc_ids):
-            if self.stop.is_set():  # Ctrl-C: the tree under way (in a thread) finishes, no other starts
-                raise SetupInterrupted(
-                    f"while building the trees ({len(trees)} of {len(doc_ids)} built, kept in the tree "
-                    "cache); no sample ran and nothing was written"
-                )
+            # Ctrl-C: the tree under way (in a thread) finishes, no other starts
+            self._stop_before_sampling(
+                f"while building the trees ({len(trees)} of {len(doc_ids)} built, kept in the tree cache)"
+            )
             self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name)
             try:
                 trees[doc_id] = await asyncio.to_thread(
@@ -482,6 +481,12 @@ class Runner:
     @staticmethod
     def _calls_model(retriever: str) -> bool:
         return get_retriever(retriever).needs_llm
+
+    def _stop_before_sampling(self, when: str) -> None:
+        """After a Ctrl-C during set-up, end the run there: no run folder is made yet, so nothing is
+        written (:class:`SetupInterrupted`, exit 130). ``when`` says where it stopped."""
+        if self.stop.is_set():
+            raise SetupInterrupted(f"{when}; no sample ran and nothing was written")
 
     # -- one sample --------------------------------------------------------------
     async def _one(
@@ -541,15 +546,10 @@ class Runner:
                 f"{self._judge_name(model)} judge"
             )
         await self._preflight(retriever_llm, judge_llm)
-        if self.stop.is_set():
-            raise SetupInterrupted("before the trees were built; no sample ran and nothing was written")
+        self._stop_before_sampling("before the trees were built")
 
         trees, tree_dropped = await self._build_trees(questions, dataset)
-        if self.stop.is_set():
-            raise SetupInterrupted(
-                f"after building the trees ({len(trees)}, kept in the tree cache); no sample ran and nothing "
-                "was written"
-            )
+        self._stop_before_sampling(f"after building the trees ({len(trees)}, kept in the tree cache)")
         dropped = [*dropped, *tree_dropped]
         questions = [q for q in questions if q.doc_id in trees]
         if not questions:
@@ -571,8 +571,7 @@ class Runner:
                 f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
                 "run (and bench rejudge the old one)"
             )
-        if self.stop.is_set():  # a Ctrl-C during the last set-up steps: still nothing written
-            raise SetupInterrupted("before the first sample; no sample ran and nothing was written")
+        self._stop_before_sampling("before the first sample")  # a Ctrl-C in the last set-up steps
         try:
             rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
         except RunLoadError as exc:
