@@ -858,6 +858,11 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, li
     return ("limited" if limits else "usable"), limits
 
 
+def _prompt_room(window: int) -> int:
+    """The prompt tokens a window leaves: the window less a reply's room, at least half of it."""
+    return max(window - DEFAULT_MAX_TOKENS, window // 2)
+
+
 def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     """Settings that suit the endpoint the report describes: JSON mode where tools fail, the
     context window and a prompt budget, a concurrency the server can serve and a timeout
@@ -878,17 +883,16 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     else:
         concurrency = 4
     timeout = 60.0
+    # the server's window, unless the context probe only bounds it from below
+    sure_window = facts.context_window if not facts.context_lower_bound or facts.context_refused else None
     if facts.prompt_tps and facts.generation_tps:
         overhead = facts.latency_s or 0.0
         # The largest prompt a run sends: retrievers fill the window the client knows (the server's,
         # else the model table's) less room for the reply, so a timeout sized on a typical prompt
-        # cut off the long calls (a real llama.cpp server: most agent samples timed out).
-        # A small window holds less than a typical prompt: the prompt is what it allows (as the
-        # context budget below), never more than the window.
-        # a window the context probe only bounds from below is no window to size on
-        known = facts.context_window if not facts.context_lower_bound or facts.context_refused else None
-        window = known or known_context_window(report.model)
-        prompt = max(window - DEFAULT_MAX_TOKENS, window // 2) if window else TYPICAL_PROMPT_TOKENS
+        # cut off the long calls (a real llama.cpp server: most agent samples timed out). That
+        # prompt is the context budget below, also when the window is smaller than a typical prompt.
+        window = sure_window or known_context_window(report.model)
+        prompt = _prompt_room(window) if window else TYPICAL_PROMPT_TOKENS
         estimate = prompt / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
         which = f" (a {window}-token window less {window - prompt} for the reply)" if window else ""
@@ -898,9 +902,7 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         )
     elif facts.latency_s:
         timeout = float(min(max(60, math.ceil(10 * facts.latency_s / 10) * 10), 900))
-    budget = None
-    if facts.context_window is not None and (not facts.context_lower_bound or facts.context_refused):
-        budget = max(facts.context_window - DEFAULT_MAX_TOKENS, facts.context_window // 2)
+    budget = _prompt_room(sure_window) if sure_window else None
     return SuggestedSettings(
         json_mode=json_mode,
         concurrency=concurrency,
