@@ -8,7 +8,15 @@ import os
 import typer
 from rich.table import Table
 
-from pageindex.cli._common import console, examples, fail, judge_base_url_option, timeout_option
+from pageindex.cli._common import (
+    console,
+    err_console,
+    examples,
+    fail,
+    judge_base_url_option,
+    one_line,
+    timeout_option,
+)
 
 EXIT_CODES = (
     "Exit codes: 0 usable; 1 usable with limits (the verdict says which); 2 bad input, unreachable "
@@ -96,6 +104,15 @@ def doctor(
     else:
         for role, report in reports.items():
             _print(report, role)
+    for role, report in reports.items():
+        if report.verdict == "unusable":
+            # the findings stay on stdout (a table, or JSON a script reads); the one error line a
+            # script or a user scanning stderr expects goes to stderr, as every other command's does
+            why = "; ".join(report.reasons)
+            if report.spec not in why:
+                who = "judge model " if role == "judge" else ""
+                why = f"{who}{report.spec} at {report.url} is unusable: {why}"
+            err_console.print(f"[bold red]error:[/] {one_line(why)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -264,10 +264,26 @@ def test_cli_judge_model_is_probed_too(server):
 
 
 def test_unreachable_is_exit_2_with_one_line(unused_port):
-    result = cli("--model", MODEL, "--base-url", f"http://127.0.0.1:{unused_port}/v1", "--timeout", "3")
+    url = f"http://127.0.0.1:{unused_port}/v1"
+    result = cli("--model", MODEL, "--base-url", url, "--timeout", "3")
     assert result.exit_code == 2
-    assert "verdict: unusable" in result.output and "cannot reach" in result.output
+    assert "verdict: unusable" in result.stdout and "cannot reach" in result.stdout
+    # the table is the finding; stderr holds the one error line every command gives
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: cannot reach {MODEL} at {url}: ")
     assert "Traceback" not in result.output
+    as_json = cli("--model", MODEL, "--base-url", url, "--timeout", "3", "--json")
+    assert json.loads(as_json.stdout)["exit_code"] == 2  # stdout stays JSON
+    assert as_json.stderr.startswith("error: cannot reach ")
+
+
+def test_an_unusable_server_gets_an_error_line_naming_it(server):
+    server.set_limits(ServerLimits(no_tools=True, no_json_mode=True))
+    result = cli("--model", MODEL, "--base-url", server.base_url, "--refresh")
+    assert result.exit_code == 2 and "verdict: unusable" in result.stdout
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {MODEL} at {server.base_url} is unusable: ")
+    assert "cannot run the LLM retrievers" in line
 
 
 @pytest.mark.parametrize(
