@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.rundir import Run
-from bench.runinfo import provenance
+from bench.runinfo import provenance, rejudge_command
 from bench.samples import Sample
 from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
 from bench.summary import NO_VALUE, ci_text
@@ -310,6 +310,22 @@ def shared_pairs(a: Run, b: Run, retriever: str | None = None) -> list[tuple[Sam
     ]
 
 
+def unjudged_warnings(a: Run, b: Run, pairs: Sequence[tuple[Sample, Sample]]) -> list[str]:
+    """A warning per run whose shared answers include some without a verdict (a judge call that
+    failed, or a run judged with no judge): they count as wrong, so the difference would be measured
+    against answers nobody scored. The gate fails on the same condition (its ``judged`` check)."""
+    out = []
+    for run, answers in ((a, [x for x, _ in pairs]), (b, [y for _, y in pairs])):
+        answered = [s for s in answers if s.status == "answer"]
+        unjudged = sum(1 for s in answered if s.verdict is None)
+        if unjudged:
+            out.append(
+                f"run {run.run_id}: {unjudged} of {len(answered)} shared answers have no verdict and count "
+                f"as wrong; re-score with `{rejudge_command(run.path, run.info)}`"
+            )
+    return out
+
+
 def compare_runs(
     a: Run,
     b: Run,
@@ -341,7 +357,7 @@ def compare_runs(
         by=by,
         method=method,
         alpha=alpha,
-        warnings=run_differences(a, b, allowed=allow_changed),
+        warnings=run_differences(a, b, allowed=allow_changed) + unjudged_warnings(a, b, pairs),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),
         only_b=len(keys_b - keys_a),

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from bench.compare import NoSharedSamples, compare_runs
 from bench.rundir import load_run
 from pageindex.cli import app
-from tests.bench.runfactory import outcomes, run_info, write_run
+from tests.bench.runfactory import outcomes, run_info, sample, write_run
 
 
 def _pair(tmp_path: Path, pattern_a: str, pattern_b: str, info_b=None, **fields_b):
@@ -108,3 +108,25 @@ def test_compare_command_tables_json_and_warning(tmp_path: Path) -> None:
     assert data["overall"]["significant"] is True and len(data["overall"]["improved"]) == 10
     res = runner.invoke(app, ["bench", "compare", str(a), str(tmp_path / "missing")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_a_run_whose_shared_answers_have_no_verdict_is_warned_about(tmp_path: Path) -> None:
+    """Answers with no verdict (the judge call failed) count as wrong: compare says so and how to
+    re-score, for the run that has them only (the gate fails on the same condition)."""
+    unjudged = [
+        sample(f"q{k:03d}", verdict=None, status="answer", judge="judge_error", judge_error="http_500: judge")
+        for k in range(3)
+    ]
+    a = write_run(tmp_path / "A", unjudged + outcomes("c", prefix="x"))
+    b = write_run(tmp_path / "B", outcomes("ccc") + outcomes("c", prefix="x"), info=run_info("B"))
+    cmp = compare_runs(load_run(a), load_run(b))
+    expected = (
+        "run A: 3 of 4 shared answers have no verdict and count as wrong; "
+        f"re-score with `pageindex bench rejudge {a}"
+    )
+    assert [w for w in cmp.warnings if "verdict" in w] == [w for w in cmp.warnings if w.startswith(expected)]
+    assert len([w for w in cmp.warnings if "no verdict" in w]) == 1
+    res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=300)
+    assert res.exit_code == 0 and "3 of 4 shared answers have no verdict" in res.output
+    judged = compare_runs(load_run(b), load_run(b))
+    assert not [w for w in judged.warnings if "no verdict" in w]
