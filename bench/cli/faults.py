@@ -16,6 +16,9 @@ _OPTIONS = {"retry_after_seconds": "--retry-after", "echo_api_key": "--echo-key"
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
         "fault-server",
+        help="Run an OpenAI-compatible model server on loopback that injects faults, until Ctrl-C.\n\n"
+        "Exit codes: 0 stopped by Ctrl-C (a server's normal stop; its fault counts are printed); "
+        "2 a bad option or an address it cannot bind (nothing started).",
         epilog=examples(
             "pageindex bench fault-server --port 8089 --rate 0.3",
             "pageindex bench fault-server --faults 429,stall=0.05 --stall-seconds 5 --seed 1",

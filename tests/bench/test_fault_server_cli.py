@@ -57,7 +57,16 @@ def test_runs_until_ctrl_c_and_prints_stats():
     finally:
         child.close(force=True)
     assert "stopped; 2 requests (1 chat), 1 faults [503=1]" in tail
-    assert child.exitstatus == 0
+    assert child.exitstatus == 0  # Ctrl-C is a server's normal stop, as its --help says
+
+
+def test_its_help_gives_its_own_exit_codes():
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    text = re.sub(r"[\s│]+", " ", CliRunner().invoke(app, ["bench", "fault-server", "--help"]).output)
+    assert "Exit codes: 0 stopped by Ctrl-C (a server's normal stop" in text
 
 
 @pytest.mark.parametrize(
