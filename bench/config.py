@@ -39,6 +39,9 @@ class RunConfig(BaseModel):
     tree_cache_dir: Path | None = None
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
+    # seconds one sample's retrieval may take, all its calls and tool turns (None: no limit); past it
+    # the sample is an error of kind time_limit (run again with --resume RUN --retry-errors)
+    time_limit_s: float | None = Field(None, gt=0, allow_inf_nan=False)
     max_retries: int = Field(3, ge=0)
     retry_timeouts: bool = True  # False: a client timeout is final (local-server profile)
     llm_concurrency: int | None = Field(None, ge=1)  # HTTP requests in flight (None: 2 x concurrency)
@@ -87,6 +90,7 @@ RESUMABLE_OPTIONS: dict[str, tuple[str, ...]] = {
     "--budget": ("budget_tokens", "budget_usd"),
     "--concurrency": ("concurrency",),
     "--timeout": ("timeout_s",),
+    "--time-limit": ("time_limit_s",),
     "--max-retries": ("max_retries",),
     "--cache": ("cache",),
     "--cache-path": ("cache_path",),

@@ -41,7 +41,13 @@ from bench.summary import NO_VALUE, Summary
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
-from pageindex.retrievers.base import QuestionContext, aretrieve, available_retrievers, get_retriever
+from pageindex.retrievers.base import (
+    TIME_LIMIT,
+    QuestionContext,
+    aretrieve,
+    available_retrievers,
+    get_retriever,
+)
 from pageindex.tree.model import Tree
 
 log = logging.getLogger(__name__)
@@ -315,6 +321,7 @@ class Runner:
                 f"resumed with its stored settings (flags given now win): concurrency {cfg.concurrency}, "
                 f"timeout {cfg.timeout_s:g}s, {cfg.max_retries} retries"
                 f"{'' if cfg.retry_timeouts else ' (timeouts not retried)'}"
+                f"{f', time limit {cfg.time_limit_s:g}s per sample' if cfg.time_limit_s else ''}"
                 f"{', JSON mode' if cfg.json_mode else ''}"
             )
             return run_dir, info
@@ -507,7 +514,8 @@ class Runner:
             question_type=q.question_type,
         )
         result = await aretrieve(
-            tree, q.question, retriever=retriever, llm=retriever_llm, context=context, **opts
+            tree, q.question, retriever=retriever, llm=retriever_llm, context=context,
+            time_limit=self.config.time_limit_s, **opts,
         )
         # a retriever that calls no model ran with none, whatever the run's other retrievers use
         model = (getattr(retriever_llm, "spec", "") or "") if self._calls_model(retriever) else NO_VALUE
@@ -866,7 +874,8 @@ class Runner:
         return False
 
     async def _let_abandoned_finish(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> None:
-        """After a call of ``sample`` timed out against a server on this machine, wait until that
+        """After a call of ``sample`` timed out (or was cut at the sample's ``--time-limit``) against a
+        server on this machine, wait until that
         server answers again before the next sample. A one-at-a-time server (llama.cpp, Ollama) goes
         on computing the request the client gave up on, and the next sample's first call would wait
         behind it and time out in its turn: its error would be the previous sample's. The wait is
@@ -875,7 +884,10 @@ class Runner:
         from pageindex.llm import LLMError
         from pageindex.llm.profile import is_loopback
 
-        clients, _ = self._failed_on(sample, "timeout", retriever_llm, judge_llm)
+        clients = (
+            self._failed_on(sample, "timeout", retriever_llm, judge_llm)[0]
+            or self._failed_on(sample, TIME_LIMIT, retriever_llm, judge_llm)[0]
+        )
         for client in clients:
             if not is_loopback(getattr(client, "base_url", None)):
                 continue

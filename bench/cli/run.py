@@ -27,6 +27,7 @@ from pageindex.cli._common import (
     scripted_policy_option,
     setup_logging,
     split_retriever_option,
+    time_limit_option,
     timeout_option,
     validation_message,
 )
@@ -49,6 +50,7 @@ OPTION_NAMES = {
     "repeats": "--repeats",
     "cache": "--cache",
     "timeout_s": "--timeout",
+    "time_limit_s": "--time-limit",
     "max_retries": "--max-retries",
     "max_error_rate": "--max-error-rate",
     "context_window": "--context-window",
@@ -139,6 +141,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "NAME=VALUE when --retrievers names one retriever."
         ),
         timeout: float = timeout_option(help="Seconds per model call before it is retried (default 60)."),
+        time_limit: float = time_limit_option(
+            help="Seconds one sample's retrieval may take, all its model calls (default: no limit); "
+            "past it the sample ends as an error of kind time_limit and the run goes on."
+        ),
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
@@ -197,6 +203,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             given_settings = {
                 "concurrency": concurrency,
                 "timeout_s": timeout,
+                "time_limit_s": time_limit,
                 "max_retries": max_retries,
                 "cache": cache,
                 "cache_path": cache_path,

@@ -262,6 +262,12 @@ def _finite_seconds(value: float | None) -> float | None:
     return value
 
 
+def time_limit_option(help: str) -> Any:
+    """``--time-limit``: seconds one question's whole retrieval may take, all its calls (no limit by
+    default); a finite number > 0 like ``--timeout``."""
+    return typer.Option(None, "--time-limit", help=help, callback=_finite_seconds)
+
+
 def timeout_option(default: float | None = None, *, help: str) -> Any:
     """``--timeout``: seconds a model call may take, a finite number > 0 (``inf``, ``nan``, 0 and
     negative values are refused as usage errors, exit 2)."""

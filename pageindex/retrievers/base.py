@@ -43,7 +43,13 @@ caller never sees it raised. The one exception is
 bench runner stops starting new work; the partial result (status ``error``, kind
 ``budget``, usage so far) is attached to the exception as ``exc.partial_result``.
 Configuration mistakes (unknown retriever, unknown or invalid option, a model-based retriever
-without a model) raise :class:`RetrieverConfigError` before any work starts.
+without a model, a time limit that is not a finite number > 0) raise :class:`RetrieverConfigError`
+before any work starts.
+
+``time_limit`` (seconds, default none) bounds one question's whole retrieval, every model call and
+tool turn of it: a retriever still working then is cancelled and the result is an ``error`` of kind
+``time_limit``, with the usage, pages and trace recorded so far (the call cut short counts only if
+its reply had arrived). Each call keeps its own client timeout as well.
 """
 
 from __future__ import annotations
@@ -572,6 +578,9 @@ def _priced(llm: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------- entry points
+TIME_LIMIT = "time_limit"  # the error kind of a retrieval cut at aretrieve's time_limit
+
+
 def _error_kind(exc: BaseException) -> str:
     return getattr(exc, "kind", None) or type(exc).__name__
 
@@ -583,13 +592,17 @@ async def aretrieve(
     retriever: str = DEFAULT_RETRIEVER,
     llm: LLMClient | str | None = None,
     context: QuestionContext | dict[str, Any] | None = None,
+    time_limit: float | None = None,
     **opts: Any,
 ) -> RetrievalResult:
     """Answer ``query`` over ``tree`` with the named retriever (see the module docstring).
 
     ``llm`` is an LLM client or a model spec string (``"openai/gpt-4o-mini"``), ``context``
-    the question's id and gold pages, ``opts`` the retriever's options.
+    the question's id and gold pages, ``time_limit`` the seconds the whole retrieval may take
+    (none by default), ``opts`` the retriever's options.
     """
+    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+        raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
     spec = get_retriever(retriever)
     options = spec.parse_options(opts)
     if isinstance(llm, str):
@@ -601,8 +614,10 @@ async def aretrieve(
     ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
     run = QuestionRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
     run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
+    limit = asyncio.timeout(time_limit)
     try:
-        result = await spec.run(run, options)
+        async with limit:
+            result = await spec.run(run, options)
         if not isinstance(result, RetrievalResult):
             raise TypeError(f"retriever {retriever!r} returned {type(result).__name__}, not RetrievalResult")
     except BudgetExceeded as exc:
@@ -619,8 +634,13 @@ async def aretrieve(
         else:
             result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=kind)
     except Exception as exc:
-        run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
-        result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
+        if isinstance(exc, TimeoutError) and limit.expired():
+            message = f"TimeLimit: {retriever} did not finish within its time limit of {time_limit:g}s"
+            run.event("error", message, kind=TIME_LIMIT)
+            result = run.result("error", error=message, error_kind=TIME_LIMIT)
+        else:
+            run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
+            result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
     try:
         return run.finalize(result)
     except Exception as exc:  # e.g. a retriever citing nonsense the verifier cannot read
@@ -636,13 +656,18 @@ def retrieve(
     retriever: str = DEFAULT_RETRIEVER,
     llm: LLMClient | str | None = None,
     context: QuestionContext | dict[str, Any] | None = None,
+    time_limit: float | None = None,
     **opts: Any,
 ) -> RetrievalResult:
     """Synchronous :func:`aretrieve` (not callable from inside a running event loop)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aretrieve(tree, query, retriever=retriever, llm=llm, context=context, **opts))
+        return asyncio.run(
+            aretrieve(
+                tree, query, retriever=retriever, llm=llm, context=context, time_limit=time_limit, **opts
+            )
+        )
     raise RuntimeError("retrieve() called inside an event loop; use `await aretrieve(...)`")
 
 

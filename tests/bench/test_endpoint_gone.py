@@ -243,3 +243,47 @@ def test_after_a_timeout_the_next_sample_waits_for_a_local_server_to_be_idle(dem
     samples = load_samples(tmp_path / "run" / "samples.jsonl")
     assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout"), ("answer", None)]
     assert outcome.status == "finished"
+
+
+def test_a_sample_past_its_time_limit_is_an_error_and_the_run_goes_on(demo, tmp_path):
+    """``--time-limit``: a retrieval whose calls together take longer ends as an error of kind
+    ``time_limit`` (the calls that finished are counted), the run goes on, and the limit is stored
+    with the run; ``--resume --retry-errors`` may lift it."""
+    import time
+
+    inner = ChatPolicy()
+
+    def slow(chat):
+        time.sleep(0.5)  # every call: the iterative retriever's several calls outlast 1.2 s
+        return inner(chat)
+
+    out = tmp_path / "run"
+    with FaultServer(policy=slow) as srv:
+        config = _config(demo, out, srv.base_url, limit=2, time_limit_s=1.2)
+        outcome = _run(Runner(config))
+        samples = load_samples(out / "samples.jsonl")
+        assert [(s.status, s.error_kind) for s in samples] == [("error", "time_limit")] * 2
+        assert all(s.error.endswith("did not finish within its time limit of 1.2s") for s in samples)
+        assert all(s.latency_s >= 1.2 for s in samples), samples
+        assert sum(s.llm_calls for s in samples) >= 1, [(s.llm_calls, s.trace) for s in samples]
+        assert outcome.status == "finished" and outcome.too_many_errors
+        assert json.loads((out / "run.json").read_text())["extra"]["config"]["time_limit_s"] == 1.2
+        result = CliRunner().invoke(
+            app, ["bench", "run", "--resume", str(out), "--retry-errors", "--time-limit", "120", "-q"],
+            terminal_width=400,
+        )
+    assert result.exit_code == 0, result.output
+    assert "time limit 120s per sample" in result.output
+    assert [s.status for s in load_samples(out / "samples.jsonl")] == ["answer"] * 2
+    assert json.loads((out / "run.json").read_text())["extra"]["config"]["time_limit_s"] == 120
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "inf", "nan"])
+def test_a_time_limit_must_be_a_finite_number_of_seconds(demo, tmp_path, value):
+    result = CliRunner().invoke(
+        app, ["bench", "run", "--data-dir", str(demo), "--out", str(tmp_path / "r"), "--time-limit", value]
+    )
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--time-limit'"), lines
+    assert not (tmp_path / "r").exists()
