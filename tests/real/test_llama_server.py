@@ -219,6 +219,32 @@ def test_client_timeout_is_an_attempt_and_retried_with_max_retries_1(llama):
     assert record.calls == 2 and record.error == "timeout"
 
 
+def test_a_time_limit_cuts_a_real_tool_loop_and_the_server_serves_again(llama_tools, acme_tree):
+    """``time_limit`` against a real server: the call in flight is cancelled (no exception escapes),
+    the result is a ``time_limit`` error in about the limit, and the server answers the next request
+    once it has dropped or finished the abandoned one."""
+    import time
+
+    llm = client(llama_tools, context_window=2048)
+    started = time.monotonic()
+    result = run(
+        aretrieve(acme_tree, QUESTION, retriever="agent", llm=llm, max_turns=6, max_tokens=96, time_limit=0.5)
+    )
+    took = time.monotonic() - started
+    assert result.status == "error" and result.error_kind == "time_limit", (result.status, result.error)
+    assert result.error == "TimeLimit: agent did not finish within its time limit of 0.5s"
+    assert took < 5, took
+    deadline = time.monotonic() + 300
+    while True:  # the one-at-a-time server answers GET /models only when idle
+        try:
+            run(llm.check())
+            break
+        except Exception:
+            assert time.monotonic() < deadline, "the server never became idle again"
+    reply = run(llm.chat([Message(role="user", content="Say OK.")], max_tokens=4))
+    assert reply.usage.completion_tokens > 0
+
+
 # ----------------------------------------------------------------------------- sizing
 def test_500_page_filing_index_fits_an_8k_context(llama, fb_pdf, tmp_path):
     pdf = fb_pdf("PEPSICO_2022_10K")
