@@ -843,7 +843,8 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, li
     elif facts.tool_max_tokens is False and facts.tools_usable:
         limits.append(
             "max_tokens is ignored when tools are offered: each turn of a tool loop (agent, iterative) may "
-            "generate to the end of the context window, which is slow; planner offers no tools"
+            "generate to the end of the context window, which is slow "
+            "(bench run --time-limit bounds a sample); planner offers no tools"
         )
     elif facts.finish_length is False:
         limits.append('finish_reason "length" is not reported: cut-off replies look complete')

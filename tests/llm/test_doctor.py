@@ -178,7 +178,8 @@ def test_max_tokens_ignored_only_with_tools_offered(server):
     assert report.verdict == "limited" and report.exit_code == 1
     assert report.reasons == [
         "max_tokens is ignored when tools are offered: each turn of a tool loop (agent, iterative) may "
-        "generate to the end of the context window, which is slow; planner offers no tools"
+        "generate to the end of the context window, which is slow (bench run --time-limit bounds a sample); "
+        "planner offers no tools"
     ]
 
 
