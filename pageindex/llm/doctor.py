@@ -694,7 +694,7 @@ async def _probe_all(
         )
 
     # -- two requests at once: served side by side or one after the other
-    serial, detail = await _concurrency(prober, ping)
+    serial, detail = await _concurrency(prober)
     if detail:
         facts.serial = serial
         add("concurrency", "concurrent requests", "info", detail)
@@ -741,29 +741,73 @@ TOOL_CAP = 8
 TOOL_CAP_WAIT_S = 15.0  # the least the doctor waits for the tool-offered capped reply
 
 
-async def _concurrency(prober: _Prober, ping: list[dict[str, Any]]) -> tuple[bool | None, str]:
+# Two prompts of the same work that share no prefix past the first words, so that neither request of
+# the pair is served from the other's prompt cache, and both generate to the cap (a model that stops
+# early after "PONG" made the pair's times differ by its length, not by the server).
+_PAIR_PROMPTS = (
+    "Count from 1 to 60, separated by spaces.",
+    "Count from 61 to 120, separated by spaces.",
+)
+# The serial reading of a pair: its later reply took as long as both together. How far the later
+# reply's time must be from the halfway point (in log terms) between "its own time" and "both
+# together" for one pair to decide; nearer, a second pair is sent, and a pair that stays unclear is
+# read as one at a time (the safe reading: concurrency 1, no probe that may keep the server busy).
+_CLEAR_MARGIN = 0.15
+
+
+def _pair_reading(pair: list[_Answer]) -> float:
+    """Where the later reply's time lies between the pair served side by side (0: it took only its
+    own time) and one after the other (1: it took its own time plus the earlier reply's), on a log
+    scale. Each reply's own time is the earlier reply's time per generated token times its tokens, so a
+    reply that generated fewer tokens is not taken for a faster server."""
+    first, later = sorted(pair, key=lambda a: a.latency_s)
+    per_token = first.latency_s / max(first.completion_tokens(), 1)
+    own = max(per_token * max(later.completion_tokens(), 1), 1e-6)
+    both = first.latency_s + own
+    return math.log(max(later.latency_s, 1e-6) / own) / math.log(both / own)
+
+
+async def _concurrency(prober: _Prober) -> tuple[bool | None, str]:
     """Two requests at once: whether the server serves one at a time, and the row's detail ("" when
     the pair tells nothing). Not retried: a server that refuses the second request while it serves
-    the first (429/503) serves one at a time. Otherwise the two are compared with each other, not
-    with an earlier call: a one-at-a-time server makes the second wait for the first (about 2x), and
-    the pair shares the machine's load and the server's prompt cache."""
-    pair = await asyncio.gather(
-        prober.chat(ping, max_tokens=16, retry=False), prober.chat(ping, max_tokens=16, retry=False)
-    )
-    refused = [a for a in pair if a.status in TRANSIENT_STATUSES]
-    if len(refused) == 1 and any(a.ok for a in pair):
-        why = refused[0].why()
-        return True, f"2 requests at once: one was refused ({why}) while the other was served: one at a time"
-    if not all(a.ok for a in pair):
-        return None, ""
-    together = max(a.latency_s for a in pair)
-    single = min(a.latency_s for a in pair)
-    if single < 0.05:
-        return None, f"2 requests in {together:.3f}s (too fast to tell)"
-    ratio = together / single
-    serial = ratio >= 1.4
+    the first (429/503) serves one at a time. Otherwise the pair is read against itself, not against
+    an earlier call (the pair shares the machine's load): a one-at-a-time server makes the later reply
+    wait for the earlier one (:func:`_pair_reading`). A pair near the halfway point is sent once more
+    (trial 11 saw a serial llama.cpp server read as side by side at 1.4x); still unclear, it is read as
+    one at a time."""
+    readings: list[float] = []
+    ratios: list[float] = []
+    for _ in range(2):
+        pair = list(
+            await asyncio.gather(*(
+                prober.chat([{"role": "user", "content": text}], max_tokens=16, retry=False)
+                for text in _PAIR_PROMPTS
+            ))
+        )
+        refused = [a for a in pair if a.status in TRANSIENT_STATUSES]
+        if len(refused) == 1 and any(a.ok for a in pair):
+            why = refused[0].why()
+            return True, (
+                f"2 requests at once: one was refused ({why}) while the other was served: one at a time"
+            )
+        if not all(a.ok for a in pair):
+            return None, ""
+        together = max(a.latency_s for a in pair)
+        single = min(a.latency_s for a in pair)
+        if single < 0.05:
+            return None, f"2 requests in {together:.3f}s (too fast to tell)"
+        readings.append(_pair_reading(pair))
+        ratios.append(together / single)
+        if abs(readings[-1] - 0.5) >= _CLEAR_MARGIN:
+            break
+    reading = sum(readings) / len(readings)
+    measured = " and ".join(f"{r:.1f}×" for r in ratios)
+    unclear = abs(reading - 0.5) < _CLEAR_MARGIN
+    serial = reading >= 0.5 or unclear
     how = "one after the other" if serial else "side by side"
-    return serial, f"2 requests served {how} (the slower took {ratio:.1f}× the faster)"
+    pairs = "2 pairs" if len(readings) > 1 else "2 requests"
+    note = ": unclear, taken as one at a time (the safe reading)" if unclear else ""
+    return serial, f"{pairs} served {how} (the slower took {measured} the faster){note}"
 
 
 async def _probe_tool_max_tokens(prober: _Prober, facts: Findings, add: Any, capped_latency: float) -> None:

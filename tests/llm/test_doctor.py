@@ -645,6 +645,55 @@ def test_a_server_that_refuses_a_second_request_while_busy_serves_one_at_a_time(
 
     spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
     prober = doctor._Prober(spec, 5, httpx.MockTransport(reply))
-    serial, detail = asyncio.run(doctor._concurrency(prober, [{"role": "user", "content": "hi"}]))
+    serial, detail = asyncio.run(doctor._concurrency(prober))
     assert serial is True and "one was refused (HTTP 503" in detail and detail.endswith("one at a time")
     assert prober.calls == 2 and not prober.transient
+
+
+def _answer(latency: float, tokens: int):
+    from pageindex.llm import doctor
+
+    usage = {"prompt_tokens": 20, "completion_tokens": tokens}
+    data = {"choices": [{"message": {"role": "assistant", "content": "1 2 3"}}], "usage": usage}
+    return doctor._Answer(status=200, data=data, latency_s=latency)
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "serial"),
+    [
+        ((1.0, 16), (2.0, 16), True),  # the later reply waited for the earlier one
+        ((1.0, 16), (1.1, 16), False),  # both at once, a little slower together
+        # trial 11: the later reply generated fewer tokens, so "1.25x the faster" was read as side by
+        # side; per generated token it took as long as both together
+        ((1.0, 16), (1.25, 4), True),
+        ((1.0, 4), (1.1, 16), False),  # fewer tokens first: the later one's own time explains it all
+    ],
+)
+def test_a_pair_is_read_per_generated_token(first, later, serial):
+    from pageindex.llm import doctor
+
+    reading = doctor._pair_reading([_answer(*first), _answer(*later)])
+    assert (reading >= 0.5) is serial, reading
+
+
+def test_an_unclear_pair_is_sent_again_and_read_as_one_at_a_time_if_still_unclear():
+    """Halfway between "its own time" and "both together", one pair does not decide: a second pair
+    is sent, and if it is as unclear, the safe reading is taken (concurrency 1, no tool-cap probe)."""
+    import httpx
+
+    from pageindex.llm import doctor
+
+    delays = iter([0.2, 0.3, 0.2, 0.3])  # each pair: the later reply 1.5x the earlier, same tokens
+
+    async def reply(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(next(delays))
+        message = {"role": "assistant", "content": "1 2 3"}
+        usage = {"prompt_tokens": 20, "completion_tokens": 16}
+        return httpx.Response(200, json={"choices": [{"message": message}], "usage": usage})
+
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
+    prober = doctor._Prober(spec, 5, httpx.MockTransport(reply))
+    serial, detail = asyncio.run(doctor._concurrency(prober))
+    assert prober.calls == 4 and serial is True
+    assert detail.startswith("2 pairs served one after the other (the slower took 1.5× and 1.5× the faster)")
+    assert detail.endswith(": unclear, taken as one at a time (the safe reading)")
