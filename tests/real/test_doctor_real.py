@@ -1,4 +1,5 @@
-"""``pageindex doctor`` against the real llama-cpp-python server of this tier (one run, ~14 calls; 16 when the pair of requests at once is sent twice).
+"""``pageindex doctor`` against the real llama-cpp-python server of this tier (one run, ~14 calls;
+16 when the pair of requests at once is sent twice).
 
 Asserts the rows that describe the server, not the tiny model: reachable and OpenAI-compatible,
 usage reported, ``content: null`` rejected with the server's own HTTP 500 and ``content: ""``
