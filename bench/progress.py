@@ -109,6 +109,9 @@ class ProgressView:
         if event.kind == "tree_building":
             self._on_tree(event)
             return
+        if event.kind == "waiting":
+            (self.progress.console.print if self.live else self._line)(event.message)
+            return
         p = event.progress
         if event.kind == "run_started":
             note = f" ({p.skipped} already done)" if p.skipped else ""

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 # After a call timed out against a server on this machine: how many call timeouts to wait for it to
 # finish the abandoned request before the next sample (see Runner._let_abandoned_finish).
 ABANDONED_WAITS = 3
+PREFLIGHT_NOTICE_S = 10.0  # a preflight probe unanswered this long is said (a busy local server)
 
 
 class RunSetupError(Exception):
@@ -409,9 +410,34 @@ class Runner:
             if client is None or id(client) in given:
                 continue
             try:
-                await client.check()
+                await self._answered(client)
             except LLMError as exc:
                 raise RunSetupError(str(exc)) from None
+
+    async def _answered(self, client: Any) -> None:
+        """``client.check()``, said when it has not answered within :data:`PREFLIGHT_NOTICE_S` (a
+        one-at-a-time server still busy with an earlier request answers only when idle, which may
+        take minutes), and given up at once on Ctrl-C (:class:`SetupInterrupted`)."""
+        check = asyncio.ensure_future(client.check())
+        stop = asyncio.ensure_future(self.stop.wait())
+        try:
+            first = asyncio.FIRST_COMPLETED
+            done, _ = await asyncio.wait({check, stop}, timeout=PREFLIGHT_NOTICE_S, return_when=first)
+            if not done:
+                where = redact_url(getattr(client, "base_url", None) or "") or "its endpoint"
+                self.events.publish(RunEvent(
+                    kind="waiting", run_id="", progress=RunProgress(),
+                    message=f"waiting for {getattr(client, 'spec', 'the model')} at {where} to answer "
+                    f"(no answer in {PREFLIGHT_NOTICE_S:g}s: a server that answers one request at a time may "
+                    "still be busy with an earlier one; Ctrl-C stops)",
+                ))  # fmt: skip
+                done, _ = await asyncio.wait({check, stop}, return_when=first)
+            if check not in done:
+                self._stop_before_sampling("while waiting for the model endpoint to answer")
+            await check
+        finally:
+            for task in (check, stop):
+                task.cancel()
 
     def _scripted_for(self, spec: str) -> Any:
         """The run's one scripted model (shared by every ``scripted`` client)."""

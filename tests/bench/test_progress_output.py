@@ -133,3 +133,64 @@ def test_a_stop_after_the_trees_but_before_the_first_sample_writes_nothing(
     else:
         raise AssertionError("the run went on after Ctrl-C")
     assert not (tmp_path / "run").exists()
+
+
+def _silent_server():
+    """A loopback port that takes connections and never answers (a server busy with another request)."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    return sock, f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_a_preflight_that_waits_says_so_and_a_stop_ends_it_at_once(tmp_path: Path, monkeypatch) -> None:
+    """Trial 11: the preflight waited for a busy local server for minutes, printing nothing, and the
+    first Ctrl-C did not end it. Now the wait is said, and a stop ends the set-up there."""
+    import time
+
+    import bench.runner as runner_module
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.3)
+    sock, url = _silent_server()
+    events = EventBus()
+    config = RunConfig(
+        retrievers=["oracle"], model="openai/busy-model", base_url=url, judge="rules", out=tmp_path / "run",
+        timeout_s=60, max_retries=0, limit=1,
+    )  # fmt: skip
+    runner = Runner(config, events=events, command=["pageindex", "bench", "run"])
+    said: list[str] = []
+
+    def ctrl_c_after_the_notice(event: RunEvent) -> None:
+        if event.kind == "waiting":
+            said.append(event.message)
+            asyncio.get_running_loop().call_later(0.2, runner.request_stop, "interrupted")
+
+    events.subscribe(ctrl_c_after_the_notice)
+    started = time.monotonic()
+    try:
+        asyncio.run(runner.run())
+    except SetupInterrupted as exc:
+        assert str(exc) == (
+            "while waiting for the model endpoint to answer; no sample ran and nothing was written"
+        )
+    else:
+        raise AssertionError("the run went on after Ctrl-C")
+    finally:
+        sock.close()
+    assert time.monotonic() - started < 10  # not the 60 s call timeout
+    assert said == [
+        f"waiting for openai/busy-model at {url} to answer (no answer in 0.3s: a server that answers one "
+        "request at a time may still be busy with an earlier one; Ctrl-C stops)"
+    ]
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_waiting_notice_is_a_line_in_a_log() -> None:
+    console = Console(record=True, width=200, force_terminal=False)
+    view = ProgressView(console)
+    view.on_event(RunEvent(kind="waiting", run_id="", progress=RunProgress(), message="waiting for m at u"))
+    assert console.export_text().splitlines() == ["waiting for m at u"]
