@@ -38,6 +38,7 @@ from bench.rundir import RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
+from pageindex import registry
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -155,9 +156,16 @@ def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], 
     known = available_retrievers()
     wanted = config.retrievers or [*LLM_RETRIEVERS, "extractive"]  # without a model the LLM ones are skipped
     unknown = [r for r in wanted if r not in known]
+    for name in wanted:
+        if name in known:
+            try:
+                get_retriever(name)  # a name two modules registered: which would run is import order
+            except registry.PluginError as exc:
+                raise RunSetupError(str(exc)) from None
     if unknown:
         raise RunSetupError(
             f"unknown retriever(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
+            f"{registry.missing_hint()}"
         )
     run, skipped = [], {}
     for name in wanted:

@@ -15,7 +15,11 @@ them; a module that fails to import is remembered and named by :func:`import_err
 plug-ins: modules named by Python entry points in the group ``pageindex.plugins`` (an installed
 package adds one in its ``pyproject.toml``) and by the ``PAGEINDEX_PLUGINS`` environment variable
 (comma-separated module names, e.g. a module in ``tests/``). Adding a retriever, judge or provider
-is one module; nothing else is edited. The registry knows no kind's type: ``pageindex`` declares
+is one module; nothing else is edited. A ``PAGEINDEX_PLUGINS`` module that fails to import is an
+error (:class:`PluginError`: the user named it for this run); an installed package's entry point that
+fails to import is not, since one broken package must not disable every command: it is remembered
+(:func:`plugin_failures`, which the CLI prints as a warning) and named by :func:`missing_hint` in the
+error for a name nothing registered. The registry knows no kind's type: ``pageindex`` declares
 retrievers and providers, ``bench`` declares judges and its commands (``pageindex`` never imports
 ``bench``).
 
@@ -41,6 +45,9 @@ _sources: dict[str, list[str]] = {}
 _scanned: set[str] = set()
 _import_errors: dict[str, dict[str, str]] = {}
 _groups_loaded: set[str] = set()
+_plugin_failures: list[str] = []  # entry points that failed to import, one line each
+_origins: dict[str, dict[str, str]] = {}  # kind -> name -> the module that registered it
+_conflicts: dict[str, dict[str, list[str]]] = {}  # kind -> name -> modules that registered it
 
 
 class PluginError(ImportError):
@@ -56,18 +63,25 @@ def declare(kind: str, *modules: str) -> None:
             _scanned.discard(kind)
 
 
-def register(kind: str, name: str, obj: Any = None) -> Any:
-    """Register ``obj`` as ``kind`` ``name`` (a later registration of the same name replaces it);
-    without ``obj``, a decorator."""
-    if obj is not None:
-        _entries.setdefault(kind, {})[name] = obj
-        return obj
+def register(kind: str, name: str, obj: Any = None, *, origin: str | None = None) -> Any:
+    """Register ``obj`` as ``kind`` ``name``; without ``obj``, a decorator. ``origin`` is the module
+    that registers it (default ``obj.__module__``). The same module registering a name again (a
+    reload) replaces it; two modules registering one name is a conflict: :func:`lookup` then raises
+    :class:`PluginError` naming both, whichever was imported first (trial 11: a plug-in's
+    "extractive" won in Python and lost on the command line, by import order)."""
 
     def decorate(target: Any) -> Any:
+        source = origin or getattr(target, "__module__", None) or "?"
+        before = _origins.setdefault(kind, {}).get(name)
+        if before is not None and before != source:
+            found = _conflicts.setdefault(kind, {}).setdefault(name, [before])
+            if source not in found:
+                found.append(source)
+        _origins[kind][name] = source
         _entries.setdefault(kind, {})[name] = target
         return target
 
-    return decorate
+    return decorate(obj) if obj is not None else decorate
 
 
 def entries(kind: str) -> dict[str, Any]:
@@ -81,12 +95,26 @@ def names(kind: str) -> list[str]:
 
 
 def lookup(kind: str, name: str) -> Any | None:
-    """The ``kind`` registered as ``name``, or None."""
-    found = _entries.get(kind, {}).get(name)
-    if found is None:
-        discover(kind)
-        found = _entries.get(kind, {}).get(name)
-    return found
+    """The ``kind`` registered as ``name``, or None; :class:`PluginError` when two modules registered
+    that name (see :func:`register`)."""
+    discover(kind)
+    if name in _conflicts.get(kind, {}):
+        raise PluginError(conflict(kind, name))
+    return _entries.get(kind, {}).get(name)
+
+
+def conflict(kind: str, name: str) -> str:
+    """``retriever 'extractive' is registered by two modules: ...`` (one line)."""
+    modules = " and ".join(_conflicts[kind][name])
+    return (
+        f"{kind} {name!r} is registered by two modules: {modules}; rename the plug-in's, or drop one of them"
+    )
+
+
+def conflicts(kind: str) -> list[str]:
+    """One line per name of ``kind`` that two modules registered (after discovery)."""
+    discover(kind)
+    return [conflict(kind, name) for name in _conflicts.get(kind, {})]
 
 
 def import_error(kind: str, name: str) -> str | None:
@@ -133,26 +161,47 @@ def load_plugins(group: str = ENTRY_POINT_GROUP) -> None:
     if group in _groups_loaded:
         return
     _groups_loaded.add(group)
-    for name, module in entry_point_modules(group):
-        _import_plugin(module, f"entry point {name!r}")
+    for name, module, dist in entry_point_modules(group):
+        try:
+            _import_plugin(module, f"entry point {name!r} of the installed package {dist!r}")
+        except PluginError as exc:  # remembered, not raised: see the module docstring
+            _plugin_failures.append(f"{exc}; what it adds is missing (fix or uninstall {dist})")
     if group == ENTRY_POINT_GROUP:
         for module in plugin_modules():
             _import_plugin(module, f"${PLUGINS_ENV}")
 
 
-def entry_point_modules(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str]]:
-    """(name, module) of every ``group`` entry point of every installed distribution.
+def plugin_failures() -> list[str]:
+    """One line per installed package's entry point that failed to import (after discovery)."""
+    return list(_plugin_failures)
+
+
+def missing_hint() -> str:
+    """What to add to the error for a name no component registered: the plug-ins that failed to
+    import, or else where a plug-in's name comes from."""
+    load_plugins()
+    if _plugin_failures:
+        return "; " + "; ".join(_plugin_failures)
+    return (
+        f" (a plug-in's name? name its module in ${PLUGINS_ENV} or install its package, as when the run"
+        " was made)"
+    )
+
+
+def entry_point_modules(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, str]]:
+    """(name, module, distribution) of every ``group`` entry point of every installed distribution.
     Every copy of a distribution's metadata on the path counts (``importlib.metadata.entry_points``
     would keep only the first, and a stale ``*.egg-info`` in the working directory would then hide
     an editable install's entry points)."""
     from importlib.metadata import distributions
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for dist in distributions():
         for point in dist.entry_points:
             if point.group == group:
-                found.setdefault(point.name, point.value.split(":")[0].strip())
-    return sorted(found.items())
+                owner = dist.metadata["Name"] or "?"
+                found.setdefault(point.name, (point.value.split(":")[0].strip(), owner))
+    return [(name, module, owner) for name, (module, owner) in sorted(found.items())]
 
 
 def _import_plugin(module: str, where: str) -> None:

@@ -87,6 +87,8 @@ class OneLineErrors(TyperGroup):
         try:
             if _PLUGIN_ERROR is not None:
                 raise _PLUGIN_ERROR
+            for failure in registry.plugin_failures():  # an installed package's broken entry point
+                err_console.print(f"[yellow]warning:[/] {one_line(failure)}", highlight=False)
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except click_exc.NoArgsIsHelpError as exc:

@@ -315,6 +315,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             opts = "\n".join(f"{n} ({d}): {h}" for n, d, h in spec.option_help())
             table.add_row(name, spec.description, opts or "-")
         console.print(table)
+        from pageindex import registry
+
+        for line in registry.conflicts("retriever"):  # asked for, such a name is an error
+            err_console.print(f"[yellow]warning:[/] {line}", highlight=False)
 
 
 def _load_trees(files: list[Path]):

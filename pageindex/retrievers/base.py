@@ -192,12 +192,19 @@ def register_retriever(
             fn, opts_cls, version = obj, options or RetrieverOptions, prompt_version
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"retriever {name!r}: run must be an async function")
+        try:
+            inspect.signature(fn).bind(None, None)
+        except TypeError:
+            raise TypeError(
+                f"retriever {name!r}: run must take (run, opts), not {inspect.signature(fn)}"
+            ) from None
         if opts_cls.model_config.get("extra") != "forbid":
             raise TypeError(
                 f"retriever {name!r}: its Options must forbid extra fields (subclass RetrieverOptions)"
             )
         doc = description or (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
-        registry.register(KIND, name, RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm))
+        spec = RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm)
+        registry.register(KIND, name, spec, origin=getattr(obj, "__module__", None))
         return obj
 
     return decorate
@@ -217,7 +224,7 @@ def get_retriever(name: str) -> RetrieverSpec:
     spec = registry.lookup(KIND, name)
     if spec is None:
         known = ", ".join(sorted(registry.names(KIND))) or "none"
-        msg = f"unknown retriever {name!r} (available: {known})"
+        msg = f"unknown retriever {name!r} (available: {known}){registry.missing_hint()}"
         failed = registry.import_error(KIND, name)
         if failed:
             msg = f"retriever module {name!r} failed to import: {failed}"
@@ -296,18 +303,25 @@ class QuestionRun:
 
     def page_texts(self, pages: Iterable[int], *, max_chars_per_page: int | None = None) -> str:
         """Text of whole pages, each after its ``[page N | printed L]`` marker, inside
-        ``<document>`` tags, and recorded as shown. For retrievers that answer from pages."""
+        ``<document>`` tags, and recorded as shown. For retrievers that answer from pages. Pages the
+        filing does not have are left out, and said in the trace (an ``info`` event)."""
         from pageindex.retrievers.prompts import wrap_document
 
-        chunks, shown = [], []
+        chunks, shown, absent = [], [], []
         for page in pages:
             if not 1 <= page <= self.tree.page_count:
+                absent.append(page)
                 continue
             text = self.tree.page_text(page).strip()
             if max_chars_per_page is not None:
                 text = text[:max_chars_per_page]
             chunks.append(f"{self.fetcher.marker(page)}\n{text}")
             shown.append(page)
+        if absent:
+            self.event(
+                "info", f"pages {absent} not shown: {self.tree.doc_id} has pages 1-{self.tree.page_count}",
+                absent=absent,
+            )  # fmt: skip
         self.show_pages(shown)
         return wrap_document("\n".join(chunks), doc_id=self.tree.doc_id)
 

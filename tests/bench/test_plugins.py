@@ -108,3 +108,107 @@ def test_every_command_is_mounted_whichever_module_is_imported_first() -> None:
     assert done.returncode == 0, done.stderr
     assert set(done.stdout.split()) >= {"compare", "datasets", "fault-server", "gate", "judge", "rejudge",
                                         "report", "run", "summary"}, done.stdout  # fmt: skip
+
+
+def _installed_broken_plugin(root: Path) -> dict[str, str]:
+    """A package installed as pip would leave it (a ``*.dist-info`` folder with an entry point in
+    ``pageindex.plugins``) whose module raises on import; the environment that puts it on the path."""
+    (root / "ep_bad.py").write_text("raise RuntimeError('the plug-in is broken')\n")
+    info = root / "ep_bad-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-bad\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pageindex.plugins]\nep_bad = ep_bad\n")
+    unset = ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "PAGEINDEX_PLUGINS")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PAGEINDEX_CACHE_DIR"] = str(root / "cache")
+    return env
+
+
+def test_a_broken_installed_plugin_is_a_warning_and_named_where_names_are_missing(tmp_path: Path) -> None:
+    """Trial 11: one installed package with a broken entry point disabled every command. Now the
+    commands that do not need it work and warn; asking for a name nothing registered names it."""
+    env = _installed_broken_plugin(tmp_path)
+    warning = (
+        "warning: plug-in 'ep_bad' (entry point 'ep_bad' of the installed package 'ep-bad') failed to "
+        "import: RuntimeError: the plug-in is broken; what it adds is missing (fix or uninstall ep-bad)"
+    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pageindex.cli", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=240)  # fmt: skip
+
+    listed = cli("retrievers")
+    assert listed.returncode == 0 and "extractive" in listed.stdout, listed.stderr
+    assert listed.stderr.splitlines() == [warning]
+    out = str(tmp_path / "r")
+    ran = cli("bench", "run", "-r", "extractive", "--judge", "rules", "--limit", "1", "-q", "-o", out)
+    assert ran.returncode == 0 and warning in ran.stderr, ran.stderr
+    missing = cli("bench", "run", "-r", "mine", "--judge", "rules", "-q", "-o", str(tmp_path / "m"))
+    assert missing.returncode == 2
+    error = [line for line in missing.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith("error: unknown retriever(s) mine; choose from ")
+    assert error[0].endswith("; plug-in 'ep_bad' (entry point 'ep_bad' of the installed package 'ep-bad') "
+                             "failed to import: RuntimeError: the plug-in is broken; what it adds is missing "
+                             "(fix or uninstall ep-bad)")  # fmt: skip
+
+
+def test_a_missing_retriever_says_where_plugin_names_come_from(tmp_path: Path) -> None:
+    """Trial 11: resuming a run made with a plug-in that is not loaded now said only "unknown"."""
+    from pageindex.retrievers import RetrieverConfigError
+    from pageindex.retrievers.base import get_retriever
+
+    try:
+        get_retriever("firstpage")
+    except RetrieverConfigError as exc:
+        assert str(exc).endswith(
+            " (a plug-in's name? name its module in $PAGEINDEX_PLUGINS or install its package, as when the "
+            "run was made)"
+        ), str(exc)
+    else:
+        raise AssertionError("an unknown retriever was found")
+
+
+def test_a_plugin_that_reuses_a_builtin_name_is_an_error_wherever_it_is_asked_for(tmp_path: Path) -> None:
+    """Trial 11: a plug-in registering "extractive" won in Python and lost on the command line, by
+    import order, silently. Now the name is refused in both, naming the two modules."""
+    (tmp_path / "dup_plugin.py").write_text(
+        "from pageindex.retrievers.base import register_retriever\n\n"
+        "@register_retriever('extractive', needs_llm=False)\n"
+        "async def mine(run, opts):\n"
+        "    return run.result('answer', answer='hijacked')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.update(PAGEINDEX_PLUGINS="dup_plugin", PAGEINDEX_CACHE_DIR=str(tmp_path / "cache"))
+    clash = (
+        "retriever 'extractive' is registered by two modules: {} and {}; rename the plug-in's, or drop one "
+        "of them"
+    )
+    either = {clash.format("pageindex.retrievers.extractive", "dup_plugin"),
+              clash.format("dup_plugin", "pageindex.retrievers.extractive")}  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "bench", "run", "-r", "extractive", "--judge", "rules", "-q",
+         "--limit", "1", "-o", str(tmp_path / "r")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    (line,) = [ln for ln in run.stderr.splitlines() if ln.strip()]
+    assert line.removeprefix("error: ") in either, line
+    assert not (tmp_path / "r").exists()
+    code = (
+        "from pageindex.retrievers import retrieve\n"
+        "from pageindex.registry import PluginError\n"
+        "from pageindex.tree import build_tree\n"
+        "try:\n"
+        "    retrieve(build_tree(r'{}'), 'q', retriever='extractive')\n"
+        "except PluginError as exc:\n"
+        "    print(exc)\n"
+    ).format(sorted((ROOT / "datasets" / "demo" / "pdfs").glob("*.pdf"))[0])
+    api = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=240)  # fmt: skip
+    assert api.returncode == 0 and api.stdout.strip() in either, api.stdout + api.stderr
+    listed = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                            text=True, env=env, cwd=tmp_path, timeout=240)  # fmt: skip
+    assert listed.returncode == 0
+    assert listed.stderr.strip().removeprefix("warning: ") in either, listed.stderr

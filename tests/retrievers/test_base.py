@@ -35,6 +35,10 @@ def test_class_retriever_registers_and_records_pages(tree_3m):
     assert result.status == "answer" and result.answer == "Table of Contents"
     assert result.pages_fetched == [58, 60] and result.prompt_version == "echo_v0"
     assert result.usage.llm_calls == 0 and result.options == {"pages": [60, 58, 999]}
+    # trial 11: the page the filing does not have was dropped without a word
+    said = [e for e in result.trace if e.kind == "info" and e.data.get("absent")]
+    expected = f"pages [999] not shown: {tree_3m.doc_id} has pages 1-{tree_3m.page_count}"
+    assert [e.message for e in said] == [expected]
     with pytest.raises(RetrieverConfigError, match=r"unknown option 'page'.*known options: pages"):
         retrieve(tree_3m, "q", retriever="test_echo_pages", page=[1])
 
@@ -60,3 +64,28 @@ def test_retriever_crash_becomes_error_result(tree_3m):
     assert result.status == "error" and result.error == "ZeroDivisionError: boom"
     assert result.error_kind == "ZeroDivisionError" and result.pages_fetched == [3]
     assert result.trace[-1].kind == "error"
+
+
+@pytest.mark.parametrize("params", ["run", "run, opts, extra", ""])
+def test_a_retriever_that_does_not_take_run_and_opts_is_refused_when_it_registers(params):
+    """Trial 11: ``async def badsig(run)`` was listed, then every sample failed with a TypeError."""
+    namespace: dict = {}
+    exec(f"async def badsig({params}):\n    return None", namespace)
+    refused = rf"retriever 'test_badsig': run must take \(run, opts\), not \({params}\)"
+    with pytest.raises(TypeError, match=refused):
+        register_retriever("test_badsig", needs_llm=False)(namespace["badsig"])
+    assert "test_badsig" not in available_retrievers()
+
+
+def test_a_class_retriever_is_checked_on_its_bound_run():
+    class Fine:
+        async def run(self, run, opts):
+            return run.result("fail")
+
+    class Bad:
+        async def run(self, run):
+            return run.result("fail")
+
+    register_retriever("test_class_fine", needs_llm=False)(Fine)
+    with pytest.raises(TypeError, match=r"run must take \(run, opts\), not \(run\)"):
+        register_retriever("test_class_bad", needs_llm=False)(Bad)
