@@ -38,8 +38,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         from pageindex.llm import LLMCache, LLMError
 
+        cache = LLMCache(path)
+        _refuse_unusable(cache)
         try:
-            info = LLMCache(path).stats()
+            info = cache.stats()
         except LLMError as exc:
             fail(str(exc))
         if not info.exists:
@@ -86,6 +88,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.llm import LLMCache, LLMError
 
         cache = LLMCache(path)
+        _refuse_unusable(cache)
         what = f"{model} replies and failures" if model else "all replies and failures"
         if not yes:
             try:
@@ -105,3 +108,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except LLMError as exc:
             fail(str(exc))
         console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)
+
+
+def _refuse_unusable(cache) -> None:  # type: ignore[no-untyped-def]
+    """A path that is no LLM cache (a folder, another file) is named as such, before it is opened."""
+    if problem := cache.problem():
+        fail(f"--cache-path {cache.path} is not an LLM cache: {problem}")

@@ -215,3 +215,23 @@ def test_opening_retries_a_database_that_is_locked_during_set_up(tmp_path, monke
     cache = LLMCache(tmp_path / "c.sqlite")
     cache.put("k", model="m", kind="chat", request={}, reply={"ok": 1}, prompt_tokens=1, completion_tokens=1)
     assert failures["left"] == 0 and cache.get("k") == {"ok": 1}
+
+
+@pytest.mark.parametrize("command", ["stats", "clear"])
+def test_cache_commands_name_a_folder_or_another_file_as_no_cache(tmp_path, command):
+    """Trial 11: ``cache stats --cache-path SOMEDIR`` said "unable to open database file"."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    folder = tmp_path / "adir.pdf"
+    folder.mkdir()
+    other = tmp_path / "notes.txt"
+    other.write_text("not a database, not to be touched\n" * 40)
+    for path, why in ((folder, "it is a directory, not a file"), (other, "file is not a database")):
+        args = ["cache", command, "--cache-path", str(path)] + (["--yes"] if command == "clear" else [])
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert lines == [f"error: --cache-path {path} is not an LLM cache: {why}"], result.output
+    assert other.read_text().startswith("not a database")
