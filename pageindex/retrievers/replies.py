@@ -95,12 +95,12 @@ def parse_json_reply(text: str | None, model: type[T]) -> T:
 
 def source_for_page(tree: Tree, page: int, *, node_id: str = "", quote: str | None = None) -> Source:
     """A :class:`Source` with title and printed page filled from the tree. An unknown or empty
-    ``node_id`` is replaced by the leaf that contains ``page``."""
+    ``node_id`` is replaced by the leaf of ``page`` that the quote sits under (:meth:`Tree.leaf_for_page`)."""
     node = None
     if node_id and node_id in tree:
         node = tree.get(node_id)
     elif 1 <= page <= tree.page_count:
-        node = tree.leaf_for_page(page)
+        node = tree.leaf_for_page(page, quote)
     return Source(
         node_id=node.node_id if node else node_id,
         title=node.title if node else "",

@@ -86,12 +86,30 @@ class Tree(BaseModel):
                 return node
         return None
 
-    def leaf_for_page(self, page: int) -> Node | None:
-        """The first leaf whose span contains ``page``."""
-        for leaf in self.leaves():
-            if leaf.start_page <= page <= leaf.end_page:
-                return leaf
-        return None
+    def leaf_for_page(self, page: int, quote: str | None = None) -> Node | None:
+        """The first leaf whose span contains ``page``; with a ``quote`` found on that page, the leaf
+        it sits under: of the leaves on the page, the one whose title is printed last before the
+        quote (the one carried over from an earlier page when no title on the page precedes it).
+        Sections share pages, so the first leaf of a page is often not where a line of it belongs
+        (trial 11: 3M's capex figure under "Free Cash Flow" was cited as "Cash Flows from Financing
+        Activities", the first leaf on that page)."""
+        covering = [leaf for leaf in self.leaves() if leaf.start_page <= page <= leaf.end_page]
+        if not covering:
+            return None
+        if quote and 1 <= page <= self.page_count:
+            text = _squeeze(self.page_text(page))
+            at = text.find(_squeeze(quote))
+            if at >= 0:
+                under = [leaf for leaf in covering if leaf.start_page < page]
+                best = (under[-1] if under else None, -1)
+                for leaf in covering:
+                    title = _squeeze(leaf.title)
+                    where = text.rfind(title, 0, at) if leaf.start_page == page and title else -1
+                    if where > best[1]:
+                        best = (leaf, where)
+                if best[0] is not None:
+                    return best[0]
+        return covering[0]
 
     # -- text -------------------------------------------------------------------
     def page_text(self, page: int) -> str:
@@ -107,3 +125,8 @@ class Tree(BaseModel):
     def node_text(self, node_id: str) -> str:
         node = self.get(node_id)
         return "\n".join(self.page_text(p) for p in node.pages())
+
+
+def _squeeze(text: str) -> str:
+    """Lower case, one space between words: how a title and a quote are found in a page's text."""
+    return " ".join(text.split()).lower()

@@ -130,6 +130,18 @@ def test_3m_known_pages_and_labels(built):
     # FinanceBench question 03029 (capex) cites zero-based page 59 -> the cash-flow statement leaf
     leaf = tree.leaf_for_page(60)
     assert leaf is not None and leaf.node_id == "item_8/cash_flows"
+    # page 49 holds three leaves; a line of it belongs to the one whose title comes last before it
+    # (trial 11: the capex row under "Free Cash Flow" was cited under "Cash Flows from Financing")
+    on_49 = [leaf.node_id for leaf in tree.leaves() if leaf.start_page <= 49 <= leaf.end_page]
+    financing = "item_7/cash_flows_from_financing_activities"
+    free_cash_flow = "item_7/free_cash_flow_non_gaap_measure"
+    assert on_49[:2] == [financing, free_cash_flow]
+    assert tree.leaf_for_page(49).node_id == on_49[0]  # without a quote: the first, as before
+    capex = "Purchases of property, plant and equipment (PP&E) (1,577)"
+    assert tree.leaf_for_page(49, capex).node_id == free_cash_flow
+    assert tree.leaf_for_page(49, "not on the page at all").node_id == on_49[0]
+    opening = next(line for line in tree.page_text(49).splitlines() if line.strip())  # before any title
+    assert tree.leaf_for_page(49, opening).node_id == financing
     # merged visual lines keep a table row on one line
     assert "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)" in tree.page_text(60)
 
