@@ -19,7 +19,7 @@ from pageindex.tree.cache import TreeCache, file_sha256
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import NotAPDFError, PDFMissingError
-from pageindex.tree.headings import STATEMENT_TITLES, Heading, detect_sec, slug
+from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
@@ -212,7 +212,16 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     rows = real_outline(doc.toc, len(pages))
     outline = outline_drafts(rows, pages) if rows else []
     outline_items = sum(1 for d in outline if d.kind == "item")
-    if outline and outline_items > max(1, len(items)):
+    # The filer's own outline leads when it holds more Items than the detections found, or as many
+    # with sections nested inside them (three levels or more) and the Items at the top two levels
+    # (under Parts at most): then it names what the detections miss, MD&A's sub-sections sharing a
+    # page (trial 11: Alphabet's 10-Q). A two-level outline of Parts and Items adds nothing the
+    # detections lack (they also nest the statements and notes in Item 8), and one that wraps the Items
+    # deeper, under a document-title root, would bury the cover and the Parts under that root.
+    nested = len({level for level, _, _ in rows}) >= 3
+    items_on_top = all(level <= 2 for level, title, _ in rows if _ITEM.match(title.strip()))
+    tie = nested and items_on_top and outline_items >= max(1, len(items))
+    if outline and (outline_items > max(1, len(items)) or tie):
         return outline, "outline", outline
     if items:  # Item headings need strong emphasis; one is enough (an 8-K may have a single Item)
         return [_from_heading(h) for h in sec], "sec", outline

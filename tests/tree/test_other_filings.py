@@ -164,3 +164,30 @@ def test_nintendo_highlights_statements(filing_tree):
     assert [c.title[:3] for c in others.children] == ["(1)", "(2)", "(3)", "(4)"]
     assert all(c.is_leaf for c in others.children)
     assert outside_statements(tree, r"Consolidated Financial Forecast")
+
+
+def test_a_nested_outline_with_as_many_items_leads_a_10q(tree_cache_dir):
+    """Trial 11: Alphabet's 10-Q has a 60-entry outline that nests MD&A's sections; the SEC rules
+    found as many Items, so the outline was only used to split long leaves, and "Executive Overview"
+    (sharing page 36 with "Provision for Income Taxes") and "Financial Condition" went missing, their
+    text filed under the sections before them. A nested outline with as many Items now leads."""
+    from tests.tree.conftest import filings_dir
+
+    tree = build_tree(filings_dir() / "ALPHABET_2023Q2_10-Q.pdf", cache_dir=tree_cache_dir)
+    assert tree.strategy == "outline"
+    spans = {n.title: (n.start_page, n.end_page) for n in tree.walk()}
+    assert spans["Executive Overview"] == (36, 37)
+    assert spans["Financial Condition"] == (45, 47)
+    assert spans["Segment Profitability"] == (43, 44)
+    assert tree.get("part_1/item_2/financial_results/revenues").start_page == 38
+    assert tree.get("part_1/item_1/cash_flows").start_page == 10
+
+
+def test_a_two_level_outline_of_parts_and_items_leaves_the_sec_rules_in_charge(tree_cache_dir):
+    """The demo 10-K's outline lists Parts and Items (statements beside the Items, no notes): the
+    detections nest the statements and notes in Item 8, so they lead."""
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "pdfs" / "NORTHWIND_2023_10K.pdf"
+    tree = build_tree(pdf, cache_dir=tree_cache_dir)
+    assert tree.strategy == "sec" and tree.get("item_8/income").start_page == 9
