@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import sys
 from typing import Any
 
 PLUGINS_ENV = "PAGEINDEX_PLUGINS"
@@ -73,7 +74,7 @@ def register(kind: str, name: str, obj: Any = None, *, origin: str | None = None
     def decorate(target: Any) -> Any:
         source = origin or getattr(target, "__module__", None) or "?"
         before = _origins.setdefault(kind, {}).get(name)
-        if before is not None and before != source:
+        if before is not None and not _same_module(before, source):
             found = _conflicts.setdefault(kind, {}).setdefault(name, [before])
             if source not in found:
                 found.append(source)
@@ -82,6 +83,17 @@ def register(kind: str, name: str, obj: Any = None, *, origin: str | None = None
         return target
 
     return decorate(obj) if obj is not None else decorate
+
+
+def _same_module(a: str, b: str) -> bool:
+    """Two module names of one file: equal, or a script run as ``__main__`` that is also imported
+    by its own name (``PAGEINDEX_PLUGINS=myplug python myplug.py``)."""
+    if a == b:
+        return True
+    if "__main__" not in (a, b):
+        return False
+    files = [getattr(sys.modules.get(m), "__file__", None) for m in (a, b)]
+    return None not in files and os.path.realpath(files[0]) == os.path.realpath(files[1])  # type: ignore[arg-type]
 
 
 def entries(kind: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import typer
 
 from bench.config import comma_list, configured_model
 from pageindex.cli._common import (
+    NO_LIMIT,
     SCRIPTED_POLICY_ENV,
     ExitCode,
     cache_option,
@@ -141,9 +142,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             "NAME=VALUE when --retrievers names one retriever."
         ),
         timeout: float = timeout_option(help="Seconds per model call before it is retried (default 60)."),
-        time_limit: float = time_limit_option(
-            help="Seconds one sample's retrieval may take, all its model calls (default: no limit); "
-            "past it the sample ends as an error of kind time_limit and the run goes on."
+        time_limit: str = time_limit_option(
+            help="Seconds one sample's retrieval may take, all its model calls (default: none, no "
+            "limit); past it the sample ends as an error of kind time_limit and the run goes on."
         ),
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
@@ -170,7 +171,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             parse_option,
             resumable_options_text,
         )
-        from bench.events import EventBus
+        from bench.events import EventBus, RunEvent
         from bench.progress import ProgressView
         from bench.runner import Runner, RunSetupError, SetupInterrupted
         from bench.summary import print_summary
@@ -203,7 +204,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             given_settings = {
                 "concurrency": concurrency,
                 "timeout_s": timeout,
-                "time_limit_s": time_limit,
+                "time_limit_s": None if time_limit == NO_LIMIT else time_limit,
                 "max_retries": max_retries,
                 "cache": cache,
                 "cache_path": cache_path,
@@ -215,6 +216,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             }
             operational = {k: v for k, v in given_settings.items() if k in RESUME_OVERRIDES}
             overrides = {k: v for k, v in operational.items() if v is not None}
+            if time_limit == NO_LIMIT:  # said outright: no limit, also over a resumed run's stored one
+                overrides["time_limit_s"] = None
             profile, profile_line = _local_profile(model, base_url, concurrency, timeout, max_retries, resume)
             overrides.update(profile)
             if resume is not None:
@@ -273,9 +276,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         # API stays one error line.
         said = {"header": False, "notes": 0}
 
-        def _say_header(event: object) -> None:
+        def _say_header(event: RunEvent) -> None:
             # the header once; a note the runner adds later (--retry-errors, once the run's records
-            # are open) at the next event
+            # are open) at the next event. A wait during the preflight is no start: it is said on its
+            # own, even with --quiet (a silent wait for a busy server was trial 11's complaint).
+            if event.kind == "waiting":
+                if quiet:
+                    err_console.print(event.message, highlight=False, markup=False)
+                return
             if not said["header"] and profile_line:
                 err_console.print(f"[dim]{profile_line}[/]", highlight=False)
             said["header"] = True

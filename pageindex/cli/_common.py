@@ -262,10 +262,26 @@ def _finite_seconds(value: float | None) -> float | None:
     return value
 
 
+NO_LIMIT = "none"  # --time-limit none: no limit (lifts a resumed run's stored one)
+
+
+def _limit_seconds(value: str | None) -> float | str | None:
+    if value is None or value.strip().lower() == NO_LIMIT:
+        return value if value is None else NO_LIMIT
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number of seconds > 0 or 'none'") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise typer.BadParameter(f"{value} is not a number of seconds > 0 or 'none' (give e.g. 600)")
+    return seconds
+
+
 def time_limit_option(help: str) -> Any:
     """``--time-limit``: seconds one question's whole retrieval may take, all its calls (no limit by
-    default); a finite number > 0 like ``--timeout``."""
-    return typer.Option(None, "--time-limit", help=help, callback=_finite_seconds)
+    default), a finite number > 0 like ``--timeout``; ``none`` for no limit (on ``--resume``, it lifts
+    the run's stored one)."""
+    return typer.Option(None, "--time-limit", help=help, callback=_limit_seconds, metavar="SECONDS|none")
 
 
 def timeout_option(default: float | None = None, *, help: str) -> Any:

@@ -111,6 +111,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
 
 def _refuse_unusable(cache) -> None:  # type: ignore[no-untyped-def]
-    """A path that is no LLM cache (a folder, another file) is named as such, before it is opened."""
-    if problem := cache.problem():
+    """A path that is no LLM cache (a folder, another file) is named as such, before it is opened.
+    Checked as a reader (``replay``): a missing file is an empty cache here, wherever it is."""
+    from pageindex.llm import LLMCache
+
+    if problem := LLMCache(cache.path, mode="replay").problem():
         fail(f"--cache-path {cache.path} is not an LLM cache: {problem}")

@@ -431,6 +431,20 @@ class LLMClient:
                 self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
         return error
 
+    def _cancelled(
+        self, attempts: list[dict[str, Any]], latency: float, prompt_len: int, tag: dict[str, Any] | None
+    ) -> None:
+        """A call cancelled by its caller (``aretrieve``'s ``time_limit``, a Ctrl-C): the attempts that
+        came back go to the ledger like a failed call's (error ``cancelled``), and the one in flight
+        is a call too, whose estimated prompt tokens count against the budget, as a timed-out
+        attempt's do: the server goes on computing it, and a run whose samples are all cut must still
+        meet its --budget."""
+        done = [*attempts, {"outcome": "cancelled", "usage": None}]
+        self._record(self._attempt_usage(done, latency, prompt_len), tag, error="cancelled")
+        unreported = sum(1 for a in done if a.get("usage") is None)
+        if self.budget is not None and unreported:
+            self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
+
     def cap_for(self, max_tokens: int | None = None, role: str | None = None) -> int:
         """The completion cap before any window is known: the call's own (``max_tokens``), else
         the client's (``make_client(max_tokens=...)``), else the default of ``role`` (this
@@ -481,16 +495,18 @@ class LLMClient:
     async def discover_context_window(self) -> int | None:
         """The context window: ``--context-window`` if given, else the server's metadata (vLLM's
         ``max_model_len``, Ollama's ``/api/show``), else the known table; also probes the server's
-        tokenizer. Sets ``context_window`` and ``context_window_source``."""
+        tokenizer. Sets ``context_window`` and ``context_window_source``. A discovery cancelled
+        half-way (a sample cut at its time limit) is not taken as done: the next call tries again."""
         limits = self._limits
-        limits["checked"] = True
         if limits["window"]:
+            limits["checked"] = True
             return limits["window"]
         if self.provider.remote and not self.replay_only and self._spec.base_url:
             found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
-                limits.update(window=found, source="server metadata")
+                limits.update(window=found, source="server metadata", checked=True)
                 return found
+        limits["checked"] = True
         known = known_context_window(self.model)
         if known is not None:
             limits.update(window=known, source="known model table")
@@ -548,6 +564,9 @@ class LLMClient:
                     except Exception as exc:
                         latency = time.perf_counter() - started
                         raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                    except asyncio.CancelledError:
+                        self._cancelled(attempts, time.perf_counter() - started, prompt_len, tag)
+                        raise
                     latency = time.perf_counter() - started
             raw = http.extensions.get(PARSED_JSON)
             if raw is None:  # pragma: no cover - only if a transport bypasses the check
@@ -664,6 +683,9 @@ class LLMClient:
                     except Exception as exc:
                         latency = time.perf_counter() - started
                         raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
+                    except asyncio.CancelledError:
+                        self._cancelled(attempts, time.perf_counter() - started, prompt_len, tag)
+                        raise
                     latency = time.perf_counter() - started
             value = _as_exact_type(value, response_model)
             live_value.append(value)

@@ -48,8 +48,9 @@ before any work starts.
 
 ``time_limit`` (seconds, default none) bounds one question's whole retrieval, every model call and
 tool turn of it: a retriever still working then is cancelled and the result is an ``error`` of kind
-``time_limit``, with the usage, pages and trace recorded so far (the call cut short counts only if
-its reply had arrived). Each call keeps its own client timeout as well.
+``time_limit``, with the usage, pages and trace recorded so far (the call cut short is one call, error
+``cancelled``, its attempts that came back with their tokens and the one in flight with its
+estimated prompt tokens charged to the budget). Each call keeps its own client timeout as well.
 """
 
 from __future__ import annotations

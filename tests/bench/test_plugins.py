@@ -212,3 +212,21 @@ def test_a_plugin_that_reuses_a_builtin_name_is_an_error_wherever_it_is_asked_fo
                             text=True, env=env, cwd=tmp_path, timeout=240)  # fmt: skip
     assert listed.returncode == 0
     assert listed.stderr.strip().removeprefix("warning: ") in either, listed.stderr
+
+
+def test_a_plugin_script_run_as_main_is_not_a_conflict_with_itself(tmp_path: Path) -> None:
+    """Review 11: ``PAGEINDEX_PLUGINS=myplug python myplug.py`` registered the name under
+    ``__main__`` and again under ``myplug``, and was refused as two modules."""
+    (tmp_path / "myplug.py").write_text(
+        "from pageindex.retrievers.base import get_retriever, register_retriever\n\n"
+        "@register_retriever('mine_plug', needs_llm=False)\n"
+        "async def mine(run, opts):\n"
+        "    return run.result('answer', answer='hi')\n\n"
+        "if __name__ == '__main__':\n"
+        "    print(get_retriever('mine_plug').name)\n"
+    )
+    env = {**os.environ, "PAGEINDEX_PLUGINS": "myplug"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")) if p)
+    done = subprocess.run([sys.executable, "myplug.py"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "mine_plug", done.stderr

@@ -194,3 +194,28 @@ def test_the_waiting_notice_is_a_line_in_a_log() -> None:
     view = ProgressView(console)
     view.on_event(RunEvent(kind="waiting", run_id="", progress=RunProgress(), message="waiting for m at u"))
     assert console.export_text().splitlines() == ["waiting for m at u"]
+
+
+def test_the_waiting_notice_is_said_with_quiet_and_is_no_header(tmp_path: Path, monkeypatch) -> None:
+    """Review 11: with --quiet the notice was never printed, and without it the wait made the
+    header (the local-server profile) print before the preflight had passed."""
+    from typer.testing import CliRunner
+
+    import bench.runner as runner_module
+    from pageindex.cli import app
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.3)
+    sock, url = _silent_server()
+    try:
+        args = ["bench", "run", "-r", "oracle", "-m", "openai/busy-model", "--base-url", url, "--judge",
+                "rules", "--timeout", "2", "--limit", "1", "-o", str(tmp_path / "run")]  # fmt: skip
+        for extra in (["-q"], []):
+            result = CliRunner().invoke(app, args + extra, terminal_width=400)
+            assert result.exit_code == 2, result.output
+            assert f"waiting for openai/busy-model at {url} to answer" in result.output, extra
+            assert "local-server profile" not in result.output  # the preflight never passed
+            assert result.output.count("error:") == 1
+    finally:
+        sock.close()

@@ -235,3 +235,17 @@ def test_cache_commands_name_a_folder_or_another_file_as_no_cache(tmp_path, comm
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert lines == [f"error: --cache-path {path} is not an LLM cache: {why}"], result.output
     assert other.read_text().startswith("not a database")
+
+
+def test_cache_stats_reads_a_missing_file_in_a_read_only_folder_as_empty(tmp_path, monkeypatch):
+    """Review 11: the check refused a missing file where ``rw`` could not create one; stats only reads."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    path = tmp_path / "x.sqlite"
+    result = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)])
+    assert result.exit_code == 0 and result.output.strip() == f"cache {path}: empty (no file yet)"

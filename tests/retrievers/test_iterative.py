@@ -217,3 +217,21 @@ def test_no_valid_extraction_at_all_is_unusable_output_not_a_not_found(tree_3m):
     result = run_iterative(tree_3m, sm, max_iterations=2)
     assert (result.status, result.error_kind) == ("fail", "invalid_reply"), result.reason
     assert all("no valid extraction" in f.reason for f in result.failed_searches)
+
+
+def test_a_finding_of_an_unknown_section_is_placed_where_its_words_are_on_the_page(tree_3m):
+    """Review 11: iterative placed a finding citing an unknown section in the page's first section;
+    3M's page 49 holds three, and the capex row sits under "Free Cash Flow (non-GAAP measure)"."""
+    from pageindex.retrievers.base import QuestionContext, QuestionRun, get_retriever
+    from pageindex.retrievers.iterative import ExtractedFinding, _finding
+
+    spec = get_retriever("iterative")
+    context = QuestionContext()
+    run = QuestionRun(spec=spec, tree=tree_3m, query="q", options=spec.options(), llm=None, context=context)
+    label = "Purchases of property, plant and equipment (PP&E)"
+    row = ExtractedFinding(label=label, value="(1,577)", page=49, section="no such section")
+    assert _finding(run, row).section == "item_7/free_cash_flow_non_gaap_measure"
+    by_value = row.model_copy(update={"label": "capex"})
+    assert _finding(run, by_value).section == "item_7/free_cash_flow_non_gaap_measure"
+    nowhere = row.model_copy(update={"label": "zzz", "value": "zzz"})
+    assert _finding(run, nowhere).section == "item_7/cash_flows_from_financing_activities"  # the first

@@ -66,3 +66,50 @@ def test_a_tool_loop_over_http_is_cut_mid_call_and_keeps_the_calls_that_finished
     assert 3 <= took < 12
     assert 1 <= result.usage.llm_calls < len(server.chat_requests) + 1
     assert result.usage.prompt_tokens > 0 and result.tool_calls >= 1
+
+
+def test_a_call_cut_by_the_time_limit_is_counted_and_charged_to_the_budget(tree_3m):
+    """Review 11: a cancelled call left no record, and its estimated prompt tokens were never charged,
+    so a run whose samples were all cut never met its --budget."""
+    from pageindex.llm import Budget
+    from pageindex.llm.types import BudgetExceeded
+
+    def fetch_forever(req):
+        return ScriptedModel.call("fetch_section", node_id="Consolidated Statement of Cash Flows")
+
+    budget = Budget(max_tokens=1)
+    with FakeOpenAIServer(ScriptedModel(policy=fetch_forever), delay_s=5) as server:
+        llm = make_client("openai/test-model", base_url=server.base_url, api_key="sk-test", budget=budget)
+        result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, time_limit=0.5)
+        assert result.status == "error" and result.error_kind == TIME_LIMIT
+        cut = [r for r in llm.ledger.records() if r.error == "cancelled"]
+        assert len(cut) == 1 and cut[0].calls == 1 and result.usage.llm_calls == 1
+        assert budget.spent_tokens > 1  # the estimate of the prompt the server is still reading
+        with pytest.raises(BudgetExceeded):
+            retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, time_limit=0.5)
+
+
+def test_a_context_window_discovery_cut_by_the_time_limit_is_tried_again(tree_3m):
+    """Review 11: a discovery cancelled half-way was taken as done, and the client kept no window
+    (unsized indexes) for the rest of the run."""
+    import asyncio
+
+    from pageindex.retrievers.base import aretrieve
+
+    @register_retriever("test_index_first", needs_llm=True)
+    async def index_first(run, opts):
+        await run.index()
+        return run.result("fail", reason="only the index")
+
+    async def slow_window(*, timeout):
+        await asyncio.sleep(1.0)
+        return 8192
+
+    async def scenario():
+        llm = make_client("openai/test-model", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+        llm.provider.context_window = slow_window
+        cut = await aretrieve(tree_3m, "q", retriever="test_index_first", llm=llm, time_limit=0.2)
+        assert cut.error_kind == TIME_LIMIT and llm.context_window is None
+        assert await llm.ensure_limits() == 8192  # discovered on the next try
+
+    asyncio.run(scenario())
