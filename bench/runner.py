@@ -418,31 +418,35 @@ class Runner:
             if client is None or id(client) in given:
                 continue
             try:
-                await self._answered(client)
+                busy = "a server that answers one request at a time may still be busy with an earlier one"
+                if not await self._answered(client, busy):
+                    self._stop_before_sampling("while waiting for the model endpoint to answer")
             except LLMError as exc:
                 raise RunSetupError(str(exc)) from None
 
-    async def _answered(self, client: Any) -> None:
+    async def _answered(self, client: Any, why: str, *, say: bool = True) -> bool:
         """``client.check()``, said when it has not answered within :data:`PREFLIGHT_NOTICE_S` (a
         one-at-a-time server still busy with an earlier request answers only when idle, which may
-        take minutes), and given up at once on Ctrl-C (:class:`SetupInterrupted`)."""
+        take minutes; ``why`` says which request it may be busy with). False when a stop (Ctrl-C)
+        came first: the wait ends at once. The check's own error is raised."""
         check = asyncio.ensure_future(client.check())
         stop = asyncio.ensure_future(self.stop.wait())
         try:
             first = asyncio.FIRST_COMPLETED
             done, _ = await asyncio.wait({check, stop}, timeout=PREFLIGHT_NOTICE_S, return_when=first)
-            if not done:
+            if not done and say:
                 where = redact_url(getattr(client, "base_url", None) or "") or "its endpoint"
                 self.events.publish(RunEvent(
                     kind="waiting", run_id="", progress=RunProgress(),
                     message=f"waiting for {getattr(client, 'spec', 'the model')} at {where} to answer "
-                    f"(no answer in {PREFLIGHT_NOTICE_S:g}s: a server that answers one request at a time may "
-                    "still be busy with an earlier one; Ctrl-C stops)",
+                    f"(no answer in {PREFLIGHT_NOTICE_S:g}s: {why}; Ctrl-C stops)",
                 ))  # fmt: skip
+            if not done:
                 done, _ = await asyncio.wait({check, stop}, return_when=first)
             if check not in done:
-                self._stop_before_sampling("while waiting for the model endpoint to answer")
+                return False
             await check
+            return True
         finally:
             for task in (check, stop):
                 task.cancel()
@@ -926,9 +930,15 @@ class Runner:
             if not is_loopback(getattr(client, "base_url", None)):
                 continue
             log.info("waiting for %s to finish the request a timed-out call abandoned", client.spec)
-            for _ in range(ABANDONED_WAITS):
+            cause = sample.error_kind or sample.judge_error_kind
+            why = (
+                f"it may still be computing the request sample {sample.question_id} gave up on ({cause}); "
+                "a server that answers one request at a time goes on with it"
+            )
+            for attempt in range(ABANDONED_WAITS):
                 try:
-                    await client.check()
+                    if not await self._answered(client, why, say=attempt == 0):
+                        return
                     break
                 except LLMError:
                     continue
