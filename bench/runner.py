@@ -804,13 +804,19 @@ class Runner:
 
         async def worker() -> None:
             nonlocal written
+            abandoned: Sample | None = None  # this worker's last sample, if it may have left a request
             while True:
                 await _let_signals_in()
                 if self.stop.is_set():
                     return
                 item = next(work, None)
                 if item is None:
-                    return
+                    return  # no next sample to wait for: a request the last one abandoned is no matter
+                if abandoned is not None:
+                    await self._let_abandoned_finish(abandoned, retriever_llm, judge_llm)
+                    abandoned = None
+                    if self.stop.is_set():
+                        return  # the item taken is not recorded: it runs on resume
                 q, r, rep = item
                 try:
                     sample = await self._one(q, r, rep, trees[q.doc_id], retriever_llm, judge, run_id)
@@ -826,7 +832,7 @@ class Runner:
                     self.events.publish(
                         RunEvent(kind="sample_finished", run_id=run_id, progress=progress, sample=sample)
                     )
-                await self._let_abandoned_finish(sample, retriever_llm, judge_llm)
+                abandoned = sample
 
         tasks = [asyncio.create_task(worker()) for _ in range(min(cfg.concurrency, max(len(todo), 1)))]
         stopper = asyncio.create_task(self._cancel_on_stop(tasks))

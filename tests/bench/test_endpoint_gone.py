@@ -324,3 +324,24 @@ def test_the_wait_for_an_abandoned_request_is_said(demo, tmp_path, monkeypatch):
     assert len(said) == 1 and said[0].startswith("waiting for openai/fault-model at ")
     first = samples[0].question_id
     assert f"it may still be computing the request sample {first} gave up on (timeout)" in said[0]
+
+
+def test_after_the_last_sample_nothing_waits_for_its_abandoned_request(demo, tmp_path):
+    """Measured on llama-cpp-python: the run waited up to three call timeouts after its last sample
+    for a request nobody would send after. The wait now comes before a next sample only."""
+    import time
+
+    inner = ChatPolicy()
+
+    def slow(chat):
+        time.sleep(6)  # the server computes on after the client gave up at 1 s
+        return inner(chat)
+
+    with FaultServer(policy=slow) as srv:
+        config = _config(demo, tmp_path / "run", srv.base_url, retrievers=["oracle"], limit=1, timeout_s=1.0)
+        started = time.monotonic()
+        outcome = _run(Runner(config))
+        took = time.monotonic() - started
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout")]
+    assert outcome.status == "finished" and took < 4.5, took
