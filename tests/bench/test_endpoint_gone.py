@@ -222,12 +222,19 @@ def test_a_passing_connection_error_is_recorded_when_the_endpoint_answers_again(
     assert Answers.calls == 1
 
 
-def test_after_a_timeout_the_next_sample_waits_for_a_local_server_to_be_idle(demo, tmp_path):
+def test_after_a_timeout_the_next_sample_waits_for_a_local_server_to_be_idle(demo, tmp_path, monkeypatch):
     """A one-at-a-time server (a policy that blocks the server's loop: nothing else is answered) still
     computing the first sample's abandoned request: the next sample waits for it instead of timing out
-    behind it, so the timeout is charged to the sample that had it, and only to that one."""
+    behind it, so the timeout is charged to the sample that had it, and only to that one. The wait is
+    said, naming the sample (on llama-cpp-python a cut agent turn went on for minutes in silence)."""
     import time
 
+    import bench.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.3)
+    said: list[str] = []
+    events = EventBus()
+    events.subscribe(lambda event: said.append(event.message) if event.kind == "waiting" else None)
     inner = ChatPolicy()
     calls = {"n": 0}
 
@@ -239,10 +246,13 @@ def test_after_a_timeout_the_next_sample_waits_for_a_local_server_to_be_idle(dem
 
     with FaultServer(policy=slow_first) as srv:
         config = _config(demo, tmp_path / "run", srv.base_url, retrievers=["oracle"], limit=2, timeout_s=1.0)
-        outcome = _run(Runner(config))
+        outcome = _run(Runner(config, events=events))
     samples = load_samples(tmp_path / "run" / "samples.jsonl")
     assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout"), ("answer", None)]
     assert outcome.status == "finished"
+    assert len(said) == 1 and said[0].startswith("waiting for openai/fault-model at ")
+    first = samples[0].question_id
+    assert f"it may still be computing the request sample {first} gave up on (timeout)" in said[0]
 
 
 def test_a_sample_past_its_time_limit_is_an_error_and_the_run_goes_on(demo, tmp_path):
@@ -293,37 +303,6 @@ def test_a_time_limit_must_be_a_finite_number_of_seconds(demo, tmp_path, value):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--time-limit'"), lines
     assert not (tmp_path / "r").exists()
-
-
-def test_the_wait_for_an_abandoned_request_is_said(demo, tmp_path, monkeypatch):
-    """Measured on llama-cpp-python: after a sample cut at its time limit the server went on
-    generating for minutes while the run printed nothing. The wait is now said, naming the sample."""
-    import time
-
-    import bench.runner as runner_module
-
-    monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.3)
-    inner = ChatPolicy()
-    calls = {"n": 0}
-
-    def slow_first(chat):
-        calls["n"] += 1
-        if calls["n"] == 1:
-            time.sleep(2.5)  # the server computes on after the client gave up at 1 s
-        return inner(chat)
-
-    said: list[str] = []
-    events = EventBus()
-    events.subscribe(lambda event: said.append(event.message) if event.kind == "waiting" else None)
-    with FaultServer(policy=slow_first) as srv:
-        config = _config(demo, tmp_path / "run", srv.base_url, retrievers=["oracle"], limit=2, timeout_s=1.0)
-        outcome = _run(Runner(config, events=events))
-    samples = load_samples(tmp_path / "run" / "samples.jsonl")
-    assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout"), ("answer", None)]
-    assert outcome.status == "finished"
-    assert len(said) == 1 and said[0].startswith("waiting for openai/fault-model at ")
-    first = samples[0].question_id
-    assert f"it may still be computing the request sample {first} gave up on (timeout)" in said[0]
 
 
 def test_after_the_last_sample_nothing_waits_for_its_abandoned_request(demo, tmp_path):
