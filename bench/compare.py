@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from bench.rundir import Run
 from bench.runinfo import provenance, rejudge_command
-from bench.samples import Sample
+from bench.samples import Sample, unjudged_answers
 from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
 from bench.summary import NO_VALUE, ci_text
 
@@ -316,12 +316,11 @@ def unjudged_warnings(a: Run, b: Run, pairs: Sequence[tuple[Sample, Sample]]) ->
     against answers nobody scored. The gate fails on the same condition (its ``judged`` check)."""
     out = []
     for run, answers in ((a, [x for x, _ in pairs]), (b, [y for _, y in pairs])):
-        answered = [s for s in answers if s.status == "answer"]
-        unjudged = sum(1 for s in answered if s.verdict is None)
+        answered, unjudged = unjudged_answers(answers)
         if unjudged:
             out.append(
-                f"run {run.run_id}: {unjudged} of {len(answered)} shared answers have no verdict and count "
-                f"as wrong; re-score with `{rejudge_command(run.path, run.info)}`"
+                f"run {run.run_id}: {len(unjudged)} of {len(answered)} shared answers have no verdict and "
+                f"count as wrong; re-score with `{rejudge_command(run.path, run.info)}`"
             )
     return out
 

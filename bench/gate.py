@@ -46,7 +46,7 @@ from bench.compare import (
 )
 from bench.rundir import Run
 from bench.runinfo import rejudge_command
-from bench.samples import Sample
+from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
@@ -221,8 +221,7 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
 
 
 def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
-    answers = [s for s in samples if s.status == "answer"]
-    unjudged = [s for s in answers if s.verdict is None]
+    answers, unjudged = unjudged_answers(samples)
     message = f"judged [{scope}]: {len(answers) - len(unjudged)} of {len(answers)} answers have a verdict"
     if unjudged:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)

@@ -11,6 +11,7 @@ Older runs' error kinds (``invalid_output``) read as today's names (``invalid_re
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,14 @@ from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, 
 if TYPE_CHECKING:
     from bench.datasets.models import Question
     from bench.judges.base import JudgeVerdict
+
+
+def unjudged_answers(samples: Sequence[Sample]) -> tuple[list[Sample], list[Sample]]:
+    """(the answers among ``samples``, those of them without a verdict): a judge call that failed
+    leaves an answer counted as wrong. What the gate's ``judged`` check and ``compare``'s warning
+    count."""
+    answers = [s for s in samples if s.status == "answer"]
+    return answers, [s for s in answers if s.verdict is None]
 
 
 def judge_error_text(exc: BaseException) -> str:

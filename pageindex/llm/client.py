@@ -426,10 +426,15 @@ class LLMClient:
         if attempts and error.usage is None:
             usage = self._attempt_usage(attempts, latency, prompt_len)
             error.usage = self._record(usage, tag, error=error.kind)
-            unreported = sum(1 for a in attempts if a.get("usage") is None)
-            if self.budget is not None and unreported:
-                self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
+            self._charge_unreported(attempts, prompt_len)
         return error
+
+    def _charge_unreported(self, attempts: list[dict[str, Any]], prompt_len: int) -> None:
+        """Attempts without usage (timed out, or cut by the caller) still made the server read the
+        prompt: its estimated tokens count against the budget, once per such attempt."""
+        unreported = sum(1 for a in attempts if a.get("usage") is None)
+        if self.budget is not None and unreported:
+            self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
 
     def _cancelled(
         self, attempts: list[dict[str, Any]], latency: float, prompt_len: int, tag: dict[str, Any] | None
@@ -441,9 +446,7 @@ class LLMClient:
         meet its --budget."""
         done = [*attempts, {"outcome": "cancelled", "usage": None}]
         self._record(self._attempt_usage(done, latency, prompt_len), tag, error="cancelled")
-        unreported = sum(1 for a in done if a.get("usage") is None)
-        if self.budget is not None and unreported:
-            self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
+        self._charge_unreported(done, prompt_len)
 
     def cap_for(self, max_tokens: int | None = None, role: str | None = None) -> int:
         """The completion cap before any window is known: the call's own (``max_tokens``), else

@@ -271,9 +271,7 @@ def _finding(run: QuestionRun, f: ExtractedFinding) -> Finding:
     if section not in run.tree and 1 <= f.page <= run.tree.page_count:
         # the section the finding's words sit under on its page (its label, as on a table row, else
         # its value); the page's first section when neither is found there
-        leaf = run.tree.leaf_for_page(f.page, f.label)
-        if leaf is run.tree.leaf_for_page(f.page):
-            leaf = run.tree.leaf_for_page(f.page, f.value)
+        leaf = run.tree.leaf_for_page(f.page, [f.label, f.value])
         resolved = run.fetcher.resolve(section).node_id if section else None
         section = resolved or (leaf.node_id if leaf else section)
     return Finding(label=f.label, value=f.value, unit=f.unit, page=f.page, section=section, context=f.context)

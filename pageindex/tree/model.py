@@ -6,7 +6,7 @@ filing itself prints) live in ``Tree.page_labels`` and are called *page labels*.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -86,10 +86,11 @@ class Tree(BaseModel):
                 return node
         return None
 
-    def leaf_for_page(self, page: int, quote: str | None = None) -> Node | None:
-        """The first leaf whose span contains ``page``; with a ``quote`` found on that page, the leaf
-        it sits under: of the leaves on the page, the one whose title is printed last before the
-        quote (the one carried over from an earlier page when no title on the page precedes it).
+    def leaf_for_page(self, page: int, quote: str | Sequence[str] | None = None) -> Node | None:
+        """The first leaf whose span contains ``page``; with a ``quote`` found on that page (or the
+        first of several quotes that is found there), the leaf it sits under: of the leaves on the
+        page, the one whose title is printed last before the quote (the one carried over from an
+        earlier page when no title on the page precedes it).
         Sections share pages, so the first leaf of a page is often not where a line of it belongs
         (trial 11: 3M's capex figure under "Free Cash Flow" was cited as "Cash Flows from Financing
         Activities", the first leaf on that page)."""
@@ -98,7 +99,8 @@ class Tree(BaseModel):
             return None
         if quote and 1 <= page <= self.page_count:
             text = _squeeze(self.page_text(page))
-            at = text.find(_squeeze(quote))
+            quotes = [quote] if isinstance(quote, str) else quote
+            at = next((i for i in (text.find(_squeeze(q)) for q in quotes if q.strip()) if i >= 0), -1)
             if at >= 0:
                 under = [leaf for leaf in covering if leaf.start_page < page]
                 best = (under[-1] if under else None, -1)
