@@ -919,9 +919,10 @@ class Runner:
 
     async def _let_abandoned_finish(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> None:
         """After a call of ``sample`` timed out (or was cut at the sample's ``--time-limit``) against a
-        server on this machine, wait until that server answers again before the next sample. A one-at-a-time server (llama.cpp, Ollama) goes
-        on computing the request the client gave up on, and the next sample's first call would wait
-        behind it and time out in its turn: its error would be the previous sample's. The wait is
+        server on this machine, wait until that server answers again before the next sample. A
+        one-at-a-time server (llama.cpp, Ollama) goes on computing the request the client gave up on,
+        and the next sample's first call would wait behind it and time out in its turn: its error
+        would be the previous sample's. The wait is
         the preflight's probe (``GET /models``, which such a server answers only when idle), at most
         :data:`ABANDONED_WAITS` call timeouts; if the server is still busy after them, the run goes on."""
         from pageindex.llm import LLMError
