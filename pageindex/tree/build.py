@@ -21,11 +21,11 @@ from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import NotAPDFError, PDFMissingError
 from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
-from pageindex.tree.layout import layout_drafts, with_statements
+from pageindex.tree.layout import absorb_row_labels, layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
 from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf
-from pageindex.tree.split import SubheadingRules, split_long, window_drafts
+from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
 log = logging.getLogger(__name__)
@@ -160,6 +160,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
             use_subheadings=strategy != "windows",
             underline=underline,
         )
+    absorb_row_labels(roots, pages)
     texts = [page.text for page in pages]
     _repair_titles(roots, texts)
     nodes = _to_nodes(roots)
@@ -222,11 +223,11 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     items_on_top = all(level <= 2 for level, title, _ in rows if _ITEM.match(title.strip()))
     tie = nested and items_on_top and outline_items >= max(1, len(items))
     if outline and (outline_items > max(1, len(items)) or tie):
-        return outline, "outline", outline
+        return _with_unlisted_statements(outline, statements, pages, rules), "outline", outline
     if items:  # Item headings need strong emphasis; one is enough (an 8-K may have a single Item)
         return [_from_heading(h) for h in sec], "sec", outline
     if outline:
-        return outline, "outline", outline
+        return _with_unlisted_statements(outline, statements, pages, rules), "outline", outline
     layout = layout_drafts(pages, rules.headers)
     if statements:
         drafts = [_from_heading(h) for h in sec if h.kind in ("statement", "notes", "note")]
@@ -244,6 +245,41 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     if len(layout) >= 2:
         return layout, "layout", outline
     return [], "windows", outline
+
+
+_FINANCIALS_ENTRY = re.compile(r"financial\s+(?:statements|information|section)|\baccounts\b", re.IGNORECASE)
+
+
+def _with_unlisted_statements(
+    outline: list[Draft], statements: list[Heading], pages: list[Page], rules: SubheadingRules
+) -> list[Draft]:
+    """The outline, and the financial statements printed after its last entry when it lists none.
+
+    Some outlines cover only the front of a document (a Japanese business report's bookmarks stop
+    at its compensation policy; its statements and auditor's reports follow for 19 pages): then
+    the statements the SEC rules detect after the last entry, and the sub-headings from the first
+    of them on (as a long section is split), are sections at the outline's top level (placed as
+    :func:`with_statements` places them: a statement's row labels stay in it) rather than
+    sub-sections of that last entry. An outline with an entry for the
+    statements (a statement, notes, "Financial Statements", "Financial Information", "Accounts")
+    is taken to hold them.
+    """
+    if not statements or any(
+        d.kind in ("statement", "notes", "note", "financials") or _FINANCIALS_ENTRY.search(d.title)
+        for d in outline
+    ):
+        return outline
+    last = max(d.start_page for d in outline)
+    tail = [_from_heading(h) for h in statements if h.page > last]
+    if not tail:
+        return outline
+    start = min(tail, key=lambda d: (d.start_page, d.y))
+    subs = subheading_drafts(pages, start.start_page, len(pages), start.y, start.rank, rules)
+    placed = with_statements(tail, subs, pages)
+    shift = min(d.rank for d in outline) - min(d.rank for d in placed)
+    for d in placed:
+        d.rank += shift
+    return outline + placed
 
 
 def _from_heading(h: Heading) -> Draft:

@@ -21,9 +21,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from pageindex.tree.draft import Draft
-from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug
-from pageindex.tree.pdf import Line, Page
+from pageindex.tree.draft import Draft, intro_for
+from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug, statement_key
+from pageindex.tree.pdf import Line, Page, compact
 from pageindex.tree.split import COLUMN_HEAD, figure_callout, repeated_labels, right_of_middle
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
@@ -359,3 +359,79 @@ def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:
         if abs(line.ry - d.y) < 0.5:
             return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
     return False
+
+
+_NUMBERING = re.compile(r"^(?:\(\d{1,2}\)|\d{1,2}\)|\d{1,2}(?:\.\d{1,2})*\.?)\s*")
+_SECTION_KINDS = frozenset({"cover", "part", "item", "exhibit", "financials", "back", "notes", "note"})
+
+
+def statement_title(title: str) -> bool:
+    """A title that names a financial statement, numbered or not ("3. Consolidated Balance Sheets",
+    "INCOME STATEMENTS", "Consolidated Statement of Financial Position (IFRS)")."""
+    return statement_key(compact(_NUMBERING.sub("", title))) is not None
+
+
+def _heading_line(pages: list[Page], d: Draft) -> tuple[list[Line], int] | None:
+    lines = pages[d.start_page - 1].lines
+    for i, line in enumerate(lines):
+        if abs(line.ry - d.y) < 0.5:
+            return lines, i
+    return None
+
+
+def _row_label(pages: list[Page], d: Draft) -> bool:
+    """``d`` is a label of a statement's table rows taken for a heading ("Investing", "(Assets)
+    Current assets", "Liabilities and stockholders' equity"): an unnumbered heading that is no
+    statement title and holds no sections, whose next line is a table row, and which is set as the
+    rows are — not centred, not larger than that row, at its left edge or out to the left of it by
+    up to three type sizes (group labels stand out from the indented rows they head)."""
+    if d.kind in _SECTION_KINDS or d.kind == "statement" or _scheme(d.title) or statement_title(d.title):
+        return False
+    if any(c.key != "intro" for c in d.children):
+        return False
+    found = _heading_line(pages, d)
+    if found is None:
+        return False
+    lines, i = found
+    line = lines[i]
+    row = next((nxt for nxt in lines[i + 1 : i + 3] if is_table_row(nxt)), None)
+    return (
+        row is not None
+        and not line.centred
+        and line.size <= row.size + 0.5
+        and row.x0 - 3 * line.size <= line.x0 <= row.x0 + 2.0
+    )
+
+
+def absorb_row_labels(drafts: list[Draft], pages: list[Page]) -> None:
+    """Give a statement back the row labels of its table that were taken for headings.
+
+    Any strategy may split a statement at the bold group labels of its table (its children, or its
+    next siblings on the pages it runs on). Under a section titled as a statement (detected, or named
+    by the outline or the layout), such labels (:func:`_row_label`) are dropped, the statement
+    running on over their pages, so the statement is one section and a retriever never reads a
+    balance sheet's "Current liabilities" as a section of the document.
+    """
+    i = 0
+    while i < len(drafts):
+        d = drafts[i]
+        if d.kind == "statement" or statement_title(d.title):
+            kept = [c for c in d.children if c.key != "intro" and not _row_label(pages, c)]
+            if len(kept) < sum(1 for c in d.children if c.key != "intro"):
+                d.children = kept
+                if kept:
+                    intro = intro_for(d, kept[0])
+                    if intro is not None:
+                        d.children.insert(0, intro)
+                    for a, b in zip(kept, kept[1:], strict=False):
+                        a.end_page = max(a.end_page, b.start_page - 1 if b.at_top else b.start_page)
+            while i + 1 < len(drafts):
+                nxt = drafts[i + 1]
+                if nxt.start_page > d.end_page + 1 or not _row_label(pages, nxt):
+                    break
+                d.end_page, d.end_y = nxt.end_page, nxt.end_y
+                del drafts[i + 1]
+            if d.children:
+                d.children[-1].end_page, d.children[-1].end_y = d.end_page, d.end_y
+        absorb_row_labels(d.children, pages)
+        i += 1

@@ -74,6 +74,9 @@ def repeated_labels(text: str) -> bool:
 
 
 _NUMBERISH = re.compile(r"[\d$%()]")
+# a heading numbered in brackets, "(6) Decision Policy ..." (the layout rules take them too); lettered
+# ones, "(c) Lump Sum Distributions", are mostly the clauses of a plan or agreement filed as an exhibit
+_PAREN_NUMBER = re.compile(r"^\(\d{1,2}\)\s*[A-Z]")
 _SKIP = re.compile(r"continued|tableofcontents|^\(?inmillions|^page\d|^\d+$|^\(?unaudited\)?$")
 
 
@@ -152,10 +155,12 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     if not 3 <= len(text) <= 160:
         return False
     first = text[0]
-    if not (first.isupper() or first.isdigit() or first in "•●▪"):
+    numbered = _PAREN_NUMBER.match(text)
+    if not (first.isupper() or first.isdigit() or first in "•●▪" or numbered):
         return False
     letters = sum(c.isalpha() for c in text)
-    if letters < 3 or len(_NUMBERISH.findall(text)) > max(2, len(text) * 0.1):
+    figures = _NUMBERISH.findall(text[numbered.end() - 1 :] if numbered else text)  # the numbering aside
+    if letters < 3 or len(figures) > max(2, len(text) * 0.1):
         return False
     c = line.compact
     if line.header_key in headers or _SKIP.search(c):

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from pageindex.tree import Node, Tree, build_tree
+from tests.tree.conftest import filings_dir
 
 # words that name a document section, never a part of a financial statement
 _SECTION_WORDS = re.compile(
@@ -152,6 +153,8 @@ def test_microsoft_8k_release_sections(filing_tree):
     assert outside_statements(tree, r"Constant Currency Reconciliation")
     titles = [n.title for n in tree.walk()]
     assert not [t for t in titles if t.startswith(("Productivity and", "Business More Personal"))]  # labels
+    # the bold group labels of the balance sheet's and the cash flows' tables stay in them (trial 12)
+    assert not {"Investing", "Liabilities and stockholders' equity"} & set(titles), titles
     assert_statements_hold_only_their_parts(tree)
 
 
@@ -164,6 +167,28 @@ def test_nintendo_highlights_statements(filing_tree):
     assert [c.title[:3] for c in others.children] == ["(1)", "(2)", "(3)", "(4)"]
     assert all(c.is_leaf for c in others.children)
     assert outside_statements(tree, r"Consolidated Financial Forecast")
+    sheet = next(n for n in tree.walk() if n.title == "3. Consolidated Balance Sheets")
+    assert sheet.is_leaf, [c.title for c in sheet.children]  # "(Assets) Current assets" ... were its children
+
+
+def test_daiichi_statements_after_its_outline_are_top_sections(tree_cache_dir):
+    """Trial 11/12: the business report's bookmarks stop at p. 30 (compensation policy); its statements
+    and auditor's reports (pp. 37-49) were nested under that last bookmark, row labels and all."""
+    path = filings_dir() / "DAIICHI-SANKYO_FY2023_BUSINESS-REPORT.pdf"
+    tree = build_tree(path, cache_dir=tree_cache_dir)
+    assert tree.strategy == "outline"
+    top = {n.title: n for n in tree.nodes}
+    sheet = top["Consolidated Statement of Financial Position (IFRS)"]
+    assert (sheet.start_page, sheet.end_page, sheet.is_leaf) == (37, 38, True)
+    assert top["Consolidated Statement of Profit or Loss (IFRS)"].start_page == 39
+    assert [n.start_page for n in tree.nodes if n.title == "Independent Auditor’s Report"] == [43, 46]
+    last_bookmark = next(n for n in tree.walk() if n.title.startswith("(5) Matters concerning the Decision"))
+    assert last_bookmark.end_page == 36
+    titles = [n.title for n in tree.walk()]
+    assert not {"Non-current assets", "Current liabilities", "Profit attributable to:"} & set(titles)
+    # the wrapped "(6) Decision Policy ..." sub-heading is found whole, not as its last line "Board Members"
+    assert "Board Members" not in titles
+    assert any(t.startswith("(6) Decision Policy regarding the Content") for t in titles)
 
 
 def test_a_nested_outline_with_as_many_items_leads_a_10q(tree_cache_dir):

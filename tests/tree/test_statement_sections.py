@@ -1,0 +1,134 @@
+"""A financial statement is one section, wherever the builder finds it: its table's row labels stay in it,
+and an outline that stops before the statements does not swallow them. Made PDFs only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from pageindex.tree import build_tree
+from pageindex.tree.pdf import Line
+from pageindex.tree.split import SubheadingRules
+from tests.tree.test_layout import _body
+
+
+def _table(page: pymupdf.Page, y: float, groups: dict[str, list[str]], label_x: float = 60.0) -> float:
+    """Bold group labels at ``label_x``, plain rows indented under them with two columns of figures."""
+    for label, rows in groups.items():
+        page.insert_text((label_x, y), label, fontname="hebo", fontsize=10)
+        y += 14
+        for i, row in enumerate(rows):
+            page.insert_text((label_x + 12, y), row, fontname="helv", fontsize=10)
+            page.insert_text((330, y), f"{1_200 + 37 * i:,}", fontname="helv", fontsize=10)
+            page.insert_text((430, y), f"{1_310 + 41 * i:,}", fontname="helv", fontsize=10)
+            y += 14
+    return y
+
+
+BALANCE = {
+    "Current assets": ["Cash and deposits", "Trade receivables", "Inventories"],
+    "Non-current assets": ["Property, plant and equipment", "Intangible assets"],
+    "Current liabilities": ["Trade payables", "Income taxes payable"],
+}
+
+
+def _release(path: Path) -> Path:
+    """A results release with numbered sections (no Items, no outline); its balance sheet's table
+    has bold group labels; the next page's centred title heads a table of its own."""
+    doc = pymupdf.open()
+    for title in ("1. Operating Results", "2. Financial Forecast"):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
+        _body(page, 110.0, 30)
+    page = doc.new_page()
+    page.insert_text((60, 80), "3. Consolidated Balance Sheets", fontname="hebo", fontsize=14)
+    _table(page, 120.0, BALANCE)
+    page = doc.new_page()
+    page.insert_text((220, 80), "Segment Information", fontname="hebo", fontsize=14)
+    _table(page, 120.0, {"Revenue by region": ["Americas", "Europe"]}, label_x=220.0)
+    _body(page, 260.0, 20)
+    page = doc.new_page()
+    page.insert_text((60, 80), "4. Outlook", fontname="hebo", fontsize=14)
+    _body(page, 110.0, 30)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_a_statements_row_labels_stay_in_the_statement(tmp_path):
+    tree = build_tree(_release(tmp_path / "release.pdf"), use_cache=False)
+    by_title = {n.title: n for n in tree.walk()}
+    assert not set(BALANCE) & set(by_title), list(by_title)
+    sheet = by_title["3. Consolidated Balance Sheets"]
+    assert (sheet.start_page, sheet.end_page, sheet.children) == (3, 3, [])
+    # a centred title heading a table on the next page is no row label: it stays a section
+    assert by_title["Segment Information"].start_page == 4
+    assert "4. Outlook" in by_title and "1. Operating Results" in by_title
+
+
+def _report_with_short_outline(path: Path, financials_entry: bool = False) -> Path:
+    """A business report whose bookmarks cover its first four pages; its statements (pp. 5-6) and
+    the auditor's report (p. 7) follow, unlisted unless ``financials_entry`` adds one for them."""
+    doc = pymupdf.open()
+    toc = []
+    chapters = (
+        "1. Status of the Group",
+        "2. Matters regarding Shares",
+        "3. Principal Offices",
+        "4. Directors",
+    )
+    for number, title in enumerate(chapters, 1):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=12)
+        y = _body(page, 110.0, 20)
+        toc.append([1, title, number])
+        if number % 2 == 0:
+            sub = f"({number // 2}) {'Share Register' if number == 2 else 'Compensation Policy'}"
+            page.insert_text((60, y + 20), sub, fontname="hebo", fontsize=10)
+            _body(page, y + 40, 15)
+            toc.append([2, sub, number])
+    for title in ("Consolidated Balance Sheet", "Consolidated Statement of Income"):
+        page = doc.new_page()
+        page.insert_text((170, 70), title, fontname="hebo", fontsize=13)
+        _table(page, 110.0, BALANCE)
+    page = doc.new_page()
+    page.insert_text((60, 80), "Independent Auditor's Report", fontname="hebo", fontsize=12)
+    _body(page, 110.0, 40)
+    if financials_entry:
+        toc.append([1, "5. Financial Statements", 5])
+    doc.set_toc(toc)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def test_an_outline_that_stops_before_the_statements_does_not_swallow_them(tmp_path):
+    tree = build_tree(_report_with_short_outline(tmp_path / "report.pdf"), use_cache=False)
+    assert tree.strategy == "outline"
+    top = [(n.title, n.start_page, n.end_page) for n in tree.nodes]
+    assert ("4. Directors", 4, 4) in top, top
+    assert ("Consolidated Balance Sheet", 5, 5) in top and ("Consolidated Statement of Income", 6, 6) in top
+    assert ("Independent Auditor's Report", 7, 7) in top, top
+    titles = [n.title for n in tree.walk()]
+    assert not set(BALANCE) & set(titles), titles
+
+
+def test_an_outline_with_an_entry_for_the_statements_keeps_them_under_it(tmp_path):
+    path = _report_with_short_outline(tmp_path / "report.pdf", financials_entry=True)
+    tree = build_tree(path, use_cache=False)
+    top = [(n.title, n.start_page, n.end_page) for n in tree.nodes]
+    assert top[-1] == ("5. Financial Statements", 5, 7), top
+
+
+def _bold(text: str) -> Line:
+    return Line(1, text, True, False, False, 72, 400, 100, 110, 10.0)
+
+
+def test_a_heading_numbered_in_brackets_is_a_sub_heading():
+    rules = SubheadingRules(frozenset(), 0, 10.0)
+    assert rules.accepts(_bold("(6) Decision Policy regarding the Content of Individual Compensations"))
+    assert rules.accepts(_bold("(12) Litigation and Other Matters"))
+    # lettered clauses of a plan filed as an exhibit, and a bracket that is no numbering, stay out
+    assert not rules.accepts(_bold("(c) Lump Sum Distributions"))
+    assert not rules.accepts(_bold("(in millions of dollars)"))
