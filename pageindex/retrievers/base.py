@@ -546,8 +546,11 @@ class QuestionRun:
         result.usage.completion_tokens = total.completion_tokens
         result.usage.cached_tokens = total.cached_tokens
         result.usage.llm_calls = total.calls
-        # None ("unknown") when the model has no price or any call's cost is unknown
-        result.usage.cost_usd = total.cost_usd if self._priced else None
+        # None ("unknown") when the model has no price or any call's cost is unknown; a retriever that
+        # needs no model and called none costs nothing, whatever model the run names (bench run -r
+        # bm25,extractive --model M prices every sample by M's price)
+        free = not self.spec.needs_llm and total.calls == 0
+        result.usage.cost_usd = total.cost_usd if self._priced or free else None
         result.pages_fetched = sorted(self.pages_fetched)
         result.turns = max(result.turns, self.turns)
         result.tool_calls = max(result.tool_calls, self.tool_calls)
@@ -612,7 +615,8 @@ async def aretrieve(
 ) -> RetrievalResult:
     """Answer ``query`` over ``tree`` with the named retriever (see the module docstring).
 
-    ``llm`` is an LLM client or a model spec string (``"openai/gpt-4o-mini"``), ``context``
+    ``llm`` is an LLM client or a model spec string (``"openai/gpt-4o-mini"``; a spec string given to
+    a retriever registered with ``needs_llm=False`` is not resolved: it calls no model), ``context``
     the question's id and gold pages, ``time_limit`` the seconds the whole retrieval may take
     (none by default), ``opts`` the retriever's options.
     """
@@ -620,6 +624,8 @@ async def aretrieve(
         raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
     spec = get_retriever(retriever)
     options = spec.parse_options(opts)
+    if isinstance(llm, str) and not spec.needs_llm:
+        llm = None  # a retriever that needs no model never calls one: the spec is not resolved
     if isinstance(llm, str):
         from pageindex.llm import make_client
 

@@ -12,6 +12,10 @@ strict about *content*:
 
 A quote that is not found makes ``verified`` False; no quote leaves it None (nothing to
 check), except that a page outside the document is always False.
+
+The page is what is checked, so the page decides the section: a source or finding naming a section
+that does not hold its page (a model's reply pairs a section id with another section's page) is put
+under the section that does (:meth:`Tree.leaf_for_page`, by the quote where it is on the page).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from rapidfuzz import fuzz
 
 from pageindex.retrievers.result import Finding, RetrievalResult, Source
-from pageindex.tree.model import Tree
+from pageindex.tree.model import Node, Tree
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(_NUM)
@@ -123,14 +127,42 @@ def verify_quote(tree: Tree, page: int, quote: str | None) -> bool | None:
     return quote_on_page(tree.page_text(page), quote)
 
 
+def _section_for(tree: Tree, node_id: str, page: int, quote: str | None) -> Node | None:
+    """The section to name for ``page``: None when ``node_id`` holds it (or the page is outside the
+    document, which ``verified`` reports), else the leaf that holds it."""
+    if not 1 <= page <= tree.page_count:
+        return None
+    if node_id in tree:
+        node = tree.get(node_id)
+        if node.start_page <= page <= node.end_page:
+            return None
+    return tree.leaf_for_page(page, quote)
+
+
 def verify_sources(tree: Tree, sources: Iterable[Source]) -> list[Source]:
-    """Copies of ``sources`` with ``verified`` set from their quotes."""
-    return [s.model_copy(update={"verified": verify_quote(tree, s.page, s.quote)}) for s in sources]
+    """Copies of ``sources`` with ``verified`` set from their quotes, each under a section that holds
+    its page."""
+    out = []
+    for s in sources:
+        update: dict = {"verified": verify_quote(tree, s.page, s.quote)}
+        leaf = _section_for(tree, s.node_id, s.page, s.quote)
+        if leaf is not None:
+            update |= {"node_id": leaf.node_id, "title": leaf.title}
+        out.append(s.model_copy(update=update))
+    return out
 
 
 def verify_findings(tree: Tree, findings: Iterable[Finding]) -> list[Finding]:
-    """Copies of ``findings`` with ``verified`` set: the value must be on the finding's page."""
-    return [f.model_copy(update={"verified": verify_quote(tree, f.page, f.value)}) for f in findings]
+    """Copies of ``findings`` with ``verified`` set (the value must be on the finding's page), each
+    under a section holding its page."""
+    out = []
+    for f in findings:
+        update: dict = {"verified": verify_quote(tree, f.page, f.value)}
+        leaf = _section_for(tree, f.section, f.page, f.value) if f.section else None
+        if leaf is not None:
+            update["section"] = leaf.node_id
+        out.append(f.model_copy(update=update))
+    return out
 
 
 def verify_result(tree: Tree, result: RetrievalResult) -> RetrievalResult:

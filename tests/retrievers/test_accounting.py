@@ -29,6 +29,17 @@ def test_unpriced_model_cost_is_null_even_without_calls(tree_3m):
     assert one.usage.llm_calls == 1 and one.usage.cost_usd is None
 
 
+def test_a_retriever_that_needs_no_model_costs_nothing_whatever_model_the_run_names(tree_3m):
+    """``bench run -r bm25,extractive --model M`` hands M's client to extractive too: an unpriced M
+    must not turn extractive's free samples into "unknown" cost (trial 12)."""
+    unpriced = make_client("openai/my-local-model", scripted=ScriptedModel())
+    result = retrieve(tree_3m, CAPEX_Q, retriever="extractive", llm=unpriced)
+    assert result.usage.llm_calls == 0 and result.usage.cost_usd == 0.0
+    # a model spec string is not even resolved for it: a spec no client could be made from is no error
+    named = retrieve(tree_3m, CAPEX_Q, retriever="extractive", llm="no-such-provider/x")
+    assert named.status == result.status and named.usage.cost_usd == 0.0
+
+
 def test_a_retrievals_usage_is_read_from_the_one_ledger(tree_3m):
     """Two retrievals on one client: each result's usage is exactly the ledger's records tagged
     with its retrieval id, and the ledger's total is their sum (nothing counted twice or lost)."""

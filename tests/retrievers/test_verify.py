@@ -51,3 +51,24 @@ def test_sources_and_findings_get_flags(tree_3m):
         [Finding(label="capex", value="1577", page=60), Finding(label="capex", value="1577", page=57)],
     )
     assert [f.verified for f in findings] == [True, False]
+
+
+def test_a_citation_goes_under_the_section_that_holds_its_page(tree_3m):
+    """A reply pairing one section's id with another section's page (trial 12: an exhibit's p. 7
+    section cited with page 1) is named by its page, which is what is checked."""
+    wrong = tree_3m.leaf_for_page(5)
+    assert wrong is not None and not wrong.start_page <= 60 <= wrong.end_page
+    [source] = verify_sources(
+        tree_3m, [Source(node_id=wrong.node_id, title=wrong.title, page=60, quote="(1,577)")]
+    )
+    holder = tree_3m.get(source.node_id)
+    assert source.verified is True and holder.start_page <= 60 <= holder.end_page
+    assert source.title == holder.title and source.node_id != wrong.node_id
+    # a section that holds the page is kept as cited, a parent included
+    parent = next(n for n in tree_3m.nodes if n.start_page <= 60 <= n.end_page and n.children)
+    [kept] = verify_sources(tree_3m, [Source(node_id=parent.node_id, page=60, quote="(1,577)")])
+    assert kept.node_id == parent.node_id
+    [finding] = verify_findings(
+        tree_3m, [Finding(label="capex", value="1577", page=60, section=wrong.node_id)]
+    )
+    assert tree_3m.get(finding.section).start_page <= 60 <= tree_3m.get(finding.section).end_page
