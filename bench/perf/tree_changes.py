@@ -1,0 +1,118 @@
+"""What a change to the tree rules changes: every section of every PDF, before and after.
+
+Usage::
+
+    python bench/perf/tree_changes.py snapshot OUT.json DIR... [--no-outline] [--with-holdout]
+    python bench/perf/tree_changes.py diff BEFORE.json AFTER.json [-v]
+
+``snapshot`` builds every PDF of the folders (``DIR/pdfs`` when it exists; cache off) and writes each
+node's title, pages and depth. Take one on the old code (``git stash`` or a worktree) and one on the new,
+then ``diff`` lists, per PDF, the titles that went and came (a node is its title and first page), and
+with ``-v`` the nodes kept whose depth or last page moved; the last line gives the totals. The hold-out
+PDFs named in the README are left out unless ``--with-holdout`` is given: their trees are not to be read
+while rules are written. Each rule change of the tree builder is reported in the README with these counts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from bench.perf.outline_recovery import HOLDOUT
+from pageindex.tree import Node, PDFError, build_tree
+
+app = typer.Typer(add_completion=False, no_args_is_help=True)
+console = Console()
+
+
+def _pdfs(folders: list[Path], with_holdout: bool) -> list[Path]:
+    out: list[Path] = []
+    for folder in folders:
+        folder = folder / "pdfs" if (folder / "pdfs").is_dir() else folder
+        out += [p for p in sorted(folder.glob("*.pdf")) if with_holdout or p.stem not in HOLDOUT]
+    return out
+
+
+def rows(nodes: list[Node]) -> list[list]:
+    """[title, start page, end page, depth] of every node, in reading order."""
+    out: list[list] = []
+
+    def walk(node: Node, depth: int) -> None:
+        out.append([node.title, node.start_page, node.end_page, depth])
+        for child in node.children:
+            walk(child, depth + 1)
+
+    for node in nodes:
+        walk(node, 0)
+    return out
+
+
+@app.command()
+def snapshot(
+    out: Path,
+    folders: list[Path],
+    no_outline: bool = typer.Option(False, "--no-outline", help="build with the outline ignored"),
+    with_holdout: bool = typer.Option(False, "--with-holdout", help="include the README's hold-out PDFs"),
+) -> None:
+    """Write every PDF's nodes to OUT (JSON)."""
+    trees: dict[str, list[list]] = {}
+    for path in _pdfs(folders, with_holdout):
+        try:
+            tree = build_tree(path, use_cache=False, use_outline=not no_outline)
+        except PDFError as exc:
+            console.print(f"[yellow]skipped {path.name}: {exc}[/yellow]")
+            continue
+        trees[path.stem] = rows(tree.nodes)
+    out.write_text(json.dumps(trees))
+    console.print(f"{len(trees)} PDFs, {sum(len(r) for r in trees.values())} nodes -> {out}")
+
+
+def changes(before: list[list], after: list[list]) -> tuple[list[list], list[list], list[tuple[list, list]]]:
+    """(nodes gone, nodes new, (before, after) of nodes kept whose depth or last page moved)."""
+    key_b = {(r[0], r[1]) for r in before}
+    key_a = {(r[0], r[1]): r for r in after}
+    gone = [r for r in before if (r[0], r[1]) not in key_a]
+    new = [r for r in after if (r[0], r[1]) not in key_b]
+    moved = [
+        (r, key_a[(r[0], r[1])])
+        for r in before
+        if (r[0], r[1]) in key_a and (r[2], r[3]) != (key_a[(r[0], r[1])][2], key_a[(r[0], r[1])][3])
+    ]
+    return gone, new, moved
+
+
+@app.command()
+def diff(
+    before: Path, after: Path, verbose: bool = typer.Option(False, "-v", help="list moved nodes too")
+) -> None:
+    """Titles that went and came, per PDF, between two snapshots."""
+    a, b = json.loads(before.read_text()), json.loads(after.read_text())
+    totals = [0, 0, 0]
+    for name in sorted(set(a) & set(b)):
+        gone, new, moved = changes(a[name], b[name])
+        totals = [totals[0] + len(gone), totals[1] + len(new), totals[2] + len(moved)]
+        if not (gone or new or (verbose and moved)):
+            continue
+        console.print(f"[bold]{name}[/bold]: {len(gone)} went, {len(new)} came, {len(moved)} moved")
+        for r in gone:
+            console.print(f"  - p. {r[1]}  {r[0][:90]}", markup=False, highlight=False)
+        for r in new:
+            console.print(f"  + p. {r[1]}  {r[0][:90]}", markup=False, highlight=False)
+        if verbose:
+            for r, s in moved:
+                console.print(
+                    f"  ~ p. {r[1]}  {r[0][:60]}  depth {r[3]}->{s[3]}, ends p. {r[2]}->{s[2]}",
+                    markup=False,
+                    highlight=False,
+                )
+    only = sorted(set(a) ^ set(b))
+    if only:
+        console.print(f"in one snapshot only: {', '.join(only)}")
+    console.print(f"total: {totals[0]} went, {totals[1]} came, {totals[2]} moved")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,36 @@
+"""bench/perf/tree_changes.py: snapshots of every node, and what went, came and moved between two."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from bench.perf.tree_changes import app, changes
+from tests.tree.pdf_factory import make_pdf
+
+
+def test_changes_are_keyed_by_title_and_first_page():
+    before = [["Item 8", 40, 90, 0], ["Current assets", 52, 52, 1], ["Balance Sheets", 52, 52, 1]]
+    after = [["Item 8", 40, 90, 0], ["Balance Sheets", 52, 53, 1], ["Notes", 55, 90, 1]]
+    gone, new, moved = changes(before, after)
+    assert gone == [["Current assets", 52, 52, 1]]
+    assert new == [["Notes", 55, 90, 1]]
+    assert moved == [(["Balance Sheets", 52, 52, 1], ["Balance Sheets", 52, 53, 1])]
+
+
+def test_snapshot_then_diff(tmp_path):
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    make_pdf(folder / "A.pdf", [["ITEM 1. BUSINESS", "We make things."], ["ITEM 7. MD&A", "Sales rose."]])
+    runner = CliRunner()
+    first = runner.invoke(app, ["snapshot", str(tmp_path / "a.json"), str(tmp_path)])
+    assert first.exit_code == 0, first.output
+    snap = json.loads((tmp_path / "a.json").read_text())
+    assert list(snap) == ["A"] and all(len(row) == 4 for row in snap["A"])
+    edited = {"A": [row for row in snap["A"] if row[1] != 2] + [["Extra", 2, 2, 0]]}
+    (tmp_path / "b.json").write_text(json.dumps(edited))
+    out = runner.invoke(app, ["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    gone = sum(1 for row in snap["A"] if row[1] == 2)
+    assert out.exit_code == 0 and f"total: {gone} went, 1 came" in out.output, out.output
+    assert "+ p. 2  Extra" in out.output
