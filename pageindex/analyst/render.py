@@ -161,7 +161,10 @@ def resolve_page(tree: Tree, spec: str, command: str = "/page") -> PageRef | str
         tree.page_text(page)
     except ValueError:
         return f"usage: {command} N (a PDF page number), got {spec!r}"
-    except (IndexError, KeyError) as exc:
+    except KeyError:  # a document name that is not open: name the ones that are
+        docs = [part.doc_id for part in tree.parts] if isinstance(tree, CombinedTree) else [tree.doc_id]
+        return f"no such page: no document {doc!r} is open; the documents are {', '.join(docs)}"
+    except IndexError as exc:
         return f"no such page: {exc}"
     label = tree.page_label(page)
     printed = f" (printed {label})" if label else ""

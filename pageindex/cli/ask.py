@@ -163,7 +163,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for name, value in (("--max-retries", max_retries),
                             ("--concurrency", concurrency), ("--context-window", context_window)):
             if value is not None and (value < 0 or (value == 0 and name != "--max-retries")):
-                fail(f"{name} must be {'>= 0' if name == '--max-retries' else '> 0'}, got {value}")
+                # said as bench run says it
+                fail(f"{name} {value}: must be at least {0 if name == '--max-retries' else 1}")
         llm = None
         if not spec.needs_llm:  # the registry says: no model is resolved, preflighted or called
             if model:

@@ -64,6 +64,9 @@ def build(
     from pageindex.tree import PDFError, build_tree, is_tree_file
 
     cache_dir = _check_cache_dir(cache_dir)
+    if not summaries and (given := [o for o, v in (("--model", model), ("--base-url", base_url)) if v]):
+        fail(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} with --summaries only; "
+             "add --summaries to write section summaries, or leave it out")  # fmt: skip
     if output is not None:
         output_file("--out", output, inputs=[pdf], replaces=is_tree_file, kind="a tree JSON")
     try:
@@ -101,8 +104,8 @@ def tree(
     source: Path = typer.Argument(..., help="A filing PDF, or a tree JSON written by `pageindex build -o`."),
     cache_dir: str | None = typer.Option(None, "--cache-dir", help="Tree cache directory (for a PDF)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the tree cache (for a PDF)."),
-    max_leaf_pages: int = typer.Option(
-        5, "--max-leaf-pages", min=1, help="Split leaves longer than this (for a PDF)."
+    max_leaf_pages: int | None = typer.Option(
+        None, "--max-leaf-pages", min=1, help="Split leaves longer than this (for a PDF; default 5)."
     ),
     no_outline: bool = typer.Option(
         False, "--no-outline", help="Ignore the PDF's embedded outline (for a PDF), as `build --no-outline`."
@@ -116,13 +119,17 @@ def tree(
     cache_dir = _check_cache_dir(cache_dir)
     try:
         if source.suffix.lower() == ".json":
-            if no_outline:
-                fail(f"--no-outline applies to a PDF; {source} is a tree already built")
+            given = (("--no-outline", no_outline), ("--max-leaf-pages", max_leaf_pages),
+                     ("--no-cache", no_cache), ("--cache-dir", cache_dir))  # fmt: skip
+            pdf_only = [option for option, value in given if value]
+            if pdf_only:
+                fail(f"{', '.join(pdf_only)} {'apply' if len(pdf_only) > 1 else 'applies'} to a PDF; "
+                     f"{source} is a tree already built")  # fmt: skip
             result = load_tree_file(source)
         else:
             result = build_tree(
-                source, cache_dir=cache_dir, use_cache=not no_cache, max_leaf_pages=max_leaf_pages,
-                use_outline=not no_outline,
+                source, cache_dir=cache_dir, use_cache=not no_cache,
+                max_leaf_pages=max_leaf_pages or 5, use_outline=not no_outline,
             )  # fmt: skip
     except NotAPDFError as exc:  # tree reads two kinds of file: name both
         fail(f"{exc}; tree takes a filing PDF or a tree JSON written by `pageindex build -o`")

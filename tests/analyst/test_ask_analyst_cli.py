@@ -105,6 +105,17 @@ def test_bad_input(fb_pdf, tmp_path):
     out = ask(str(wrong), "q")  # the same line as `pageindex tree wrong.json`: never a pydantic dump
     assert out.exit_code == 2
     assert out.output.strip() == f"error: {wrong}: not a tree JSON (5 validation errors for Tree)"
+    # numbers out of range are said as `bench run` says them (trial 12: "must be > 0, got 0")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    for option, value, least in (
+        ("--concurrency", "0", 1),
+        ("--context-window", "0", 1),
+        ("--max-retries", "-1", 0),
+    ):
+        out = ask(pdf, "q", option, value)
+        assert (
+            out.exit_code == 2 and out.output.strip() == f"error: {option} {value}: must be at least {least}"
+        )
 
 
 def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst_tree, monkeypatch):

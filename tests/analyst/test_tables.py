@@ -132,6 +132,11 @@ def test_tables_command_with_several_documents(analyst_tree):
     missing = resolve_page(combined, "3M_2018_10K:161", "/tables")
     assert missing == "no such page: page 161 is outside 1..160 of 3M_2018_10K"
     assert resolve_page(combined, "sixty", "/tables") == "usage: /tables N (a PDF page number), got 'sixty'"
+    unknown = resolve_page(combined, "K:1", "/page")  # trial 12: a KeyError's quotes and no list
+    assert (
+        unknown
+        == "no such page: no document 'K' is open; the documents are AMCOR_2023Q4_EARNINGS, 3M_2018_10K"
+    )
 
     console = Console(record=True, width=140, force_terminal=False)
     print_tables(console, combined, "3M_2018_10K:60")

@@ -93,6 +93,16 @@ def test_cli_build_no_outline(tmp_path):
     assert "strategy: outline" in CliRunner().invoke(app, ["tree", str(pdf), "--no-cache"]).output
     refused = CliRunner().invoke(app, ["tree", str(out), "--no-outline"])
     assert refused.exit_code == 2 and "--no-outline applies to a PDF" in refused.output
+    # every option that only a PDF can use is refused for a tree JSON, not silently ignored (trial 12)
+    refused = CliRunner().invoke(app, ["tree", str(out), "--max-leaf-pages", "2", "--no-cache"])
+    assert refused.exit_code == 2, refused.output
+    assert "error: --max-leaf-pages, --no-cache apply to a PDF;" in refused.output
+    # and a model for summaries that are not asked for
+    unused = CliRunner().invoke(
+        app, ["build", str(pdf), "--model", "openai/x", "-o", str(tmp_path / "t2.json")]
+    )
+    assert unused.exit_code == 2 and "error: --model applies with --summaries only" in unused.output
+    assert not (tmp_path / "t2.json").exists()
 
 
 def _line(text: str, wide_gaps: int = 0) -> Line:
