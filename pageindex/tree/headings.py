@@ -9,6 +9,7 @@ Table-of-contents pages and running headers are not headings.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from pageindex.tree.pdf import Line, Page, compact
@@ -180,8 +181,10 @@ def item_key(m: re.Match[str]) -> str:
 
 
 def slug(text: str, limit: int = 40) -> str:
-    """A readable id fragment: lower case, underscores, at most ``limit`` characters."""
-    s = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    """A readable id fragment: lower case, underscores, at most ``limit`` characters; accented letters
+    lose their accents ("Décembre" -> ``decembre``, not ``d_cembre``)."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    s = re.sub(r"[^a-z0-9]+", "_", plain.lower()).strip("_")
     if len(s) > limit:
         s = s[:limit].rsplit("_", 1)[0] or s[:limit]
     return s or "section"

@@ -121,7 +121,8 @@ class Tree(BaseModel):
         return self.pages[page - 1] if page - 1 < len(self.pages) else ""
 
     def page_label(self, page: int) -> str | None:
-        """The page number printed on PDF page ``page``, when the filing prints one."""
+        """The page number printed on PDF page ``page``, when the filing prints one; None otherwise,
+        a page outside the document included (:meth:`page_text` raises for that page)."""
         return self.page_labels.get(str(page))
 
     def node_text(self, node_id: str) -> str:

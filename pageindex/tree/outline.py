@@ -24,6 +24,7 @@ from pageindex.tree.headings import (
 from pageindex.tree.pdf import Page, compact
 from pageindex.tree.split import slug
 
+_ESCAPED = re.compile(r"\\([^\w\s])")
 _JUNK = re.compile(r"\.(pdf|docx?|htm)\b|_final|press release -|untitled", re.IGNORECASE)
 
 
@@ -34,7 +35,8 @@ def real_outline(toc: list[list], page_count: int) -> list[tuple[int, str, int]]
         level, title, page = int(row[0]), str(row[1]).strip(), int(row[2])
         if not title or not 1 <= page <= page_count:
             continue
-        rows.append((level, re.sub(r"\s+", " ", title), page))
+        # a backslash before punctuation is an escape the PDF's producer left in ("Funds \- Global")
+        rows.append((level, _ESCAPED.sub(r"\1", re.sub(r"\s+", " ", title)), page))
     if len(rows) < 6:
         return []
     if sum(1 for _, t, _ in rows if _JUNK.search(t)) > len(rows) * 0.2:

@@ -132,3 +132,15 @@ def test_a_heading_numbered_in_brackets_is_a_sub_heading():
     # lettered clauses of a plan filed as an exhibit, and a bracket that is no numbering, stay out
     assert not rules.accepts(_bold("(c) Lump Sum Distributions"))
     assert not rules.accepts(_bold("(in millions of dollars)"))
+
+
+def test_ids_keep_accented_letters_and_outline_titles_lose_stray_escapes(tmp_path):
+    """Trial 12: Mandarine's French titles gave ids such as ``d_cembre``; the JPMorgan prospectus's
+    bookmarks print a producer's escape ("Funds \\- Global Core Equity Fund")."""
+    from pageindex.tree.headings import slug
+    from pageindex.tree.outline import real_outline
+
+    assert slug("Appréciations au 31 décembre") == "appreciations_au_31_decembre"
+    assert slug("Auditor’s Report") == "auditor_s_report"  # other marks still separate words, as before
+    toc = [[1, f"Funds \\- Fund {n} \\(A\\)", n] for n in range(1, 8)]
+    assert [title for _, title, _ in real_outline(toc, 8)][:2] == ["Funds - Fund 1 (A)", "Funds - Fund 2 (A)"]
