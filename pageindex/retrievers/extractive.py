@@ -8,6 +8,12 @@ scored by the inverse document frequency of the question words it contains (syno
 included), with a bonus for rows when the question asks for an amount and for the column of
 the fiscal year the question names. The answer is the best row's label and value (the
 question year's column when the table header has years) or the best sentence.
+
+Columns grouped by period ("Three Months Ended | Twelve Months Ended" over "2025 2024 2025 2024")
+are told apart: the column is the one of the question's year *and* period ("twelve months ended
+June 30, 2025", "Q4", "nine months"); a question naming a year but no period ("net income in
+FY2025") takes the longest period. The words that name a period or a date (months, "ended",
+"quarter") choose the column, never the row, as the year does.
 """
 
 from __future__ import annotations
@@ -33,6 +39,25 @@ _TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
 _MONTH_END = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
 )
+# a period a column covers: "Three Months Ended", "Twelve Months Ended", "Year Ended", "13 Weeks Ended"
+_PERIOD = re.compile(
+    r"\b(three|six|nine|twelve|3|6|9|12)[\s-]+months?\b|\b(13|26|39|52|53)[\s-]+weeks?\b"
+    r"|\b(?:fiscal\s+)?years?\s+ended\b",
+    re.IGNORECASE,
+)
+_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+_WEEKS = {"13": 3, "26": 6, "39": 9, "52": 12, "53": 12}
+_QUARTER = re.compile(
+    r"\bq[1-4]\b|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter\b|\bquarter(?:ly)?\b",
+    re.IGNORECASE,
+)
+# words that name a period or a date: they choose the column, not the row
+_PERIOD_WORDS = frozenset(
+    tokenize(
+        "three six nine twelve months month weeks ended ending quarter quarterly fiscal year "
+        "january february march april may june july august september october november december"
+    )
+)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
 _AMOUNT_WORDS = re.compile(
     r"\b(how much|how many|amount|total|value|what (?:is|was|were|are)\b|ratio|margin|percent|%|usd|"
@@ -50,6 +75,7 @@ class Candidate(BaseModel):
     label: str = ""  # row label
     values: list[str] = []  # row figures as printed, e.g. ["(1,577)", "(1,373)", "(1,420)"]
     years: list[str] = []  # the table header's years, when they line up with values
+    months: list[int] = []  # the months each value's period covers, when the header groups them
     score: float = 0.0
     answer: str = ""
     quote: str = ""  # what the answer takes from the page (a figure or the sentence)
@@ -67,13 +93,37 @@ def _is_year_list(values: list[str]) -> bool:
     return len(values) >= 2 and all(re.fullmatch(r"(?:19|20)\d{2}", v) for v in values)
 
 
+def period_months(text: str) -> list[int]:
+    """The periods a header line names, in order, in months ("Three Months Ended Twelve Months
+    Ended" -> [3, 12]; "52 Weeks Ended" -> [12]; "Year Ended" -> [12])."""
+    out = []
+    for m in _PERIOD.finditer(text):
+        months, weeks = m.group(1), m.group(2)
+        out.append(_MONTHS[months.lower()] if months else _WEEKS[weeks] if weeks else 12)
+    return out
+
+
+def _grouped(years: list[str], periods: list[int]) -> list[int]:
+    """Each year column's period, when a header of two or more periods groups the columns evenly."""
+    if len(periods) < 2 or not years or len(years) % len(periods):
+        return []
+    per = len(years) // len(periods)
+    return [p for p in periods for _ in range(per)]
+
+
 def page_candidates(text: str, page: int) -> list[Candidate]:
     """Every table row and sentence on a page, in reading order."""
     lines = [" ".join(line.split()) for line in text.splitlines()]
     out: list[Candidate] = []
     years: list[str] = []
+    months: list[int] = []  # the period of each year column
+    periods: list[int] = []  # the periods a header line named, waiting for its years
     prose: list[str] = []
     i = 0
+
+    def set_years(found: list[str]) -> None:
+        nonlocal years, months, periods
+        years, months, periods = found, _grouped(found, periods), []
 
     def flush_prose() -> None:
         joined = " ".join(prose).strip()
@@ -97,7 +147,7 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                     run.extend(_figures(lines[j]))
                 j += 1
             if _is_year_list(run):
-                years = run
+                set_years(run)
             i = j
             continue
         # a text line: a row label if figures follow (on the next lines or on this one)
@@ -112,10 +162,12 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
             label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
         header_years = _YEAR.findall(line)
+        if not figures and len(period_months(line)) >= 2 and len(tokenize(_PERIOD.sub("", line))) <= 6:
+            periods = period_months(line)  # "Three Months Ended Twelve Months Ended": the years follow
         if not figures and len(header_years) >= 2 and (
             len(tokenize(_YEAR.sub("", line))) <= 3 or _TRAILING_YEARS.search(line)
         ):
-            years = header_years  # "Years ended December 31 2018 2017 2016"
+            set_years(header_years)  # "Years ended December 31 2018 2017 2016"
             i = j
             continue
         is_date = bool(_MONTH_END.search(label)) and len(figures) == 1  # "as of December 31"
@@ -127,12 +179,12 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             aligned = years if years and len(years) == len(figures) else []
             out.append(
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
-                          values=figures, years=aligned)
+                          values=figures, years=aligned, months=months if aligned and months else [])
             )
             i = j
             continue
         if _is_year_list(figures):
-            years = figures
+            set_years(figures)
             i = j
             continue
         prose.append(line)
@@ -144,6 +196,16 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
 def question_years(query: str) -> list[str]:
     """Four-digit fiscal years the question names, in order (``FY2018`` -> ``2018``)."""
     return list(dict.fromkeys(_YEAR.findall(query)))
+
+
+def question_months(query: str) -> int | None:
+    """The length in months of the period the question asks about: 3 for a quarter ("Q4", "second
+    quarter", "three months ended"), 6, 9 or 12 for the months or weeks it names, 12 for "year
+    ended"; None when it names none (then the longest period in the table is taken)."""
+    if _QUARTER.search(query):
+        return 3
+    found = period_months(query)
+    return found[0] if found else None
 
 
 def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, years: list[str]) -> float:
@@ -161,16 +223,29 @@ def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, 
     return score
 
 
-def _answer_of(candidate: Candidate, years: list[str]) -> tuple[str, str]:
+def _column(candidate: Candidate, years: list[str], months: int | None) -> int:
+    """The value to answer with: the question's first year found in the header, of the question's
+    period when the header groups columns by period (the longest period when the question names
+    none); the first column when no year matches."""
+    for year in years:
+        columns = [i for i, y in enumerate(candidate.years) if y == year]
+        if not columns:
+            continue
+        if candidate.months:
+            wanted = months if months is not None else max(candidate.months[i] for i in columns)
+            return next((i for i in columns if candidate.months[i] == wanted), columns[0])
+        return columns[0]
+    return 0
+
+
+def _answer_of(candidate: Candidate, years: list[str], months: int | None = None) -> tuple[str, str]:
     if candidate.kind == "sentence":
         return candidate.text, candidate.text
     if candidate.years:
-        for year in years:
-            if year in candidate.years:
-                value = candidate.values[candidate.years.index(year)]
-                return f"{candidate.label}: {value} ({year})", value
-        value = candidate.values[0]
-        return f"{candidate.label}: {value} ({candidate.years[0]})", value
+        i = _column(candidate, years, months)
+        value, year = candidate.values[i], candidate.years[i]
+        period = f"{candidate.months[i]} months, " if candidate.months else ""
+        return f"{candidate.label}: {value} ({period}{year})", value
     return f"{candidate.label}: {' | '.join(candidate.values)}", candidate.values[0]
 
 
@@ -183,11 +258,13 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
     weights: dict[str, float] = {}
     asked = set(tokenize(query))
     for token in tokenize(expand_query(query)):
-        if not re.fullmatch(r"(?:19|20)\d{2}", token):  # the year picks the column, not the row
+        # the year and the period pick the column, not the row
+        if not re.fullmatch(r"(?:19|20)\d{2}", token) and token not in _PERIOD_WORDS:
             # words the question uses count fully, synonyms added for it at half weight
             weights[token] = ranker.idf(token) * (1.0 if token in asked else 0.5)
     wants_amount = bool(_AMOUNT_WORDS.search(query))
     years = question_years(query)
+    months = question_months(query)
     scored: list[Candidate] = []
     for rank, page in enumerate(pages):
         for cand in page_candidates(ranker.tree.page_text(page), page):
@@ -195,7 +272,7 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
             if score <= 0:
                 continue
             cand.score = score * (1.0 - 0.03 * rank)
-            cand.answer, cand.quote = _answer_of(cand, years)
+            cand.answer, cand.quote = _answer_of(cand, years, months)
             scored.append(cand)
     scored.sort(key=lambda c: -c.score)
     return scored[:top_n]

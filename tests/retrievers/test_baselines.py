@@ -10,7 +10,13 @@ import pytest
 
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import RetrieverConfigError, retrieve
-from pageindex.retrievers.extractive import page_candidates, question_years
+from pageindex.retrievers.extractive import (
+    _answer_of,
+    page_candidates,
+    period_months,
+    question_months,
+    question_years,
+)
 from pageindex.retrievers.ranking import expand_query, match_titles, ranker_for, tokenize
 from tests.retrievers.policies import CAPEX_Q, shown_pages, usage_of
 
@@ -137,6 +143,63 @@ def test_extractive_picks_the_asked_year_column(tree_3m):
     assert result.status == "answer"
     assert result.answer == "Net sales: $31,657 (2017)"
     assert result.sources[0].page == 14 and result.sources[0].verified is True
+
+
+GROUPED = """INCOME STATEMENTS
+(In millions, except per share amounts)
+Three Months Ended Twelve Months Ended
+June 30, June 30,
+2025 2024 2025 2024
+Total revenue 76,441 64,727 281,724 245,122
+Net income $27,233 $22,036 $101,832 $88,136
+"""
+
+
+@pytest.mark.parametrize(
+    "query,value",
+    [
+        ("What was net income in the twelve months ended June 30, 2025?", "$101,832"),
+        ("What was net income in the three months ended June 30, 2025?", "$27,233"),
+        ("What was net income in Q4 FY2025?", "$27,233"),  # a quarter is three months
+        ("What was net income in the fourth quarter of 2024?", "$22,036"),
+        ("What was net income in FY2025?", "$101,832"),  # a year and no period: the longest period
+        ("What was total revenue in the 12 months ended June 30, 2024?", "245,122"),
+    ],
+)
+def test_columns_grouped_by_period_follow_the_questions_period(query, value):
+    """Trial 12: Microsoft's 8-K income statement gave the three-month figure for "twelve months
+    ended June 30, 2025" (the first 2025 column). Written from the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(GROUPED, 9) if c.kind == "row"}
+    assert rows["Net income"].months == [3, 3, 12, 12] and rows["Net income"].years == ["2025", "2024"] * 2
+    label = "Total revenue" if "revenue" in query else "Net income"
+    answer, quote = _answer_of(rows[label], question_years(query), question_months(query))
+    assert quote == value, answer
+
+
+def test_period_words_choose_the_column_not_the_row():
+    """A header line naming the question's period ("Twelve Months Ended June 30, ... Net Income per
+    Share") must not outscore the row the question asks for: the period and date words weigh nothing."""
+    assert question_months("How much was capex in the nine months ended September 30?") == 9
+    assert question_months("What was revenue in the 52 weeks ended January 28, 2024?") == 12
+    assert question_months("What was 3M's capex in FY2018?") is None
+    assert period_months("Three Months Ended Twelve Months Ended") == [3, 12]
+    # a header of one period does not group the columns
+    single = {c.label: c for c in page_candidates(GROUPED.replace(" Twelve Months Ended", ""), 1)}
+    assert single["Net income"].months == []
+
+
+def test_extractive_on_an_8k_with_quarter_and_year_columns(tmp_path):
+    """The trial-12 questions on Microsoft's 8-K (its p. 9 income statement; its p. 6 reconciliation
+    header "Twelve Months Ended June 30, ... Net Income per Share" had been the answer)."""
+    from pageindex.tree import build_tree
+    from tests.tree.conftest import filings_dir
+
+    tree = build_tree(filings_dir() / "MICROSOFT_FY2025Q4_8-K-EARNINGS.pdf", cache_dir=tmp_path)
+    question = "What was net income in the twelve months ended June 30, 2025?"
+    year = retrieve(tree, question, retriever="extractive")
+    assert (year.answer, year.sources[0].verified) == ("Net income: $101,832 (12 months, 2025)", True)
+    quarter = retrieve(tree, "What was total revenue in Q4 FY2025?", retriever="extractive")
+    assert quarter.answer == "Total revenue: 76,441 (3 months, 2025)"
 
 
 def test_extractive_fails_when_nothing_matches(tree_3m):
