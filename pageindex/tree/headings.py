@@ -30,7 +30,8 @@ LEVEL = {
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4}
 _PART = re.compile(r"^part\s*(i\s?v|i\s?i\s?i|i\s?i|i)(?![a-z])", re.IGNORECASE)  # "PART I V" is IV
 _ITEM = re.compile(
-    r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|\(?([a-c])(?![a-z])\)?)?\s*(?=[\.,:\-–—\s]|$)",
+    # the letter runs to "K": a 20-F has Items 4A, 12D and 16A-16K (a 10-K's go to 1C and 9C)
+    r"^items?\s*(\d{1,2})\s*(?:(\.\s*\d{2})(?!\d)|\(?([a-k])(?![a-z])\)?)?\s*(?=[\.,:\-–—\s]|$)",
     re.IGNORECASE,
 )
 _PART_TITLED = re.compile(r"^(?i:part)\s*[IV](?:\s?[IV])*\s*[–—\-.:]\s*[A-Z][a-z]")

@@ -99,8 +99,12 @@ def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[
         y, top = 0.0, True
         if len(want) >= 4:
             for line in page.lines:
+                if line.margin and line.ry > page.height / 2:
+                    continue  # a running footer repeats the title ("... DIVIDEND FUND 82"): not where it is
                 c = line.compact
-                if (len(c) >= 4 and want.startswith(c[: len(want)])) or c.startswith(want):
+                # the title, or its first line; or the title after a short label ("Product name: ...")
+                labelled = 0 < c.find(want) <= 20 and c[: c.find(want)].endswith(":")
+                if (len(c) >= 4 and want.startswith(c[: len(want)])) or c.startswith(want) or labelled:
                     y, top = line.ry, at_top(page, line)
                     break
         if out and out[-1].start_page == number and y <= out[-1].y:

@@ -62,6 +62,30 @@ def test_tsmc_20f_statements_do_not_swallow_each_other(filing_tree):
     assert note_1.start_page == 99 and "GENERAL" in note_1.title
 
 
+def test_tsmc_20f_items_with_late_letters_are_items(filing_tree):
+    """Trial 12: Items 16D-16K were nested under 16C, and 12D, 16E, 16F and 16I were missing: an Item's
+    letter ran to "C" only (a 10-K's 1C, 9C); a 20-F's run to 16K."""
+    tree = filing_tree("TSMC_2023_20-F")
+    part_2 = next(n for n in tree.nodes if n.node_id == "part_2")
+    keys = [c.node_id for c in part_2.children]
+    for letter in "abcdefghik":
+        assert f"item_16{letter}" in keys, keys
+    assert all(c.is_leaf for c in part_2.children if c.node_id.startswith("item_16"))
+    assert "item_12d" in [n.node_id for n in tree.walk()]
+
+
+@pytest.mark.parametrize(
+    "text,key",
+    [("ITEM 16K. CYBERSECURITY", "item_16k"), ("Item 1C. Cybersecurity", "item_1c"),
+     ("ITEM 4A.", "item_4a"), ("Item 9.01 Financial Statements", "item_9_01"), ("Item 7 and 7A", "item_7"),
+     ("Item 5 Effects", "item_5")],
+)  # fmt: skip
+def test_item_letters(text, key):
+    from pageindex.tree.headings import _ITEM, item_key
+
+    assert item_key(_ITEM.match(text)) == key
+
+
 def test_tsmc_20f_table_headers_are_not_sections(filing_tree):
     tree = filing_tree("TSMC_2023_20-F")
     titles = [n.title for n in tree.walk()]
