@@ -207,7 +207,8 @@ def is_plain_subheading(page: Page, index: int, headers: frozenset[str] | set[st
     if line.header_key in headers or _SKIP.search(c) or _column_labels(text):
         return False
     if line.underlined:
-        return True
+        # the last line of a paragraph over a rule ("States federal income tax purposes.") is no heading
+        return index == 0 or _ends_paragraph(lines, index - 1, rows=True)
     words = _WORD.findall(text)
     if len(text) > 80 or _TERMINAL.search(text) or not 2 <= len(words) <= 12:
         return False
@@ -218,13 +219,34 @@ def is_plain_subheading(page: Page, index: int, headers: frozenset[str] | set[st
         return False
     if index > 0:
         prev = lines[index - 1]
-        right = max(other.x1 for other in lines)
-        ends_paragraph = prev.text.endswith((".", ":", ")", "”", '"')) or prev.x1 < right - 0.25 * (
-            right - prev.x0
-        )
-        if not ends_paragraph or len(prev.text) >= 60 and not prev.text.endswith("."):
+        if not _ends_paragraph(lines, index - 1) or len(prev.text) >= 60 and not prev.text.endswith("."):
             return False
     return True
+
+
+def _ends_paragraph(lines: list[Line], index: int, rows: bool = False) -> bool:
+    """Line ``index`` ends a paragraph: it ends a sentence (or a bracket, a quotation, a colon), or
+    stops well short of the page's right text edge; with ``rows``, also when it is a row of a table
+    (cells, or a last figure: an underlined heading under a table)."""
+    prev = lines[index]
+    right = max(other.x1 for other in lines)
+    if rows and (prev.cells >= 2 or prev.text[-1:].isdigit() or prev.text.endswith(("—", "-", "%"))):
+        return True
+    return prev.text.endswith((".", ":", ")", "”", '"')) or prev.x1 < right - 0.25 * (right - prev.x0)
+
+
+def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
+    """Line ``index``, emphasised only by capitals or colour, is the last line of the paragraph above:
+    that line is set as it is (colour, size, left edge, not bold) and runs on without ending a sentence
+    ("... after consultation with other governmental agencies" over "R.O.C. FSC)."; an exhibit printed
+    in black where the filing's body is grey, "... 280,500,000" over "New Taiwan Dollars each, and may
+    be paid-up in installments.")."""
+    line = lines[index]
+    if line.bold or index == 0:
+        return False
+    prev = lines[index - 1]
+    same = prev.color == line.color and abs(prev.size - line.size) < 0.6 and abs(prev.x0 - line.x0) <= 2.0
+    return same and not prev.bold and not _ends_paragraph(lines, index - 1)
 
 
 def subheading_drafts(
@@ -272,7 +294,10 @@ def subheading_drafts(
             right_side = not two_columns and (
                 right_of_middle(page, line) or rules.column_head(page, line, edge)
             )
-            heading = is_plain_subheading(page, index, rules.headers) if plain else rules.accepts(line)
+            if plain:
+                heading = is_plain_subheading(page, index, rules.headers)
+            else:
+                heading = rules.accepts(line) and not _ends_the_paragraph_above(page.lines, index)
             if heading and not right_side:
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {line.text}"[:120]
