@@ -132,6 +132,7 @@ class Analyst:
         clock: Callable[[], float] = time.time,
         progress: ProgressSink | None = None,
         context: dict[str, Any] | None = None,
+        time_limit: float | None = None,
     ) -> None:
         self.tree = tree
         self.llm = llm
@@ -147,6 +148,9 @@ class Analyst:
         self.progress: ProgressSink = progress or NullProgress()
         self.last: AnalystAnswer | None = None
         self.context = dict(context or {})  # QuestionContext fields for the retriever (e.g. evidence_pages)
+        # seconds one question's retrieval may take, all its calls (None: no limit); a question past it
+        # ends as an error of kind time_limit, as a bench sample does
+        self.time_limit = time_limit
 
     @property
     def step_limit(self) -> tuple[str, int | None]:
@@ -269,6 +273,7 @@ class Analyst:
             retriever=self.retriever,
             llm=self._client(),
             context=QuestionContext.model_validate(self.context),
+            time_limit=self.time_limit,
             **self.options,
         )
         result = without_note(result, note)
@@ -285,6 +290,7 @@ class Analyst:
             retriever="session",
             llm=self._client(),
             context=QuestionContext(extra={SESSION_KEY: self.material(question)}),
+            time_limit=self.time_limit,
             **self.session_options,
         )
         if first.status == "answer":

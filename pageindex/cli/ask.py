@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from pageindex.cli._common import (
+    NO_LIMIT,
     ExitCode,
     console,
     err_console,
@@ -20,6 +21,7 @@ from pageindex.cli._common import (
     opt_option,
     scripted_policy_option,
     split_retriever_option,
+    time_limit_option,
     timeout_option,
 )
 
@@ -124,6 +126,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         timeout: float = timeout_option(
             help="Seconds per model call (default 60; 600 for a loopback server)."
         ),
+        time_limit: str = time_limit_option(
+            "Seconds one question's whole retrieval may take, all its model calls (default: no "
+            "limit); past it the answer is an error of kind time_limit."
+        ),
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
@@ -219,6 +225,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 session=session,
                 use_session=not no_reuse,
                 context={"evidence_pages": evidence_page},
+                time_limit=None if time_limit in (None, NO_LIMIT) else float(time_limit),
             )
         except RetrieverConfigError as exc:
             fail(str(exc))

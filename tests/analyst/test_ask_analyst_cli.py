@@ -178,3 +178,29 @@ def test_a_reopened_session_shows_the_last_saved_answers_sources(fb_pdf, analyst
     cited = "[1] item_8/cash_flows Consolidated Statement of Cash Flows · PDF page 60, printed 60"
     assert cited in out.output
     assert "The last answer (question 1) was given before this session was reopened" in out.output
+
+
+def test_a_question_past_its_time_limit_is_an_error_of_kind_time_limit(fb_pdf, analyst_tree):
+    """``ask --time-limit S`` bounds one question's whole retrieval as ``bench run --time-limit`` bounds
+    a sample (session 11 left ask with step limits only): exit 4, the answer an error of kind time_limit."""
+    import asyncio
+    import time
+
+    from pageindex.retrievers import register_retriever
+
+    @register_retriever("test_ask_slow", needs_llm=False)
+    async def slow(run, opts):
+        run.show_pages([60])
+        await asyncio.sleep(30)
+        return run.result("answer", answer="too late")  # pragma: no cover
+
+    analyst_tree("3M_2018_10K")
+    started = time.monotonic()
+    out = ask(str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "test_ask_slow", "--time-limit", "0.5", "--json")
+    assert time.monotonic() - started < 15  # not the retriever's 30 s
+    assert out.exit_code == 4, out.output
+    data = json.loads(out.stdout)
+    assert (data["status"], data["error_kind"]) == ("error", "time_limit")
+    assert "within its time limit of 0.5s" in data["error"]
+    bad = ask(str(fb_pdf("3M_2018_10K")), CAPEX_Q, "--time-limit", "0")
+    assert bad.exit_code == 2 and "--time-limit" in bad.output
