@@ -22,6 +22,16 @@ def make_pdf(path: Path, pages: list[list[str]], bold_first: bool = False) -> Pa
     return path
 
 
+def save_pdf(doc: pymupdf.Document, path: Path, toc: list[list] | None = None) -> Path:
+    """Give ``doc`` its outline (``toc`` rows ``[level, title, page]``, when given), save it to ``path``
+    and close it."""
+    if toc:
+        doc.set_toc(toc)
+    doc.save(path)
+    doc.close()
+    return path
+
+
 def zero_page_pdf(path: Path) -> Path:
     """A well-formed PDF whose page tree is empty (pymupdf refuses to save one)."""
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]

@@ -13,6 +13,7 @@ from pageindex.cli import app
 from pageindex.tree import build_tree
 from pageindex.tree.pdf import Line, Page
 from pageindex.tree.split import SubheadingRules, is_table_header
+from tests.tree.pdf_factory import save_pdf
 
 BODY = (
     "The committee reviewed the programme during the year and reported its findings to the board "
@@ -49,11 +50,7 @@ def report_pdf(path: Path, outline: bool = False) -> Path:
             page.insert_text((72, y + 12), section, fontname="hebo", fontsize=12)
             toc.append([2, section, doc.page_count])
             _body(page, y + 34, 30)
-    if outline:
-        doc.set_toc(toc)
-    doc.save(path)
-    doc.close()
-    return path
+    return save_pdf(doc, path, toc if outline else None)
 
 
 def test_two_heading_levels_without_sec_structure_or_outline(tmp_path):

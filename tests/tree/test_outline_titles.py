@@ -7,6 +7,7 @@ from pathlib import Path
 import pymupdf
 
 from pageindex.tree import build_tree
+from tests.tree.pdf_factory import save_pdf
 from tests.tree.test_layout import _body
 
 FUNDS = [
@@ -41,10 +42,7 @@ def _annexes(path: Path) -> Path:
     page.insert_text((72, 80), "Glossary", fontname="hebo", fontsize=14)
     _body(page, 110.0, 20)
     toc.append([1, "Glossary", doc.page_count])
-    doc.set_toc(toc)
-    doc.save(path)
-    doc.close()
-    return path
+    return save_pdf(doc, path, toc)
 
 
 def test_a_bookmark_title_after_a_label_is_found_and_its_wrapped_end_is_no_section(tmp_path):

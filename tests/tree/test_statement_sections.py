@@ -10,6 +10,7 @@ import pymupdf
 from pageindex.tree import build_tree
 from pageindex.tree.pdf import Line
 from pageindex.tree.split import SubheadingRules
+from tests.tree.pdf_factory import save_pdf
 from tests.tree.test_layout import _body
 
 
@@ -51,9 +52,7 @@ def _release(path: Path) -> Path:
     page = doc.new_page()
     page.insert_text((60, 80), "4. Outlook", fontname="hebo", fontsize=14)
     _body(page, 110.0, 30)
-    doc.save(path)
-    doc.close()
-    return path
+    return save_pdf(doc, path)
 
 
 def test_a_statements_row_labels_stay_in_the_statement(tmp_path):
@@ -97,10 +96,7 @@ def _report_with_short_outline(path: Path, financials_entry: bool = False) -> Pa
     _body(page, 110.0, 40)
     if financials_entry:
         toc.append([1, "5. Financial Statements", 5])
-    doc.set_toc(toc)
-    doc.save(path)
-    doc.close()
-    return path
+    return save_pdf(doc, path, toc)
 
 
 def test_an_outline_that_stops_before_the_statements_does_not_swallow_them(tmp_path):
