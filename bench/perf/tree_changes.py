@@ -71,17 +71,36 @@ def snapshot(
 
 
 def changes(before: list[list], after: list[list]) -> tuple[list[list], list[list], list[tuple[list, list]]]:
-    """(nodes gone, nodes new, (before, after) of nodes kept whose depth or last page moved)."""
-    key_b = {(r[0], r[1]) for r in before}
-    key_a = {(r[0], r[1]): r for r in after}
-    gone = [r for r in before if (r[0], r[1]) not in key_a]
-    new = [r for r in after if (r[0], r[1]) not in key_b]
-    moved = [
-        (r, key_a[(r[0], r[1])])
-        for r in before
-        if (r[0], r[1]) in key_a and (r[2], r[3]) != (key_a[(r[0], r[1])][2], key_a[(r[0], r[1])][3])
-    ]
+    """(nodes gone, nodes new, (before, after) of nodes kept whose depth or last page moved).
+
+    A node is its title and first page, counted as often as it occurs: two "Notes" sections on one
+    page and one afterwards is one gone. Nodes of a key pair up in reading order; the surplus goes
+    or comes."""
+    queues: dict[tuple, list[list]] = {}
+    for r in after:
+        queues.setdefault((r[0], r[1]), []).append(r)
+    gone, moved = [], []
+    for r in before:
+        partners = queues.get((r[0], r[1]))
+        if not partners:
+            gone.append(r)
+            continue
+        s = partners.pop(0)
+        if (r[2], r[3]) != (s[2], s[3]):
+            moved.append((r, s))
+    left = {id(r) for rows in queues.values() for r in rows}
+    new = [r for r in after if id(r) in left]
     return gone, new, moved
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        err = Console(stderr=True)
+        message = f"error: {path}: not a snapshot of tree_changes.py snapshot ({exc})"
+        err.print(message, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -89,7 +108,7 @@ def diff(
     before: Path, after: Path, verbose: bool = typer.Option(False, "-v", help="list moved nodes too")
 ) -> None:
     """Titles that went and came, per PDF, between two snapshots."""
-    a, b = json.loads(before.read_text()), json.loads(after.read_text())
+    a, b = _read(before), _read(after)
     totals = [0, 0, 0]
     for name in sorted(set(a) & set(b)):
         gone, new, moved = changes(a[name], b[name])

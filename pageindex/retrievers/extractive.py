@@ -181,12 +181,15 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
                           values=figures, years=aligned, months=months if aligned and months else [])
             )
+            periods = []  # a header's periods wait for its years, not for a later table's
             i = j
             continue
         if _is_year_list(figures):
             set_years(figures)
             i = j
             continue
+        if not period_months(line):
+            periods = []  # running text between a periods header and a later table
         prose.append(line)
         i += 1
     flush_prose()
@@ -199,13 +202,14 @@ def question_years(query: str) -> list[str]:
 
 
 def question_months(query: str) -> int | None:
-    """The length in months of the period the question asks about: 3 for a quarter ("Q4", "second
-    quarter", "three months ended"), 6, 9 or 12 for the months or weeks it names, 12 for "year
-    ended"; None when it names none (then the longest period in the table is taken)."""
-    if _QUARTER.search(query):
-        return 3
-    found = period_months(query)
-    return found[0] if found else None
+    """The length in months of the period the question asks about, the first it names: 3 for a
+    quarter ("Q4", "second quarter", "three months ended"), 6, 9 or 12 for the months or weeks it
+    names, 12 for "year ended"; None when it names none (then the longest period in the table is
+    taken)."""
+    named = [(m.start(), 3) for m in _QUARTER.finditer(query)]
+    periods = zip(_PERIOD.finditer(query), period_months(query), strict=True)
+    named += [(m.start(), months) for m, months in periods]
+    return min(named)[1] if named else None  # "nine months ... versus the third quarter": nine
 
 
 def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, years: list[str]) -> float:
@@ -226,14 +230,14 @@ def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, 
 def _column(candidate: Candidate, years: list[str], months: int | None) -> int:
     """The value to answer with: the question's first year found in the header, of the question's
     period when the header groups columns by period (the longest period when the question names
-    none); the first column when no year matches."""
+    none, or one the table lacks); the first column when no year matches."""
     for year in years:
         columns = [i for i, y in enumerate(candidate.years) if y == year]
         if not columns:
             continue
         if candidate.months:
-            wanted = months if months is not None else max(candidate.months[i] for i in columns)
-            return next((i for i in columns if candidate.months[i] == wanted), columns[0])
+            longest = max(columns, key=lambda i: candidate.months[i])
+            return next((i for i in columns if candidate.months[i] == months), longest)
         return columns[0]
     return 0
 

@@ -158,7 +158,7 @@ def verify_findings(tree: Tree, findings: Iterable[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         update: dict = {"verified": verify_quote(tree, f.page, f.value)}
-        leaf = _section_for(tree, f.section, f.page, f.value) if f.section else None
+        leaf = _section_for(tree, f.section, f.page, f.value)  # one with no section gets the page's
         if leaf is not None:
             update["section"] = leaf.node_id
         out.append(f.model_copy(update=update))

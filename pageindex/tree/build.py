@@ -160,7 +160,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
             use_subheadings=strategy != "windows",
             underline=underline,
         )
-    absorb_row_labels(roots, pages)
+    absorb_row_labels(roots, pages, max_leaf_pages)
     texts = [page.text for page in pages]
     _repair_titles(roots, texts)
     nodes = _to_nodes(roots)
@@ -276,6 +276,8 @@ def _with_unlisted_statements(
     start = min(tail, key=lambda d: (d.start_page, d.y))
     subs = subheading_drafts(pages, start.start_page, len(pages), start.y, start.rank, rules)
     placed = with_statements(tail, subs, pages)
+    if not placed or not any(d.kind == "statement" for d in placed):
+        return outline  # no statement there labels a table: the rules found none, after all
     shift = min(d.rank for d in outline) - min(d.rank for d in placed)
     for d in placed:
         d.rank += shift

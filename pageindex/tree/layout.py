@@ -403,35 +403,62 @@ def _row_label(pages: list[Page], d: Draft) -> bool:
     )
 
 
-def absorb_row_labels(drafts: list[Draft], pages: list[Page]) -> None:
+def absorb_row_labels(drafts: list[Draft], pages: list[Page], max_pages: int = 5) -> None:
     """Give a statement back the row labels of its table that were taken for headings.
 
     Any strategy may split a statement at the bold group labels of its table (its children, or its
     next siblings on the pages it runs on). Under a section titled as a statement (detected, or named
     by the outline or the layout), such labels (:func:`_row_label`) are dropped, the statement
     running on over their pages, so the statement is one section and a retriever never reads a
-    balance sheet's "Current liabilities" as a section of the document.
+    balance sheet's "Current liabilities" as a section of the document. A statement longer than
+    ``max_pages`` keeps its labels (the leaves stay within the limit), and a heading that opens a
+    later page ends the statement (a label under the column headings the statement repeats on its
+    next page does not: Daiichi's "Current liabilities" under "(Millions of JPY)" on p. 38).
     """
     i = 0
     while i < len(drafts):
         d = drafts[i]
-        if d.kind == "statement" or statement_title(d.title):
-            kept = [c for c in d.children if c.key != "intro" and not _row_label(pages, c)]
-            if len(kept) < sum(1 for c in d.children if c.key != "intro"):
+        if (d.kind == "statement" or statement_title(d.title)) and d.page_count <= max_pages:
+            old = [c for c in d.children if c.key != "intro"]
+            kept = [c for c in old if not _row_label(pages, c)]
+            if len(kept) < len(old):
                 d.children = kept
                 if kept:
                     intro = intro_for(d, kept[0])
                     if intro is not None:
                         d.children.insert(0, intro)
                     for a, b in zip(kept, kept[1:], strict=False):
-                        a.end_page = max(a.end_page, b.start_page - 1 if b.at_top else b.start_page)
+                        if b.at_top:
+                            a.end_page, a.end_y = max(a.end_page, b.start_page - 1), float("inf")
+                        else:
+                            a.end_page, a.end_y = b.start_page, b.y
+                        _stretch_last(a)
             while i + 1 < len(drafts):
                 nxt = drafts[i + 1]
-                if nxt.start_page > d.end_page + 1 or not _row_label(pages, nxt):
+                if (
+                    nxt.start_page > d.end_page + 1
+                    or (nxt.start_page > d.start_page and _opens_page(pages, nxt))
+                    or nxt.end_page - d.start_page + 1 > max_pages
+                    or not _row_label(pages, nxt)
+                ):
                     break
                 d.end_page, d.end_y = nxt.end_page, nxt.end_y
                 del drafts[i + 1]
-            if d.children:
-                d.children[-1].end_page, d.children[-1].end_y = d.end_page, d.end_y
-        absorb_row_labels(d.children, pages)
+            _stretch_last(d)
+        absorb_row_labels(d.children, pages, max_pages)
         i += 1
+
+
+def _opens_page(pages: list[Page], d: Draft) -> bool:
+    """``d``'s heading is the first line of its page but for running headers and footers."""
+    found = _heading_line(pages, d)
+    return found is not None and not any(not line.margin for line in found[0][: found[1]])
+
+
+def _stretch_last(d: Draft) -> None:
+    """Run ``d``'s last child, and its last child in turn, to ``d``'s end: no page under no leaf."""
+    node = d
+    while node.children:
+        last = node.children[-1]
+        last.end_page, last.end_y = node.end_page, node.end_y
+        node = last

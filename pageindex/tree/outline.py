@@ -80,6 +80,11 @@ def _classify(title: str) -> tuple[str, str]:
     return "outline", slug(text)
 
 
+def _begins(text: str, title: str) -> bool:
+    """``text`` (a compacted line) is the title, or its first line: one begins with the other."""
+    return (len(text) >= 4 and title.startswith(text[: len(title)])) or text.startswith(title)
+
+
 def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[Draft]:
     """Drafts for outline rows, placed at the title line when it can be found on the page.
 
@@ -99,12 +104,14 @@ def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[
         y, top = 0.0, True
         if len(want) >= 4:
             for line in page.lines:
-                if line.margin and line.ry > page.height / 2:
+                if line.margin and line.y0 > page.height / 2:
                     continue  # a running footer repeats the title ("... DIVIDEND FUND 82"): not where it is
                 c = line.compact
-                # the title, or its first line; or the title after a short label ("Product name: ...")
-                labelled = 0 < c.find(want) <= 20 and c[: c.find(want)].endswith(":")
-                if (len(c) >= 4 and want.startswith(c[: len(want)])) or c.startswith(want) or labelled:
+                # the title, or its first line; or either after a short label ("Product name: JPMorgan
+                # Investment Funds - Europe Strategic", the title's first line after "Product name:")
+                label = c.find(":", 0, 21)
+                after = c[label + 1 :] if label > 0 else ""
+                if any(_begins(t, want) for t in (c, after) if t):
                     y, top = line.ry, at_top(page, line)
                     break
         if out and out[-1].start_page == number and y <= out[-1].y:

@@ -246,7 +246,7 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
         return False
     prev = lines[index - 1]
     same = prev.color == line.color and abs(prev.size - line.size) < 0.6 and abs(prev.x0 - line.x0) <= 2.0
-    return same and not prev.bold and not _ends_paragraph(lines, index - 1)
+    return same and not prev.bold and not _ends_paragraph(lines, index - 1, rows=True)
 
 
 def subheading_drafts(
@@ -433,8 +433,9 @@ def _plain_inside(
     if underline is not None:
         underline(node.start_page, node.end_page)
     found = subheading_drafts(
-        pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y, plain=True
-    )
+        pages, node.start_page, node.end_page, node.y, node.rank + 1, rules, node.end_y, plain=True,
+        title=node.title,  # the rest of a wrapped title is no heading in body type either
+    )  # fmt: skip
     return _inside(node, found)
 
 

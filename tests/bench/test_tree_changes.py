@@ -19,6 +19,15 @@ def test_changes_are_keyed_by_title_and_first_page():
     assert moved == [(["Balance Sheets", 52, 52, 1], ["Balance Sheets", 52, 53, 1])]
 
 
+def test_a_node_that_occurs_twice_is_counted_twice():
+    """Review 12: keyed by (title, first page) in a set, a second "Notes" on the same page going away
+    read as a moved node."""
+    gone, new, moved = changes([["Notes", 1, 3, 1], ["Notes", 1, 3, 2]], [["Notes", 1, 3, 1]])
+    assert (gone, new, moved) == ([["Notes", 1, 3, 2]], [], [])
+    gone, new, moved = changes([["A", 1, 1, 0] for _ in range(2)], [["A", 1, 1, 0] for _ in range(3)])
+    assert (gone, new, moved) == ([], [["A", 1, 1, 0]], [])
+
+
 def test_snapshot_then_diff(tmp_path):
     folder = tmp_path / "pdfs"
     folder.mkdir()
@@ -34,3 +43,6 @@ def test_snapshot_then_diff(tmp_path):
     gone = sum(1 for row in snap["A"] if row[1] == 2)
     assert out.exit_code == 0 and f"total: {gone} went, 1 came" in out.output, out.output
     assert "+ p. 2  Extra" in out.output
+    missing = runner.invoke(app, ["diff", str(tmp_path / "a.json"), str(tmp_path / "none.json")])
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    assert missing.output.startswith(f"error: {tmp_path / 'none.json'}: not a snapshot")

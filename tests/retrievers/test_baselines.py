@@ -164,6 +164,7 @@ Net income $27,233 $22,036 $101,832 $88,136
         ("What was net income in the fourth quarter of 2024?", "$22,036"),
         ("What was net income in FY2025?", "$101,832"),  # a year and no period: the longest period
         ("What was total revenue in the 12 months ended June 30, 2024?", "245,122"),
+        ("What was net income in the nine months ended June 30, 2025?", "$101,832"),  # not in it: longest
     ],
 )
 def test_columns_grouped_by_period_follow_the_questions_period(query, value):
@@ -182,6 +183,13 @@ def test_period_words_choose_the_column_not_the_row():
     assert question_months("How much was capex in the nine months ended September 30?") == 9
     assert question_months("What was revenue in the 52 weeks ended January 28, 2024?") == 12
     assert question_months("What was 3M's capex in FY2018?") is None
+    # the period named first, when two are (review 12)
+    assert question_months("Net income for the nine months ended September 30 versus the third quarter?") == 9
+    # a header's periods do not carry over running text to a later table's years
+    later = GROUPED.replace("June 30, June 30,\n2025 2024 2025 2024", "See the note below.\n") + (
+        "BALANCE SHEETS\n2025 2024\nTotal assets 619,003 512,163\n"
+    )
+    assert {c.label: c for c in page_candidates(later, 1)}["Total assets"].months == []
     assert period_months("Three Months Ended Twelve Months Ended") == [3, 12]
     # a header of one period does not group the columns
     single = {c.label: c for c in page_candidates(GROUPED.replace(" Twelve Months Ended", ""), 1)}

@@ -72,3 +72,5 @@ def test_a_citation_goes_under_the_section_that_holds_its_page(tree_3m):
         tree_3m, [Finding(label="capex", value="1577", page=60, section=wrong.node_id)]
     )
     assert tree_3m.get(finding.section).start_page <= 60 <= tree_3m.get(finding.section).end_page
+    [unplaced] = verify_findings(tree_3m, [Finding(label="capex", value="1577", page=60)])  # as a source is
+    assert unplaced.section == finding.section

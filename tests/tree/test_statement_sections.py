@@ -140,3 +140,69 @@ def test_ids_keep_accented_letters_and_outline_titles_lose_stray_escapes(tmp_pat
     assert slug("Auditor’s Report") == "auditor_s_report"  # other marks still separate words, as before
     toc = [[1, f"Funds \\- Fund {n} \\(A\\)", n] for n in range(1, 8)]
     assert [title for _, title, _ in real_outline(toc, 8)][:2] == ["Funds - Fund 1 (A)", "Funds - Fund 2 (A)"]
+
+
+def _leaves_cover_every_page(tree) -> None:
+    covered = {p for leaf in tree.leaves() for p in range(leaf.start_page, leaf.end_page + 1)}
+    assert covered == set(range(1, tree.page_count + 1)), sorted(set(range(1, tree.page_count + 1)) - covered)
+
+
+def test_a_statement_longer_than_a_leaf_keeps_its_labels(tmp_path):
+    """Review 12: absorbing the labels of an 8-page balance sheet made one 8-page leaf; a leaf never
+    runs past --max-leaf-pages, so a long statement stays split at its group labels."""
+    doc = pymupdf.open()
+    for title in ("1. Operating Results", "2. Financial Forecast"):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
+        _body(page, 110.0, 30)
+    for k in range(8):
+        page = doc.new_page()
+        if k == 0:
+            page.insert_text((60, 80), "3. Consolidated Balance Sheets", fontname="hebo", fontsize=14)
+        _table(page, 120.0, {f"Group {k} assets": ["Cash and deposits", "Trade receivables"] * 6})
+    page = doc.new_page()
+    page.insert_text((60, 80), "4. Outlook", fontname="hebo", fontsize=14)
+    _body(page, 110.0, 30)
+    tree = build_tree(save_pdf(doc, tmp_path / "long.pdf"), use_cache=False)
+    assert max(leaf.page_count for leaf in tree.leaves()) <= 5
+    _leaves_cover_every_page(tree)
+
+
+def test_a_heading_at_the_top_of_the_next_page_ends_the_statement(tmp_path):
+    """Review 12: "Segment Information", set as the rows are but at the top of the next page over a
+    table of its own, was taken into the balance sheet before it."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 80), "1. Operating Results", fontname="hebo", fontsize=14)
+    _body(page, 110.0, 30)
+    page = doc.new_page()
+    page.insert_text((60, 80), "2. Consolidated Balance Sheets", fontname="hebo", fontsize=14)
+    _table(page, 120.0, BALANCE)
+    page = doc.new_page()
+    _table(page, 60.0, {"Segment Information": ["Americas", "Europe"]})
+    _body(page, 160.0, 20)
+    page = doc.new_page()
+    page.insert_text((60, 80), "3. Outlook", fontname="hebo", fontsize=14)
+    _body(page, 110.0, 30)
+    tree = build_tree(save_pdf(doc, tmp_path / "seg.pdf"), use_cache=False)
+    sheet = next(n for n in tree.walk() if n.title == "2. Consolidated Balance Sheets")
+    assert sheet.end_page == 2, (sheet.start_page, sheet.end_page)
+    assert any(n.title.startswith("Segment Information") and n.start_page == 3 for n in tree.walk())
+    _leaves_cover_every_page(tree)
+
+
+def test_a_statement_title_over_prose_after_an_outline_is_no_top_section(tmp_path):
+    """Review 12: a statement's name over running text (no table) after an outline's last entry
+    crashed the build (nothing left to place); it stays inside the last entry, as before."""
+    doc = pymupdf.open()
+    toc = []
+    for n in range(1, 7):
+        page = doc.new_page()
+        page.insert_text((60, 80), f"{n}. Chapter {n}", fontname="hebo", fontsize=12)
+        _body(page, 110.0, 30)
+        toc.append([1, f"{n}. Chapter {n}", n])
+    page = doc.new_page()
+    page.insert_text((170, 70), "Consolidated Balance Sheet", fontname="hebo", fontsize=13)
+    _body(page, 110.0, 30)
+    tree = build_tree(save_pdf(doc, tmp_path / "prose.pdf", toc), use_cache=False)
+    assert [(n.title, n.start_page, n.end_page) for n in tree.nodes][-1] == ("6. Chapter 6", 6, 7)

@@ -54,3 +54,12 @@ def test_a_paragraphs_last_line_in_capitals_or_another_colour_is_no_heading(colo
     assert len(done) >= 100  # a long line is never "a heading in a colour of its own"
     page = _page([(done, False, False), (tail, False, False), (WIDE, False, False)], color)
     assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == [tail]
+
+
+def test_a_heading_in_capitals_after_a_table_row_is_a_heading():
+    """Review 12: a table row ending in a figure at the right edge does not run on into the next line."""
+    rules = SubheadingRules(frozenset(), 0, 9.0)
+    row = "Total current liabilities                                                      12,345      11,002"
+    heading = "LIQUIDITY AND CAPITAL RESOURCES"
+    page = _page([(WIDE, False, False), (row, False, False), (heading, False, False), (WIDE, False, False)])
+    assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == [heading]
