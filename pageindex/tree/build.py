@@ -260,9 +260,8 @@ def _with_unlisted_statements(
     the statements the SEC rules detect after the last entry, and the sub-headings from the first
     of them on (as a long section is split), are sections at the outline's top level (placed as
     :func:`with_statements` places them: a statement's row labels stay in it) rather than
-    sub-sections of that last entry. An outline with an entry for the
-    statements (a statement, notes, "Financial Statements", "Financial Information", "Accounts")
-    is taken to hold them.
+    sub-sections of that last entry. An outline with an entry for the statements (a statement,
+    notes, "Financial Statements", "Financial Information", "Accounts") is taken to hold them.
     """
     if not statements or any(
         d.kind in ("statement", "notes", "note", "financials") or _FINANCIALS_ENTRY.search(d.title)

@@ -239,8 +239,8 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
     """Line ``index``, emphasised only by capitals or colour, is the last line of the paragraph above:
     that line is set as it is (colour, size, left edge, not bold) and runs on without ending a sentence
     ("... after consultation with other governmental agencies" over "R.O.C. FSC)."; an exhibit printed
-    in black where the filing's body is grey, "... 280,500,000" over "New Taiwan Dollars each, and may
-    be paid-up in installments.")."""
+    in black where the filing's body is grey, "... divided into 28,050,000,000 shares, at ten" over "New
+    Taiwan Dollars each, and may be paid-up in installments."). A table row above ends no paragraph."""
     line = lines[index]
     if line.bold or index == 0:
         return False
