@@ -162,8 +162,9 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
             label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
         header_years = _YEAR.findall(line)
-        if not figures and len(period_months(line)) >= 2 and len(tokenize(_PERIOD.sub("", line))) <= 6:
-            periods = period_months(line)  # "Three Months Ended Twelve Months Ended": the years follow
+        named = period_months(line)
+        if not figures and len(named) >= 2 and len(tokenize(_PERIOD.sub("", line))) <= 6:
+            periods = named  # "Three Months Ended Twelve Months Ended": the years follow
         if not figures and len(header_years) >= 2 and (
             len(tokenize(_YEAR.sub("", line))) <= 3 or _TRAILING_YEARS.search(line)
         ):
@@ -188,7 +189,7 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             set_years(figures)
             i = j
             continue
-        if not period_months(line):
+        if not named:
             periods = []  # running text between a periods header and a later table
         prose.append(line)
         i += 1

@@ -94,13 +94,12 @@ def parse_json_reply(text: str | None, model: type[T]) -> T:
 
 
 def source_for_page(tree: Tree, page: int, *, node_id: str = "", quote: str | None = None) -> Source:
-    """A :class:`Source` with title and printed page filled from the tree. An unknown or empty
-    ``node_id`` is replaced by the leaf of ``page`` that the quote sits under (:meth:`Tree.leaf_for_page`)."""
-    node = None
-    if node_id and node_id in tree:
+    """A :class:`Source` with title and printed page filled from the tree, under the section that
+    holds ``page``: ``node_id``'s, else the leaf the quote sits under (:meth:`Tree.section_for_page`);
+    for a page outside the document, ``node_id``'s as given."""
+    node = tree.section_for_page(page, node_id, quote)
+    if node is None and node_id in tree:
         node = tree.get(node_id)
-    elif 1 <= page <= tree.page_count:
-        node = tree.leaf_for_page(page, quote)
     return Source(
         node_id=node.node_id if node else node_id,
         title=node.title if node else "",

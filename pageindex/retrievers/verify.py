@@ -15,7 +15,7 @@ check), except that a page outside the document is always False.
 
 The page is what is checked, so the page decides the section: a source or finding naming a section
 that does not hold its page (a model's reply pairs a section id with another section's page) is put
-under the section that does (:meth:`Tree.leaf_for_page`, by the quote where it is on the page).
+under the section that does (:meth:`Tree.section_for_page`, by the quote where it is on the page).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from decimal import Decimal, InvalidOperation
 from rapidfuzz import fuzz
 
 from pageindex.retrievers.result import Finding, RetrievalResult, Source
-from pageindex.tree.model import Node, Tree
+from pageindex.tree.model import Tree
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(_NUM)
@@ -127,27 +127,15 @@ def verify_quote(tree: Tree, page: int, quote: str | None) -> bool | None:
     return quote_on_page(tree.page_text(page), quote)
 
 
-def _section_for(tree: Tree, node_id: str, page: int, quote: str | None) -> Node | None:
-    """The section to name for ``page``: None when ``node_id`` holds it (or the page is outside the
-    document, which ``verified`` reports), else the leaf that holds it."""
-    if not 1 <= page <= tree.page_count:
-        return None
-    if node_id in tree:
-        node = tree.get(node_id)
-        if node.start_page <= page <= node.end_page:
-            return None
-    return tree.leaf_for_page(page, quote)
-
-
 def verify_sources(tree: Tree, sources: Iterable[Source]) -> list[Source]:
     """Copies of ``sources`` with ``verified`` set from their quotes, each under a section that holds
     its page."""
     out = []
     for s in sources:
         update: dict = {"verified": verify_quote(tree, s.page, s.quote)}
-        leaf = _section_for(tree, s.node_id, s.page, s.quote)
-        if leaf is not None:
-            update |= {"node_id": leaf.node_id, "title": leaf.title}
+        node = tree.section_for_page(s.page, s.node_id, s.quote)
+        if node is not None and node.node_id != s.node_id:
+            update |= {"node_id": node.node_id, "title": node.title}
         out.append(s.model_copy(update=update))
     return out
 
@@ -158,9 +146,9 @@ def verify_findings(tree: Tree, findings: Iterable[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         update: dict = {"verified": verify_quote(tree, f.page, f.value)}
-        leaf = _section_for(tree, f.section, f.page, f.value)  # one with no section gets the page's
-        if leaf is not None:
-            update["section"] = leaf.node_id
+        node = tree.section_for_page(f.page, f.section, f.value)  # one with no section gets the page's
+        if node is not None and node.node_id != f.section:
+            update["section"] = node.node_id
         out.append(f.model_copy(update=update))
     return out
 

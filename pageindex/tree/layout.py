@@ -354,11 +354,11 @@ def is_table_row(line: Line) -> bool:
 
 def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:
     """True when one of the next ``lookahead`` lines after ``d``'s heading line is a table row."""
-    lines = pages[d.start_page - 1].lines
-    for i, line in enumerate(lines):
-        if abs(line.ry - d.y) < 0.5:
-            return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
-    return False
+    found = _heading_line(pages, d)
+    if found is None:
+        return False
+    lines, i = found
+    return any(is_table_row(nxt) for nxt in lines[i + 1 : i + 1 + lookahead])
 
 
 _NUMBERING = re.compile(r"^(?:\(\d{1,2}\)|\d{1,2}\)|\d{1,2}(?:\.\d{1,2})*\.?)\s*")

@@ -113,6 +113,17 @@ class Tree(BaseModel):
                     return best[0]
         return covering[0]
 
+    def section_for_page(self, page: int, node_id: str = "", quote: str | None = None) -> Node | None:
+        """The section to cite for ``page``: ``node_id``'s when it holds the page, else the leaf that
+        does (:meth:`leaf_for_page`, by the quote); None for a page outside the document."""
+        if not 1 <= page <= self.page_count:
+            return None
+        if node_id in self:
+            node = self.get(node_id)
+            if node.start_page <= page <= node.end_page:
+                return node
+        return self.leaf_for_page(page, quote)
+
     # -- text -------------------------------------------------------------------
     def page_text(self, page: int) -> str:
         """Text of 1-based PDF page ``page``."""

@@ -229,10 +229,12 @@ def _ends_paragraph(lines: list[Line], index: int, rows: bool = False) -> bool:
     stops well short of the page's right text edge; with ``rows``, also when it is a row of a table
     (cells, or a last figure: an underlined heading under a table)."""
     prev = lines[index]
-    right = max(other.x1 for other in lines)
     if rows and (prev.cells >= 2 or prev.text[-1:].isdigit() or prev.text.endswith(("—", "-", "%"))):
         return True
-    return prev.text.endswith((".", ":", ")", "”", '"')) or prev.x1 < right - 0.25 * (right - prev.x0)
+    if prev.text.endswith((".", ":", ")", "”", '"')):
+        return True
+    right = max(other.x1 for other in lines)  # the page's right text edge, only when it decides
+    return prev.x1 < right - 0.25 * (right - prev.x0)
 
 
 def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
