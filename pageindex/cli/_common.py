@@ -207,8 +207,9 @@ def output_file(
     reads), and, when it exists, a file ``replaces`` recognises as ``kind`` (what this command
     writes: a tree JSON, a verdicts file, JUnit XML) or an empty one. A command never overwrites a
     file it did not make: a filing, a label file, a run's records."""
-    if path.is_dir():  # "" is "." too
-        fail(f"{option} {path}: is a directory; give a file path (e.g. {path / example})")
+    if path.is_dir():  # "" is "." too (Path("") == Path(".")): say which folder that is
+        where = " (the current folder)" if path == Path() else ""
+        fail(f"{option} {path}{where}: is a directory; give a file path (e.g. {path / example})")
     if blocker := file_in_the_way(path):
         fail(f"{option} {path}: {blocker} is a file, not a folder")
     target = path.resolve()
@@ -256,10 +257,17 @@ def cache_path_option(*, help: str, old_path: bool = False) -> Any:
     return typer.Option(None, "--cache-path", *aliases, help=help)
 
 
+def _seconds(seconds: float, shown: str, *, or_none: bool = False) -> float:
+    """``seconds`` if it is a finite number > 0 (what ``--timeout`` and ``--time-limit`` take), else
+    the option's error naming the value as the user gave it (``shown``)."""
+    if not (math.isfinite(seconds) and seconds > 0):
+        also = " or 'none'" if or_none else ""
+        raise typer.BadParameter(f"{shown} is not a number of seconds > 0{also} (give e.g. 60 or 600)")
+    return seconds
+
+
 def _finite_seconds(value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(f"{value:g} is not a number of seconds > 0 (give e.g. 60 or 600)")
-    return value
+    return value if value is None else _seconds(value, f"{value:g}")
 
 
 NO_LIMIT = "none"  # --time-limit none: no limit (lifts a resumed run's stored one)
@@ -272,9 +280,7 @@ def _limit_seconds(value: str | None) -> float | str | None:
         seconds = float(value)
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a number of seconds > 0 or 'none'") from None
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise typer.BadParameter(f"{value} is not a number of seconds > 0 or 'none' (give e.g. 600)")
-    return seconds
+    return _seconds(seconds, value, or_none=True)
 
 
 def time_limit_option(help: str) -> Any:

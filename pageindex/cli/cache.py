@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from pageindex.cli._common import cache_path_option, console, examples, fail
+
+if TYPE_CHECKING:
+    from pageindex.llm import LLMCache
 
 PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
 
@@ -110,10 +114,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)
 
 
-def _refuse_unusable(cache) -> None:  # type: ignore[no-untyped-def]
+def _refuse_unusable(cache: LLMCache) -> None:
     """A path that is no LLM cache (a folder, another file) is named as such, before it is opened.
-    Checked as a reader (``replay``): a missing file is an empty cache here, wherever it is."""
-    from pageindex.llm import LLMCache
-
-    if problem := LLMCache(cache.path, mode="replay").problem():
+    A missing file is an empty cache here, wherever it is (nothing is created)."""
+    if problem := cache.problem(missing_ok=True):
         fail(f"--cache-path {cache.path} is not an LLM cache: {problem}")

@@ -160,18 +160,20 @@ class LLMCache:
         self._local.conn = conn
         return conn
 
-    def problem(self) -> str | None:
+    def problem(self, *, missing_ok: bool = False) -> str | None:
         """Why this cache cannot be used, or None: a directory, a file that is not SQLite, a
         SQLite file of something else, a place where mode ``rw`` cannot create the file. Callers
         check before any work (a run would otherwise record every model call as an error). The
         check writes nothing: an existing file is opened read-only, a missing one is not created
-        (``replay`` leaves it missing: every call is then a miss). ``off`` checks nothing."""
+        (``replay`` leaves it missing: every call is then a miss; ``missing_ok`` says the same for a
+        caller that only reports on the file or empties it, ``pageindex cache``). ``off`` checks
+        nothing."""
         if self.mode == "off":
             return None
         if self.path.is_dir():
             return "it is a directory, not a file"
         if not self.path.exists():
-            return _cannot_create(self.path) if self.mode == "rw" else None
+            return _cannot_create(self.path) if self.mode == "rw" and not missing_ok else None
         try:
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)

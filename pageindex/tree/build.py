@@ -104,11 +104,12 @@ def _version(max_leaf_pages: int, use_outline: bool = True) -> str:
 
 
 def load_tree(json_path: str | Path) -> Tree:
-    """Read a tree written by ``pageindex build -o``."""
-    p = Path(json_path)
-    if not p.is_file():
-        raise PDFMissingError(p)
-    return Tree.model_validate_json(p.read_text(encoding="utf-8"))
+    """Read a tree written by ``pageindex build -o``.
+
+    A missing or unreadable file raises the ``OSError`` Python gives (``FileNotFoundError``,
+    ``IsADirectoryError``), not a PDF error: a tree file is no PDF. A file that is not a tree raises
+    pydantic's ``ValidationError`` (a ``ValueError``)."""
+    return Tree.model_validate_json(Path(json_path).read_text(encoding="utf-8"))
 
 
 def is_tree_file(path: str | Path) -> bool:

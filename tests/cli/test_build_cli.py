@@ -128,3 +128,12 @@ def test_an_empty_cache_dir_is_refused_not_the_current_folder(command, tmp_path,
         "error: --cache-dir '': give a folder for the tree cache (--cache-dir . for the current one)"
     ]
     assert list((tmp_path / "cwd").iterdir()) == []
+
+
+def test_an_empty_out_is_named_as_the_current_folder(tmp_path, monkeypatch):
+    """``-o "$UNSET"`` reaches the command as ``.``: the error says that this is the current folder."""
+    filing = make_pdf(tmp_path / "x.pdf", [["ACME Annual Report"], ["Item 1. Business", "We sell."]])
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["build", str(filing), "-o", "", "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 2, result.output
+    assert "error: --out . (the current folder): is a directory; give a file path (e.g. out)" in result.output

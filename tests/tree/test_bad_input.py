@@ -70,3 +70,17 @@ def test_owner_password_only_pdf_is_readable(tmp_path):
     doc.save(path, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="")
     tree = build_tree(path, use_cache=False)
     assert "Item 1. Business" in tree.page_text(1)
+
+
+def test_load_tree_of_a_missing_file_is_an_os_error_not_a_pdf_error(tmp_path):
+    """A tree JSON is no PDF: a missing one raises FileNotFoundError (which `load_tree_file` words as
+    'cannot read'), a folder IsADirectoryError, and a file that is not a tree a ValueError."""
+    from pageindex.tree import load_tree
+
+    with pytest.raises(FileNotFoundError):
+        load_tree(tmp_path / "tree.json")
+    with pytest.raises(IsADirectoryError):
+        load_tree(tmp_path)
+    (tmp_path / "x.json").write_text('{"not": "a tree"}')
+    with pytest.raises(ValueError):
+        load_tree(tmp_path / "x.json")
