@@ -217,7 +217,18 @@ def _longest_increasing(cands: list[Heading]) -> list[Heading]:
     return out[::-1]
 
 
+# after a statement's name, a word saying the heading discusses it (MD&A's "Consolidated Balance Sheets and
+# Cash Flows Analysis" in JPMorgan's 10-Qs; "Balance sheet data" in selected financial data): no statement
+# ends the heading (a bracketed tail aside: "(in millions)"), so a company named "Datadog" stays a name
+_DISCUSSES = re.compile(
+    r"(?:analysis|analyses|discussion|review|overview|highlights|data|summary|trends)(?:\(.*\))?[^a-z]*$"
+)
+
+
 def statement_key(c: str) -> str | None:
+    """The statement a compact heading (lower case, no spaces) names, or None: the name may carry a
+    company name and "consolidated", "condensed"... before it and a short tail ("(unaudited)", a date)
+    after it, but no word saying the heading discusses the statement (``_DISCUSSES``)."""
     if "notesto" in c or "continued" in c or "indexto" in c or "reportof" in c:
         return None
     if c.startswith("note"):
@@ -225,7 +236,7 @@ def statement_key(c: str) -> str | None:
     for key, pattern in _STATEMENTS:
         m = pattern.search(c)
         if m and m.start() <= 45 and len(c) - m.end() <= 40 and _STATEMENT_PREFIX.match(c[: m.start()]):
-            return key
+            return None if _DISCUSSES.search(c[m.end() :]) else key
     return None
 
 

@@ -206,3 +206,40 @@ def test_a_statement_title_over_prose_after_an_outline_is_no_top_section(tmp_pat
     _body(page, 110.0, 30)
     tree = build_tree(save_pdf(doc, tmp_path / "prose.pdf", toc), use_cache=False)
     assert [(n.title, n.start_page, n.end_page) for n in tree.nodes][-1] == ("6. Chapter 6", 6, 7)
+
+
+def test_a_heading_that_discusses_a_statement_is_no_statement():
+    """A statement's name followed by a word saying the heading discusses it ("... Analysis", "... data")
+    is no statement; a short tail that only qualifies the statement (a date, "(unaudited)", a company
+    whose name holds such a word) keeps it one. Headings are compact: lower case, no spaces."""
+    from pageindex.tree.headings import statement_key
+
+    assert statement_key("consolidatedbalancesheetsandcashflowsanalysis") is None
+    assert statement_key("balancesheetdata(inmillions)") is None
+    assert statement_key("statementsofoperationsoverview") is None
+    assert statement_key("consolidatedbalancesheets(unaudited)") == "balance_sheet"
+    assert statement_key("consolidatedbalancesheetsasofdecember31,2023") == "balance_sheet"
+    assert statement_key("consolidatedbalancesheetsofdatadog,inc.") == "balance_sheet"
+    assert statement_key("consolidatedstatementsofcashflows") == "cash_flows"
+
+
+def test_an_md_and_a_heading_on_the_statements_is_no_statement_section(tmp_path):
+    """JPMorgan's 10-Qs (MD&A first, the Items after it): MD&A's "CONSOLIDATED BALANCE SHEETS AND CASH
+    FLOWS ANALYSIS" was read as the balance sheet: a top-level section of its own (67 pages in JPMorgan's
+    case) whose key then hid the real balance sheet under Item 1."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((200, 80), "FORM 10-Q", fontname="hebo", fontsize=16)
+    _body(page, 120.0, 10)
+    for title in ("EXECUTIVE OVERVIEW", "CONSOLIDATED BALANCE SHEETS AND CASH FLOWS ANALYSIS", "OUTLOOK"):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=12)
+        _body(page, 110.0, 30)
+    for title in ("Item 1. Financial Statements", "Consolidated Balance Sheets", "Item 2. Controls"):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=12)
+        _table(page, 120.0, BALANCE) if "Balance" in title else _body(page, 110.0, 20)
+    tree = build_tree(save_pdf(doc, tmp_path / "mdna.pdf"), use_cache=False)
+    sections = [(n.node_id, n.start_page, n.end_page) for n in tree.walk()]
+    assert ("item_1/balance_sheet", 6, 6) in sections, sections
+    assert not any(node_id == "balance_sheet" for node_id, *_ in sections), sections
