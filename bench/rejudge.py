@@ -76,6 +76,8 @@ def _check_out_dir(source: Run, out: Path) -> None:
 
 
 async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) -> Sample:
+    """``sample`` judged again: the old judge's verdict, tokens, calls and cost taken off (kept under
+    ``extra.rejudge``), the new judge's put on."""
     previous = {
         "from_run": source_id,
         "judge": sample.judge,
@@ -83,35 +85,18 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
         "status": sample.status,
         "judge_prompt_tokens": sample.judge_prompt_tokens,
         "judge_completion_tokens": sample.judge_completion_tokens,
+        "llm_calls": sample.llm_calls,
+        "cost_usd": sample.cost_usd,
     }
-    update: dict[str, Any] = {"run_id": run_id}
+    extra = {**sample.extra, "rejudge": previous}
+    answer = sample.without_judge().model_copy(
+        update={"run_id": run_id, "status": "answer", "error": None, "extra": extra}
+    )
     try:
-        verdict = await judge_sample(judge, sample.judge_input())
+        verdict = await judge_sample(judge, answer.judge_input())
     except Exception as exc:  # a judge failure is recorded, the answer stays
-        update |= {
-            "status": "answer",
-            "error": None,
-            "verdict": None,
-            "judge": "judge_error",
-            "judge_reasoning": "",
-            "judge_error": judge_error_text(exc),
-            "judge_prompt_tokens": 0,
-            "judge_completion_tokens": 0,
-        }
-    else:
-        previous["judge_cost_usd"] = verdict.usage.cost_usd
-        update |= {
-            "status": "answer",
-            "error": None,
-            "judge_error": None,
-            "verdict": verdict.verdict,
-            "judge": verdict.judge,
-            "judge_reasoning": verdict.reasoning,
-            "judge_prompt_tokens": verdict.usage.prompt_tokens,
-            "judge_completion_tokens": verdict.usage.completion_tokens,
-        }
-    update["extra"] = {**sample.extra, "rejudge": previous}
-    return sample.model_copy(update=update)
+        return answer.judged(None, judge_error_text(exc))
+    return answer.judged(verdict)
 
 
 async def rejudge_run(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
@@ -78,6 +78,11 @@ class Sample(BaseModel):
     tool_calls: int = 0
     latency_s: float = 0.0
     cost_usd: float | None = 0.0  # retriever + judge; None = unknown
+    # the retriever's share of llm_calls and cost_usd (what stays when `bench rejudge` puts a new judge's
+    # on); retriever_llm_calls None = not recorded: a record written before these fields whose judge used
+    # tokens (its retriever's cost is then unknown too)
+    retriever_llm_calls: int | None = 0
+    retriever_cost_usd: float | None = 0.0
     trace: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -142,6 +147,8 @@ class Sample(BaseModel):
             retriever_prompt_tokens=result.usage.prompt_tokens,
             retriever_completion_tokens=result.usage.completion_tokens,
             llm_calls=result.usage.llm_calls,
+            retriever_llm_calls=result.usage.llm_calls,
+            retriever_cost_usd=result.usage.cost_usd,
             iterations=result.iterations,
             turns=result.turns,
             tool_calls=result.tool_calls,
@@ -154,28 +161,63 @@ class Sample(BaseModel):
 
     def judged(self, verdict: JudgeVerdict | None, judge_error: str | None = None) -> Sample:
         """This answer's sample with its judge's outcome: the verdict (its tokens, calls and cost
-        added to the sample's), or the judge's failure (no verdict, ``judge_error`` set). A ``fail``
-        or ``error`` sample is returned as it is."""
+        added to the retriever's, in place of any earlier judge's), or the judge's failure (no verdict,
+        ``judge_error`` set). A ``fail`` or ``error`` sample is returned as it is."""
         if self.status != "answer":
             return self
         if judge_error is not None:
             failure = {"verdict": None, "judge": "judge_error", "judge_error": judge_error}
-            return self.model_copy(update=failure)
+            return self.without_judge().model_copy(update=failure)
         if verdict is None:
             return self
+        base = self.without_judge()
         usage = verdict.usage
-        cost = None if self.cost_usd is None or usage.cost_usd is None else self.cost_usd + usage.cost_usd
-        return self.model_copy(
+        cost = None if base.cost_usd is None or usage.cost_usd is None else base.cost_usd + usage.cost_usd
+        return base.model_copy(
             update={
                 "verdict": verdict.verdict,
                 "judge": verdict.judge,
                 "judge_reasoning": verdict.reasoning,
                 "judge_prompt_tokens": usage.prompt_tokens,
                 "judge_completion_tokens": usage.completion_tokens,
-                "llm_calls": self.llm_calls + usage.calls,
+                "llm_calls": base.llm_calls + usage.calls,
                 "cost_usd": cost,
             }
         )
+
+    def without_judge(self) -> Sample:
+        """This sample as the retriever left it: no verdict, no judge tokens, and ``llm_calls`` and
+        ``cost_usd`` the retriever's. A record that did not keep the retriever's share (written before
+        it was, by a judge that used tokens) keeps its calls and has its cost unknown (None)."""
+        known = self.retriever_llm_calls is not None
+        return self.model_copy(
+            update={
+                "verdict": None,
+                "judge": None,
+                "judge_reasoning": "",
+                "judge_error": None,
+                "judge_prompt_tokens": 0,
+                "judge_completion_tokens": 0,
+                "llm_calls": self.retriever_llm_calls if known else self.llm_calls,
+                "cost_usd": self.retriever_cost_usd if known else None,
+            }
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_record(cls, data: Any) -> Any:
+        """A record written before the retriever's share was kept: when its judge used no tokens (no
+        call: the rules, a retriever's ``fail``) the totals are the retriever's; otherwise not known."""
+        if isinstance(data, dict) and "retriever_llm_calls" not in data:
+            if data.get("judge_prompt_tokens") or data.get("judge_completion_tokens"):
+                data = {**data, "retriever_llm_calls": None, "retriever_cost_usd": None}
+            else:
+                data = {
+                    **data,
+                    "retriever_llm_calls": data.get("llm_calls", 0),
+                    "retriever_cost_usd": data.get("cost_usd", 0.0),
+                }
+        return data
 
     @field_validator("error_kind", mode="before")
     @classmethod

@@ -318,3 +318,74 @@ def test_rejudge_cache_options_that_would_not_be_used_are_refused(tmp_path: Path
     assert res.exit_code == 2 and len(_lines(res)) == 1, res.output
     assert _lines(res)[0].startswith(says)
     assert not (tmp_path / "new").exists()
+
+
+class _PricedJudge:
+    """A judge whose every verdict is one model call of ``cost`` dollars (None: an unpriced model)."""
+
+    version = "priced-1"
+
+    def __init__(self, cost: float | None) -> None:
+        self.cost = cost
+
+    async def assess(self, inp):
+        from bench.judges.base import JudgeVerdict
+        from pageindex.llm.types import Usage
+
+        usage = Usage(prompt_tokens=40, completion_tokens=5, calls=1, cost_usd=self.cost)
+        return JudgeVerdict(verdict="correct", judge="llm:priced", usage=usage)
+
+
+def _llm_judged(directory: Path, judge_cost: float | None) -> Path:
+    """Answers whose retriever made 2 calls for $0.001, judged by an LLM judge (1 call, ``judge_cost``)."""
+    rows = []
+    for k in range(4):
+        answer = sample(f"q{k:03d}", verdict=None, status="answer", judge=None, llm_calls=2, cost_usd=0.001)
+        rows.append(asyncio.run(_judged(answer, _PricedJudge(judge_cost))))
+    return write_run(directory, rows, info=run_info("base", judge="llm", judge_model="openai/old"))
+
+
+async def _judged(answer, judge):
+    return answer.judged(await judge.assess(answer.judge_input()))
+
+
+@pytest.mark.parametrize(
+    ("old_cost", "new_judge", "calls", "cost"),
+    [
+        (0.01, "rules", 2, 0.001),  # a free judge: the retriever's figures alone
+        (0.01, 0.002, 3, 0.003),  # another priced judge: its call and cost in place of the old one's
+        (None, "rules", 2, 0.001),  # an unpriced old judge left the total unknown: the retriever's is known
+        (0.01, None, 3, None),  # an unpriced new judge: unknown
+    ],
+)
+def test_rejudge_puts_the_new_judges_calls_and_cost_in_place_of_the_old(
+    tmp_path: Path, old_cost, new_judge, calls, cost
+) -> None:
+    """Review 13: a rejudged run kept the old judge's cost and calls and never added the new judge's,
+    so summary, compare and the report priced a rejudged baseline with a judge it no longer had."""
+    base = _llm_judged(tmp_path / "base", old_cost)
+    first = load_samples(base / "samples.jsonl")[0]
+    assert (first.llm_calls, first.cost_usd) == (3, None if old_cost is None else pytest.approx(0.011))
+    judge = make_judge("rules") if new_judge == "rules" else _PricedJudge(new_judge)
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", judge, judge_name=str(new_judge)))
+    for s in load_samples(tmp_path / "new" / "samples.jsonl"):
+        assert s.llm_calls == calls
+        assert s.cost_usd == (None if cost is None else pytest.approx(cost))
+        assert s.extra["rejudge"]["llm_calls"] == 3  # the old figures are kept beside
+    assert out.summary.overall.cost_usd == (None if cost is None else pytest.approx(4 * cost))
+
+
+def test_a_record_from_before_the_retrievers_share_was_kept(tmp_path: Path) -> None:
+    """Records written before `retriever_llm_calls`: a judge that used no tokens made no call, so the
+    totals are the retriever's; one that used tokens has a share not known, and rejudging leaves its
+    calls as they were and its cost unknown rather than guess."""
+    from bench.samples import Sample
+
+    row = sample("q000", verdict="correct", llm_calls=2, cost_usd=0.001).model_dump(mode="json")
+    for key in ("retriever_llm_calls", "retriever_cost_usd"):
+        row.pop(key)
+    old_rules = Sample.model_validate(row)
+    assert (old_rules.retriever_llm_calls, old_rules.retriever_cost_usd) == (2, 0.001)
+    old_llm = Sample.model_validate(row | {"judge_prompt_tokens": 300, "llm_calls": 3, "cost_usd": 0.011})
+    bare = old_llm.without_judge()
+    assert (bare.llm_calls, bare.cost_usd, bare.verdict, bare.judge_prompt_tokens) == (3, None, None, 0)
