@@ -221,20 +221,30 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
 
 
 def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
+    """Every answer has a verdict that decides it: none whose judge call failed, and none ``uncertain``
+    (a judge that abstained). An uncertain answer counts as not correct in the accuracy and is left
+    out of the paired drop, so a run whose answers turned uncertain would pass ``max-drop`` measured on
+    the rest; the gate does not decide on answers nobody judged."""
     answers, unjudged = unjudged_answers(samples)
-    message = f"judged [{scope}]: {len(answers) - len(unjudged)} of {len(answers)} answers have a verdict"
-    if unjudged:
+    uncertain = [s for s in answers if s.verdict == "uncertain"]
+    decided = len(answers) - len(unjudged) - len(uncertain)
+    message = f"judged [{scope}]: {decided} of {len(answers)} answers have a verdict"
+    if unjudged or uncertain:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
         again = rejudge_command(run.path, run.info)
-        message += (
-            f"; {len(unjudged)} have none" + (f" (judge failed: {first})" if first else "")
-            + f"; required: all — re-score with `{again}`"
-        )
+        missing = []
+        if unjudged:
+            missing.append(f"{len(unjudged)} have none" + (f" (judge failed: {first})" if first else ""))
+        if uncertain:
+            missing.append(f"{len(uncertain)} are uncertain (the judge abstained)")
+        message += f"; {'; '.join(missing)}; required: all — re-score with `{again}`"
+        if uncertain:
+            message += " and a judge that decides every answer (rules, llm, hybrid)"
     return RuleResult(
         rule="judged",
         scope=scope,
-        passed=not unjudged,
-        measured=(len(answers) - len(unjudged)) / len(answers) if answers else None,
+        passed=not unjudged and not uncertain,
+        measured=decided / len(answers) if answers else None,
         threshold=1.0,
         message=message,
     )
@@ -263,8 +273,21 @@ def _drop_rule(
     baseline: Run, scope: str, pairs: list[tuple[Sample, Sample]], rules: GateRules
 ) -> RuleResult:
     cmp = compare_pairs(pairs, "retriever", scope, rules.method, rules.alpha)
-    drop = -cmp.diff
     max_drop = rules.max_drop or 0.0
+    if not cmp.n_pairs:  # every shared pair has an uncertain side: no drop can be measured
+        return RuleResult(
+            rule="max-drop",
+            scope=scope,
+            passed=False,
+            measured=None,
+            threshold=max_drop,
+            message=(
+                f"max-drop [{scope}]: none of the {len(pairs)} samples shared with baseline "
+                f"{baseline.run_id} "
+                "has a decided verdict in both runs (uncertain on one side): no drop can be measured"
+            ),
+        )
+    drop = -cmp.diff
     too_big = drop > max_drop + 1e-12
     failed = too_big and cmp.significant
     if failed:

@@ -186,6 +186,30 @@ def _binomial_two_sided_half(k: int, n: int) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
+_EXACT_FLIPS = 16  # up to 2**16 sign patterns are enumerated; more are sampled
+
+
+def sign_flip_p(contributions: Sequence[float], *, n_draws: int = 20000, seed: int = 0) -> float:
+    """Two-sided p-value of a paired randomization (sign-flip) test: under H0 (A and B exchangeable
+    within each cluster) every cluster's summed difference is as likely negative as positive, so the
+    p-value is the share of sign patterns whose total is at least as far from zero as the observed.
+    Exact over all patterns of the non-zero clusters (up to 16 of them), else ``n_draws`` random patterns
+    with the observed one counted (never 0). One cluster: p = 1; with one pair per cluster and 0/1
+    outcomes it is McNemar's exact test."""
+    c = np.asarray([x for x in contributions if x != 0], dtype=float)
+    if len(c) == 0:
+        return 1.0
+    observed = abs(float(c.sum()))
+    k = len(c)
+    if k <= _EXACT_FLIPS:
+        patterns = ((np.arange(2**k)[:, None] >> np.arange(k)) & 1) * 2 - 1
+        totals = np.abs(patterns @ c)
+        return float(np.mean(totals >= observed - 1e-9))
+    rng = np.random.default_rng(seed)
+    totals = np.abs(rng.choice([-1.0, 1.0], size=(n_draws, k)) @ c)
+    return float((1 + np.sum(totals >= observed - 1e-9)) / (n_draws + 1))
+
+
 def paired_bootstrap(
     a: Sequence[float],
     b: Sequence[float],
@@ -195,9 +219,12 @@ def paired_bootstrap(
     n_boot: int = 5000,
     seed: int = 0,
 ) -> PairedTest:
-    """Paired bootstrap of ``mean(b) - mean(a)``: resample pairs (or whole clusters of pairs) and
-    take the percentile interval; the two-sided p-value is twice the share of resampled differences
-    on the far side of zero (capped at 1)."""
+    """Paired bootstrap of ``mean(b) - mean(a)``, resampling pairs (or whole clusters of pairs): the
+    percentile interval, and the two-sided p-value of the paired sign-flip test over the same clusters
+    (:func:`sign_flip_p`). Not the share of resamples beyond zero: with few clusters, or every cluster's
+    difference of one sign, every resample lies on one side and that share says p = 0 for a single
+    flipped question. Under two clusters there is no interval (None): one cluster resampled is
+    itself."""
     xa, xb, a_only, b_only = _discordant(a, b)
     n = len(xa)
     if n == 0:
@@ -205,21 +232,18 @@ def paired_bootstrap(
     d = xb - xa
     observed = float(d.mean())
     rng = np.random.default_rng(seed)
-    if clusters is not None:
-        idx, m = _cluster_index(clusters)
-        sums = np.bincount(idx, weights=d, minlength=m)
-        counts = np.bincount(idx, minlength=m).astype(float)
-        draws = rng.integers(0, m, size=(n_boot, m))
-        boot = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    else:
-        draws = rng.integers(0, n, size=(n_boot, n))
-        boot = d[draws].mean(axis=1)
+    idx, m = _cluster_index(clusters) if clusters is not None else (np.arange(n), n)
+    sums = np.bincount(idx, weights=d, minlength=m)
+    p = sign_flip_p(sums, seed=seed)
+    if m < 2:
+        return PairedTest(
+            method="bootstrap", n=n, a_only=a_only, b_only=b_only, diff=observed, p_value=p
+        )
+    counts = np.bincount(idx, minlength=m).astype(float)
+    draws = rng.integers(0, m, size=(n_boot, m))
+    boot = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(boot, [tail, 100 - tail])
-    if np.all(d == 0):
-        p = 1.0
-    else:
-        p = float(min(1.0, 2 * min(np.mean(boot <= 0), np.mean(boot >= 0))))
     return PairedTest(
         method="bootstrap",
         n=n,

@@ -70,7 +70,8 @@ def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
                 f"{la}: {m.run_a}": ci_text(g.accuracy_a),
                 f"{lb}: {m.run_b}": ci_text(g.accuracy_b),
                 f"difference {lb} − {la}": signed(g.diff, pct=True),
-                "95% CI (paired bootstrap)": f"[{low}, {high}]",
+                # no interval from under two documents (the bootstrap resamples documents)
+                "95% CI (paired bootstrap)": f"[{low}, {high}]" if bt.ci_low is not None else NO_VALUE,
                 "McNemar p": f"{g.test.p_value:.3g}",
                 f"only {lb} correct / only {la} correct": f"{len(g.improved)} / {len(g.regressed)}",
             }

@@ -54,8 +54,8 @@ def test_noise_is_not_significant(tmp_path: Path) -> None:
 
 
 def test_bootstrap_test_and_grouping_by_question_type(tmp_path: Path) -> None:
-    a = outcomes("i" * 12 + "c" * 18)
-    b = outcomes("c" * 30)
+    a = outcomes("i" * 12 + "c" * 18, docs=30)
+    b = outcomes("c" * 30, docs=30)
     for k, s in enumerate(a + b):
         s.question_type = "novel" if (k % 30) < 15 else "metrics"
     ra = load_run(write_run(tmp_path / "A", a))
@@ -66,6 +66,22 @@ def test_bootstrap_test_and_grouping_by_question_type(tmp_path: Path) -> None:
     assert novel.n_pairs == 15 and len(novel.improved) == 12
     assert novel.test.method == "bootstrap" and novel.test.p_value < 0.01
     assert cmp.groups[0].diff == 0
+
+
+def test_the_bootstrap_counts_documents_not_questions(tmp_path: Path) -> None:
+    """Review 13: the bootstrap's p-value was the share of resamples beyond zero, so 12 gains on 4
+    documents (or one flip in a one-document run) were p = 0. Documents are what it resamples: its
+    p-value is the sign-flip test over them, 2 of 16 sign patterns here; one document says nothing."""
+    a, b = outcomes("i" * 12 + "c" * 18), outcomes("c" * 30)
+    ra = load_run(write_run(tmp_path / "A", a))
+    rb = load_run(write_run(tmp_path / "B", b, info=run_info("B")))
+    overall = compare_runs(ra, rb, method="bootstrap").overall
+    assert overall.test.p_value == pytest.approx(2 / 16) and not overall.significant
+    a, b = outcomes("c" * 30, docs=1), outcomes("i" + "c" * 29, docs=1)
+    ra = load_run(write_run(tmp_path / "C", a))
+    rb = load_run(write_run(tmp_path / "D", b, info=run_info("D")))
+    overall = compare_runs(ra, rb, method="bootstrap").overall
+    assert overall.test.p_value == 1.0 and overall.test.ci_low is None and not overall.significant
 
 
 def test_different_judges_and_datasets_are_warned_about(tmp_path: Path) -> None:

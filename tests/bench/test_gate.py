@@ -493,3 +493,29 @@ def test_max_drop_counts_a_repeated_question_once(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "PASS  max-drop [agent]: drop +40.0 pp" in res.output
     assert "6 lost / 0 gained, 2 lost / 0 gained by question, McNemar p=0.5)" in res.output
+
+
+def test_answers_that_became_uncertain_fail_the_gate_not_hide_a_drop(tmp_path: Path) -> None:
+    """Review 13: 20 answers the baseline had right came back `uncertain` (a judge that abstains); the
+    paired drop leaves such pairs out, so max-drop passed on the other 10 (100% -> 100%). The judged
+    check now counts an uncertain answer as not judged; with every shared pair uncertain the gate used
+    to crash (exit 2, no JUnit file): it fails, saying no drop can be measured."""
+    base = write_run(tmp_path / "base", outcomes("c" * 30), info=run_info("base"))
+    rows = [sample(f"q{k:03d}", verdict="uncertain", status="answer") for k in range(20)]
+    cand = write_run(tmp_path / "cand", rows + outcomes("c" * 30)[20:], info=run_info("cand"))
+    res = _gate(cand, "--baseline", str(base), "--max-drop", "0.05")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  judged [agent]: 10 of 30 answers have a verdict; 20 are uncertain (the judge abstained); "
+        "required: all"
+    ) in res.output
+    gone = write_run(tmp_path / "gone", rows[:3], info=run_info("gone"))
+    junit = tmp_path / "gate.xml"
+    res = _gate(gone, "--baseline", str(write_run(tmp_path / "b3", outcomes("ccc"))), "--max-drop", "0",
+                "--junit", str(junit))
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  max-drop [agent]: none of the 3 samples shared with baseline b3 has a decided verdict in "
+        "both runs"
+    ) in res.output
+    assert junit.is_file() and ET.parse(junit).getroot().get("failures") == "2"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bench.stats import cluster_bootstrap_interval, mcnemar_exact, paired_bootstrap, wilson_interval
+from bench.stats import (
+    cluster_bootstrap_interval,
+    mcnemar_exact,
+    paired_bootstrap,
+    sign_flip_p,
+    wilson_interval,
+)
 
 
 def test_wilson_matches_hand_computed_interval() -> None:
@@ -56,6 +62,24 @@ def test_paired_bootstrap_agrees_with_mcnemar_on_clear_cases() -> None:
     assert 0 < t.ci_low < 0.4 < t.ci_high <= 1
     noise = paired_bootstrap([1, 0, 1, 0] + [1] * 26, [0, 1, 0, 1] + [1] * 26, seed=1)
     assert noise.diff == 0 and noise.p_value > 0.5
+
+
+def test_the_bootstrap_p_value_is_the_sign_flip_test_over_its_clusters() -> None:
+    """Review 13: the p-value was twice the share of resamples on the far side of zero, so whenever every
+    cluster's difference had one sign (one document; 4 lost and none gained) it was 0. Now the sign-flip
+    test over the clusters the bootstrap resamples: with one pair per cluster, exactly McNemar's."""
+    a, b = [1] * 4 + [1] * 26, [0] * 4 + [1] * 26  # 4 lost, 0 gained, each its own cluster
+    assert paired_bootstrap(a, b).p_value == pytest.approx(mcnemar_exact(a, b).p_value) == 0.125
+    one_doc = paired_bootstrap([1] * 30, [0] + [1] * 29, clusters=["D"] * 30)
+    assert (one_doc.p_value, one_doc.ci_low, one_doc.ci_high) == (1.0, None, None)
+    four_docs = paired_bootstrap(a, b, clusters=[f"D{k % 4}" for k in range(30)])
+    assert four_docs.p_value == pytest.approx(2 / 16)  # one loss on each of 4 documents
+    assert paired_bootstrap([1], [0]).p_value == 1.0  # one pair: both signs as likely
+    # exact by enumeration up to 16 non-zero clusters; beyond, sampled, never 0
+    assert sign_flip_p([1.0] * 16) == pytest.approx(2 / 2**16)
+    assert 0 < sign_flip_p([1.0] * 40) < 1e-3
+    assert sign_flip_p([1.0, -1.0] * 20) == pytest.approx(1.0, abs=0.01)
+    assert sign_flip_p([0.0, 0.0]) == 1.0
 
 
 def test_cluster_bootstrap_is_wider_when_documents_disagree() -> None:
