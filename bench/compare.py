@@ -33,8 +33,8 @@ class Flip(BaseModel):
     retriever: str
     repeat: int = 0
     question: str = ""  # shortened
-    verdict_a: str | None = None
-    verdict_b: str | None = None
+    verdict_a: str  # Sample.outcome: the verdict, unjudged or error
+    verdict_b: str
 
 
 class MetricDelta(BaseModel):
@@ -272,8 +272,8 @@ def compare_pairs(
             retriever=a.retriever,
             repeat=a.repeat,
             question=_short(a.question or b.question),
-            verdict_a=a.verdict,
-            verdict_b=b.verdict,
+            verdict_a=a.outcome,
+            verdict_b=b.outcome,
         )
         (improved if xb > xa else regressed).append(flip)
     sa = [a for a, _ in pairs]
@@ -443,7 +443,7 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
             console.print(f"[bold]{escape(g.group)}[/]: {label}: {len(flips)}", highlight=False)
             for f in flips[:max_flips]:
                 rep = f" #{f.repeat}" if f.repeat else ""
-                change = f"{f.verdict_a or 'error'} -> {f.verdict_b or 'error'}"
+                change = f"{f.verdict_a} -> {f.verdict_b}"
                 console.print(
                     f"  {f.question_id}{rep}  [{change}]  {f.question}",
                     highlight=False,

@@ -225,6 +225,15 @@ class Sample(BaseModel):
         return error_kind_name(value)
 
     @property
+    def outcome(self) -> str:
+        """What a report shows for this sample: its verdict, ``unjudged`` for an answer without one (its
+        judge call failed: the summary's ``unjudged`` column), or ``error`` (no answer: the retriever's
+        infrastructure failed)."""
+        if self.verdict is not None:
+            return self.verdict
+        return "unjudged" if self.status == "answer" else "error"
+
+    @property
     def judge_error_kind(self) -> str | None:
         """The kind of the judge's failure (``timeout``, ``connection``, ...), read back from the
         ``judge_error`` text :func:`judge_error_text` wrote; None when the judge did not fail."""

@@ -26,9 +26,12 @@ def file_in_the_way(path: str | Path) -> Path | None:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file + rename: all or nothing. The file gets the
-    permissions any new file gets (0666 less the umask), not the temp file's owner-only 0600, so
-    other users and CI artifact readers can read run.json and trees like samples.jsonl."""
+    """Write ``text`` to ``path`` via a temp file + rename: all or nothing, and durable: the temp file
+    is flushed to disk before the rename, and the folder after it, so a power loss cannot leave the
+    new name over data never written (``samples.jsonl`` rewritten by ``--retry-errors`` would be
+    empty). The file gets the permissions any new file gets (0666 less the umask), not the temp
+    file's owner-only 0600, so other users and CI artifact readers can read run.json and trees like
+    samples.jsonl."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -36,7 +39,25 @@ def write_atomic(path: str | Path, text: str) -> None:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename) to disk; where a folder cannot be opened for that (some
+    file systems, Windows) the rename stands as the system keeps it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -19,3 +19,24 @@ def test_atomic_files_get_the_umask_permissions_not_owner_only(tmp_path: Path) -
     plain.write_text("x")  # what open() gives a new file under the same umask
     assert stat.S_IMODE(target.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_the_data_is_on_disk_before_the_rename_and_the_folder_after(tmp_path: Path, monkeypatch) -> None:
+    """Review 13: the temp file was renamed over samples.jsonl without an fsync, so a power loss could
+    leave the new name over data never written. The order of the calls is what makes it durable."""
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync file")
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        calls.append("rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_atomic(tmp_path / "samples.jsonl", '{"a": 1}\n')
+    assert calls == ["fsync file", "rename", "fsync folder"]
+    assert (tmp_path / "samples.jsonl").read_text() == '{"a": 1}\n'

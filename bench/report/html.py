@@ -27,14 +27,16 @@ from pydantic import BaseModel
 
 from bench.compare import run_differences
 from bench.report import GENERATOR, TITLE_PREFIX, plots
-from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
+from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of, named_apart
 from bench.rundir import Run
 from bench.samples import Sample
 from bench.summary import NO_VALUE
 
 MAX_TRACE_DATA = 1500  # characters of one trace event's data kept in the report
 MAX_FLIPS = 200  # per direction and comparison
-VERDICT_MARK = {"correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "error": "E"}
+VERDICT_MARK = {
+    "correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "unjudged": "U", "error": "E"
+}
 
 CSS = """
 *{box-sizing:border-box}
@@ -57,7 +59,8 @@ figure svg{max-width:100%;height:auto;display:block} figcaption{font-size:12px;c
 font-size:12px;font-weight:600}
 .v-correct{background:#d9f7be;color:#135200} .v-incorrect{background:#ffccc7;color:#820014}
 .v-refusal{background:#fff1b8;color:#614700} .v-error{background:#d6e4ff;color:#061178}
-.v-uncertain{background:#efdbff;color:#391085} .v-none{background:#f0f0f0;color:#888}
+.v-uncertain{background:#efdbff;color:#391085} .v-unjudged{background:#e6fffb;color:#00474f}
+.v-none{background:#f0f0f0;color:#888}
 .controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:8px 0;position:sticky;top:0;
 background:#fff;padding:6px 0;z-index:2}
 .controls button{border:1px solid #b8c0cf;background:#f7f8fb;border-radius:4px;padding:3px 10px;
@@ -251,7 +254,7 @@ def _flip_list(flips: Sequence[Any], title: str) -> str:
     items = [
         f'<li><a class="qid" href="#{row_id(f.question_id)}">{_e(f.question_id)}</a> '
         f"{_e(f.retriever)}{f' #{f.repeat}' if f.repeat else ''} "
-        f"<span class='muted'>({_e(f.verdict_a or 'error')} &rarr; {_e(f.verdict_b or 'error')})</span> "
+        f"<span class='muted'>({_e(f.verdict_a)} &rarr; {_e(f.verdict_b)})</span> "
         f"{_e(f.question)}</li>"
         for f in flips[:MAX_FLIPS]
     ]
@@ -360,7 +363,7 @@ def _sample_data(s: Sample, col: int, traces: dict[str, int]) -> dict[str, Any]:
     return {
         "col": col,
         "rep": s.repeat,
-        "verdict": s.verdict or "error",
+        "verdict": s.outcome,
         "answer": s.answer,
         "judge": s.judge or NO_VALUE,
         "jr": s.judge_reasoning,
@@ -407,7 +410,7 @@ def question_rows(runs: Sequence[Run], flipped: set[str]) -> tuple[list[str], li
         first = items[0][1]
         cells: list[list[str]] = [[] for _ in columns]
         for col, s in items:
-            cells[col].append(s.verdict or "error")
+            cells[col].append(s.outcome)
         correct = {s.verdict == "correct" for _, s in items}
         rows.append(
             QuestionRow(
@@ -508,6 +511,7 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
     """The report as one HTML document."""
     if not runs:
         raise ValueError("no runs to report")
+    runs = named_apart(runs)
     title = title or TITLE_PREFIX + ", ".join(r.run_id for r in runs)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     letters = letters_of(runs)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from bench.compare import run_differences
 from bench.report import TITLE_PREFIX
-from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
+from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of, named_apart
 from bench.rundir import Run
 from bench.summary import summary_rows
 
@@ -35,6 +35,7 @@ def md_table(rows: Sequence[dict[str, object]]) -> str:
 def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
     if not runs:
         raise ValueError("no runs to report")
+    runs = named_apart(runs)
     out = ["# " + TITLE_PREFIX + ", ".join(r.run_id for r in runs), ""]
     warnings = [w for other in runs[1:] for w in run_differences(runs[0], other)]
     warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
@@ -51,7 +52,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
             la, lb = letters[m.run_a], letters[m.run_b]
             flips = [
                 f"{f.question_id} {f.retriever}{f' #{f.repeat}' if f.repeat else ''} "
-                f"({f.verdict_a or 'error'} -> {f.verdict_b or 'error'})"
+                f"({f.verdict_a} -> {f.verdict_b})"
                 for g in m.groups
                 for f in (*g.improved, *g.regressed)
             ]
@@ -96,7 +97,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
                     "question id": x.question_id,
                     "retriever": x.retriever,
                     "repeat": x.repeat,
-                    "verdict": x.verdict or "error",
+                    "verdict": x.outcome,
                     "tokens": f"{x.tokens:,}",
                     "question": x.question,
                     "answer": x.answer or x.reason or x.error or "",

@@ -265,6 +265,36 @@ def test_markdown_report_of_two_runs(tmp_path: Path) -> None:
     assert flipped.count("(") == 8
 
 
+def test_two_runs_with_one_id_keep_their_own_letters_and_columns(tmp_path: Path) -> None:
+    """Review 13: a baseline copied from a run folder keeps the id in its run.json; the report keyed runs
+    by id, so both were "B" and one column held both runs' verdicts as if they were repeats. Such runs
+    are named by their folders, as `bench compare` names them."""
+    a = load_run(write_run(tmp_path / "baselines" / "main", outcomes("cccc"), info=run_info("nightly")))
+    b = load_run(write_run(tmp_path / "ci" / "nightly", outcomes("iiii"), info=run_info("nightly")))
+    md = render_markdown([a, b])
+    assert f"## A vs B: A = {a.path}, B = {b.path}" in md
+    assert "| 0.125 | 0 / 4 |" in md  # 4 correct only in A: the runs were not merged
+    data = _unpack(render_html([a, b]))
+    assert data["columns"] == ["A agent", "B agent"]
+    assert len(data["questions"]["q000"]["samples"]) == 2
+
+
+def test_an_answer_its_judge_failed_on_is_shown_unjudged_not_error(tmp_path: Path) -> None:
+    """Review 13: the summary counts an answer whose judge call failed as `unjudged` (not an error), but
+    the report's cells, card and flip lists said "error"."""
+    rows = outcomes("cc")
+    rows[1] = sample("q001", verdict=None, status="answer", judge="judge_error", judge_error="timeout: judge")
+    a = load_run(write_run(tmp_path / "A", outcomes("cc"), info=run_info("A")))
+    b = load_run(write_run(tmp_path / "B", rows, info=run_info("B")))
+    assert b.summary.overall.errored == 0
+    md = render_markdown([a, b])
+    assert "q001 agent (correct -> unjudged)" in md
+    assert next(line for line in md.splitlines() if line.startswith("| q001 ") and "unjudged" in line)
+    data = _unpack(render_html([a, b]))
+    assert [s["verdict"] for s in data["questions"]["q001"]["samples"]] == ["correct", "unjudged"]
+    assert "(correct &rarr; unjudged)" in render_html([a, b])
+
+
 def test_summary_command(tmp_path: Path) -> None:
     run_dir = _make_run(tmp_path)
     res = CliRunner().invoke(app, ["bench", "summary", str(run_dir)])
