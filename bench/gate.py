@@ -12,8 +12,8 @@ one :class:`RuleResult` per check and retriever:
   baseline. A partial run fails unless ``allow_partial``; then every other check of that retriever
   uses only the samples both runs share.
 - ``errors``: not every sample ended in an error (replay misses counted apart in the message).
-- ``judged``: every answer has a verdict (a judge call that failed leaves none: re-score the run
-  with ``bench rejudge``); with a baseline, every baseline answer the drop is measured on too
+- ``judged``: every answer has a verdict that decides it (a judge call that failed leaves none, a judge
+  that abstains says ``uncertain``: re-score the run with ``bench rejudge``); with a baseline, every baseline answer the drop is measured on too
   (``judged [RETRIEVER baseline]``), or the drop would be measured against answers counted wrong.
 - ``min-accuracy``, ``max-tokens-per-question``: as given.
 - ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
