@@ -132,6 +132,8 @@ class LLMCache:
             return conn
         if not create and not self.path.exists():
             return None
+        if self.mode == "replay":
+            return self._connect_read_only()
         # Setting up a connection (WAL mode, the schema) can meet "database is locked" at once, without
         # SQLite's busy handler, while another process opens or checkpoints the same file: retry it with
         # a growing pause, for as long as the busy timeout, rather than fail the caller.
@@ -160,6 +162,22 @@ class LLMCache:
         self._local.conn = conn
         return conn
 
+    def _connect_read_only(self) -> sqlite3.Connection | None:
+        """Mode ``replay`` reads and never writes: the file is opened read-only (on read-only storage too,
+        a cache volume mounted read-only in CI), no schema is added, and a file without a ``replies``
+        table (an empty file) is an empty cache: None, every call a miss."""
+        try:
+            conn = _open_read_only(self.path)
+        except sqlite3.Error as exc:
+            raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+        tables = _tables(conn)
+        if "replies" not in tables:
+            conn.close()
+            return None
+        self._local.conn = conn
+        self._local.tables = tables
+        return conn
+
     def problem(self, *, missing_ok: bool = False) -> str | None:
         """Why this cache cannot be used, or None: a directory, a file that is not SQLite, a
         SQLite file of something else, a place where mode ``rw`` cannot create the file. Callers
@@ -175,12 +193,11 @@ class LLMCache:
         if not self.path.exists():
             return _cannot_create(self.path) if self.mode == "rw" and not missing_ok else None
         try:
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)
+            conn = _open_read_only(self.path)
         except sqlite3.Error as exc:
             return str(exc)
         try:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = _tables(conn)
             if tables and "replies" not in tables:
                 return f"a SQLite file with other tables ({', '.join(sorted(tables))}), not an LLM cache"
             if "replies" in tables:
@@ -270,7 +287,7 @@ class LLMCache:
         if self.mode != "replay":
             return None
         conn = self._connect(create=False)
-        if conn is None:
+        if conn is None or "failures" not in getattr(self._local, "tables", {"failures"}):
             return None
         with self._lock:
             row = conn.execute("SELECT failure FROM failures WHERE key = ?", (key,)).fetchone()
@@ -374,6 +391,32 @@ class LLMCache:
                     deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
             conn.execute("VACUUM")
         return deleted
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """``path`` opened read-only. A cache recorded in WAL mode needs its ``-shm`` file, which read-only
+    storage does not let SQLite create; there it is opened as immutable (nothing writes it meanwhile)."""
+    uri = path.resolve().as_uri()
+    options = {"uri": True, "timeout": _BUSY_TIMEOUT_S, "check_same_thread": False, "isolation_level": None}
+    conn = None
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", **options)
+        _tables(conn)
+        return conn
+    except sqlite3.OperationalError:
+        if conn is not None:
+            conn.close()
+    conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", **options)
+    try:
+        _tables(conn)
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def open_cache(mode: CacheMode, path: Path | None = None) -> LLMCache | None:

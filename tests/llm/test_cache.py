@@ -249,3 +249,36 @@ def test_cache_stats_reads_a_missing_file_in_a_read_only_folder_as_empty(tmp_pat
     path = tmp_path / "x.sqlite"
     result = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)])
     assert result.exit_code == 0 and result.output.strip() == f"cache {path}: empty (no file yet)"
+
+
+def test_replay_opens_the_file_read_only_and_an_empty_file_is_an_empty_cache(tmp_path, monkeypatch):
+    """Trial 13: replay gave "unable to open database file" for a cache on a read-only volume (checked by
+    hand on a read-only bind mount: it now replays), and wrote a schema into a 0-byte file. Replay opens
+    the file read-only; where SQLite cannot (a WAL file whose -shm cannot be made), as immutable."""
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    sm = ScriptedModel(replies=["live-1"])
+    recorder = LLMCache(path, "rw")
+    asyncio.run(make_client("scripted", scripted=sm, cache=recorder).chat(Q))
+    recorder.close()  # the last connection closed: the WAL is written back into the file
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    replay = LLMCache(empty, "replay")
+    assert replay.problem() is None and replay.get("any") is None and replay.get_failure("any") is None
+    assert empty.read_bytes() == b""  # nothing written: an empty file stays empty
+    real_connect, opened = sqlite3.connect, []
+
+    def read_only_storage(target, *args, **kwargs):
+        opened.append(str(target))
+        if kwargs.get("uri") and "immutable=1" not in str(target):
+            raise sqlite3.OperationalError("unable to open database file")
+        assert kwargs.get("uri"), f"replay opened {target} for writing"
+        return real_connect(target, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_storage)
+    replay = LLMCache(path, "replay")
+    assert replay.problem() is None
+    reply = asyncio.run(make_client("scripted", scripted=sm, cache=replay).chat(Q))
+    assert reply.content == "live-1" and reply.usage.cached
+    assert all("mode=ro" in target for target in opened)
