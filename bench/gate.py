@@ -13,8 +13,9 @@ one :class:`RuleResult` per check and retriever:
   uses only the samples both runs share.
 - ``errors``: not every sample ended in an error (replay misses counted apart in the message).
 - ``judged``: every answer has a verdict that decides it (a judge call that failed leaves none, a judge
-  that abstains says ``uncertain``: re-score the run with ``bench rejudge``); with a baseline, every baseline answer the drop is measured on too
-  (``judged [RETRIEVER baseline]``), or the drop would be measured against answers counted wrong.
+  that abstains says ``uncertain``: re-score the run with ``bench rejudge``); with a baseline, every
+  baseline answer the drop is measured on too (``judged [RETRIEVER baseline]``), or the drop would be
+  measured against answers counted wrong.
 - ``min-accuracy``, ``max-tokens-per-question``: as given.
 - ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
   paired test calls it significant at ``alpha``, so one flaky question does not fail a build.

@@ -42,11 +42,9 @@ only searched for numbers and words.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import (
@@ -1044,15 +1042,14 @@ RULES_VERSION = "5"
 
 @cache
 def rules_source_hash() -> str:
-    """Short hash of the source files the rules are made of (this module and the number parsing), so
-    the version changes whenever a rule does, even if :data:`RULES_VERSION` was not raised."""
+    """Short hash of the code the rules are made of (this module and the number parsing), so the version
+    changes whenever a rule does, even if :data:`RULES_VERSION` was not raised, and not for a comment or
+    a docstring (:func:`pageindex.digest.code_digest`)."""
     import bench.judges.numbers as judge_numbers
     import pageindex.retrievers.numbers as retriever_numbers
+    from pageindex.digest import code_digest
 
-    digest = hashlib.sha256()
-    for module_file in (__file__, judge_numbers.__file__, retriever_numbers.__file__):
-        digest.update(Path(str(module_file)).read_bytes())
-    return digest.hexdigest()[:10]
+    return code_digest(str(f) for f in (__file__, judge_numbers.__file__, retriever_numbers.__file__))
 
 
 class RulesJudge:

@@ -10,11 +10,11 @@ incorporated by reference), its contents pages and front matter (:mod:`pageindex
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from pathlib import Path
 
+from pageindex.digest import code_digest
 from pageindex.tree.cache import TreeCache, file_sha256
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
@@ -33,12 +33,9 @@ BUILDER_VERSION = "2.0"
 
 
 def _code_version() -> str:
-    """``BUILDER_VERSION`` plus a digest of this package's source: any code change invalidates caches."""
-    digest = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.name.encode())
-        digest.update(source.read_bytes())
-    return f"{BUILDER_VERSION}+{digest.hexdigest()[:10]}"
+    """``BUILDER_VERSION`` plus a digest of this package's code: any code change invalidates caches (a
+    comment or a docstring does not: :func:`pageindex.digest.code_digest`)."""
+    return f"{BUILDER_VERSION}+{code_digest(sorted(Path(__file__).parent.glob('*.py')))}"
 
 
 CODE_VERSION = _code_version()

@@ -96,3 +96,15 @@ def test_record_replay_gate(tmp_path, fb_dir):
     )
     assert gate.exit_code == 1, gate.output
     assert "FAIL  min-answered [agent]: 0.0%" in gate.output
+    # as the README's recipe runs it: --max-error-rate 100% leaves the verdict to the gate (exit 0, so a
+    # CI script under `set -e` reaches the gate and its JUnit file)
+    leave = _run(
+        tmp_path, fb_dir, "leave", "--model", "replay/scripted", "--cache", "replay",
+        "--opt", "agent.slice_chars=1000", "--max-error-rate", "100%",
+    )  # fmt: skip
+    assert leave.exit_code == 0, leave.output
+    gate = CliRunner().invoke(
+        app, ["bench", "gate", str(tmp_path / "leave"), "--baseline", str(tmp_path / "baseline"),
+              "--min-answered", "0.9", "--junit", str(tmp_path / "gate.xml")],
+    )  # fmt: skip
+    assert gate.exit_code == 1 and (tmp_path / "gate.xml").is_file(), gate.output
