@@ -326,8 +326,9 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             "no rules given: use --min-accuracy, --baseline/--max-drop, "
             "--max-tokens-per-question or --min-answered"
         )
-    if baseline is None and not run.samples:
-        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples")
+    if not run.samples:  # with a baseline too: nothing to check is bad input (exit 2), not a failed check
+        status = "" if run.info.status == "finished" else f"; it is {run.info.status}"
+        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples{status}")
     warnings = list(run.warnings)
     if baseline is not None:
         if not baseline.samples:
