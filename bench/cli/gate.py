@@ -27,13 +27,20 @@ EXIT_CODES_HELP = (
 
 
 def parse_count(option: str, raw: str) -> float:
-    """A number >= 0 (``1200``, ``1,200``, ``1.2e3``); else ``ValueError`` naming the option."""
+    """A number of tokens >= 0 (``1200``, ``1,200``, ``1.2e3``, or ``1.2k`` as ``--budget`` takes it);
+    else ``ValueError`` naming the option."""
+    from bench.config import parse_budget
+
     try:
         value = float(raw.strip().replace(",", "").replace("_", ""))
     except ValueError:
-        value = math.nan
+        try:
+            tokens, _ = parse_budget(raw)
+        except ValueError:
+            tokens = None
+        value = math.nan if tokens is None else float(tokens)
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{option} must be a number of tokens >= 0 (e.g. 1200); got {raw!r}")
+        raise ValueError(f"{option} must be a number of tokens >= 0 (e.g. 1200 or 1.2k); got {raw!r}")
     return value
 
 

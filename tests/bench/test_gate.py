@@ -352,7 +352,8 @@ def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
         (["--test", "foo"], "error: --test must be one of mcnemar, bootstrap; got 'foo'"),
         (
             ["--max-tokens-per-question", "lots"],
-            "error: --max-tokens-per-question must be a number of tokens >= 0 (e.g. 1200); got 'lots'",
+            "error: --max-tokens-per-question must be a number of tokens >= 0 (e.g. 1200 or 1.2k); "
+            "got 'lots'",
         ),
     ],
 )
@@ -373,6 +374,10 @@ def test_percentages_are_accepted(tmp_path: Path) -> None:
     assert "PASS  min-accuracy [agent]: 75.0% (required >= 75.0%)" in res.output
     res = _gate(run, "--min-accuracy", "80 %")
     assert res.exit_code == 1 and "FAIL  min-accuracy [agent]: 75.0% (required >= 80.0%)" in res.output
+    # token counts as --budget takes them (trial 13: 10k was refused here and accepted there)
+    res = _gate(run, "--max-tokens-per-question", "1k")
+    assert res.exit_code == 1
+    assert "FAIL  max-tokens-per-question [agent]: 1,100 (required <= 1,000)" in res.output
 
 
 def test_each_difference_is_named_once_and_reports_see_them_too(tmp_path: Path) -> None:
