@@ -101,15 +101,21 @@ def run_differences(a: Run, b: Run, *, allowed: bool = False) -> list[str]:
     file and name, the judge prompt version and unfinished runs."""
     ia, ib = a.info, b.info
     tag = " (allowed by --allow-changed)" if allowed else ""
-    out = [f"{d.field} differs: {d.values}{tag}" for d in comparability(a, b).differences]
+    differences = comparability(a, b).differences
+    out = [f"{d.field} differs: {d.values}{tag}" for d in differences]
     checks: list[tuple[str, Any, Any]] = [
-        ("dataset hash", ia.dataset.sha256 or None, ib.dataset.sha256 or None),
-        ("dataset", ia.dataset.name or None, ib.dataset.name or None),
-        ("judge prompt version", ia.judge_prompt_version, ib.judge_prompt_version),
+        ("judge prompt version", ia.judge_prompt_version, ib.judge_prompt_version)
     ]
+    if not any(d.field == "dataset content hash" for d in differences):
+        # the content hash's line already names differing datasets: one difference, said once (trial 13)
+        checks = [
+            ("dataset hash", ia.dataset.sha256 or None, ib.dataset.sha256 or None),
+            ("dataset", ia.dataset.name or None, ib.dataset.name or None),
+            *checks,
+        ]
     for what, va, vb in checks:
         if va != vb:
-            out.append(f"{what} differs: {a.run_id}={va or NO_VALUE} vs {b.run_id}={vb or NO_VALUE}")
+            out.append(f"{what} differs: {_values(what, a, b, va, vb)}")
     for run in (a, b):
         if run.info.status not in ("finished",):
             out.append(f"run {run.run_id} is {run.info.status}, not finished")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.compare import NoSharedSamples, compare_runs
+from bench.compare import NoSharedSamples, compare_runs, run_differences
 from bench.rundir import load_run
 from pageindex.cli import app
 from tests.bench.runfactory import outcomes, run_info, sample, write_run
@@ -93,6 +93,19 @@ def test_different_judges_and_datasets_are_warned_about(tmp_path: Path) -> None:
     assert "dataset hash differs: A=abc123 vs B=fff999" in text
     assert "judge differs: A=rules vs B=llm" in text
     assert "judge prompt version differs" in text
+
+
+def test_a_different_dataset_is_one_warning(tmp_path: Path) -> None:
+    """Trial 13: one dataset difference was listed three times ("dataset content hash differs", "dataset
+    hash differs", "dataset differs"). The content hash's line names the datasets; the others go."""
+    info_b = run_info("B")
+    info_b.dataset.sha256, info_b.dataset.content_sha256, info_b.dataset.name = "fff999", "beef00", "other"
+    a, b = _pair(tmp_path, "cc", "cc", info_b=info_b)
+    warnings = [w for w in run_differences(a, b, allowed=True) if "dataset" in w]
+    assert warnings == [
+        "dataset content hash differs: A=c0ffee vs B=beef00 (datasets handmade vs other) "
+        "(allowed by --allow-changed)"
+    ]
 
 
 def test_no_shared_samples(tmp_path: Path) -> None:
