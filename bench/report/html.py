@@ -47,7 +47,7 @@ h2{margin-top:32px;border-bottom:1px solid #dde1e8;padding-bottom:4px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}
 th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:right;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f3f5f9} td:first-child,th:first-child{text-align:left}
-table.runs td,table.runs th{text-align:left}
+table.runs td,table.runs th{text-align:left;overflow-wrap:break-word}
 table.multi td:nth-child(2),table.multi th:nth-child(2){text-align:left}
 .muted{color:#6b7385}
 .warn{background:#fff1f0;border:2px solid #d4380d;padding:8px 12px;border-radius:4px;margin:12px 0}
