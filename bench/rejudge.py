@@ -95,7 +95,7 @@ async def _judge_one(judge: Any, sample: Sample, run_id: str, source_id: str) ->
     try:
         verdict = await judge_sample(judge, answer.judge_input())
     except Exception as exc:  # a judge failure is recorded, the answer stays
-        return answer.judged(None, judge_error_text(exc))
+        return answer.judged(None, judge_error_text(exc), spent=getattr(exc, "usage", None))
     return answer.judged(verdict)
 
 

@@ -565,7 +565,7 @@ class Runner:
         except BudgetExceeded:
             raise
         except Exception as exc:  # the judge's failure, recorded as such; the answer stays
-            return sample.judged(None, judge_error_text(exc))
+            return sample.judged(None, judge_error_text(exc), spent=getattr(exc, "usage", None))
 
     # -- the loop ----------------------------------------------------------------
     def request_stop(self, reason: RunStatus) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
-from pageindex.llm.types import error_kind_name
+from pageindex.llm.types import Usage, error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
 
 if TYPE_CHECKING:
@@ -159,28 +159,33 @@ class Sample(BaseModel):
         )
         return sample.judged(verdict, judge_error)
 
-    def judged(self, verdict: JudgeVerdict | None, judge_error: str | None = None) -> Sample:
+    def judged(
+        self, verdict: JudgeVerdict | None, judge_error: str | None = None, *, spent: Usage | None = None
+    ) -> Sample:
         """This answer's sample with its judge's outcome: the verdict (its tokens, calls and cost
         added to the retriever's, in place of any earlier judge's), or the judge's failure (no verdict,
-        ``judge_error`` set). A ``fail`` or ``error`` sample is returned as it is."""
+        ``judge_error`` set; what the failed judge call ``spent``, its HTTP attempts and tokens, counted
+        the same way). A ``fail`` or ``error`` sample is returned as it is."""
         if self.status != "answer":
             return self
+        base = self.without_judge()
         if judge_error is not None:
             failure = {"verdict": None, "judge": "judge_error", "judge_error": judge_error}
-            return self.without_judge().model_copy(update=failure)
+            return base._with_judge_usage(spent or Usage()).model_copy(update=failure)
         if verdict is None:
             return self
-        base = self.without_judge()
-        usage = verdict.usage
-        cost = None if base.cost_usd is None or usage.cost_usd is None else base.cost_usd + usage.cost_usd
-        return base.model_copy(
+        return base._with_judge_usage(verdict.usage).model_copy(
+            update={"verdict": verdict.verdict, "judge": verdict.judge, "judge_reasoning": verdict.reasoning}
+        )
+
+    def _with_judge_usage(self, usage: Usage) -> Sample:
+        """The judge's tokens set and its calls and cost added (to a sample without a judge's)."""
+        cost = None if self.cost_usd is None or usage.cost_usd is None else self.cost_usd + usage.cost_usd
+        return self.model_copy(
             update={
-                "verdict": verdict.verdict,
-                "judge": verdict.judge,
-                "judge_reasoning": verdict.reasoning,
                 "judge_prompt_tokens": usage.prompt_tokens,
                 "judge_completion_tokens": usage.completion_tokens,
-                "llm_calls": base.llm_calls + usage.calls,
+                "llm_calls": self.llm_calls + usage.calls,
                 "cost_usd": cost,
             }
         )

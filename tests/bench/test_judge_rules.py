@@ -462,18 +462,15 @@ def test_abstain_says_uncertain_only_where_the_rules_do_not_settle_it() -> None:
 
 
 def test_version_is_the_rules_source_hash_and_is_on_every_verdict() -> None:
-    import hashlib
-
     import bench.judges.numbers as judge_numbers
     import bench.judges.rules as rules_module
     import pageindex.retrievers.numbers as retriever_numbers
+    from pageindex.digest import code_digest
 
-    digest = hashlib.sha256()
-    for module in (rules_module, judge_numbers, retriever_numbers):
-        digest.update(Path(str(module.__file__)).read_bytes())
+    digest = code_digest(str(module.__file__) for module in (rules_module, judge_numbers, retriever_numbers))
     judge = RulesJudge()
     assert judge.name == "rules"
-    assert judge.version == f"{rules_module.RULES_VERSION}+{digest.hexdigest()[:10]}"
+    assert judge.version == f"{rules_module.RULES_VERSION}+{digest}"
     assert RulesJudge(abstain=True).version == f"{judge.version}[abstain]"
     assert RulesJudge(rel_tol=0.025).version == f"{judge.version}[rel_tol=0.025]"
     assert judge.judge_sync(Q_CAPEX, 1577, "$1,577 million").judge_version == judge.version

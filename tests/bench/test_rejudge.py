@@ -389,3 +389,18 @@ def test_a_record_from_before_the_retrievers_share_was_kept(tmp_path: Path) -> N
     old_llm = Sample.model_validate(row | {"judge_prompt_tokens": 300, "llm_calls": 3, "cost_usd": 0.011})
     bare = old_llm.without_judge()
     assert (bare.llm_calls, bare.cost_usd, bare.verdict, bare.judge_prompt_tokens) == (3, None, None, 0)
+
+
+def test_a_failed_judge_call_counts_its_http_attempts(tmp_path: Path) -> None:
+    """Trial 13: a judge call that failed after its retries left `llm_calls` as if no call were made; the
+    README says every HTTP attempt is one of the sample's calls. Two 500s (one retry): two calls."""
+    from pageindex.llm import ScriptedModel, make_client
+
+    base = write_run(tmp_path / "base", [sample("q000", llm_calls=2, cost_usd=0.001)])
+    failing = ScriptedModel(replies=[ScriptedModel.http_error(500), ScriptedModel.http_error(500)])
+    client = make_client("scripted", scripted=failing, max_retries=1, role="judge")
+    judge = make_judge("llm", model_client=client)
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", judge, judge_name="llm", judge_model="scripted"))
+    assert out.judge_errors == 1
+    s = load_samples(tmp_path / "new" / "samples.jsonl")[0]
+    assert (s.verdict, s.judge, s.llm_calls) == (None, "judge_error", 2 + 2)
