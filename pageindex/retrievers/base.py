@@ -485,13 +485,18 @@ class QuestionRun:
         return text
 
     def _record_failure(self, role: str, exc: LLMError) -> None:
-        """A trace event for a failed call (its usage, if it spent any, is already in the ledger)."""
+        """A trace event for a failed call (its usage, if it spent any, is already in the ledger), with
+        its HTTP attempts and tokens as a call that succeeded lists them."""
+        usage = getattr(exc, "usage", None)
         self.event(
             "error",
             f"{role}: model call failed: {type(exc).__name__}: {exc}",
             role=role,
             kind=getattr(exc, "kind", None),
             raw=(getattr(exc, "raw", None) or "")[:500],
+            prompt_tokens=usage.prompt_tokens if usage is not None else 0,
+            completion_tokens=usage.completion_tokens if usage is not None else 0,
+            attempts=list(getattr(exc, "attempts", []) or []),
         )
 
     # -- the tool -------------------------------------------------------------------

@@ -15,6 +15,10 @@ def test_validation_attempts_are_counted_in_the_samples_usage(tree_3m):
     assert result.usage.llm_calls == len(sm.requests) == 3  # every HTTP request, not 0
     assert result.usage.prompt_tokens == sum(r.prompt_tokens for r in sm.requests) > 0
     assert result.usage.cost_usd is not None and result.usage.cost_usd > 0  # priced model
+    # the trace lists the failed call's attempts as it lists a successful one's (trial 13: it had none)
+    failed = [e for e in result.trace if e.kind == "error" and "model call failed" in e.message]
+    assert len(failed) == 1 and len(failed[0].data["attempts"]) == 3
+    assert failed[0].data["prompt_tokens"] == result.usage.prompt_tokens
 
 
 def test_unpriced_model_cost_is_null_even_without_calls(tree_3m):
