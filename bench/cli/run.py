@@ -63,7 +63,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "run",
         epilog=examples(
             "pageindex bench run --limit 5 -o results/smoke",
-            "pageindex bench run -d datasets/financebench -r agent,iterative -m openai/gpt-4o-mini "
+            "pageindex bench run -d datasets/demo -r agent,iterative -m openai/gpt-4o-mini "
             "--opt agent.max_turns=8 --budget '$2' --cache rw",
             "pageindex bench run --resume results/RUN_ID --budget '$5'",
         ),
