@@ -32,7 +32,7 @@ class Flip(BaseModel):
     question_id: str
     retriever: str
     repeat: int = 0
-    question: str = ""  # shortened
+    question: str = ""  # whole (`--json`); displays shorten it
     verdict_a: str  # Sample.outcome: the verdict, unjudged or error
     verdict_b: str
 
@@ -218,7 +218,8 @@ def _remedy(found: Comparability) -> str:
     return ", ".join(steps) + ", or pass --allow-changed"
 
 
-def _short(text: str, limit: int = SHORT_QUESTION) -> str:
+def short_question(text: str, limit: int = SHORT_QUESTION) -> str:
+    """A question on one line, cut to ``limit`` characters with an ellipsis (how displays list flips)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -277,7 +278,7 @@ def compare_pairs(
             question_id=a.question_id,
             retriever=a.retriever,
             repeat=a.repeat,
-            question=_short(a.question or b.question),
+            question=a.question or b.question,
             verdict_a=a.outcome,
             verdict_b=b.outcome,
         )
@@ -451,7 +452,7 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
                 rep = f" #{f.repeat}" if f.repeat else ""
                 change = f"{f.verdict_a} -> {f.verdict_b}"
                 console.print(
-                    f"  {f.question_id}{rep}  [{change}]  {f.question}",
+                    f"  {f.question_id}{rep}  [{change}]  {short_question(f.question)}",
                     highlight=False,
                     markup=False,
                 )

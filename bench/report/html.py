@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from bench.compare import run_differences
+from bench.compare import run_differences, short_question
 from bench.report import GENERATOR, TITLE_PREFIX, plots
 from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of, named_apart
 from bench.rundir import Run
@@ -255,7 +255,7 @@ def _flip_list(flips: Sequence[Any], title: str) -> str:
         f'<li><a class="qid" href="#{row_id(f.question_id)}">{_e(f.question_id)}</a> '
         f"{_e(f.retriever)}{f' #{f.repeat}' if f.repeat else ''} "
         f"<span class='muted'>({_e(f.verdict_a)} &rarr; {_e(f.verdict_b)})</span> "
-        f"{_e(f.question)}</li>"
+        f"{_e(short_question(f.question))}</li>"
         for f in flips[:MAX_FLIPS]
     ]
     more = f"<li>… and {len(flips) - MAX_FLIPS} more</li>" if len(flips) > MAX_FLIPS else ""

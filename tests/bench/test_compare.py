@@ -159,3 +159,14 @@ def test_a_run_whose_shared_answers_have_no_verdict_is_warned_about(tmp_path: Pa
     assert res.exit_code == 0 and "3 of 4 shared answers have no verdict" in res.output
     judged = compare_runs(load_run(b), load_run(b))
     assert not [w for w in judged.warnings if "no verdict" in w]
+
+
+def test_json_keeps_the_whole_question_and_the_table_shortens_it(tmp_path: Path) -> None:
+    """Trial 13: `compare --json` cut each flipped question at 80 characters, as the terminal does."""
+    long = "What was the FY2019 capital expenditure of the company, in millions of US dollars, " * 2
+    a = write_run(tmp_path / "A", outcomes("i", question=long))
+    b = write_run(tmp_path / "B", outcomes("c", question=long), info=run_info("B"))
+    res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b), "--json"])
+    assert json.loads(res.stdout)["overall"]["improved"][0]["question"] == long
+    res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=250)
+    assert long.strip() not in res.output and long[:60] in res.output and "…" in res.output
