@@ -179,13 +179,16 @@ class Sample(BaseModel):
         )
 
     def _with_judge_usage(self, usage: Usage) -> Sample:
-        """The judge's tokens set and its calls and cost added (to a sample without a judge's)."""
+        """The judge's tokens set and its calls and cost added (to a sample without a judge's). A record
+        whose retriever's share is not known still holds an older judge's calls: its calls stay as they
+        are (adding would count two judges, and grow with every rejudge), its cost unknown."""
+        known = self.retriever_llm_calls is not None
         cost = None if self.cost_usd is None or usage.cost_usd is None else self.cost_usd + usage.cost_usd
         return self.model_copy(
             update={
                 "judge_prompt_tokens": usage.prompt_tokens,
                 "judge_completion_tokens": usage.completion_tokens,
-                "llm_calls": self.llm_calls + usage.calls,
+                "llm_calls": self.llm_calls + usage.calls if known else self.llm_calls,
                 "cost_usd": cost,
             }
         )

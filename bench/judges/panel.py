@@ -38,7 +38,20 @@ class PanelJudge:
         self.version = "+".join(sorted({str(getattr(j, "version", "?")) for j in self.judges}))
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
-        votes = await asyncio.gather(*(j.judge(question, gold_answer, answer) for j in self.judges))
+        outcomes = await asyncio.gather(
+            *(j.judge(question, gold_answer, answer) for j in self.judges), return_exceptions=True
+        )
+        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        if failed:  # the panel fails with its first failure, carrying every member's spending
+            for error in failed:
+                if not isinstance(error, Exception):  # a cancellation is not the panel's to count
+                    raise error
+            spent = sum((o.usage for o in outcomes if isinstance(o, JudgeVerdict)), Usage())
+            for error in failed:
+                spent += getattr(error, "usage", None) or Usage()
+            failed[0].usage = spent  # type: ignore[attr-defined]
+            raise failed[0]
+        votes = [o for o in outcomes if isinstance(o, JudgeVerdict)]
         verdict, agreement = majority([v.verdict for v in votes])
         usage = sum((v.usage for v in votes), Usage())
         reasons = "; ".join(f"{v.judge}: {v.verdict}" for v in votes)

@@ -394,8 +394,11 @@ class LLMCache:
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
-    """``path`` opened read-only. A cache recorded in WAL mode needs its ``-shm`` file, which read-only
-    storage does not let SQLite create; there it is opened as immutable (nothing writes it meanwhile)."""
+    """``path`` opened read-only. A cache recorded in WAL mode needs a ``-shm`` file, which read-only
+    storage does not let SQLite create ("unable to open database file"); there, and only when no
+    ``-wal`` file holds replies not yet written back into the file, it is opened as immutable (an
+    immutable open would not read them: every recorded call would silently miss). Any other error (a
+    locked file included) is raised as it is."""
     uri = path.resolve().as_uri()
     options = {"uri": True, "timeout": _BUSY_TIMEOUT_S, "check_same_thread": False, "isolation_level": None}
     conn = None
@@ -403,9 +406,18 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(f"{uri}?mode=ro", **options)
         _tables(conn)
         return conn
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as exc:
         if conn is not None:
             conn.close()
+        if "unable to open" not in str(exc):
+            raise
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise sqlite3.OperationalError(
+                f"{exc}: it cannot be read on read-only storage while {wal.name} holds replies not yet "
+                "written back (open it once with --cache rw, or copy it with its -wal file to a writable "
+                "folder)"
+            ) from None
     conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", **options)
     try:
         _tables(conn)

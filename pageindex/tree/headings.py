@@ -218,11 +218,13 @@ def _longest_increasing(cands: list[Heading]) -> list[Heading]:
 
 
 # after a statement's name, a word saying the heading discusses it (MD&A's "Consolidated Balance Sheets and
-# Cash Flows Analysis" in JPMorgan's 10-Qs; "Balance sheet data" in selected financial data): no statement
-# ends the heading (a bracketed tail aside: "(in millions)"), so a company named "Datadog" stays a name
+# Cash Flows Analysis" in JPMorgan's 10-Qs; "Balance sheet data" in selected financial data): no statement.
+# The word ends the heading, bracketed text taken out first (a unit line "(In millions, except per share
+# data)" says nothing of the kind), so a company named "Datadog" stays a name
 _DISCUSSES = re.compile(
-    r"(?:analysis|analyses|discussion|review|overview|highlights|data|summary|trends)(?:\(.*\))?[^a-z]*$"
+    r"(?:analysis|analyses|discussion|review|overview|highlights|data|summary|trends)[^a-z]*$"
 )
+_BRACKETED = re.compile(r"\([^()]*\)?")
 
 
 def statement_key(c: str) -> str | None:
@@ -236,7 +238,7 @@ def statement_key(c: str) -> str | None:
     for key, pattern in _STATEMENTS:
         m = pattern.search(c)
         if m and m.start() <= 45 and len(c) - m.end() <= 40 and _STATEMENT_PREFIX.match(c[: m.start()]):
-            return None if _DISCUSSES.search(c[m.end() :]) else key
+            return None if _DISCUSSES.search(_BRACKETED.sub("", c[m.end() :])) else key
     return None
 
 

@@ -109,6 +109,19 @@ def test_panel_majority_and_agreement() -> None:
     assert v.usage.calls == 3
 
 
+def test_a_panel_member_that_fails_leaves_every_members_calls_counted() -> None:
+    """Review 14: when one member failed, the panel raised its error alone, so the calls and tokens of
+    the members that answered were lost to the sample. The error carries the whole panel's spending."""
+    from pageindex.llm import LLMError
+
+    good = scripted({"verdict": "correct", "reasoning": "ok"})[1]
+    failing = ScriptedModel(replies=[ScriptedModel.http_error(500), ScriptedModel.http_error(500)])
+    bad = make_client("scripted", role="judge", scripted=failing, max_retries=1)
+    with pytest.raises(LLMError) as info:
+        run(make_judge("panel", model_client=[good, bad]).judge(Q, 1577, "$1,577 million"))
+    assert info.value.usage.calls == 1 + 2 and info.value.usage.prompt_tokens > 0
+
+
 def test_majority_ties_are_cautious() -> None:
     assert majority(["correct", "incorrect"]) == ("incorrect", 0.5)
     assert majority(["correct", "refusal"]) == ("refusal", 0.5)

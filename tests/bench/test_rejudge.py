@@ -389,6 +389,14 @@ def test_a_record_from_before_the_retrievers_share_was_kept(tmp_path: Path) -> N
     old_llm = Sample.model_validate(row | {"judge_prompt_tokens": 300, "llm_calls": 3, "cost_usd": 0.011})
     bare = old_llm.without_judge()
     assert (bare.llm_calls, bare.cost_usd, bare.verdict, bare.judge_prompt_tokens) == (3, None, None, 0)
+    # review 14: rejudged again and again, its calls stay put (they grew by the new judge's each time)
+    base = write_run(tmp_path / "old", [old_llm], info=run_info("old", judge="llm", judge_model="openai/old"))
+    for k in range(3):
+        out = tmp_path / f"again{k}"
+        asyncio.run(rejudge_run(base, out, _PricedJudge(0.002), judge_name="llm", judge_model="openai/new"))
+        again = load_samples(out / "samples.jsonl")[0]
+        assert (again.llm_calls, again.cost_usd, again.verdict) == (3, None, "correct")
+        base = out
 
 
 def test_a_failed_judge_call_counts_its_http_attempts(tmp_path: Path) -> None:

@@ -282,3 +282,7 @@ def test_replay_opens_the_file_read_only_and_an_empty_file_is_an_empty_cache(tmp
     reply = asyncio.run(make_client("scripted", scripted=sm, cache=replay).chat(Q))
     assert reply.content == "live-1" and reply.usage.cached
     assert all("mode=ro" in target for target in opened)
+    # review 14: replies still in a -wal file are not read by an immutable open: say so, never miss silently
+    (tmp_path / "c.sqlite-wal").write_bytes(b"\0" * 4096)
+    problem = LLMCache(path, "replay").problem()
+    assert problem is not None and "c.sqlite-wal holds replies not yet written back" in problem

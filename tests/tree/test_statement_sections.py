@@ -221,6 +221,9 @@ def test_a_heading_that_discusses_a_statement_is_no_statement():
     assert statement_key("consolidatedbalancesheetsasofdecember31,2023") == "balance_sheet"
     assert statement_key("consolidatedbalancesheetsofdatadog,inc.") == "balance_sheet"
     assert statement_key("consolidatedstatementsofcashflows") == "cash_flows"
+    # review 14: a unit line on the heading's line is no word about the statement
+    assert statement_key("consolidatedstatementsofincome(inmillions,exceptpersharedata)") == "income"
+    assert statement_key("consolidatedbalancesheets(inmillions,exceptsharedata)") == "balance_sheet"
 
 
 def test_an_md_and_a_heading_on_the_statements_is_no_statement_section(tmp_path):
