@@ -49,6 +49,26 @@ def test_comments_docstrings_and_blank_lines_do_not_count(tmp_path: Path) -> Non
     assert _digest(tmp_path, CODE.replace('"#" in text', '"%" in text')) != before
 
 
+def test_lines_are_pythons_lines_and_literals_are_kept_exactly(tmp_path: Path) -> None:
+    """Review 14: `splitlines` also broke at a form feed or a line separator, which Python does not, so
+    the spans fell on the wrong lines (`def f():` and `def g(y):` hashed alike); `ast` columns are bytes;
+    a file with a byte-order mark did not parse; and blank lines inside a literal were dropped."""
+    feed = '\x0c\ndef f():\n    """Doc."""\n    return 1\n'
+    assert code_text(feed) == "def f():\n    return 1"
+    assert _digest(tmp_path, feed) != _digest(tmp_path, feed.replace("def f():", "def g(y):"))
+    assert _digest(tmp_path, 'S = "a\u2028b"\nX = 1\n') != _digest(tmp_path, 'S = "a\u2028b"\nY = 1\n')
+    accents = '"""\u00e9\u00e9\u00e9"""; X = 10\n'
+    assert code_text(accents) == "; X = 10"
+    (tmp_path / "bom").mkdir()
+    (tmp_path / "bom" / "rules.py").write_bytes(b"\xef\xbb\xbfX = 1  # note\n")
+    assert code_digest([tmp_path / "bom" / "rules.py"]) == _digest(tmp_path, "X = 1\n")
+    with_blank = 'PROMPT = """Answer:\n\nthe value"""\n'
+    assert _digest(tmp_path, with_blank) != _digest(tmp_path, with_blank.replace("\n\n", "\n"))
+    assert code_text(with_blank) == with_blank.rstrip("\n")
+    # a comment after a literal's closing quotes still does not count
+    assert code_text('P = """a\n\nb"""  # note\n') == code_text('P = """a\n\nb"""\n')
+
+
 def test_the_versions_are_taken_this_way() -> None:
     """The tree builder's and the rules judge's versions end with this digest of their files."""
     import bench.judges.numbers
