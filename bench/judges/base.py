@@ -17,6 +17,7 @@ are the cited pages real and read?), ``assess(JudgeInput)``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -112,13 +113,30 @@ def judge_choices() -> str:
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
+class JudgeOutputError(ValueError):
+    """A judge returned something that is no verdict: recorded as that answer's judge failure (the answer
+    stays; the run counts it as a failed judge call), never written as a verdict."""
+
+    kind = "invalid_verdict"
+
+
 async def judge_sample(judge: Any, inp: JudgeInput) -> JudgeVerdict:
     """Ask ``judge`` about one sample: ``assess(inp)`` if it has one, else ``judge(question, gold,
-    answer)``."""
+    answer)`` (either may be a plain function or a coroutine). What it returns is checked here, for every
+    judge a plug-in adds: a :class:`JudgeVerdict` whose verdict is one of :data:`ALL_VERDICTS` (re-checked,
+    since pydantic does not check an assignment after construction), else :class:`JudgeOutputError`
+    naming the judge and what is allowed."""
     assess = getattr(judge, "assess", None)
-    if assess is not None:
-        return await assess(inp)
-    return await judge.judge(inp.question, inp.gold_answer, inp.answer)
+    out = assess(inp) if assess is not None else judge.judge(inp.question, inp.gold_answer, inp.answer)
+    if inspect.isawaitable(out):
+        out = await out
+    name = getattr(judge, "name", None) or type(judge).__name__
+    allowed = f"a JudgeVerdict whose verdict is one of {', '.join(ALL_VERDICTS)}"
+    if not isinstance(out, JudgeVerdict):
+        raise JudgeOutputError(f"judge {name!r} returned {type(out).__name__}, not {allowed}")
+    if out.verdict not in ALL_VERDICTS:
+        raise JudgeOutputError(f"judge {name!r} returned the verdict {out.verdict!r}, not {allowed}")
+    return out
 
 
 def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:

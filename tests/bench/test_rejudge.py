@@ -412,3 +412,59 @@ def test_a_failed_judge_call_counts_its_http_attempts(tmp_path: Path) -> None:
     assert out.judge_errors == 1
     s = load_samples(tmp_path / "new" / "samples.jsonl")[0]
     assert (s.verdict, s.judge, s.llm_calls) == (None, "judge_error", 2 + 2)
+
+
+class _OddJudge:
+    """A plug-in judge that returns what ``make`` gives (sync or async ``assess``)."""
+
+    version = "odd-1"
+
+    def __init__(self, name: str, make, *, sync: bool = False) -> None:
+        self.name, self._make, self._sync = name, make, sync
+        if sync:
+            self.assess = lambda inp: self._make()
+
+    async def assess(self, inp):  # replaced by a plain function when sync
+        return self._make()
+
+
+def _assigned_bad_verdict():
+    from bench.judges.base import JudgeVerdict
+
+    verdict = JudgeVerdict(verdict="incorrect", judge="odd")
+    verdict.verdict = "partially correct"  # pydantic does not check an assignment
+    return verdict
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_assigned_bad_verdict, "returned the verdict 'partially correct', not a JudgeVerdict whose verdict"),
+        (lambda: None, "returned NoneType, not a JudgeVerdict"),
+        (lambda: "correct", "returned str, not a JudgeVerdict"),
+    ],
+    ids=["bad-verdict", "none", "str"],
+)
+def test_a_judge_that_returns_no_verdict_is_a_judge_failure_and_the_run_stays_readable(
+    tmp_path: Path, make, says
+) -> None:
+    """Trial 14: a plug-in judge's invalid verdict was written, and every later command refused the run
+    (`line 1 is not a valid sample`); a judge returning None wiped every verdict, "0 verdicts changed",
+    exit 0. Now each is that answer's judge failure, naming the judge and what is allowed."""
+    base = _stored_run(tmp_path / "base")
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", _OddJudge("odd", make), judge_name="odd"))
+    assert out.judge_errors == 3 and out.judged == 3
+    rows = load_run(tmp_path / "new").samples  # readable
+    failed = [s for s in rows if s.judge_error]
+    assert len(failed) == 3 and all(s.verdict is None and s.status == "answer" for s in failed)
+    assert failed[0].judge_error.startswith(f"invalid_verdict: judge 'odd' {says}")
+
+
+def test_a_judge_with_a_plain_function_assess_works(tmp_path: Path) -> None:
+    """Trial 14: a synchronous `assess` failed every sample ("can't be used in 'await' expression")."""
+    from bench.judges.base import JudgeVerdict
+
+    judge = _OddJudge("plain", lambda: JudgeVerdict(verdict="correct", judge="plain"), sync=True)
+    base = _stored_run(tmp_path / "base")
+    out = asyncio.run(rejudge_run(base, tmp_path / "new", judge, judge_name="plain"))
+    assert (out.judged, out.judge_errors) == (3, 0)
