@@ -659,6 +659,18 @@ async def aretrieve(
             result = run.result("fail", reason=f"the model's reply was unusable: {exc}", error_kind=kind)
         else:
             result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=kind)
+    except (asyncio.CancelledError, SystemExit) as exc:
+        task = asyncio.current_task()
+        if isinstance(exc, asyncio.CancelledError) and (task is None or task.cancelling()):
+            raise  # a cancellation someone asked for (Ctrl-C, a stop, an outer time limit): it goes on
+        # the retriever's own CancelledError (trial 14: its sample was lost and the run said "finished") or
+        # sys.exit() (which ended the run with exit 3, the budget's code): its failure, an error sample
+        what = "raised CancelledError, no cancellation was asked for"
+        if isinstance(exc, SystemExit):
+            what = f"called exit({exc.code!r}); a retriever returns a result or raises"
+        message = f"{type(exc).__name__}: retriever {retriever!r} {what}"
+        run.event("error", message, kind=_error_kind(exc))
+        result = run.result("error", error=message, error_kind=_error_kind(exc))
     except Exception as exc:
         if isinstance(exc, TimeoutError) and limit.expired():
             message = f"TimeLimit: {retriever} did not finish within its time limit of {time_limit:g}s"
