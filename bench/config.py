@@ -67,9 +67,10 @@ class RunConfig(BaseModel):
     @classmethod
     def _registered_judge(cls, value: str | None) -> str | None:
         from bench.judges.base import judge_choices, judge_names
+        from pageindex.registry import missing_hint
 
         if value is not None and value not in judge_names():
-            raise ValueError(f"must be {judge_choices()}")
+            raise ValueError(f"must be {judge_choices()}{missing_hint()}")
         return value
 
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")

@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
@@ -319,7 +319,15 @@ class Runner:
                 raise RunSetupError(f"cannot resume {run_dir}: {foreign}")
             stored = info.extra.get("config")
             if stored:
-                self.config = RunConfig.model_validate(stored)
+                try:
+                    self.config = RunConfig.model_validate(stored)
+                except ValidationError as exc:  # e.g. a plug-in judge that is not loaded now
+                    problems = "; ".join(
+                        f"{'.'.join(map(str, e['loc']))} {e.get('input')!r} "
+                        + e["msg"].removeprefix("Value error, ")
+                        for e in exc.errors()
+                    )
+                    raise RunSetupError(f"cannot resume {run_dir}: its stored settings: {problems}") from None
             try:
                 self.config = self.config.with_overrides(self.resume_overrides)
             except ValueError as exc:

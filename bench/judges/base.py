@@ -147,7 +147,8 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     """
     factory = registry.lookup(KIND, name)
     if factory is None:
-        raise ValueError(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
+        choices = ", ".join(judge_names())
+        raise ValueError(f"unknown judge {name!r}; choose one of {choices}{registry.missing_hint()}")
     return factory(model_client=model_client, **options)
 
 

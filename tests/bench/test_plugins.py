@@ -230,3 +230,23 @@ def test_a_plugin_script_run_as_main_is_not_a_conflict_with_itself(tmp_path: Pat
     done = subprocess.run([sys.executable, "myplug.py"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=120)  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip() == "mine_plug", done.stderr
+
+
+def test_resuming_a_run_whose_plugin_judge_is_not_loaded_is_one_line_naming_it(tmp_path: Path) -> None:
+    """Trial 14: `--resume` of a run judged by a plug-in that is not loaded now printed "internal error:
+    ValidationError ... For further information visit https://errors.pydantic.dev"."""
+    done = bench_run(tmp_path, "--retrievers", "opening-page", "--judge", "grounded")
+    assert done.returncode == 0, done.stderr + done.stdout
+    info_path = tmp_path / "run" / "run.json"
+    info = json.loads(info_path.read_text())
+    info_path.write_text(json.dumps({**info, "status": "interrupted"}))
+    gone = ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "PAGEINDEX_PLUGINS")
+    env = {k: v for k, v in os.environ.items() if k not in gone}
+    env["PAGEINDEX_CACHE_DIR"] = str(tmp_path / "cache")
+    cmd = [sys.executable, "-m", "pageindex.cli", "bench", "run", "--resume", str(tmp_path / "run")]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+    lines = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1, lines
+    head = f"error: cannot resume {tmp_path / 'run'}: its stored settings: judge 'grounded' must be"
+    assert lines[0].startswith(head), lines[0]
+    assert "name its module in $PAGEINDEX_PLUGINS" in lines[0] and "pydantic" not in lines[0]
