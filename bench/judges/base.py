@@ -149,7 +149,14 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     if factory is None:
         choices = ", ".join(judge_names())
         raise ValueError(f"unknown judge {name!r}; choose one of {choices}{registry.missing_hint()}")
-    return factory(model_client=model_client, **options)
+    try:
+        return factory(model_client=model_client, **options)
+    except ValueError:  # a judge's own word on its options ("needs a model client"): as it is
+        raise
+    except Exception as exc:  # a plug-in's factory that breaks: say whose (trial 14: "internal error")
+        module = getattr(factory, "__module__", "?")
+        why = f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"judge {name!r} (from {module}) could not be built: {why}") from exc
 
 
 def gold_text(gold_answer: str | float | int) -> str:

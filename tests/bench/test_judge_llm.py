@@ -155,3 +155,17 @@ def test_every_judge_has_a_name_and_a_version_recorded_on_its_verdicts() -> None
     assert v.judge_version == "judge_v3"
     v = run(judges["hybrid"].judge(Q, 1577, "$1,577 million"))
     assert v.judge_version == judges["hybrid"].rules.version and v.details["decided_by"] == "rules"
+
+
+def test_a_judge_factory_that_breaks_is_named(monkeypatch) -> None:
+    """Trial 14: a plug-in judge whose factory raised gave "internal error: RuntimeError: ..." naming
+    neither the judge nor its module."""
+    from bench.judges import base
+
+    def _breaks(**_):
+        raise RuntimeError("factory failed")
+
+    monkeypatch.setattr(base.registry, "lookup", lambda kind, name: _breaks if name == "breaks" else None)
+    with pytest.raises(ValueError, match=r"judge 'breaks' \(from tests\.bench\.test_judge_llm\) could not be "
+                       r"built: RuntimeError: factory failed"):
+        make_judge("breaks")
