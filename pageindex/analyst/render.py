@@ -93,7 +93,12 @@ def print_answer(console: Console, tree: Tree, answer: AnalystAnswer, *, show_tr
         else:
             console.print("[yellow]No citations: the answer is not anchored to any page.[/]")
     elif result.status == "fail":
-        console.print(f"[bold yellow]Not found in {where}.[/]", highlight=False, soft_wrap=True)
+        if result.error_kind:  # the model answered unusably: nothing was found to be missing (trial 14)
+            kind = escape(result.error_kind)
+            head = f"[bold red]No usable answer: the model's output was unusable ({kind}).[/]"
+        else:
+            head = f"[bold yellow]Not found in {where}.[/]"
+        console.print(head, highlight=False, soft_wrap=True)
         console.print(result.reason or "", highlight=False, markup=False, soft_wrap=True)
         searched = answer.searched
         if searched is not None:

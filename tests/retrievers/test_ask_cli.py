@@ -103,3 +103,6 @@ def test_ask_exits_4_and_says_why_when_the_models_output_is_unusable(fb_pdf):
     last = out.output.strip().splitlines()[-1]
     assert last.startswith("error: the model's output was unusable (invalid_reply)")
     assert "Traceback" not in out.output
+    # trial 14: the same answer said "Not found in this filing." above its error line
+    assert "Not found" not in out.output
+    assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
