@@ -76,6 +76,14 @@ class Comparison(BaseModel):
     overall: GroupComparison
     groups: list[GroupComparison] = Field(default_factory=list)
 
+    @property
+    def shared_text(self) -> str:
+        """``15 shared samples``, and how many of them the paired figures leave out (an ``uncertain``
+        verdict on one side), so the pairs in the tables add up (trial 14)."""
+        left_out = self.shared - self.overall.n_pairs
+        tail = f" ({left_out} left out of the paired figures: uncertain on one side)" if left_out else ""
+        return f"{self.shared} shared samples{tail}"
+
 
 def _bare_model(spec: str) -> str:
     return spec.split("/", 1)[1] if "/" in spec else spec
@@ -423,7 +431,7 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
             )
         )
     console.print(
-        f"A = [bold]{escape(cmp.run_a)}[/]  B = [bold]{escape(cmp.run_b)}[/]  shared samples: {cmp.shared}  "
+        f"A = [bold]{escape(cmp.run_a)}[/]  B = [bold]{escape(cmp.run_b)}[/]  {escape(cmp.shared_text)}  "
         f"only in A: {cmp.only_a}  only in B: {cmp.only_b}  test: {cmp.method} (alpha {cmp.alpha})",
         highlight=False,
     )

@@ -232,15 +232,17 @@ def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
     message = f"judged [{scope}]: {decided} of {len(answers)} answers have a verdict"
     if unjudged or uncertain:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
-        again = rejudge_command(run.path, run.info)
         missing = []
         if unjudged:
             missing.append(f"{len(unjudged)} have none" + (f" (judge failed: {first})" if first else ""))
         if uncertain:
-            missing.append(f"{len(uncertain)} are uncertain (the judge abstained)")
+            n = len(uncertain)
+            missing.append(f"{n} {'is' if n == 1 else 'are'} uncertain (the judge abstained)")
+        # the judge that abstained would abstain again: name one that decides every answer (trial 14)
+        again = rejudge_command(run.path, run.info, judge="rules" if uncertain else None)
         message += f"; {'; '.join(missing)}; required: all — re-score with `{again}`"
         if uncertain:
-            message += " and a judge that decides every answer (rules, llm, hybrid)"
+            message += " (or --judge llm or hybrid with a model: judges that decide every answer)"
     return RuleResult(
         rule="judged",
         scope=scope,

@@ -109,16 +109,20 @@ def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
     ]
 
 
-def rejudge_command(run: str | Path, info: RunInfo) -> str:
+def rejudge_command(run: str | Path, info: RunInfo, judge: str | None = None) -> str:
     """The command that judges a run's answers again with the judge it recorded (for answers whose
-    judge call failed), complete enough to run as printed: the judge, its model or panel, the endpoint
-    the run judged through (a stored URL carries no credentials), an output folder; paths quoted."""
+    judge call failed), or with ``judge`` (a judge that decides every answer, where the recorded one
+    abstained), complete enough to run as printed: the judge, its model or panel, the endpoint the run
+    judged through (a stored URL carries no credentials), an output folder; paths quoted."""
     import shlex
 
     from bench.judges.base import judge_model_need
 
     config = info.extra.get("config") or {}
-    parts = ["pageindex", "bench", "rejudge", str(run), "--judge", info.judge]
+    parts = ["pageindex", "bench", "rejudge", str(run), "--judge", judge or info.judge]
+    if judge is not None and judge != info.judge:
+        parts += ["-o", f"{str(run).rstrip('/')}-rejudged"]
+        return shlex.join(parts)
     if info.judge_model:
         parts += ["--judge-models" if info.judge == "panel" else "--judge-model", info.judge_model]
     url = config.get("judge_base_url") or config.get("base_url")

@@ -99,12 +99,22 @@ def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
 
 def combined_rows(runs: Sequence[Run], by: str = "retriever_model") -> list[dict[str, Any]]:
     """One display row per run x group (``retriever_model``, ``question_type`` or ``doc_type``)."""
-    rows = []
+    every: list[tuple[Run, GroupSummary]] = []
     for run in runs:
         groups: list[GroupSummary] = run.summary.groups(by) or [run.summary.overall]  # type: ignore[arg-type]
-        for g, row in zip(groups, summary_rows(groups), strict=True):
-            label = "retriever / model" if by == "retriever_model" else by.replace("_", " ")
-            out: dict[str, Any] = {"run": run.run_id, label: g.group}
-            out.update({new: row.get(old, NO_VALUE) for old, new in SUMMARY_COLUMNS.items()})
-            rows.append(out)
+        every += [(run, g) for g in groups]
+    # the uncertain and unjudged columns of summary_rows, where any run has such answers (trial 14: the
+    # report's tables had no uncertain column while the summary's did)
+    shown = summary_rows([g for _, g in every])
+    columns: dict[str, str] = {}
+    for old, new in SUMMARY_COLUMNS.items():
+        columns[old] = new
+        if old == "accuracy (95% CI)":  # where summary_rows puts them: after the accuracy
+            columns |= {c: c for c in ("uncertain", "unjudged") if shown and c in shown[0]}
+    label = "retriever / model" if by == "retriever_model" else by.replace("_", " ")
+    rows = []
+    for (run, g), row in zip(every, shown, strict=True):
+        out: dict[str, Any] = {"run": run.run_id, label: g.group}
+        out.update({new: row.get(old, NO_VALUE) for old, new in columns.items()})
+        rows.append(out)
     return rows

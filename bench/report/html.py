@@ -275,7 +275,7 @@ def _ab(ab: Sequence[ABSection | str], letters: dict[str, str]) -> str:
         regressed = [f for g in m.groups for f in g.regressed]
         parts.append(
             f"<h3 id='ab-{_e(lb)}'>{_e(la)} = {_e(m.run_a)} vs {_e(lb)} = {_e(m.run_b)}</h3>"
-            f"<p class='muted'>{m.shared} shared samples (same question, retriever and repeat); "
+            f"<p class='muted'>{_e(m.shared_text)} (same question, retriever and repeat); "
             f"only in {_e(la)}: {m.only_a}, only in {_e(lb)}: {m.only_b}. The interval resamples "
             f"whole documents; McNemar is exact on the discordant pairs.</p>"
             + _table(pd.DataFrame(rows), "ab")

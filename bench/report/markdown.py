@@ -59,7 +59,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
             out += [
                 f"## A vs B: {la} = {m.run_a}, {lb} = {m.run_b}",
                 "",
-                f"{m.shared} shared samples; paired bootstrap CI (resampling documents), exact McNemar p.",
+                f"{m.shared_text}; paired bootstrap CI (resampling documents), exact McNemar p.",
                 "",
                 md_table(ab_rows(item, la, lb)),
                 f"Flipped: {', '.join(flips) if flips else 'none'}",

@@ -513,8 +513,11 @@ def test_answers_that_became_uncertain_fail_the_gate_not_hide_a_drop(tmp_path: P
     assert res.exit_code == 1, res.output
     assert (
         "FAIL  judged [agent]: 10 of 30 answers have a verdict; 20 are uncertain (the judge abstained); "
-        "required: all"
-    ) in res.output
+        f"required: all — re-score with `pageindex bench rejudge {cand} --judge rules -o {cand}-rejudged` "
+        "(or --judge llm or hybrid with a model: judges that decide every answer)"
+    ) in res.output  # trial 14: it named the judge that abstained, which would abstain again
+    one = write_run(tmp_path / "one", rows[:1] + outcomes("c" * 30)[1:], info=run_info("one"))
+    assert "1 is uncertain (the judge abstained)" in _gate(one, "--min-accuracy", "0").output
     gone = write_run(tmp_path / "gone", rows[:3], info=run_info("gone"))
     junit = tmp_path / "gate.xml"
     res = _gate(gone, "--baseline", str(write_run(tmp_path / "b3", outcomes("ccc"))), "--max-drop", "0",

@@ -320,3 +320,20 @@ def test_report_never_overwrites_a_run_file_or_writes_into_a_folder(tmp_path: Pa
     assert folder.exit_code == 2 and "is a directory" in folder.output
     ok = runner.invoke(app, ["bench", "report", str(run)])  # the default, report.html in the run
     assert ok.exit_code == 0 and (run / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_reports_tables_have_the_uncertain_column_the_summary_has(tmp_path: Path) -> None:
+    """Trial 14: 7 of 15 verdicts were uncertain, shown in the summary's own table and the Markdown per-run
+    tables, but the report's combined tables had no such column."""
+    rows = outcomes("ccii") + [sample(f"u{k}", verdict="uncertain", status="answer") for k in range(3)]
+    a = load_run(write_run(tmp_path / "A", rows, info=run_info("A")))
+    b_rows = outcomes("cccc") + [sample(f"u{k}", verdict="correct", status="answer") for k in range(3)]
+    b = load_run(write_run(tmp_path / "B", b_rows, info=run_info("B")))
+    md = render_markdown([a, b], questions=False)
+    header = next(line for line in md.splitlines() if line.startswith("| run | retriever / model"))
+    assert "| accuracy (95% CI) | uncertain | answered |" in header, header
+    assert "| A | agent / scripted | 7 | 28.6% [8.2, 64.1] | 3 |" in md
+    assert "| B | agent / scripted | 7 | 100.0% [64.6, 100.0] | 0 |" in md
+    assert "uncertain</th>" in render_html([a, b])
+    # the pairs add up: 7 shared, 3 of them left out of the paired figures
+    assert "7 shared samples (3 left out of the paired figures: uncertain on one side)" in md
