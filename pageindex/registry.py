@@ -195,8 +195,8 @@ def missing_hint() -> str:
     if _plugin_failures:
         return "; " + "; ".join(_plugin_failures)
     return (
-        f" (a plug-in's name? name its module in ${PLUGINS_ENV} or install its package, as when the run"
-        " was made)"
+        f" (a plug-in's name? name its module in ${PLUGINS_ENV} or install its package; a resumed run needs"
+        " the plug-ins it was made with)"
     )
 
 

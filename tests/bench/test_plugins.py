@@ -162,8 +162,8 @@ def test_a_missing_retriever_says_where_plugin_names_come_from(tmp_path: Path) -
         get_retriever("firstpage")
     except RetrieverConfigError as exc:
         assert str(exc).endswith(
-            " (a plug-in's name? name its module in $PAGEINDEX_PLUGINS or install its package, as when the "
-            "run was made)"
+            " (a plug-in's name? name its module in $PAGEINDEX_PLUGINS or install its package; a resumed run "
+            "needs the plug-ins it was made with)"
         ), str(exc)
     else:
         raise AssertionError("an unknown retriever was found")
