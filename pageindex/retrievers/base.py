@@ -195,9 +195,15 @@ def register_retriever(
             raise TypeError(f"retriever {name!r}: run must be an async function")
         try:
             inspect.signature(fn).bind(None, None)
+            # two arguments named as the public call's are a run written for retrieve(tree, query): its
+            # every sample would fail (trial 14: `async def f(query, tree)` registered)
+            first_two = list(inspect.signature(fn).parameters)[:2]
+            if set(first_two) & {"query", "tree", "question"}:
+                raise TypeError
         except TypeError:
             raise TypeError(
-                f"retriever {name!r}: run must take (run, opts), not {inspect.signature(fn)}"
+                f"retriever {name!r}: run must take (run, opts), a QuestionRun and its options "
+                f"(run.tree, run.query), not {inspect.signature(fn)}"
             ) from None
         if opts_cls.model_config.get("extra") != "forbid":
             raise TypeError(

@@ -66,12 +66,16 @@ def test_retriever_crash_becomes_error_result(tree_3m):
     assert result.trace[-1].kind == "error"
 
 
-@pytest.mark.parametrize("params", ["run", "run, opts, extra", ""])
+@pytest.mark.parametrize("params", ["run", "run, opts, extra", "", "query, tree", "tree, question"])
 def test_a_retriever_that_does_not_take_run_and_opts_is_refused_when_it_registers(params):
-    """Trial 11: ``async def badsig(run)`` was listed, then every sample failed with a TypeError."""
+    """Trial 11: ``async def badsig(run)`` was listed, then every sample failed with a TypeError; trial 14:
+    so was ``async def badsig(query, tree)`` (two arguments, named as `retrieve`'s)."""
     namespace: dict = {}
     exec(f"async def badsig({params}):\n    return None", namespace)
-    refused = rf"retriever 'test_badsig': run must take \(run, opts\), not \({params}\)"
+    refused = (
+        r"retriever 'test_badsig': run must take \(run, opts\), a QuestionRun and its options "
+        rf"\(run.tree, run.query\), not \({params}\)"
+    )
     with pytest.raises(TypeError, match=refused):
         register_retriever("test_badsig", needs_llm=False)(namespace["badsig"])
     assert "test_badsig" not in available_retrievers()
@@ -87,5 +91,5 @@ def test_a_class_retriever_is_checked_on_its_bound_run():
             return run.result("fail")
 
     register_retriever("test_class_fine", needs_llm=False)(Fine)
-    with pytest.raises(TypeError, match=r"run must take \(run, opts\), not \(run\)"):
+    with pytest.raises(TypeError, match=r"run must take \(run, opts\), .* not \(run\)"):
         register_retriever("test_class_bad", needs_llm=False)(Bad)
