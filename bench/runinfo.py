@@ -144,6 +144,6 @@ def builder_version(trees: Any) -> str | None:
     versions = sorted({t.builder_version for t in trees if getattr(t, "builder_version", None)})
     if versions:
         return ",".join(versions)
-    from pageindex.tree.build import CODE_VERSION
+    from pageindex.tree.build import code_version
 
-    return CODE_VERSION
+    return code_version()

@@ -1,6 +1,6 @@
 """A digest of Python source that changes when the code does, not when its comments or docstrings do.
 
-The tree builder's version (``pageindex.tree.build.CODE_VERSION``) and the rules judge's
+The tree builder's version (``pageindex.tree.build.code_version``) and the rules judge's
 (``bench.judges.rules.rules_source_hash``) carry one: trees are cached under it, and runs whose trees or
 verdicts came from different code are not compared. Hashing the bytes made a comment or a reworded
 docstring a "different builder", so a CI gate refused to compare a pull request that only touched one.

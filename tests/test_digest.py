@@ -80,3 +80,15 @@ def test_the_versions_are_taken_this_way() -> None:
     assert build.CODE_VERSION == f"{build.BUILDER_VERSION}+{code_digest(tree_files)}"
     rule_files = [rules.__file__, bench.judges.numbers.__file__, pageindex.retrievers.numbers.__file__]
     assert rules.rules_source_hash() == code_digest(rule_files)
+
+
+def test_importing_the_builder_does_not_read_its_code() -> None:
+    """The digest reads and parses the builder's 18 files (about 0.3 s): taken when a version is first
+    needed (a tree built or cached, a run recorded), not on import, which `pageindex tree tree.json`
+    and every command that loads a tree JSON pay."""
+    import subprocess
+    import sys
+
+    probe = "import pageindex.tree.build as b; print(b.code_version.cache_info().currsize)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import cache
 from pathlib import Path
 
 from pageindex.digest import code_digest
@@ -32,13 +33,19 @@ log = logging.getLogger(__name__)
 BUILDER_VERSION = "2.0"
 
 
-def _code_version() -> str:
+@cache
+def code_version() -> str:
     """``BUILDER_VERSION`` plus a digest of this package's code: any code change invalidates caches (a
-    comment or a docstring does not: :func:`pageindex.digest.code_digest`)."""
+    comment or a docstring does not: :func:`pageindex.digest.code_digest`). Taken on first use, not at
+    import: reading the code takes about 0.3 s, which a command that only loads a tree JSON never needs."""
     return f"{BUILDER_VERSION}+{code_digest(sorted(Path(__file__).parent.glob('*.py')))}"
 
 
-CODE_VERSION = _code_version()
+def __getattr__(name: str) -> str:
+    """``CODE_VERSION`` (:func:`code_version`), computed when first read."""
+    if name == "CODE_VERSION":
+        return code_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _RANK = {
     "part": 1,
@@ -96,7 +103,8 @@ def build_tree(
 
 
 def _version(max_leaf_pages: int, use_outline: bool = True) -> str:
-    version = CODE_VERSION if max_leaf_pages == 5 else f"{CODE_VERSION}-leaf{max_leaf_pages}"
+    code = code_version()
+    version = code if max_leaf_pages == 5 else f"{code}-leaf{max_leaf_pages}"
     return version if use_outline else f"{version}-nooutline"
 
 
