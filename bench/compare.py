@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from bench.rundir import Run
+from bench.rundir import Run, named_apart
 from bench.runinfo import provenance, rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
@@ -204,8 +204,7 @@ def check_comparable(a: Run, b: Run, *, allow_changed: bool = False) -> list[str
 def _values(what: str, a: Run, b: Run, va: str | None, vb: str | None) -> str:
     """``A=x vs B=y`` for one difference; a dataset content hash shortened, with the datasets'
     names when they differ."""
-    # runs are named by their id, or by their folder when both have the same id (a copied run)
-    name_a, name_b = (a.run_id, b.run_id) if a.run_id != b.run_id else (str(a.path), str(b.path))
+    name_a, name_b = (run.run_id for run in named_apart([a, b]))
     if what != "dataset content hash":
         return f"{name_a}={va or NO_VALUE} vs {name_b}={vb or NO_VALUE}"
     names = (a.info.dataset.name or NO_VALUE, b.info.dataset.name or NO_VALUE)

@@ -81,6 +81,25 @@ class Run(BaseModel):
         return summarize(self.samples, self.info, self.dropped)
 
 
+def named_apart(runs: Iterable[Run]) -> list[Run]:
+    """The runs as reports and comparisons name them: by run id, or, where runs share one (a baseline
+    copied from a run folder keeps the id in its ``run.json``), by their folders, so each keeps its
+    letter, its column and its verdicts (in memory only; nothing is written)."""
+    runs = list(runs)
+    ids = [r.run_id for r in runs]
+    if len(set(ids)) == len(ids):
+        return runs
+    out: list[Run] = []
+    for i, run in enumerate(runs):
+        if ids.count(run.run_id) > 1:
+            name = str(run.path)
+            if any(str(other.path) == name for other in runs[:i]):  # one folder given twice
+                name += f" ({i + 1})"
+            run = run.model_copy(update={"info": run.info.model_copy(update={"run_id": name})})
+        out.append(run)
+    return out
+
+
 class RunDir:
     """One run directory (which need not exist yet)."""
 

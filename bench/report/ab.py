@@ -33,24 +33,6 @@ class ABSection(BaseModel):
     bootstrap: Comparison
 
 
-def named_apart(runs: Sequence[Run]) -> list[Run]:
-    """The runs as a report names them: by run id, or, where runs share one (a baseline copied from a run
-    folder keeps the id in its ``run.json``), by their folders, as ``bench compare`` does, so each keeps
-    its letter, its column and its verdicts (in memory only; nothing is written)."""
-    ids = [r.run_id for r in runs]
-    if len(set(ids)) == len(ids):
-        return list(runs)
-    out: list[Run] = []
-    for i, run in enumerate(runs):
-        if ids.count(run.run_id) > 1:
-            name = str(run.path)
-            if any(str(other.path) == name for other in runs[:i]):  # one folder given twice
-                name += f" ({i + 1})"
-            run = run.model_copy(update={"info": run.info.model_copy(update={"run_id": name})})
-        out.append(run)
-    return out
-
-
 def letters_of(runs: Sequence[Run]) -> dict[str, str]:
     """A, B, C ... for the runs in the order given (A is the baseline)."""
     return {r.run_id: LETTERS[i % 26] + ("" if i < 26 else str(i // 26)) for i, r in enumerate(runs)}

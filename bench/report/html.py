@@ -27,8 +27,8 @@ from pydantic import BaseModel
 
 from bench.compare import run_differences, short_question
 from bench.report import GENERATOR, TITLE_PREFIX, plots
-from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of, named_apart
-from bench.rundir import Run
+from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
+from bench.rundir import Run, named_apart
 from bench.samples import Sample
 from bench.summary import NO_VALUE
 

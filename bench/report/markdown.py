@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from bench.compare import run_differences
 from bench.report import TITLE_PREFIX
-from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of, named_apart
-from bench.rundir import Run
+from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
+from bench.rundir import Run, named_apart
 from bench.summary import summary_rows
 
 MAX_CELL = 90
