@@ -119,14 +119,12 @@ def rejudge_command(run: str | Path, info: RunInfo, judge: str | None = None) ->
     from bench.judges.base import judge_model_need
 
     config = info.extra.get("config") or {}
+    recorded = judge in (None, info.judge)  # the recorded judge's model and endpoint go with it only
     parts = ["pageindex", "bench", "rejudge", str(run), "--judge", judge or info.judge]
-    if judge is not None and judge != info.judge:
-        parts += ["-o", f"{str(run).rstrip('/')}-rejudged"]
-        return shlex.join(parts)
-    if info.judge_model:
+    if recorded and info.judge_model:
         parts += ["--judge-models" if info.judge == "panel" else "--judge-model", info.judge_model]
     url = config.get("judge_base_url") or config.get("base_url")
-    if url and judge_model_need(info.judge) != "none":
+    if recorded and url and judge_model_need(info.judge) != "none":
         parts += ["--judge-base-url", url]
     parts += ["-o", f"{str(run).rstrip('/')}-rejudged"]
     return shlex.join(parts)

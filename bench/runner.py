@@ -50,6 +50,7 @@ from pageindex.retrievers.base import (
     get_retriever,
 )
 from pageindex.tree.model import Tree
+from pageindex.wording import plainly
 
 log = logging.getLogger(__name__)
 
@@ -323,8 +324,7 @@ class Runner:
                     self.config = RunConfig.model_validate(stored)
                 except ValidationError as exc:  # e.g. a plug-in judge that is not loaded now
                     problems = "; ".join(
-                        f"{'.'.join(map(str, e['loc']))} {e.get('input')!r} "
-                        + e["msg"].removeprefix("Value error, ")
+                        f"{'.'.join(map(str, e['loc']))} {e.get('input')!r} {plainly(e['msg'])}"
                         for e in exc.errors()
                     )
                     raise RunSetupError(f"cannot resume {run_dir}: its stored settings: {problems}") from None

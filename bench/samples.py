@@ -166,14 +166,13 @@ class Sample(BaseModel):
         added to the retriever's, in place of any earlier judge's), or the judge's failure (no verdict,
         ``judge_error`` set; what the failed judge call ``spent``, its HTTP attempts and tokens, counted
         the same way). A ``fail`` or ``error`` sample is returned as it is."""
-        if self.status != "answer":
+        if self.status != "answer" or (verdict is None and judge_error is None):
             return self
         base = self.without_judge()
         if judge_error is not None:
             failure = {"verdict": None, "judge": "judge_error", "judge_error": judge_error}
             return base._with_judge_usage(spent or Usage()).model_copy(update=failure)
-        if verdict is None:
-            return self
+        assert verdict is not None
         return base._with_judge_usage(verdict.usage).model_copy(
             update={"verdict": verdict.verdict, "judge": verdict.judge, "judge_reasoning": verdict.reasoning}
         )
