@@ -418,3 +418,14 @@ def test_many_concurrent_connections():
             want[expected[kind]] += n
     assert errors == want
     assert stats.by_fault["none"] + stats.faults == 160
+
+
+def test_the_fault_servers_option_names_do_not_import_the_server() -> None:
+    """`pageindex --help` reads the limit names (bench.faults.limits) for `bench fault-server`'s help;
+    the package imported the server, and with it aiohttp (about 0.5 s), on every command's start."""
+    import subprocess
+    import sys
+
+    probe = "import sys, bench.faults.limits, pageindex.cli._app; print('aiohttp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
