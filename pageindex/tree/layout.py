@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug, statement_key
-from pageindex.tree.pdf import Line, Page, compact
-from pageindex.tree.split import COLUMN_HEAD, figure_callout, repeated_labels, right_of_middle
+from pageindex.tree.pdf import Line, Page, compact, is_table_row
+from pageindex.tree.split import COLUMN_HEAD, figure_callout, labels_rows, repeated_labels, right_of_middle
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
 _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -133,6 +133,8 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
                 continue  # table cells on one line
             if _beside_figures(lines, index):
                 continue  # a table's row label, its figures set beside it on a baseline of their own
+            if labels_rows(lines, index):
+                continue  # a label of a group of rows in the middle of a table
             if _ENDS_IN_PAGE_NUMBER.search(text) and not scheme:
                 continue  # a contents entry or a running footer
             style = (round(line.size * 2) / 2, bold, caps, accent)
@@ -342,14 +344,6 @@ def with_statements(statements: list[Draft], layout: list[Draft], pages: list[Pa
             current = None
         out.append(d)
     return out
-
-
-def is_table_row(line: Line) -> bool:
-    """Figures spread over cells, or a row whose words are mostly figures."""
-    if line.cells >= 2:
-        return True
-    figures = line.figures
-    return figures >= 2 and figures >= 0.3 * len(line.text.split())
 
 
 def _labels_table(pages: list[Page], d: Draft, lookahead: int = 2) -> bool:

@@ -98,6 +98,14 @@ class Line:
         return compact(self.text)
 
 
+def is_table_row(line: Line) -> bool:
+    """Figures spread over cells, or a row whose words are mostly figures."""
+    if line.cells >= 2:
+        return True
+    figures = line.figures
+    return figures >= 2 and figures >= 0.3 * len(line.text.split())
+
+
 @dataclass(slots=True)
 class Page:
     number: int

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
-from pageindex.tree.pdf import Line, Page, compact
+from pageindex.tree.pdf import Line, Page, compact, is_table_row
 
 # column headings and table captions that look like titles
 COLUMN_HEAD = re.compile(
@@ -251,6 +251,25 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
     return same and not prev.bold and not _ends_paragraph(lines, index - 1, rows=True)
 
 
+def labels_rows(lines: list[Line], index: int) -> bool:
+    """Line ``index`` labels a group of rows inside a table ("Operating Income" between the revenue
+    rows and its own in a segment table): a table row stands close above it, another within the next
+    two lines, and it is set as they are — not centred, no larger than the row below, at its left edge
+    or out to the left of it by up to three type sizes. A heading over a table stands after prose or
+    space, not right under a row."""
+    if index == 0:
+        return False
+    line, prev = lines[index], lines[index - 1]
+    if line.centred or not is_table_row(prev) or line.y0 - prev.y1 > line.size:
+        return False
+    row = next((nxt for nxt in lines[index + 1 : index + 3] if is_table_row(nxt)), None)
+    return (
+        row is not None
+        and line.size <= row.size + 0.5
+        and row.x0 - 3 * line.size <= line.x0 <= row.x0 + 2.0
+    )
+
+
 def subheading_drafts(
     pages: list[Page],
     first: int,
@@ -299,7 +318,11 @@ def subheading_drafts(
             if plain:
                 heading = is_plain_subheading(page, index, rules.headers)
             else:
-                heading = rules.accepts(line) and not _ends_the_paragraph_above(page.lines, index)
+                heading = (
+                    rules.accepts(line)
+                    and not _ends_the_paragraph_above(page.lines, index)
+                    and not labels_rows(page.lines, index)
+                )
             if heading and not right_side:
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {line.text}"[:120]

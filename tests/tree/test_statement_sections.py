@@ -246,3 +246,56 @@ def test_an_md_and_a_heading_on_the_statements_is_no_statement_section(tmp_path)
     sections = [(n.node_id, n.start_page, n.end_page) for n in tree.walk()]
     assert ("item_1/balance_sheet", 6, 6) in sections, sections
     assert not any(node_id == "balance_sheet" for node_id, *_ in sections), sections
+
+
+def _segment_release(path: Path) -> Path:
+    """A release whose segment table (under a title that names no statement) has two bold groups, the
+    second right under the first group's last row; a larger heading stands right under that table over
+    a table of its own, and an ordinary heading follows over prose."""
+    doc = pymupdf.open()
+    for title in ("1. Operating Results", "2. Financial Forecast"):
+        page = doc.new_page()
+        page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
+        _body(page, 110.0, 30)
+    page = doc.new_page()
+    page.insert_text((60, 80), "3. Segment Results", fontname="hebo", fontsize=14)
+    groups = {"Revenue": ["Cloud", "Devices", "Total"], "Operating Income": ["Cloud", "Devices"]}
+    y = _table(page, 120.0, groups)
+    page.insert_text((60, y + 4), "4. Regional Results", fontname="hebo", fontsize=14)
+    _table(page, y + 24, {"Americas": ["Net sales", "Total"]})
+    page = doc.new_page()
+    page.insert_text((60, 80), "5. Outlook", fontname="hebo", fontsize=14)
+    _body(page, 110.0, 30)
+    return save_pdf(doc, path)
+
+
+def test_a_group_label_inside_a_table_is_no_section(tmp_path):
+    """Microsoft's 8-K: "Operating Income", set as the rows are right under the revenue rows of the
+    segment table, was a section running to the end of the filing; the title over the table names no
+    statement, so the statement rule (above) did not apply. A label close under a table row and over
+    another, set as the rows are, is a row of that table; a heading set larger is a heading even there."""
+    tree = build_tree(_segment_release(tmp_path / "segments.pdf"), use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert "Operating Income" not in titles, titles
+    assert "4. Regional Results" in titles and "5. Outlook" in titles, titles
+
+
+def test_a_row_label_is_told_from_a_heading_by_the_rows_around_it():
+    from pageindex.tree.split import labels_rows
+
+    def line(text: str, y: float, x0: float = 60.0, size: float = 9.0, cells: int = 1, bold: bool = False):
+        x1 = x0 + 5 * len(text)
+        return Line(1, text, bold, False, False, x0, x1, y, y + size, size, wide_gaps=cells - 1)
+
+    row = lambda y: line("Intelligent Cloud      12,140     9,835", y, x0=60.0, cells=3)  # noqa: E731
+    label = line("Operating Income", 131.0, bold=True)
+    assert labels_rows([row(120.0), label, row(142.0)], 1)
+    # far under the row above (a new block), larger than the rows, centred, or over prose: a heading
+    assert not labels_rows([row(100.0), label, row(142.0)], 1)
+    assert not labels_rows([row(120.0), line("Operating Income", 131.0, size=12.0), row(146.0)], 1)
+    centred = Line(1, "Operating Income", True, False, True, 60.0, 140.0, 131.0, 140.0, 9.0)
+    assert not labels_rows([row(120.0), centred, row(142.0)], 1)
+    prose = line("The segment results below are reported on the basis management uses.", 142.0)
+    assert not labels_rows([row(120.0), label, prose, prose], 1)
+    # set far right of the rows' labels: a column heading, not a label of the rows
+    assert not labels_rows([row(120.0), line("Operating Income", 131.0, x0=300.0), row(142.0)], 1)
