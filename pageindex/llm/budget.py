@@ -1,9 +1,10 @@
 """A per-run spending limit in tokens and/or dollars, shared by every client of the run.
 
-``check()`` runs before a call starts and raises :class:`BudgetExceeded` once the limit is
-reached; ``add()`` counts a finished call. Calls already in flight when the limit is crossed
-still finish and are counted, so a run can overshoot by at most the calls in flight (the
-client's concurrency). Replies served from the cache cost nothing and are not counted unless
+``check()`` runs before a call starts (once it has its request slot: a call queued behind the
+client's concurrency limit is checked when its turn comes) and raises :class:`BudgetExceeded`
+once the limit is reached; ``add()`` counts a finished call. Calls already in flight when the
+limit is crossed still finish and are counted, so a run can overshoot by at most the calls in
+flight (the client's concurrency). Replies served from the cache cost nothing and are not counted unless
 ``count_cached=True`` (useful to make a replayed run stop exactly where the recorded one did).
 """
 
@@ -56,12 +57,14 @@ class Budget:
             self.spent_usd += record.cost_usd or 0.0
             self.calls += 1
 
-    def charge_estimate(self, tokens: int) -> None:
+    def charge_estimate(self, tokens: int, usd: float | None = None) -> None:
         """Count tokens no server reported (the estimated prompt of an attempt that timed out:
-        the server still computed it)."""
+        the server still computed it), and their price when the model has one, so a dollar
+        budget stops such calls as a token budget does."""
         if tokens > 0:
             with self._lock:
                 self.spent_tokens += tokens
+                self.spent_usd += usd or 0.0
 
     def __repr__(self) -> str:
         return (

@@ -430,11 +430,15 @@ class LLMClient:
         return error
 
     def _charge_unreported(self, attempts: list[dict[str, Any]], prompt_len: int) -> None:
-        """Attempts without usage (timed out, or cut by the caller) still made the server read the
-        prompt: its estimated tokens count against the budget, once per such attempt."""
-        unreported = sum(1 for a in attempts if a.get("usage") is None)
+        """Attempts the server took but reported no usage for (timed out, cut by the caller, or a
+        reply without usage) still made it read the prompt: the estimated prompt tokens, and their
+        price, count against the budget once per such attempt. An attempt refused with an HTTP
+        status (429, 5xx) or that never connected computed nothing and costs nothing."""
+        unreported = sum(1 for a in attempts if a.get("usage") is None and _server_computed(a))
         if self.budget is not None and unreported:
-            self.budget.charge_estimate(unreported * self.tokens.estimate(prompt_len))
+            tokens = unreported * self.tokens.estimate(prompt_len)
+            usd = self.pricing.cost(self.spec, Usage(prompt_tokens=tokens), self.model)
+            self.budget.charge_estimate(tokens, usd)
 
     def _cancelled(
         self, attempts: list[dict[str, Any]], latency: float, prompt_len: int, tag: dict[str, Any] | None
@@ -554,6 +558,7 @@ class LLMClient:
             self._check_budget()
             backend = self._backend()
             async with self._limiter():
+                self._check_budget()  # again: the budget may have been spent while this call queued
                 with recording_attempts() as attempts:
                     started = time.perf_counter()
                     try:
@@ -666,6 +671,7 @@ class LLMClient:
                 schema = request["schema"]
                 extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
             async with self._limiter():
+                self._check_budget()  # again: the budget may have been spent while this call queued
                 with recording_attempts() as attempts:
                     started = time.perf_counter()
                     try:
@@ -787,6 +793,13 @@ class LLMClient:
             self._limits.update(window=window, source="server metadata")
 
 
+
+
+def _server_computed(attempt: dict[str, Any]) -> bool:
+    """The server took the attempt's request and may have computed it: it did not refuse it with an
+    HTTP error status, and the connection was made."""
+    outcome = str(attempt.get("outcome", ""))
+    return outcome != "connection" and not outcome.startswith("http_")
 
 
 def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:

@@ -13,9 +13,11 @@ from pydantic import BaseModel, model_validator
 
 from pageindex.llm import (
     Budget,
+    BudgetExceeded,
     ContextLengthError,
     HTTPStatusError,
     LLMCache,
+    LLMCallError,
     LLMTimeout,
     Message,
     OutputTruncated,
@@ -207,3 +209,63 @@ def test_a_replay_reads_the_recorded_token_estimate(serve, tmp_path):
     replay = make_client("replay/m", cache=LLMCache(path, "replay"))
     assert run(replay.count_tokens(text)) == 100
     assert run(replay.count_tokens("y" * 300)) == 75  # never counted live: chars/4
+
+
+def test_refused_or_unconnected_attempts_cost_nothing_timeouts_cost_their_prompt_in_dollars(serve):
+    """Review 15: every attempt without usage was charged its estimated prompt, so a storm of 429s
+    (or a server that is down) ended a run as "budget spent" with nothing spent; and a dollar budget
+    never counted timed-out attempts, so calls that kept timing out never stopped a `--budget '$X'` run.
+    Only attempts the server took (timed out, cut) are charged, in tokens and, when priced, dollars."""
+    server = serve(*[ScriptedModel.http_error(429, retry_after=0)] * 3)
+    budget = Budget(max_tokens=100)
+    client = make_client("openai/m", base_url=server.base_url, max_retries=2, budget=budget)
+    with pytest.raises(LLMCallError):
+        run(client.chat(ask("x" * 4000)))
+    assert len(server.chat_requests) == 3 and budget.spent_tokens == 0 and not budget.exhausted
+    server.stop()
+    with pytest.raises(LLMCallError):
+        run(client.chat(ask("x" * 4000)))  # nothing listens any more
+    assert budget.spent_tokens == 0
+
+    slow = serve(ScriptedModel.timeout(), "never asked")
+    dollars = Budget(max_usd=0.0001)
+    priced = make_client(
+        "openai/gpt-4o-mini", base_url=slow.base_url, api_key="k", timeout=0.3, retry_timeouts=False,
+        budget=dollars,
+    )
+    with pytest.raises(LLMTimeout):
+        run(priced.chat(ask("x" * 4000)))  # about 1,000 prompt tokens at $0.15 per million
+    assert dollars.spent_tokens == 1000 and dollars.spent_usd == pytest.approx(0.00015)
+    with pytest.raises(BudgetExceeded, match="dollar budget spent"):
+        run(priced.chat(ask()))
+    assert len(slow.chat_requests) == 1
+
+
+def test_calls_queued_behind_the_concurrency_limit_are_checked_against_the_budget_when_they_start():
+    """Review 15: the budget was checked before a call waited for its request slot, so every call
+    queued behind a concurrency of 1 went out after the budget was spent."""
+    model = ScriptedModel(policy=lambda r: ScriptedModel.reply("ok", prompt_tokens=8, completion_tokens=2))
+    budget = Budget(max_tokens=10)
+    client = make_client("scripted", scripted=model, budget=budget, concurrency=1)
+
+    async def one(i: int) -> str:
+        try:
+            await client.chat(ask(f"question {i}"))
+            return "ok"
+        except BudgetExceeded:
+            return "budget"
+
+    async def all_of_them() -> list[str]:
+        return await asyncio.gather(*(one(i) for i in range(6)))
+
+    assert run(all_of_them()) == ["ok"] + ["budget"] * 5
+    assert len(model.requests) == 1 and budget.spent_tokens == 10
+    structured = make_client("scripted", scripted=ScriptedModel(policy=lambda r: {"decision": "fail"}),
+                             budget=Budget(max_tokens=1), concurrency=1)
+
+    async def two() -> list[BaseException | object]:
+        return await asyncio.gather(*(structured.structured(ask(f"q{i}"), Decision) for i in range(2)),
+                                    return_exceptions=True)
+
+    outcomes = run(two())
+    assert sum(isinstance(o, BudgetExceeded) for o in outcomes) == 1, outcomes
