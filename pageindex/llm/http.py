@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -68,6 +69,19 @@ def _note(request: httpx2.Request, started: float, outcome: str, **fields: Any) 
     if seen is None or request.method != "POST":
         return
     seen.append({"outcome": outcome, "latency_s": round(time.perf_counter() - started, 4), **fields})
+
+
+# How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
+    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int | None, message: str) -> bool:
+    """Whether an HTTP error says the prompt did not fit the model's context window."""
+    return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
 
 
 def server_message(text: str, *, limit: int = 600) -> str:
@@ -176,9 +190,14 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         if response.status_code >= 400:
             content = await _read(response, request)
             text = redact(_text(content), self.secrets)
+            message = server_message(text, limit=300)
             _note(request, started, f"http_{response.status_code}", status=response.status_code,
-                  usage=None, error=server_message(text, limit=300))
-            return _rebuild(response, request, response.status_code, text)
+                  usage=None, error=message)
+            # a prompt that does not fit fails the same way every time: not retried, whatever the
+            # status (llama.cpp servers answer it with a 500, which the SDK would retry)
+            overflow = is_context_overflow(response.status_code, message)
+            never = {"x-should-retry": "false"} if overflow else None
+            return _rebuild(response, request, response.status_code, text, never)
         if (
             response.status_code != 200
             or request.method != "POST"

@@ -14,7 +14,6 @@ module how they are spoken.
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -22,7 +21,14 @@ import instructor
 import openai
 from instructor.core.exceptions import InstructorError
 
-from pageindex.llm.http import MALFORMED_HEADER, TIMEOUT_HEADER, make_http_client, server_message, shorten
+from pageindex.llm.http import (
+    MALFORMED_HEADER,
+    TIMEOUT_HEADER,
+    is_context_overflow,
+    make_http_client,
+    server_message,
+    shorten,
+)
 from pageindex.llm.providers.base import PassThrough
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.types import (
@@ -48,19 +54,6 @@ __all__ = [
     "translate_error",
     "validation_messages",
 ]
-
-# How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
-_CONTEXT_OVERFLOW = re.compile(
-    r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
-    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
-    re.IGNORECASE,
-)
-
-
-def is_context_overflow(status: int | None, message: str) -> bool:
-    """Whether an HTTP error says the prompt did not fit the model's context window."""
-    return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
-
 
 class SdkSession:
     """The SDK client (and its instructor wrapper) of one event loop."""

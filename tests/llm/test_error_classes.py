@@ -269,3 +269,18 @@ def test_calls_queued_behind_the_concurrency_limit_are_checked_against_the_budge
 
     outcomes = run(two())
     assert sum(isinstance(o, BudgetExceeded) for o in outcomes) == 1, outcomes
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_prompt_that_does_not_fit_is_not_retried_whatever_the_status(serve, status):
+    """Review 15: llama.cpp servers answer a prompt longer than the context with a 500, which the SDK
+    retried (four requests for one call with max_retries=3) before it was read as a context overflow."""
+    message = "Requested tokens (9000) exceed context window of 8192"
+    server = serve(*[ScriptedModel.http_error(status, message=message, retry_after=0)] * 4)
+    client = make_client("openai/m", base_url=server.base_url, max_retries=3)
+    with pytest.raises(ContextLengthError) as info:
+        run(client.chat(ask()))
+    assert len(server.chat_requests) == 1 and len(info.value.attempts) == 1
+    # any other 500 is still retried
+    other = serve(ScriptedModel.http_error(500, message="boom", retry_after=0), "fine")
+    assert run(make_client("openai/m", base_url=other.base_url, max_retries=1).chat(ask())).content == "fine"
