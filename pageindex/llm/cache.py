@@ -253,9 +253,11 @@ class LLMCache:
         reply: dict[str, Any],
         prompt_tokens: int,
         completion_tokens: int,
+        replace: bool = False,
     ) -> None:
-        """Store a reply (only in mode ``rw``; first writer wins on a duplicate key) and drop any
-        failure recorded for the same key."""
+        """Store a reply (only in mode ``rw``; first writer wins on a duplicate key, the latest with
+        ``replace``: a fact about the server, such as its context window, that may have changed) and
+        drop any failure recorded for the same key."""
         if not self.writable:
             return
         conn = self._connect()
@@ -273,7 +275,8 @@ class LLMCache:
         with self._lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+                verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+                conn.execute(f"{verb} INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
                 conn.execute("DELETE FROM failures WHERE key = ?", (key,))
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -501,18 +501,30 @@ class LLMClient:
 
     async def discover_context_window(self) -> int | None:
         """The context window: ``--context-window`` if given, else the server's metadata (vLLM's
-        ``max_model_len``, Ollama's ``/api/show``), else the known table; also probes the server's
+        ``max_model_len``, Ollama's ``/api/show``; in replay, the figure the recording read there),
+        else the known table; also probes the server's
         tokenizer. Sets ``context_window`` and ``context_window_source``. A discovery cancelled
         half-way (a sample cut at its time limit) is not taken as done: the next call tries again."""
         limits = self._limits
         if limits["window"]:
             limits["checked"] = True
             return limits["window"]
+        # the window sizes prompts and max_tokens, so it is part of what a recording must hold: the
+        # server's figure is kept in the cache beside the replies, and a replay reads it from there
+        key = request_key({"kind": "context_window", "format": REQUEST_FORMAT, "model": self.model})
         if self.provider.remote and not self.replay_only and self._spec.base_url:
             found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
                 limits.update(window=found, source="server metadata", checked=True)
+                if self.cache is not None:
+                    self.cache.put(key, model=self.model, kind="context_window",
+                                   request={"model": self.model}, reply={"window": found},
+                                   prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
                 return found
+        stored = self.cache.get(key) if self.replay_only and self.cache is not None else None
+        if stored is not None:
+            limits.update(window=int(stored["window"]), source="server metadata (recorded)", checked=True)
+            return limits["window"]
         limits["checked"] = True
         known = known_context_window(self.model)
         if known is not None:

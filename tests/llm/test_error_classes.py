@@ -284,3 +284,39 @@ def test_a_prompt_that_does_not_fit_is_not_retried_whatever_the_status(serve, st
     # any other 500 is still retried
     other = serve(ScriptedModel.http_error(500, message="boom", retry_after=0), "fine")
     assert run(make_client("openai/m", base_url=other.base_url, max_retries=1).chat(ask())).content == "fine"
+
+
+def test_a_replay_reads_the_context_window_the_recording_was_sized_by(tmp_path):
+    """Review 15: a replay asks no server, so a window the recording read from the server's metadata
+    (vLLM's max_model_len, Ollama, LM Studio) was unknown there: max_tokens came out different, every
+    key missed, and the README's record-then-replay recipe failed against such servers. The figure is
+    kept with the replies; a later recording against a server restarted with another window replaces it."""
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import openai_app
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    class WindowServer(FakeOpenAIServer):
+        window = 6000
+
+        def build_app(self):
+            entry = wire.model_entry("m", max_model_len=self.window)
+            return openai_app(chat=self._chat, models=lambda: [entry], require_key=lambda: None,
+                              middlewares=[self._record])
+
+    path = tmp_path / "c.sqlite"
+    text = "x" * 9000  # 3,000 tokens at the fixed 3 characters a token: room for 2,984 of a 6,000 window
+    for window, cap in ((6000, 2984), (5000, 1984)):
+        server = WindowServer(ScriptedModel(policy=lambda r: "ok", name="m"))
+        server.window = window
+        server.start()
+        try:
+            live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"))
+            assert run(live.ensure_limits()) == window  # what a retriever does before its first call
+            run(live.chat(ask(text), max_tokens=4000))
+            assert server.chat_requests[0]["body"]["max_tokens"] == cap
+        finally:
+            server.stop()
+        replay = make_client("replay/m", cache=LLMCache(path, "replay"))
+        assert run(replay.ensure_limits()) == window
+        assert run(replay.chat(ask(text), max_tokens=4000)).content == "ok"
+        assert (replay.context_window, replay.context_window_source) == (window, "server metadata (recorded)")
