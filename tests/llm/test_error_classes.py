@@ -320,3 +320,11 @@ def test_a_replay_reads_the_context_window_the_recording_was_sized_by(tmp_path):
         assert run(replay.ensure_limits()) == window
         assert run(replay.chat(ask(text), max_tokens=4000)).content == "ok"
         assert (replay.context_window, replay.context_window_source) == (window, "server metadata (recorded)")
+
+
+def test_the_tokenizer_url_keeps_a_base_urls_query_after_its_path():
+    """Review 15: "http://host/v1?api-version=2" gave "http://host/v1?api-version=2/extras/tokenize"."""
+    url = lambda base: TokenCounter(base_url=base)._tokenize_url()  # noqa: E731
+    assert url("http://h:8080/v1?api-version=2") == "http://h:8080/extras/tokenize?api-version=2"
+    assert url("http://h:8080/v1/") == url("http://h:8080/v1") == "http://h:8080/extras/tokenize"
+    assert url("http://h/proxy/v1") == "http://h/proxy/extras/tokenize" and url(None) is None
