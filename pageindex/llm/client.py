@@ -270,7 +270,13 @@ class LLMClient:
         return per_loop[endpoint]
 
     def _record(
-        self, usage: Usage, tag: dict[str, Any] | None, *, cached: bool = False, error: str | None = None
+        self,
+        usage: Usage,
+        tag: dict[str, Any] | None,
+        *,
+        cached: bool = False,
+        shared: bool = False,
+        error: str | None = None,
     ) -> UsageRecord:
         record = UsageRecord(
             prompt_tokens=usage.prompt_tokens,
@@ -283,6 +289,7 @@ class LLMClient:
             role=self.role,
             tag={**self.tag, **(tag or {})},
             cached=cached,
+            shared=shared,
             error=error,
         )
         self.ledger.add(record)
@@ -315,17 +322,17 @@ class LLMClient:
 
     async def _resolve(
         self, key: str, kind: str, request: dict[str, Any], tag: dict[str, Any] | None, live: Any
-    ) -> tuple[dict[str, Any], bool]:
-        """The reply for ``key`` and whether it was not fetched live by this caller: from the cache,
-        from an identical call already in flight (single-flight, writable cache only), or from
-        ``live()``, whose reply (or recordable final failure) is stored."""
+    ) -> tuple[dict[str, Any], str]:
+        """The reply for ``key`` and where it came from: ``"cache"``, ``"shared"`` (an identical call
+        already in flight, single-flight, writable cache only: sent once, this caller waited for it)
+        or ``"live"`` (``live()``, whose reply or recordable final failure is stored)."""
         coalesce = self.cache is not None and self.cache.writable
         while True:
             stored = self._lookup(key, tag)
             if stored is not None:
-                return stored, True
+                return stored, "cache"
             if not coalesce:
-                return await live(), False
+                return await live(), "live"
             assert self.cache is not None
             flights = _flights.setdefault(asyncio.get_running_loop(), {})
             flight_key = (str(self.cache.path), key)
@@ -334,7 +341,7 @@ class LLMClient:
                 break
             status, payload = await asyncio.shield(flight)
             if status == "ok":
-                return payload, True
+                return payload, "shared"
             if status == "failed":
                 raise self._reproduce(payload, tag)
             # "gone": the first caller was cancelled or hit an unrecorded error; try again.
@@ -345,7 +352,7 @@ class LLMClient:
             reply = await live()
             self._store(key, kind, request, reply)
             outcome = ("ok", reply)
-            return reply, False
+            return reply, "live"
         except LLMError as exc:
             failure = _failure_record(exc)
             if failure is not None:
@@ -600,9 +607,9 @@ class LLMClient:
             usage = self._attempt_usage(attempts, latency, prompt_len)
             return {"raw": raw, "usage": usage.model_dump(), "attempts": attempts}
 
-        reply, cached = await self._resolve(key, "chat", request, tag, live)
+        reply, source = await self._resolve(key, "chat", request, tag, live)
         usage = Usage.model_validate(reply["usage"])
-        response = self._chat_response(reply["raw"], tools, usage, tag, cached=cached)
+        response = self._chat_response(reply["raw"], tools, usage, tag, source=source)
         response.attempts = reply.get("attempts") or []
         return response
 
@@ -616,7 +623,7 @@ class LLMClient:
         usage: Usage,
         tag: dict[str, Any] | None,
         *,
-        cached: bool = False,
+        source: str = "live",
     ) -> ChatResponse:
         problem = parse_completion_problem(raw)
         if problem is not None:  # pragma: no cover - replies are checked before they are stored
@@ -625,7 +632,7 @@ class LLMClient:
         message = choices[0]["message"]
         calls = [parse_tool_call(c, tools or []) for c in message.get("tool_calls") or []]
         error = "bad_tool_call" if any(c.error for c in calls) else None
-        record = self._record(usage, tag, cached=cached, error=error)
+        record = self._record(usage, tag, cached=source != "live", shared=source == "shared", error=error)
         return ChatResponse(
             content=message.get("content"),
             tool_calls=calls,
@@ -719,8 +726,10 @@ class LLMClient:
                 "http_attempts": attempts,
             }
 
-        reply, cached = await self._resolve(key, "structured", request, tag, live)
-        record = self._record(Usage.model_validate(reply["usage"]), tag, cached=cached)
+        reply, source = await self._resolve(key, "structured", request, tag, live)
+        cached = source != "live"
+        usage = Usage.model_validate(reply["usage"])
+        record = self._record(usage, tag, cached=cached, shared=source == "shared")
         value = live_value[0] if live_value and not cached else response_model.model_validate(reply["value"])
         return StructuredResponse[response_model](  # type: ignore[valid-type]
             value=value,

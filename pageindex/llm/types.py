@@ -87,7 +87,9 @@ class UsageRecord(Usage):
     model: str
     role: Role
     tag: dict[str, Any] = Field(default_factory=dict)
-    cached: bool = False  # served from the on-disk cache
+    cached: bool = False  # served from the on-disk cache, or shared (below); the budget does not count it
+    # answered by an identical call in flight at the same time (sent once; this caller waited for it live)
+    shared: bool = False
     error: str | None = None  # error kind when the call failed after spending tokens (e.g. "invalid_reply")
 
 

@@ -567,9 +567,10 @@ class QuestionRun:
         result.tool_calls = max(result.tool_calls, self.tool_calls)
         result.trace = self.trace + [e for e in result.trace if e not in self.trace]
         result.latency_s = round(self.elapsed(), 4)
-        if records and all(r.cached for r in records):
+        if records and all(r.cached and not r.shared for r in records):
             # A replay: keep the recorded model time (plus this run's local work), and show the
-            # replay's own wall time apart.
+            # replay's own wall time apart. A call shared with an identical one in flight was waited
+            # for live: its wall time is the sample's.
             recorded = total.latency_s
             result.extra["recorded_latency_s"] = round(recorded, 4)
             result.extra["replay_latency_s"] = result.latency_s

@@ -66,3 +66,37 @@ def test_a_retrievals_usage_is_read_from_the_one_ledger(tree_3m):
     one_id = next(iter(ids))
     assert len(llm.ledger.records(retrieval_id=one_id)) == 1  # found through the tag index
     assert llm.ledger.records(retrieval_id="nope") == []
+
+
+def test_a_call_shared_with_an_identical_one_in_flight_is_timed_as_waited_for(tree_3m, tmp_path):
+    """Review 15: two identical retrievals at once with a writable cache (`--repeats 2 --cache rw`): the
+    second is answered by the first's call (single-flight) and was read as a replay, its latency the
+    recorded model time plus its own wall time, which already held the wait: about twice the truth."""
+    import asyncio
+    import time
+
+    from pageindex.llm.cache import LLMCache
+    from pageindex.retrievers import aretrieve
+
+    fail = {"status": "fail", "reason": "no"}
+    sm = ScriptedModel(policy=lambda r: ScriptedModel.reply(value=fail, delay_s=0.5))
+    llm = make_client("openai/gpt-4o-mini", scripted=sm, cache=LLMCache(tmp_path / "c.sqlite", "rw"))
+
+    EVIDENCE = {"evidence_pages": [60]}
+
+    async def timed():
+        started = time.perf_counter()
+        result = await aretrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, context=EVIDENCE)
+        return result, time.perf_counter() - started
+
+    async def both():
+        return await asyncio.gather(timed(), timed())
+
+    pairs = asyncio.run(both())
+    assert len(sm.requests) == 1
+    for result, wall in pairs:
+        assert result.latency_s <= wall + 0.01, (result.latency_s, wall)
+        assert "recorded_latency_s" not in result.extra
+    # a later run served from the cache alone is still timed as a replay
+    again = retrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, context=EVIDENCE)
+    assert again.extra["recorded_latency_s"] >= 0.5 and len(sm.requests) == 1
