@@ -14,6 +14,8 @@
    a synthesis that says the values do not answer) stops its dependents; once nothing else
    can run, the planner is shown the completed tasks (kept, never re-run) and the failures,
    and writes replacement tasks. At most ``max_replans`` re-plans; then the result is ``fail``.
+   The answer is the synthesis of the round that ran without a failure: a synthesis that
+   answered in a round that was then re-planned is superseded and never returned.
 
 An optional quality gate (``quality_gate=True``, off by default) asks the model to check the
 task results before synthesis and re-plans the rejected ones. It is off because, in the
@@ -426,7 +428,7 @@ async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
                 ]
                 continue
         if not failures and synth is not None and synth.id in executor.outcomes:
-            return _answer(run, executor, rounds, failed_searches, gate_used)
+            return _answer(run, executor, synth.id, rounds, failed_searches, gate_used)
     reason = (
         f"plan rejected: {rejection}" if rejection
         else "tasks failed: " + "; ".join(f"{f.task_id}: {f.error}" for f in failures if f.error)
@@ -465,11 +467,20 @@ def _extra(executor: PlanExecutor, rounds: list[dict[str, Any]], gate_used: bool
     }
 
 
-def _answer(run: QuestionRun, executor: PlanExecutor, rounds: list[dict[str, Any]],
+def _answer(run: QuestionRun, executor: PlanExecutor, synth_id: str, rounds: list[dict[str, Any]],
             failed_searches: list[FailedSearch], gate_used: bool) -> RetrievalResult:
-    synth = next(o for o in executor.outcomes.values() if o.answer is not None)
+    """The result of the round that ran without a failure: the answer is its synthesise task's, ``synth_id``.
+
+    A synthesis of an earlier round is never the answer, even when it wrote one: that round had a
+    failure, so the planner re-planned and the last plan's synthesis supersedes it. When the last
+    round fails too, the retrieval ends in ``fail`` (see :func:`planner`), never in an earlier round's
+    answer presented as the final one.
+    """
+    reply = executor.outcomes[synth_id].answer
+    if reply is None:  # a done synthesise task always carries its reply
+        raise RuntimeError(f"planner: synthesise task {synth_id} is done but has no answer")
     result = run.result_from_answer(
-        synth.answer,  # type: ignore[arg-type]
+        reply,
         iterations=len(rounds),
         findings=_findings(executor),
         failed_searches=failed_searches,

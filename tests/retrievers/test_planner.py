@@ -320,3 +320,51 @@ def test_unknown_option_is_an_error(tree_3m):
     with pytest.raises(RetrieverConfigError, match="unknown option 'max_replan'"):
         asyncio.run(aretrieve(tree_3m, QUESTION, retriever="planner", llm=make_client(
             "scripted", scripted=ScriptedModel(replies=[])), max_replan=3))
+
+
+class EarlySynthesisThenReplan(Policy):
+    """Round 0: t2 reads a statement without sales (fails) while s1, needing only t1, answers;
+    every later synthesis replies ``later``."""
+
+    def __init__(self, plans, later):
+        super().__init__(plans)
+        self.later = later
+        self.synth_calls = 0
+
+    async def __call__(self, req):
+        if req.response_model == "ExtractReply" and task_of(req) == "t2":
+            return {"values": [], "missing": ["sales_2018"], "reason": "the balance sheet has no sales"}
+        if req.response_model == "AnswerWithSources":
+            self.synth_calls += 1
+            if self.synth_calls == 1:
+                return {**ANSWER, "answer": "EARLY: capex was 1,577"}
+            return self.later
+        return await super().__call__(req)
+
+
+EARLY_ROUND = {"tasks": [
+    fetch("t1", "item_8/cash_flows", ["capex_2018"]),
+    fetch("t2", "item_8/balance_sheet", ["sales_2018"]),
+    synth("s1", ["t1"]),  # does not wait for t2: it answers although t2 fails
+]}
+LAST_ROUND = {"tasks": [
+    fetch("t5", "item_8/income", ["sales_2018"]),
+    compute("t6", "abs(capex_2018) / sales_2018 * 100", "capex_pct", ["t1", "t5"]),
+    synth("s2", ["t6", "t1"]),
+]}
+
+
+def test_the_answer_is_the_last_rounds_synthesis_not_an_earlier_one(tree_3m):
+    policy = EarlySynthesisThenReplan([EARLY_ROUND, LAST_ROUND], later=ANSWER)
+    result, sm = run_planner(tree_3m, policy)
+    assert policy.synth_calls == 2 and result.extra["replans"] == 1
+    assert (result.status, result.answer) == ("answer", ANSWER["answer"])
+
+
+def test_a_failed_last_synthesis_is_a_fail_not_an_earlier_rounds_answer(tree_3m):
+    refusal = {"status": "fail", "reason": "the values do not give the ratio"}
+    policy = EarlySynthesisThenReplan([EARLY_ROUND, LAST_ROUND], later=refusal)
+    result, sm = run_planner(tree_3m, policy, max_replans=1)
+    assert policy.synth_calls == 2
+    assert result.status == "fail" and not result.answer and result.sources == []
+    assert "s2: synthesis could not answer from the values: the values do not give the ratio" in result.reason
