@@ -25,6 +25,7 @@ benchmarks behind this design, such a gate rejected valid table data and caused 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -119,8 +120,15 @@ class PlanExecutor:
         self.done: dict[str, Task] = {}  # completed tasks (kept across re-plans)
         self.outcomes: dict[str, TaskOutcome] = {}
         self.history: list[TaskOutcome] = []  # every outcome, failures included, in finishing order
+        self.position: dict[str, tuple[int, int]] = {}  # task id -> (round, index in its plan)
         self.round = 0
         self._sem = asyncio.Semaphore(opts.max_parallel)
+
+    def in_plan_order(self, task_ids: Iterable[str]) -> list[str]:
+        """``task_ids`` in the order the plans wrote them (round, then place in the plan), whatever
+        order they finished in: what a prompt lists must not depend on timing (it is part of the
+        LLM cache key, so a recorded run would not replay)."""
+        return sorted(task_ids, key=lambda tid: self.position[tid])
 
     # -- values ------------------------------------------------------------------
     def values_of(self, task: Task) -> dict[str, Value]:
@@ -145,6 +153,7 @@ class PlanExecutor:
     async def execute(self, tasks: list[Task]) -> list[TaskOutcome]:
         """Run ``tasks`` (valid against ``self.done``); returns the failed and blocked outcomes."""
         pending = {t.id: t for t in tasks}
+        self.position.update({t.id: (self.round, i) for i, t in enumerate(tasks)})
         running: dict[asyncio.Task[TaskOutcome], str] = {}
         failed: list[TaskOutcome] = []
 
@@ -180,7 +189,8 @@ class PlanExecutor:
             )
             self.run.event("decision", f"task {task.id} blocked: {outcome.error}", task_id=task.id)
             failed.append(outcome)
-        return failed
+        by_id = {o.task_id: o for o in failed}
+        return [by_id[tid] for tid in self.in_plan_order(by_id)]
 
     async def _run_task(self, task: Task) -> TaskOutcome:
         async with self._sem:
@@ -292,7 +302,8 @@ class PlanExecutor:
     # -- quality gate ------------------------------------------------------------------
     async def gate(self) -> list[str]:
         """Task ids the gate rejects (only tasks that produced values are shown)."""
-        shown = [o for o in self.outcomes.values() if o.status == "done" and o.values]
+        shown = [self.outcomes[t] for t in self.in_plan_order(self.outcomes)]
+        shown = [o for o in shown if o.status == "done" and o.values]
         if not shown:
             return []
         lines = []
@@ -325,8 +336,8 @@ class PlanExecutor:
 # ----------------------------------------------------------------------------- the retriever
 def _describe_done(executor: PlanExecutor) -> str:
     lines = []
-    for tid, task in executor.done.items():
-        outcome = executor.outcomes[tid]
+    for tid in executor.in_plan_order(executor.done):
+        task, outcome = executor.done[tid], executor.outcomes[tid]
         vals = ", ".join(f"{v.name}={v.text}" for v in outcome.values)
         lines.append(f"- {tid} ({task.kind}, done): {task.goal}" + (f" -> {vals}" if vals else ""))
     return "\n".join(lines)
@@ -445,8 +456,9 @@ async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
 
 
 def _findings(executor: PlanExecutor) -> list[Finding]:
+    """The values read from pages, in plan order (not finishing order: a replay gives the same list)."""
     out = []
-    for outcome in executor.history:
+    for outcome in sorted(executor.history, key=lambda o: executor.position[o.task_id]):
         if outcome.status != "done":
             continue
         for v in outcome.values:
@@ -486,7 +498,8 @@ def _answer(run: QuestionRun, executor: PlanExecutor, synth_id: str, rounds: lis
         failed_searches=failed_searches,
         extra=_extra(executor, rounds, gate_used),
     )
-    computed = [v for o in executor.outcomes.values() for v in o.values if v.page is None]
+    outcomes = [executor.outcomes[t] for t in executor.in_plan_order(executor.outcomes)]
+    computed = [v for o in outcomes for v in o.values if v.page is None]
     if computed:
         result.extra["computed"] = {v.name: v.number for v in computed}
     return result

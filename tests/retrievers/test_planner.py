@@ -12,6 +12,7 @@ import re
 import pytest
 
 from pageindex.llm import ScriptedModel, ScriptedRequest, make_client
+from pageindex.llm.cache import LLMCache
 from pageindex.retrievers import RetrieverConfigError, aretrieve, retrieve
 from tests.retrievers.policies import shown_pages, usage_of
 
@@ -368,3 +369,70 @@ def test_a_failed_last_synthesis_is_a_fail_not_an_earlier_rounds_answer(tree_3m)
     assert policy.synth_calls == 2
     assert result.status == "fail" and not result.answer and result.sources == []
     assert "s2: synthesis could not answer from the values: the values do not give the ratio" in result.reason
+
+
+class Timed(Policy):
+    """Extraction replies after a per-task delay; ``total_assets`` is never found."""
+
+    def __init__(self, plans, delays, **kw):
+        super().__init__(plans, **kw)
+        self.delays = delays
+
+    async def __call__(self, req):
+        if req.response_model == "ExtractReply":
+            await asyncio.sleep(self.delays.get(task_of(req), 0.0))
+        return await super().__call__(req)
+
+
+FOUR_FETCHES = {"tasks": [
+    fetch("t1", "item_8/cash_flows", ["capex_2018"]),
+    fetch("t2", "item_8/income", ["sales_2018"]),
+    fetch("t3", "item_8/balance_sheet", ["total_assets"]),
+    fetch("t4", "item_8/balance_sheet", ["total_equity"]),
+    synth("t5", ["t1", "t2", "t3", "t4"]),
+]}
+FAST_FIRST = {"t1": 0.0, "t2": 0.15, "t3": 0.0, "t4": 0.15}
+SLOW_FIRST = {"t1": 0.15, "t2": 0.0, "t3": 0.15, "t4": 0.0}
+ANSWER_FROM_T1_T2 = {"tasks": [synth("t6", ["t1", "t2"])]}
+
+
+def test_replan_prompt_and_findings_do_not_depend_on_which_task_finished_first(tree_3m):
+    """The re-plan prompt (part of the LLM cache key) lists completed and failed tasks in plan order."""
+    seen = []
+    for delays in (FAST_FIRST, SLOW_FIRST):
+        result, sm = run_planner(tree_3m, Timed([FOUR_FETCHES, ANSWER_FROM_T1_T2], delays))
+        assert result.status == "answer", result.reason
+        finished = [t["task_id"] for t in result.extra["tasks"]][:4]
+        replan = [r for r in sm.requests if r.response_model == "Plan"][1]
+        seen.append((finished, [m.model_dump() for m in replan.messages], result.findings))
+    (order_a, replan_a, findings_a), (order_b, replan_b, findings_b) = seen
+    assert order_a != order_b  # the tasks did finish in different orders
+    assert replan_a == replan_b
+    text = replan_a[-1]["content"]
+    assert text.index("- t1 (fetch_extract, done)") < text.index("- t2 (fetch_extract, done)")
+    assert text.index("- t3 (fetch_extract") < text.index("- t4 (fetch_extract") < text.index("- t5 (")
+    assert [f.label for f in findings_a] == [f.label for f in findings_b] == ["capex_2018", "sales_2018"]
+
+
+def test_quality_gate_prompt_does_not_depend_on_which_task_finished_first(tree_3m):
+    prompts = []
+    for delays in ({"t1": 0.0, "t2": 0.15}, {"t1": 0.15, "t2": 0.0}):
+        result, sm = run_planner(tree_3m, Timed([GOOD_PLAN], delays), quality_gate=True)
+        assert result.status == "answer", result.reason
+        [gate] = [r for r in sm.requests if r.response_model == "GateReply"]
+        prompts.append([m.model_dump() for m in gate.messages])
+    assert prompts[0] == prompts[1]
+    assert prompts[0][-1]["content"].index("- t1 (") < prompts[0][-1]["content"].index("- t2 (")
+
+
+def test_a_run_recorded_with_the_cache_replays(tree_3m, tmp_path):
+    """Recorded live (t2 finishes before t1), replayed from the cache with no model behind it."""
+    path = tmp_path / "llm.sqlite"
+    policy = Timed([FOUR_FETCHES, ANSWER_FROM_T1_T2], {"t1": 0.15, "t3": 0.15})
+    recorded = retrieve(tree_3m, QUESTION, retriever="planner", llm=make_client(
+        "scripted", scripted=ScriptedModel(policy=policy), cache=LLMCache(path, "rw")))
+    assert recorded.status == "answer" and recorded.extra["replans"] == 1
+    replayed = retrieve(tree_3m, QUESTION, retriever="planner", llm=make_client(
+        "scripted", scripted=ScriptedModel(replies=[]), cache=LLMCache(path, "replay")))
+    assert (replayed.status, replayed.answer, replayed.error) == (recorded.status, recorded.answer, None)
+    assert replayed.findings == recorded.findings
