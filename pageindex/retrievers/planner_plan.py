@@ -8,17 +8,18 @@ Three kinds of task:
 - ``synthesise``: write the answer from everything computed so far (exactly one per plan).
 
 :func:`validate_plan` rejects a plan with a clear message (duplicate ids, a dependency on a
-task that does not exist, a cycle, a compute expression that is not arithmetic or names a
-value no dependency produces, ...); on a re-plan the already completed tasks count as part
-of the plan, so new tasks may depend on them.
+task that does not exist, a cycle, a compute expression that is not arithmetic, names a
+value no dependency produces or gives a function the wrong number of arguments, ...); on a
+re-plan the already completed tasks count as part of the plan, so new tasks may depend on them.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -71,11 +72,34 @@ _BINOPS = {
     ast.Pow: operator.pow,
 }
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
-_FUNCS = {"abs": abs, "min": min, "max": max, "round": round}
 
 
 class ExpressionError(ValueError):
     """An expression that is not plain arithmetic, or that cannot be evaluated."""
+
+
+def _round(value: float, digits: float = 0) -> float:
+    """``round(value, digits)``: values reach functions as floats, the digits must be a whole number."""
+    if digits != int(digits):
+        raise ExpressionError(f"round's digits must be a whole number, not {digits:g}")
+    return round(value, int(digits))
+
+
+_FUNCS: dict[str, Callable[..., float]] = {"abs": abs, "min": min, "max": max, "round": _round}
+# the arguments each function takes: fewest, most (None: no limit), in words
+_ARITY: dict[str, tuple[int, int | None, str]] = {
+    "abs": (1, 1, "one number"),
+    "min": (2, None, "two or more numbers"),
+    "max": (2, None, "two or more numbers"),
+    "round": (1, 2, "a number and optionally its digits"),
+}
+
+
+def _arity_problem(name: str, given: int) -> str | None:
+    fewest, most, wanted = _ARITY[name]
+    if given < fewest or (most is not None and given > most):
+        return f"{name}() takes {wanted}, not {given} argument{'' if given == 1 else 's'}"
+    return None
 
 
 def _parse_expression(expression: str) -> ast.Expression:
@@ -95,10 +119,14 @@ def _parse_expression(expression: str) -> ast.Expression:
             )
         if isinstance(node, ast.Constant) and not isinstance(node.value, int | float):
             raise ExpressionError(f"expression {expression!r} contains a non-number {node.value!r}")
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS):
-            raise ExpressionError(
-                f"expression {expression!r} calls a function other than {', '.join(_FUNCS)}"
-            )
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS):
+                raise ExpressionError(
+                    f"expression {expression!r} calls a function other than {', '.join(_FUNCS)}"
+                )
+            problem = _arity_problem(node.func.id, len(node.args))
+            if problem:
+                raise ExpressionError(f"expression {expression!r}: {problem}")
     return tree
 
 
@@ -110,7 +138,12 @@ def expression_names(expression: str) -> set[str]:
 
 
 def evaluate(expression: str, values: Mapping[str, float]) -> float:
-    """Evaluate arithmetic ``expression`` with ``values``; :class:`ExpressionError` on any problem."""
+    """Evaluate arithmetic ``expression`` with ``values``; :class:`ExpressionError` on any problem.
+
+    Any problem includes what only evaluation shows (an overflow, a negative number to a fractional
+    power, a result that is not a finite number): a compute task fails with the reason and is
+    re-planned; it never ends the retrieval.
+    """
     tree = _parse_expression(expression)
 
     def ev(node: ast.AST) -> float:
@@ -129,7 +162,10 @@ def evaluate(expression: str, values: Mapping[str, float]) -> float:
                 raise ExpressionError(f"division by zero in {expression!r}")
             if isinstance(node.op, ast.Pow) and abs(right) > 100:
                 raise ExpressionError(f"exponent too large in {expression!r}")
-            return float(_BINOPS[type(node.op)](left, right))
+            result = _BINOPS[type(node.op)](left, right)
+            if isinstance(result, complex):
+                raise ExpressionError(f"{expression!r} has no real value (a negative number to a fraction)")
+            return float(result)
         if isinstance(node, ast.UnaryOp):
             return float(_UNARY[type(node.op)](ev(node.operand)))
         if isinstance(node, ast.Call):
@@ -137,7 +173,15 @@ def evaluate(expression: str, values: Mapping[str, float]) -> float:
             return float(_FUNCS[node.func.id](*args))  # type: ignore[union-attr]
         raise ExpressionError(f"cannot evaluate {type(node).__name__}")
 
-    return ev(tree)
+    try:
+        result = ev(tree)
+    except ExpressionError:
+        raise
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        raise ExpressionError(f"cannot evaluate {expression!r}: {exc}") from None
+    if not math.isfinite(result):
+        raise ExpressionError(f"{expression!r} is {result}, not a finite number")
+    return result
 
 
 # ----------------------------------------------------------------------------- validation

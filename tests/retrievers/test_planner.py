@@ -436,3 +436,32 @@ def test_a_run_recorded_with_the_cache_replays(tree_3m, tmp_path):
         "scripted", scripted=ScriptedModel(replies=[]), cache=LLMCache(path, "replay")))
     assert (replayed.status, replayed.answer, replayed.error) == (recorded.status, recorded.answer, None)
     assert replayed.findings == recorded.findings
+
+
+def test_round_with_digits_computes(tree_3m):
+    plan = {"tasks": [
+        fetch("t1", "item_8/cash_flows", ["capex_2018"]),
+        fetch("t2", "item_8/income", ["sales_2018"]),
+        compute("t3", "round(abs(capex_2018) / sales_2018 * 100, 1)", "capex_pct", ["t1", "t2"]),
+        synth("t4", ["t3"]),
+    ]}
+    result, _ = run_planner(tree_3m, Policy([plan]))
+    assert result.status == "answer", result.error or result.reason
+    assert result.extra["computed"] == {"capex_pct": 4.8}
+
+
+def test_a_compute_that_cannot_be_evaluated_fails_its_task_and_is_replanned(tree_3m):
+    first = {"tasks": [
+        fetch("t1", "item_8/cash_flows", ["capex_2018"]),
+        compute("t2", "capex_2018 ** 0.5", "root", ["t1"]),  # capex is (1,577): negative, no real root
+        synth("t3", ["t2"]),
+    ]}
+    second = {"tasks": [compute("t4", "abs(capex_2018) ** 0.5", "root", ["t1"]), synth("t5", ["t4"])]}
+    result, sm = run_planner(tree_3m, Policy([first, second]))
+    assert result.status == "answer", result.error or result.reason
+    assert result.extra["rounds"][0]["failed"] == ["t2"]
+    assert result.extra["computed"]["root"] == pytest.approx(1577 ** 0.5)
+    assert [f.label for f in result.findings] == ["capex_2018"]  # kept across the re-plan
+    replan = [r for r in sm.requests if r.response_model == "Plan"][1].last_user
+    assert "t2 (compute capex_2018 ** 0.5) failed: compute 'capex_2018 ** 0.5':" in replan
+    assert "has no real value" in replan

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pydantic import BaseModel
 
@@ -149,3 +151,48 @@ def test_evaluate_arithmetic_only():
         evaluate("a.real", {"a": 1.0})
     with pytest.raises(ExpressionError, match="not valid arithmetic"):
         evaluate("a +", {"a": 1.0})
+
+
+def test_round_takes_its_digits_as_a_whole_number():
+    values = {"pct": 4.813062719, "big": 1577.0}
+    assert evaluate("round(pct, 1)", values) == 4.8
+    assert evaluate("round(pct)", values) == 5.0
+    assert evaluate("round(big, -2)", values) == 1600.0
+    with pytest.raises(ExpressionError, match="round's digits must be a whole number, not 1.5"):
+        evaluate("round(pct, 1.5)", values)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("max()", "max() takes two or more numbers, not 0 arguments"),
+        ("min(x)", "min() takes two or more numbers, not 1 argument"),
+        ("abs(x, x)", "abs() takes one number, not 2 arguments"),
+        ("round(x, 1, 2)", "round() takes a number and optionally its digits, not 3 arguments"),
+    ],
+)
+def test_a_function_given_the_wrong_number_of_arguments_is_rejected_before_it_runs(expression, message):
+    compute = Task(id="c", kind="compute", depends_on=["a"], expression=expression, output="z")
+    with pytest.raises(PlanError) as info:
+        validate_plan(Plan(tasks=[fx("a", ["x"]), compute, synth(["c"])]))
+    assert message in str(info.value)
+    with pytest.raises(ExpressionError, match=re.escape(message)):
+        evaluate(expression, {"x": 1.0})
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("(0 - x) ** 0.5", "has no real value"),
+        ("0 ** -1", "cannot evaluate"),
+        ("x ** 100", "cannot evaluate"),  # overflows
+        ("x * 1e300", "not a finite number"),
+    ],
+)
+def test_what_only_evaluation_shows_is_an_expression_error(expression, message):
+    validate_plan(Plan(tasks=[
+        fx("a", ["x"]), Task(id="c", kind="compute", depends_on=["a"], expression=expression, output="z"),
+        synth(["c"]),
+    ]))  # valid arithmetic: the problem shows only with the values
+    with pytest.raises(ExpressionError, match=message):
+        evaluate(expression, {"x": 1e10})
