@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from pageindex.llm.types import Message, ToolCall, UnusableReply
 from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
-from pageindex.retrievers.replies import source_for_page
+from pageindex.retrievers.replies import TextOrNumber, source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
 from pageindex.retrievers.toolloop import tool_loop
 from pageindex.retrievers.tools import FetchArgs
@@ -49,16 +49,11 @@ class IterativeOptions(FetchOptions):
 # ----------------------------------------------------------------------------- replies
 class ExtractedFinding(BaseModel):
     label: str = Field(min_length=1)
-    value: str = Field(min_length=1)
+    value: TextOrNumber = Field(min_length=1)
     unit: str | None = None
     page: int
     section: str = ""
     context: str = ""
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _value_as_text(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, int | float) else v
 
 
 class ExtractionReply(BaseModel):
@@ -78,7 +73,7 @@ class SynthesisReply(BaseModel):
     """What the synthesis agent decides after each extraction."""
 
     decision: Literal["answer", "needs", "fail"]
-    answer: str | None = Field(None, description='the answer, when decision is "answer"')
+    answer: TextOrNumber | None = Field(None, description='the answer, when decision is "answer"')
     pages: list[int] = Field(default_factory=list, description="PDF pages of the findings the answer uses")
     confidence: float | None = Field(None, ge=0.0, le=1.0)
     need: str | None = Field(None, description='exactly one specific missing item, when decision is "needs"')

@@ -42,7 +42,7 @@ from pageindex.retrievers.planner_plan import (
     validate_plan,
 )
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt, wrap_document
-from pageindex.retrievers.replies import AnswerWithSources
+from pageindex.retrievers.replies import AnswerWithSources, TextOrNumber
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult
 
 PROMPT_VERSION = "planner_v1"  # planner_plan_v1, planner_extract_v1, planner_synth_v1, planner_gate_v1
@@ -65,7 +65,7 @@ class ExtractedValue(BaseModel):
     value: str | float | int = Field(description="as printed, e.g. (1,577)")
     unit: str | None = None
     page: int = Field(description="1-based PDF page")
-    quote: str | None = None
+    quote: TextOrNumber | None = None
 
 
 class ExtractReply(BaseModel):

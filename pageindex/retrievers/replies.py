@@ -10,15 +10,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, model_validator
 
 from pageindex.retrievers.result import Source
 from pageindex.tree.model import Tree
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def number_as_text(value: Any) -> Any:
+    """A JSON number where a reply's text is expected, as text (``1577`` -> ``"1577"``, ``4.8`` ->
+    ``"4.8"``): a figure is a fair answer or quote. Anything else is left to the field's own checks
+    (``true`` is not a number)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+TextOrNumber = Annotated[str, BeforeValidator(number_as_text)]
+"""Text in a model reply that may come as a JSON number (an answer, a quote, a value); its JSON schema
+stays ``string``."""
 
 
 class ReplyParseError(ValueError):
@@ -34,14 +48,16 @@ class CitedSource(BaseModel):
 
     node_id: str = ""
     page: int = Field(description="1-based PDF page, as in the [page N | ...] markers")
-    quote: str | None = Field(default=None, description="the exact value or phrase taken from that page")
+    quote: TextOrNumber | None = Field(
+        default=None, description="the exact value or phrase taken from that page"
+    )
 
 
 class AnswerWithSources(BaseModel):
     """The final reply of an answering model: an answer with sources, or a failure."""
 
     status: Literal["answer", "fail"] = "answer"
-    answer: str = ""
+    answer: TextOrNumber = ""
     sources: list[CitedSource] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     reason: str | None = None  # why it failed

@@ -235,3 +235,18 @@ def test_a_finding_of_an_unknown_section_is_placed_where_its_words_are_on_the_pa
     assert _finding(run, by_value).section == "item_7/free_cash_flow_non_gaap_measure"
     nowhere = row.model_copy(update={"label": "zzz", "value": "zzz"})
     assert _finding(run, nowhere).section == "item_7/cash_flows_from_financing_activities"  # the first
+
+
+def test_a_synthesis_answer_given_as_a_json_number_is_an_answer(tree_3m):
+    def policy(req):
+        if is_synthesis(req):
+            return {"decision": "answer", "answer": 1577, "pages": [CASH_FLOWS_PAGE], "confidence": 0.9}
+        if not req.tool_results:
+            return ScriptedModel.call("fetch_section", node_id=CASH_FLOWS)
+        return json.dumps({"status": "found", "findings": [{**CAPEX_FINDING, "value": 1577}]})
+
+    sm = ScriptedModel(policy=policy)
+    result = run_iterative(tree_3m, sm)
+    assert (result.status, result.answer) == ("answer", "1577"), result.reason
+    assert [(s.page, s.quote, s.verified) for s in result.sources] == [(CASH_FLOWS_PAGE, "1577", True)]
+    assert [r.response_model for r in sm.requests].count("SynthesisReply") == 1  # no retry needed

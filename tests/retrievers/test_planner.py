@@ -465,3 +465,21 @@ def test_a_compute_that_cannot_be_evaluated_fails_its_task_and_is_replanned(tree
     replan = [r for r in sm.requests if r.response_model == "Plan"][1].last_user
     assert "t2 (compute capex_2018 ** 0.5) failed: compute 'capex_2018 ** 0.5':" in replan
     assert "has no real value" in replan
+
+
+def test_an_answer_and_quotes_given_as_json_numbers_are_accepted(tree_3m):
+    plan = {"tasks": [fetch("t1", "item_8/cash_flows", ["capex_2018"]), synth("t2", ["t1"])]}
+
+    class Numbers(Policy):
+        async def __call__(self, req):
+            if req.response_model == "AnswerWithSources":
+                return {"status": "answer", "answer": 1577,
+                        "sources": [{"node_id": "item_8/cash_flows", "page": 60, "quote": 1577}]}
+            return await super().__call__(req)
+
+    policy = Numbers([plan], values={"capex_2018": {**CAPEX, "value": 1577, "quote": 1577}})
+    result, sm = run_planner(tree_3m, policy)
+    assert (result.status, result.answer) == ("answer", "1577"), result.reason
+    assert [(s.page, s.quote, s.verified) for s in result.sources] == [(60, "1577", True)]
+    assert [(f.value, f.context) for f in result.findings] == [("1577", "1577")]
+    assert [r.response_model for r in sm.requests] == ["Plan", "ExtractReply", "AnswerWithSources"]

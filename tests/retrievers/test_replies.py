@@ -1,0 +1,38 @@
+"""Model replies: a figure given as a JSON number where text is expected is taken as its text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pageindex.retrievers.iterative import ExtractionReply, SynthesisReply
+from pageindex.retrievers.planner import ExtractReply
+from pageindex.retrievers.replies import AnswerWithSources, ReplyParseError, parse_json_reply
+
+
+def parsed(model, data):
+    return parse_json_reply(json.dumps(data), model)
+
+
+def test_a_json_number_where_text_is_expected_is_its_text():
+    answer = parsed(AnswerWithSources, {"answer": 1577, "sources": [{"page": 60, "quote": -1577.5}]})
+    assert (answer.answer, answer.sources[0].quote) == ("1577", "-1577.5")
+    assert parsed(SynthesisReply, {"decision": "answer", "answer": 4.8, "pages": [60]}).answer == "4.8"
+    finding = {"label": "capex", "value": 1577, "page": 60}
+    assert parsed(ExtractionReply, {"status": "found", "findings": [finding]}).findings[0].value == "1577"
+    value = {"name": "capex_2018", "value": 1577, "page": 60, "quote": 1577}
+    assert parsed(ExtractReply, {"values": [value]}).values[0].quote == "1577"
+    # what the model is asked for does not change: the schemas still say string
+    assert AnswerWithSources.model_json_schema()["properties"]["answer"]["type"] == "string"
+
+
+def test_true_or_false_is_not_a_number():
+    for model, data in [
+        (ExtractionReply, {"status": "found", "findings": [{"label": "paid", "value": True, "page": 60}]}),
+        (AnswerWithSources, {"answer": True}),
+        (AnswerWithSources, {"answer": "x", "sources": [{"page": 60, "quote": False}]}),
+        (SynthesisReply, {"decision": "answer", "answer": True}),
+    ]:
+        with pytest.raises(ReplyParseError, match="valid string"):
+            parsed(model, data)
