@@ -11,7 +11,8 @@ Each iteration (at most ``max_iterations``):
    (append-only) and the failed searches, and decides through ``client.structured``:
    ``answer`` (with the pages of the findings used and a confidence), ``needs`` (exactly one
    next item, and why) or ``fail``. It is not told to answer on the last iteration; a
-   ``needs`` there ends the retrieval in ``fail``.
+   ``needs`` there ends the retrieval in ``fail``. The answer's sources are the findings on
+   the pages it names (a named page that holds no finding is no source).
 
 ``result.extra["iterations"]`` records, per iteration, the shopping item, the sections
 read, the findings added, the failure (if any), the decision and the tokens spent.
@@ -302,10 +303,19 @@ async def _synthesise(
 
 
 def _sources(run: QuestionRun, findings: list[Finding], pages: list[int]) -> list[Source]:
-    """Sources for the pages the synthesis used: each finding on such a page, quoting its value
-    (all findings when no pages were given)."""
-    chosen = [f for f in findings if f.page in pages] if pages else list(findings)
-    out = [source_for_page(run.tree, f.page, node_id=f.section, quote=f.value) for f in chosen]
-    covered = {f.page for f in chosen}
-    out += [source_for_page(run.tree, p) for p in dict.fromkeys(pages) if p not in covered]
-    return out
+    """Sources for the pages the synthesis used: each finding on such a page, quoting its value.
+
+    The synthesis sees findings, never page text, so a page it names that holds no finding (a page
+    nobody read, or one read without a finding) is no source: it is left out, and the trace says so.
+    When the synthesis names no page that holds a finding, every finding is a source.
+    """
+    found_on = {f.page for f in findings}
+    unfounded = [p for p in dict.fromkeys(pages) if p not in found_on]
+    if unfounded:
+        run.event(
+            "decision",
+            f"page(s) {', '.join(map(str, unfounded))} named by the synthesis hold no finding: not sources",
+            pages=unfounded,
+        )
+    chosen = [f for f in findings if f.page in pages] or list(findings)
+    return [source_for_page(run.tree, f.page, node_id=f.section, quote=f.value) for f in chosen]

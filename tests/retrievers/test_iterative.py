@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import retrieve
 from tests.retrievers.policies import (
@@ -250,3 +252,32 @@ def test_a_synthesis_answer_given_as_a_json_number_is_an_answer(tree_3m):
     assert (result.status, result.answer) == ("answer", "1577"), result.reason
     assert [(s.page, s.quote, s.verified) for s in result.sources] == [(CASH_FLOWS_PAGE, "1577", True)]
     assert [r.response_model for r in sm.requests].count("SynthesisReply") == 1  # no retry needed
+
+
+INCOME = "item_8/income"  # PDF page 56: no capex on it
+
+
+@pytest.mark.parametrize(
+    ("read", "named", "unfounded"),
+    [
+        ([CASH_FLOWS], [CASH_FLOWS_PAGE, 61], "61"),  # 61: never read
+        ([INCOME, CASH_FLOWS], [56, CASH_FLOWS_PAGE], "56"),  # 56: read, nothing found on it
+        ([CASH_FLOWS], [61], "61"),  # no named page holds a finding: every finding is a source
+    ],
+)
+def test_a_page_named_by_the_synthesis_that_holds_no_finding_is_no_source(tree_3m, read, named, unfounded):
+    """The synthesis never sees page text: its sources are findings, each checked against its page."""
+
+    def policy(req):
+        if is_synthesis(req):
+            return {"decision": "answer", "answer": "$1,577 million", "pages": named, "confidence": 0.9}
+        if len(req.tool_results) < len(read):
+            return ScriptedModel.call("fetch_section", node_id=read[len(req.tool_results)])
+        return json.dumps({"status": "found", "findings": [CAPEX_FINDING]})
+
+    result = run_iterative(tree_3m, ScriptedModel(policy=policy))
+    assert result.status == "answer", result.reason
+    assert result.pages_fetched == sorted(p for r in read for p in tree_3m.get(r).pages())
+    assert [(s.page, s.quote, s.verified) for s in result.sources] == [(CASH_FLOWS_PAGE, "(1,577)", True)]
+    said = [e.message for e in result.trace if "named by the synthesis" in e.message]
+    assert said == [f"page(s) {unfounded} named by the synthesis hold no finding: not sources"]
