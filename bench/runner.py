@@ -39,6 +39,7 @@ from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
+from pageindex.cachedir import cache_root
 from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -138,8 +139,7 @@ def demo_dataset_dir() -> Path:
         return REPO_DEMO_DIR
     from bench.datasets.demo import ensure_demo_dataset
 
-    base = os.environ.get("PAGEINDEX_CACHE_DIR") or Path.home() / ".cache" / "pageindex"
-    demo_dir = Path(base) / "demo-data"
+    demo_dir = cache_root() / "demo-data"
     ensure_demo_dataset(demo_dir)
     return demo_dir
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -11,14 +10,13 @@ from pydantic import BaseModel
 
 from pageindex.analyst.session import AnalystSession
 from pageindex.atomic import write_atomic
+from pageindex.cachedir import cache_root
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def default_sessions_dir() -> Path:
-    root = os.environ.get("PAGEINDEX_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "pageindex"
-    return base / "sessions"
+    return cache_root() / "sessions"
 
 
 class SessionNameError(ValueError):

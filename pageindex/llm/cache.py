@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from pageindex.cachedir import cache_root
 from pageindex.llm.types import LLMConfigError
 
 CacheMode = Literal["off", "rw", "replay"]
@@ -82,8 +83,7 @@ def _cannot_create(path: Path) -> str | None:
 
 
 def default_cache_path() -> Path:
-    root = os.environ.get("PAGEINDEX_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "pageindex") / "llm.sqlite"
+    return cache_root() / "llm.sqlite"
 
 
 def request_key(request: dict[str, Any]) -> str:

@@ -45,6 +45,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from pageindex.cachedir import cache_root
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.spec import ModelSpec
@@ -1059,8 +1060,7 @@ def _is_local(base_url: str) -> bool:
 # ----------------------------------------------------------------------------- the cache
 def cache_dir() -> Path:
     """``$PAGEINDEX_CACHE_DIR/doctor``, else ``~/.cache/pageindex/doctor`` (beside the LLM cache)."""
-    root = os.environ.get("PAGEINDEX_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "pageindex") / "doctor"
+    return cache_root() / "doctor"
 
 
 def cache_key(spec: ModelSpec) -> str:

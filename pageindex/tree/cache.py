@@ -7,20 +7,17 @@ so a reader never sees a partial entry and a crash leaves none behind.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from pageindex.atomic import write_atomic
+from pageindex.cachedir import cache_root
 from pageindex.tree.model import Tree
 
 __all__ = ["TreeCache", "default_cache_dir", "file_sha256", "write_atomic"]
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("PAGEINDEX_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "trees"
-    return Path.home() / ".cache" / "pageindex" / "trees"
+    return cache_root() / "trees"
 
 
 def file_sha256(path: str | Path) -> str:
