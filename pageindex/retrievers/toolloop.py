@@ -1,7 +1,13 @@
 """The tool-using loop the agent and the iterative extraction agent share: call the model with
 ``fetch_section`` (the last turn forbids tool calls: it asks for the answer), run the tool calls it
 makes, and stop at the first reply that parses into the expected JSON model. A reply that does not
-parse is sent back with the parse error and costs a turn; running out of turns returns ``None``."""
+parse is sent back with the parse error and costs a turn; running out of turns returns ``None``.
+
+Pages count as fetched (``pages_fetched``) only once their text goes out to the model: the pages a
+tool round serves are held (:func:`~pageindex.retrievers.tools.holding_pages`) and reported when the
+next request, which carries the tool results, is sent. A loop that ends before that (the context is
+full) never counts them. Tool calls on the last turn (a server that ignores ``tool_choice: "none"``)
+are not run at all: no turn is left to send their results to."""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from pageindex.llm.types import Message, ToolCall
 from pageindex.llm.wire import prompt_chars
 from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
-from pageindex.retrievers.tools import FETCH_SECTION_TOOL
+from pageindex.retrievers.tools import FETCH_SECTION_TOOL, PageHold, holding_pages
 
 T = TypeVar("T", bound=BaseModel)
 ToolRunner = Callable[[list[ToolCall]], Awaitable[list[Message]]]
@@ -42,13 +48,16 @@ async def tool_loop(
         return await run.run_tool_calls(calls, withhold_repeats=True)
 
     run_tools = run_tools or default_tools
+    unsent = PageHold()  # pages of the last tool round, counted when its results go out
     for turn in range(1, max_turns + 1):
         if turn > 1 and not _fits(run, messages):
+            unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
             run.event(
                 "info",
                 f"{what}: the conversation no longer fits the model's context "
-                f"({run.llm.context_window} tokens); stopping after {turn - 1} turn(s)",
+                f"({run.llm.context_window} tokens); stopping after {turn - 1} turn(s){unread}",
                 context_window=run.llm.context_window,
+                unsent_pages=unsent.pages,
             )
             return None
         run.count_turn()
@@ -58,6 +67,7 @@ async def tool_loop(
         # chatml-function-calling handler also keeps to max_tokens only then; in "auto" mode it
         # generates a plain reply to the end of the context.
         last = turn == max_turns
+        unsent.release()  # this request carries the last tool results
         resp = await run.chat(
             messages,
             tools=[FETCH_SECTION_TOOL],
@@ -66,9 +76,18 @@ async def tool_loop(
             tag={**(tag or {}), "turn": turn},
             max_tokens=max_tokens,
         )
+        if resp.tool_calls and last:
+            run.event(
+                "info",
+                f"{what}: the last turn's reply asks for {len(resp.tool_calls)} tool call(s) despite "
+                'tool_choice "none"; not run, as no turn is left to send their results to',
+                tool_calls=[c.name for c in resp.tool_calls],
+            )
+            return None
         if resp.tool_calls:
             messages.append(Message(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
-            messages += await run_tools(resp.tool_calls)
+            with holding_pages() as unsent:
+                messages += await run_tools(resp.tool_calls)
             continue
         try:
             return parse_json_reply(resp.content, reply_model)

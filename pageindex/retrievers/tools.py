@@ -14,13 +14,18 @@ candidates instead of failing.
 
 One fetcher lives for one question (:class:`pageindex.retrievers.base.QuestionRun` owns
 it): section texts are built once and served from memory afterwards, and every page whose
-text is returned is reported to the run's recorder (``pages_fetched``). Retrievers get no
-tool that writes or executes anything.
+text is returned is reported to the run's recorder (``pages_fetched``). Inside
+:func:`holding_pages` those reports are held back until the caller releases them: a tool loop
+releases them when the tool results go out to the model, so pages whose text never reached a model
+are never counted. Retrievers get no tool that writes or executes anything.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
@@ -69,6 +74,43 @@ class Recorder(Protocol):
     def show_pages(self, pages: list[int], *, why: str = "") -> None: ...
 
     def event(self, kind: str, message: str, /, **data: Any) -> None: ...
+
+
+class PageHold:
+    """Page reports held back by :func:`holding_pages`, each with the recorder it was meant for."""
+
+    def __init__(self) -> None:
+        self._held: list[tuple[Recorder, list[int], str]] = []
+
+    @property
+    def pages(self) -> list[int]:
+        """The pages held, sorted."""
+        return sorted({page for _, pages, _ in self._held for page in pages})
+
+    def hold(self, recorder: Recorder, pages: list[int], why: str) -> None:
+        self._held.append((recorder, pages, why))
+
+    def release(self) -> None:
+        """Report the held pages to their recorders (their text is going out to a model)."""
+        held, self._held = self._held, []
+        for recorder, pages, why in held:
+            recorder.show_pages(pages, why=why)
+
+
+_HOLD: ContextVar[PageHold | None] = ContextVar("pageindex_page_hold", default=None)
+
+
+@contextmanager
+def holding_pages() -> Iterator[PageHold]:
+    """Within the block (in this task only: concurrent tasks keep reporting), the pages a
+    :class:`SectionFetcher` serves are held in the yielded :class:`PageHold` instead of being
+    reported; :meth:`PageHold.release` reports them, and a hold never released counts nothing."""
+    hold = PageHold()
+    token = _HOLD.set(hold)
+    try:
+        yield hold
+    finally:
+        _HOLD.reset(token)
 
 
 class FetchArgs(BaseModel):
@@ -348,7 +390,12 @@ class SectionFetcher:
             from_memory=repeat,
         )
         if out.pages and self.recorder is not None:
-            self.recorder.show_pages(out.pages, why=why or f"fetch_section {node.node_id}")
+            why = why or f"fetch_section {node.node_id}"
+            hold = _HOLD.get()
+            if hold is not None:
+                hold.hold(self.recorder, out.pages, why)
+            else:
+                self.recorder.show_pages(out.pages, why=why)
         return out
 
     def _trace(self, message: str, **data: Any) -> None:

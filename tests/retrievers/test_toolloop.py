@@ -1,0 +1,54 @@
+"""Rules of the shared tool loop (pageindex.retrievers.toolloop), through the agent retriever."""
+
+from __future__ import annotations
+
+import pytest
+
+from pageindex.llm import ScriptedModel, make_client
+from pageindex.retrievers import retrieve
+from tests.retrievers.policies import CAPEX_Q, shown_pages
+
+
+def reading_on(tree):
+    """A model that never answers: each reply fetches another section, one that starts on a page no
+    earlier one touched (so every round shows new pages), whatever ``tool_choice`` says."""
+    seen: set[int] = set()
+    sections = []
+    for node in tree.walk():
+        if not node.children and not seen & set(node.pages()):
+            sections.append(node.node_id)
+            seen |= set(node.pages())
+
+    def policy(req):
+        return ScriptedModel.call("fetch_section", node_id=sections[len(req.tool_results)])
+
+    return policy
+
+
+@pytest.mark.parametrize("max_turns", [1, 2, 5])
+def test_tool_calls_on_the_last_turn_are_not_run_and_show_no_pages(tree_3m, max_turns):
+    """A server that ignores tool_choice "none": the last turn's calls could never be followed by a
+    reply, so they are not run, and pages_fetched holds only pages a request carried to the model."""
+    sm = ScriptedModel(policy=reading_on(tree_3m))
+    result = retrieve(
+        tree_3m, CAPEX_Q, retriever="agent", llm=make_client("scripted", scripted=sm), max_turns=max_turns
+    )
+    assert result.status == "fail" and len(sm.requests) == result.turns == max_turns
+    assert result.tool_calls == max_turns - 1
+    assert result.pages_fetched == shown_pages(sm)
+    assert any("not run" in e.message for e in result.trace if e.kind == "info")
+
+
+@pytest.mark.parametrize("context_window", [12_000, 16_000])
+def test_a_loop_stopped_by_a_full_context_counts_no_pages_of_its_unsent_tool_results(
+    tree_3m, context_window
+):
+    sm = ScriptedModel(policy=reading_on(tree_3m))
+    llm = make_client("scripted", scripted=sm, context_window=context_window)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=30)
+    stop = [e for e in result.trace if "no longer fits" in e.message]
+    assert len(stop) == 1 and result.turns < 30
+    assert result.tool_calls == result.turns  # the last round's results were never sent
+    assert result.pages_fetched == shown_pages(sm)
+    unsent = stop[0].data["unsent_pages"]  # named in the trace: pages of their own, not counted
+    assert unsent and not set(unsent) & set(result.pages_fetched)
