@@ -2,7 +2,8 @@
 with ``fetch_section`` and answers with sources, within ``max_turns`` model calls.
 
 A reply that is neither a tool call nor the JSON answer the prompt asks for is sent back
-with the parse error and costs a turn; running out of turns ends in ``fail``.
+with the parse error and costs a turn; running out of turns, or of context window, ends in
+``fail`` with a reason that says which.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retrie
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
-from pageindex.retrievers.toolloop import tool_loop
+from pageindex.retrievers.toolloop import run_tool_loop
 
 PROMPT_VERSION = "agent_v1"
 
@@ -32,7 +33,7 @@ async def agent(run: QuestionRun, opts: AgentOptions) -> RetrievalResult:
     prompt = load_prompt(PROMPT_VERSION)
     index = await run.index(max_depth=opts.index_depth, summaries=opts.summaries, role="agent")
     messages = prompt.messages(question=run.query, index=index, injection_notice=INJECTION_NOTICE)
-    reply = await tool_loop(
+    end = await run_tool_loop(
         run,
         messages,
         AnswerWithSources,
@@ -43,8 +44,10 @@ async def agent(run: QuestionRun, opts: AgentOptions) -> RetrievalResult:
         '({"status": "answer", ...} or {"status": "fail", ...}).',
         max_tokens=opts.max_tokens,
     )
+    reply = end.reply
     if reply is None:
-        run.event("decision", f"no answer within max_turns={opts.max_turns}")
-        return run.result("fail", reason=f"no answer within max_turns={opts.max_turns}")
+        reason = f"no answer {end.reason}"
+        run.event("decision", reason, stopped_by=end.stopped_by)
+        return run.result("fail", reason=reason)
     run.event("decision", f"turn {run.turns}: {reply.status}", reply=reply.model_dump(mode="json"))
     return run.result_from_answer(reply)

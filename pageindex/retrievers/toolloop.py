@@ -1,7 +1,9 @@
 """The tool-using loop the agent and the iterative extraction agent share: call the model with
 ``fetch_section`` (the last turn forbids tool calls: it asks for the answer), run the tool calls it
 makes, and stop at the first reply that parses into the expected JSON model. A reply that does not
-parse is sent back with the parse error and costs a turn; running out of turns returns ``None``.
+parse is sent back with the parse error and costs a turn. Without a valid reply the loop ends when
+its turns run out or when the conversation no longer fits the model's context window;
+:func:`run_tool_loop` says which, with the figures (:func:`tool_loop` returns the reply alone).
 
 Pages count as fetched (``pages_fetched``) only once their text goes out to the model: the pages a
 tool round serves are held (:func:`~pageindex.retrievers.tools.holding_pages`) and reported when the
@@ -12,7 +14,7 @@ are not run at all: no turn is left to send their results to."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -24,6 +26,18 @@ from pageindex.retrievers.tools import FETCH_SECTION_TOOL, PageHold, holding_pag
 
 T = TypeVar("T", bound=BaseModel)
 ToolRunner = Callable[[list[ToolCall]], Awaitable[list[Message]]]
+REPLY_ROOM = 64  # tokens a known context window must keep free for the reply
+
+
+class ToolLoopEnd(BaseModel, Generic[T]):
+    """How a tool loop ended: its valid reply, or what stopped it without one."""
+
+    reply: T | None = None
+    stopped_by: Literal["reply", "max_turns", "context_full"] = "reply"
+    turns: int = 0  # model calls this loop made
+    # Without a reply: what stopped the loop, with its figures, worded to follow "no answer" ("within
+    # max_turns=12"; "after 3 turn(s): the conversation no longer fits the model's context (...)").
+    reason: str = ""
 
 
 async def tool_loop(
@@ -39,8 +53,38 @@ async def tool_loop(
     max_tokens: int | None = None,
     run_tools: ToolRunner | None = None,
 ) -> T | None:
+    """:func:`run_tool_loop`'s reply alone (None: no valid reply, whatever stopped the loop)."""
+    end = await run_tool_loop(
+        run,
+        messages,
+        reply_model,
+        max_turns=max_turns,
+        role=role,
+        what=what,
+        format_hint=format_hint,
+        tag=tag,
+        max_tokens=max_tokens,
+        run_tools=run_tools,
+    )
+    return end.reply
+
+
+async def run_tool_loop(
+    run: QuestionRun,
+    messages: list[Message],
+    reply_model: type[T],
+    *,
+    max_turns: int,
+    role: str,
+    what: str,
+    format_hint: str,
+    tag: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    run_tools: ToolRunner | None = None,
+) -> ToolLoopEnd[T]:
     """Loop until a valid ``reply_model`` reply or ``max_turns`` model calls (each counted in
-    ``run.turns``). ``what`` names the loop in trace events ("turn 3", "iteration 2");
+    ``run.turns``), or until the conversation no longer fits the model's known context window; the
+    end says which. ``what`` names the loop in trace events ("turn 3", "iteration 2");
     ``format_hint`` tells the model what a valid reply looks like; ``run_tools`` replaces the
     default tool runner (``run.run_tool_calls`` with repeats withheld)."""
 
@@ -50,16 +94,22 @@ async def tool_loop(
     run_tools = run_tools or default_tools
     unsent = PageHold()  # pages of the last tool round, counted when its results go out
     for turn in range(1, max_turns + 1):
-        if turn > 1 and not _fits(run, messages):
+        room = _prompt_room(run, messages) if turn > 1 else None
+        if room is not None and room.tokens + REPLY_ROOM > room.window:
+            reason = (
+                f"after {turn - 1} turn(s): the conversation no longer fits the model's context (the next "
+                f"prompt, about {room.tokens:,} tokens, and {REPLY_ROOM} for a reply exceed its "
+                f"{room.window:,}-token window)"
+            )
             unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
             run.event(
                 "info",
-                f"{what}: the conversation no longer fits the model's context "
-                f"({run.llm.context_window} tokens); stopping after {turn - 1} turn(s){unread}",
-                context_window=run.llm.context_window,
+                f"{what}: stopping {reason}{unread}",
+                context_window=room.window,
+                prompt_tokens=room.tokens,
                 unsent_pages=unsent.pages,
             )
-            return None
+            return ToolLoopEnd(stopped_by="context_full", turns=turn - 1, reason=reason)
         run.count_turn()
         # The last turn forbids tool calls (``tool_choice: "none"``; the tool stays declared, as
         # servers that check a history of tool calls against it want): a tool call there could
@@ -83,21 +133,21 @@ async def tool_loop(
                 'tool_choice "none"; not run, as no turn is left to send their results to',
                 tool_calls=[c.name for c in resp.tool_calls],
             )
-            return None
+            break
         if resp.tool_calls:
             messages.append(Message(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
             with holding_pages() as unsent:
                 messages += await run_tools(resp.tool_calls)
             continue
         try:
-            return parse_json_reply(resp.content, reply_model)
+            return ToolLoopEnd(reply=parse_json_reply(resp.content, reply_model), turns=turn)
         except ReplyParseError as exc:
             run.event("error", f"{what}: malformed {role} reply: {exc}", raw=(resp.content or "")[:500])
             # Echo back only the start of an unusable reply: a rambling one (some servers ignore
             # max_tokens on plain replies) would otherwise fill the context window.
             messages.append(Message(role="assistant", content=_clip(resp.content or "")))
             messages.append(Message(role="user", content=f"Your reply was not valid: {exc}. {format_hint}"))
-    return None
+    return ToolLoopEnd(stopped_by="max_turns", turns=max_turns, reason=f"within max_turns={max_turns}")
 
 
 ECHO_CHARS = 1200  # of an unusable reply sent back with the parse error
@@ -109,12 +159,17 @@ def _clip(text: str) -> str:
     return text[:ECHO_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def _fits(run: QuestionRun, messages: list[Message]) -> bool:
-    """Whether the next call's prompt (by the client's calibrated estimate) still leaves room for
-    a short reply in a known context window; unknown window: assume it fits."""
+class _Room(BaseModel):
+    tokens: int  # the next prompt, by the client's calibrated estimate
+    window: int  # the model's context window
+
+
+def _prompt_room(run: QuestionRun, messages: list[Message]) -> _Room | None:
+    """The next call's prompt size against a known context window (None: the window is unknown,
+    so the conversation is taken to fit)."""
     llm = run.llm
     window = getattr(llm, "context_window", None)
     tokens = getattr(llm, "tokens", None)
     if not window or tokens is None:
-        return True
-    return tokens.estimate(prompt_chars(messages)) + 64 <= window
+        return None
+    return _Room(tokens=tokens.estimate(prompt_chars(messages)), window=window)

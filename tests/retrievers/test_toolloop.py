@@ -46,9 +46,26 @@ def test_a_loop_stopped_by_a_full_context_counts_no_pages_of_its_unsent_tool_res
     sm = ScriptedModel(policy=reading_on(tree_3m))
     llm = make_client("scripted", scripted=sm, context_window=context_window)
     result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=30)
-    stop = [e for e in result.trace if "no longer fits" in e.message]
+    stop = [e for e in result.trace if e.kind == "info" and "no longer fits" in e.message]
     assert len(stop) == 1 and result.turns < 30
     assert result.tool_calls == result.turns  # the last round's results were never sent
     assert result.pages_fetched == shown_pages(sm)
     unsent = stop[0].data["unsent_pages"]  # named in the trace: pages of their own, not counted
     assert unsent and not set(unsent) & set(result.pages_fetched)
+
+
+@pytest.mark.parametrize("context_window", [12_000, 16_000])
+def test_a_loop_stopped_by_a_full_context_fails_naming_it_with_its_figures(tree_3m, context_window):
+    """Not "no answer within max_turns": the turns were not used up, the context window was."""
+    sm = ScriptedModel(policy=reading_on(tree_3m))
+    llm = make_client("scripted", scripted=sm, context_window=context_window)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=30)
+    (stop,) = [e for e in result.trace if e.kind == "info" and "no longer fits" in e.message]
+    assert result.status == "fail" and result.turns < 30 and "max_turns" not in result.reason
+    assert result.reason == (
+        f"no answer after {result.turns} turn(s): the conversation no longer fits the model's context "
+        f"(the next prompt, about {stop.data['prompt_tokens']:,} tokens, and 64 for a reply exceed its "
+        f"{context_window:,}-token window)"
+    )
+    assert stop.data["prompt_tokens"] + 64 > context_window
+    assert result.trace[-1].kind == "decision" and result.trace[-1].data["stopped_by"] == "context_full"
