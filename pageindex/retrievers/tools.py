@@ -2,7 +2,9 @@
 
 :class:`SectionFetcher` serves a section's text in slices of ``slice_chars`` characters,
 each page introduced by a marker ``[page 45 | printed 43]`` (``[page 45]`` when the filing
-prints no number; ``[page 45 | printed 43, continued]`` when a slice starts mid-page).
+prints no number; ``[page 45 | printed 43, continued]`` when a slice starts mid-page). A slice
+never ends on a bare marker line (it ends before it), and it shows (``pages``) only the pages with
+some of their text in it.
 
 Requests are resolved forgivingly (:meth:`SectionFetcher.resolve`): exact id, then the id
 or its last path segment ignoring case and punctuation (``"Item 7A"`` -> ``item_7a``,
@@ -184,9 +186,16 @@ class SectionSlice(BaseModel):
         return "\n".join(parts)
 
 
+class _PageSpan(BaseModel):
+    page: int
+    marker: int  # char offset where the page's marker line starts
+    text: int  # where its text starts, after the marker line
+    end: int  # where the next page's marker starts (the section's end for the last page)
+
+
 class _SectionText(BaseModel):
     text: str
-    page_starts: list[tuple[int, int]]  # (page, char offset where its marker starts)
+    pages: list[_PageSpan]
 
 
 def _norm(text: str) -> str:
@@ -303,24 +312,39 @@ class SectionFetcher:
             return cached
         node = self.tree.get(node_id)
         chunks: list[str] = []
-        starts: list[tuple[int, int]] = []
+        spans: list[_PageSpan] = []
         pos = 0
         for page in node.pages():
-            chunk = f"{self.marker(page)}\n{self.tree.page_text(page).strip()}\n"
-            starts.append((page, pos))
+            marker = f"{self.marker(page)}\n"
+            chunk = f"{marker}{self.tree.page_text(page).strip()}\n"
+            spans.append(_PageSpan(page=page, marker=pos, text=pos + len(marker), end=pos + len(chunk)))
             chunks.append(chunk)
             pos += len(chunk)
-        built = _SectionText(text="".join(chunks), page_starts=starts)
+        built = _SectionText(text="".join(chunks), pages=spans)
         self._texts[node_id] = built
         return built
 
-    def _pages_between(self, section: _SectionText, start: int, end: int) -> list[int]:
-        pages = []
-        bounds = section.page_starts + [(-1, len(section.text))]
-        for (page, p_start), (_, p_end) in zip(bounds, bounds[1:], strict=False):
-            if p_start < end and p_end > start:
-                pages.append(page)
-        return pages
+    @staticmethod
+    def _pages_between(section: _SectionText, start: int, end: int) -> list[int]:
+        """The pages with some of their text (anything after their marker line; for an empty page,
+        its closing newline) in ``section.text[start:end]``: a marker alone shows no page."""
+        return [p.page for p in section.pages if p.text < end and p.end > start]
+
+    def _slice_end(self, section: _SectionText, offset: int) -> int:
+        """Where the slice from ``offset`` ends: ``slice_chars`` on, moved back to the last line end in
+        its second half, and back before a page's marker line that would end it with none of the
+        page's text (the next slice starts with that marker instead)."""
+        total = len(section.text)
+        end = min(offset + self.slice_chars, total)
+        if end == total:
+            return end
+        newline = section.text.rfind("\n", offset + self.slice_chars // 2, end)
+        if newline > offset:
+            end = newline + 1
+        for p in section.pages:
+            if offset < p.marker < end <= p.text:
+                return p.marker
+        return end
 
     def fetch(
         self, node_id: str, offset: int = 0, *, withhold_repeats: bool = False, why: str = ""
@@ -341,11 +365,7 @@ class SectionFetcher:
         section = self.section_text(node.node_id)
         total = len(section.text)
         offset = min(offset, max(total - 1, 0))
-        end = min(offset + self.slice_chars, total)
-        if end < total:
-            newline = section.text.rfind("\n", offset + self.slice_chars // 2, end)
-            if newline > offset:
-                end = newline + 1
+        end = self._slice_end(section, offset)
         pages = self._pages_between(section, offset, end)
         body = section.text[offset:end]
         if pages and not body.startswith("[page "):

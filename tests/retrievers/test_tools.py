@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+import pytest
+
 from pageindex.llm.types import ToolCall
 from pageindex.retrievers.tools import SectionFetcher, fetch_section, holding_pages
 from tests.retrievers.policies import CASH_FLOWS, CASH_FLOWS_PAGE
@@ -147,3 +149,27 @@ def test_a_hold_covers_only_its_own_task(tree_3m):
 
     hold = asyncio.run(scenario())
     assert rec.pages == list(tree_3m.get("item_7a").pages()) and hold.pages == [CASH_FLOWS_PAGE]
+
+
+_MARKER_LINE = re.compile(r"^\[page (\d+)(?: \| printed [^\]]*)?(?:, continued)?\]\n", re.M)
+
+
+def _pages_with_text(text: str) -> list[int]:
+    """Pages with something after their marker line in a slice's text (read from the markers)."""
+    marks = list(_MARKER_LINE.finditer(text))
+    ends = [m.start() for m in marks[1:]] + [len(text)]
+    return [int(m.group(1)) for m, end in zip(marks, ends, strict=True) if end > m.end()]
+
+
+@pytest.mark.parametrize("slice_chars", range(1000, 8001, 500))
+def test_a_slice_shows_exactly_the_pages_whose_text_it_holds(tree_3m, slice_chars):
+    """A page counts as shown (``pages``, reported to the recorder) only when some of its text is in
+    the slice, never for its marker alone; and no slice ends on a bare marker line."""
+    f = SectionFetcher(tree_3m, slice_chars=slice_chars)
+    for node in tree_3m.walk():
+        offset: int | None = 0
+        while offset is not None:
+            piece = f.fetch(node.node_id, offset)
+            assert piece.pages == _pages_with_text(piece.text), (node.node_id, offset)
+            assert not re.search(r"\[page [^\]\n]*\]\n\Z", piece.text), (node.node_id, offset)
+            offset = piece.next_offset
