@@ -29,7 +29,7 @@ from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retrie
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import TextOrNumber, source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
-from pageindex.retrievers.toolloop import tool_loop
+from pageindex.retrievers.toolloop import ToolLoopEnd, run_tool_loop
 from pageindex.retrievers.tools import FetchArgs
 
 EXTRACT_PROMPT = "iterative_extract_v1"
@@ -198,7 +198,7 @@ async def _extract(
     async def fetch(calls: list[ToolCall]) -> list[Message]:
         return [_fetch_guarded(run, opts, call, read=read, extracted=extracted) for call in calls]
 
-    reply = await tool_loop(
+    end = await run_tool_loop(
         run,
         messages,
         ExtractionReply,
@@ -210,6 +210,7 @@ async def _extract(
         max_tokens=opts.max_tokens,
         run_tools=fetch,
     )
+    reply = end.reply
     if reply is not None and reply.status == "fail":
         tried = list(dict.fromkeys(read + [t for t in reply.tried if t not in read]))
         return Extraction(
@@ -221,10 +222,15 @@ async def _extract(
     return Extraction(
         sections=read,
         failure=FailedSearch(
-            item=item, reason=f"no valid extraction within {opts.max_extract_turns} turns", tried=read
+            item=item, reason=f"no valid extraction {_stop(end, opts.max_extract_turns)}", tried=read
         ),
         unusable=True,
     )
+
+
+def _stop(end: ToolLoopEnd, max_turns: int) -> str:
+    """What stopped an extraction loop without a valid reply, worded to follow "no valid extraction"."""
+    return f"within {max_turns} turns" if end.stopped_by == "max_turns" else end.reason
 
 
 def _fetch_guarded(

@@ -3,7 +3,7 @@
 makes, and stop at the first reply that parses into the expected JSON model. A reply that does not
 parse is sent back with the parse error and costs a turn. Without a valid reply the loop ends when
 its turns run out or when the conversation no longer fits the model's context window;
-:func:`run_tool_loop` says which, with the figures (:func:`tool_loop` returns the reply alone).
+:func:`run_tool_loop` says which, with the figures.
 
 Pages count as fetched (``pages_fetched``) only once their text goes out to the model: the pages a
 tool round serves are held (:func:`~pageindex.retrievers.tools.holding_pages`) and reported when the
@@ -38,35 +38,6 @@ class ToolLoopEnd(BaseModel, Generic[T]):
     # Without a reply: what stopped the loop, with its figures, worded to follow "no answer" ("within
     # max_turns=12"; "after 3 turn(s): the conversation no longer fits the model's context (...)").
     reason: str = ""
-
-
-async def tool_loop(
-    run: QuestionRun,
-    messages: list[Message],
-    reply_model: type[T],
-    *,
-    max_turns: int,
-    role: str,
-    what: str,
-    format_hint: str,
-    tag: dict[str, Any] | None = None,
-    max_tokens: int | None = None,
-    run_tools: ToolRunner | None = None,
-) -> T | None:
-    """:func:`run_tool_loop`'s reply alone (None: no valid reply, whatever stopped the loop)."""
-    end = await run_tool_loop(
-        run,
-        messages,
-        reply_model,
-        max_turns=max_turns,
-        role=role,
-        what=what,
-        format_hint=format_hint,
-        tag=tag,
-        max_tokens=max_tokens,
-        run_tools=run_tools,
-    )
-    return end.reply
 
 
 async def run_tool_loop(

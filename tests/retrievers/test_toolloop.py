@@ -69,3 +69,22 @@ def test_a_loop_stopped_by_a_full_context_fails_naming_it_with_its_figures(tree_
     )
     assert stop.data["prompt_tokens"] + 64 > context_window
     assert result.trace[-1].kind == "decision" and result.trace[-1].data["stopped_by"] == "context_full"
+
+
+def test_an_extraction_loop_stopped_by_a_full_context_names_it_too(tree_3m):
+    """iterative's extraction agents share the loop: a full context is named there as in the agent,
+    not reported as turns run out."""
+    reading = reading_on(tree_3m)
+
+    def policy(req):
+        if req.response_model:  # the synthesis: nothing to synthesise from
+            return {"decision": "fail", "reason": "nothing found"}
+        return reading(req)
+
+    sm = ScriptedModel(policy=policy)
+    llm = make_client("scripted", scripted=sm, context_window=12_000)
+    opts = {"max_iterations": 1, "max_extract_turns": 30, "max_sections": 30}
+    result = retrieve(tree_3m, CAPEX_Q, retriever="iterative", llm=llm, **opts)
+    (failed,) = result.failed_searches
+    assert failed.reason.startswith("no valid extraction after "), failed.reason
+    assert "no longer fits the model's context" in failed.reason and "12,000-token window" in failed.reason
