@@ -19,6 +19,7 @@ FY2025") takes the longest period. The words that name a period or a date (month
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -51,13 +52,18 @@ _QUARTER = re.compile(
     r"\bq[1-4]\b|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter\b|\bquarter(?:ly)?\b",
     re.IGNORECASE,
 )
-# words that name a period or a date: they choose the column, not the row
-_PERIOD_WORDS = frozenset(
-    tokenize(
-        "three six nine twelve months month weeks ended ending quarter quarterly fiscal year "
-        "january february march april may june july august september october november december"
-    )
+_PERIOD_TEXT = (
+    "three six nine twelve months month weeks ended ending quarter quarterly fiscal year "
+    "january february march april may june july august september october november december"
 )
+
+
+@cache
+def _period_words() -> frozenset[str]:
+    """Words that name a period or a date (tokenized as queries are): they choose the column, not
+    the row. Made on first use: the tokenizer's stop words come from bm25s, which imports numpy and
+    scipy (a third of a second) and so is not imported until a ranker is used."""
+    return frozenset(tokenize(_PERIOD_TEXT))
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"'])")
 _AMOUNT_WORDS = re.compile(
     r"\b(how much|how many|amount|total|value|what (?:is|was|were|are)\b|ratio|margin|percent|%|usd|"
@@ -264,7 +270,7 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
     asked = set(tokenize(query))
     for token in tokenize(expand_query(query)):
         # the year and the period pick the column, not the row
-        if not re.fullmatch(r"(?:19|20)\d{2}", token) and token not in _PERIOD_WORDS:
+        if not re.fullmatch(r"(?:19|20)\d{2}", token) and token not in _period_words():
             # words the question uses count fully, synonyms added for it at half weight
             weights[token] = ranker.idf(token) * (1.0 if token in asked else 0.5)
     wants_amount = bool(_AMOUNT_WORDS.search(query))
