@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug, statement_key
 from pageindex.tree.pdf import Line, Page, compact, is_table_row
-from pageindex.tree.split import COLUMN_HEAD, figure_callout, labels_rows, repeated_labels, right_of_middle
+from pageindex.tree.split import (
+    COLUMN_HEAD,
+    figure_callout,
+    heading_text,
+    labels_rows,
+    repeated_labels,
+    right_of_middle,
+)
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
 _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -111,7 +118,7 @@ def candidates(pages: list[Page], headers: frozenset[str] | set[str]) -> list[Ca
         on_page = Counter(line.compact for line in lines)
         in_table = _under_table_rows(lines)
         for index, line in enumerate(lines):
-            text = line.text
+            text = heading_text(line)
             if not _title_shaped(text):
                 continue
             if index in in_table:

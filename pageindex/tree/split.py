@@ -251,6 +251,24 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
     return same and not prev.bold and not _ends_paragraph(lines, index - 1, rows=True)
 
 
+# A unit caption ("million yen", "(in thousands)", "US$ millions", "million U.S. dollars/Euros") set
+# apart at the right end of a heading's line: it captions the table's figures, not the heading.
+# The unit word is in lower case: "Beyond a Billion" is a title's own words.
+_UNIT_CELL = re.compile(
+    r"\s+\(?(?:[Ii]n\s+)?(?:(?:[A-Z]{0,3}\$|€|¥)\s*)?(?:millions?|billions?|thousands?)"
+    r"(?:\s+(?:of\s+)?[A-Za-z.$€¥/ ]{1,30})?\)?$"
+)
+
+
+def heading_text(line: Line) -> str:
+    """The text of a heading's line without a unit caption set apart in a cell at its right end
+    ("(1) Consolidated sales information        million yen"); a line of one cell is left whole."""
+    if line.cells < 2:
+        return line.text
+    text = _UNIT_CELL.sub("", line.text)
+    return text if len(text) >= 3 else line.text
+
+
 def labels_rows(lines: list[Line], index: int) -> bool:
     """Line ``index`` labels a group of rows inside a table ("Operating Income" between the revenue
     rows and its own in a segment table): a table row stands close above it, another within the next
@@ -330,8 +348,8 @@ def subheading_drafts(
                     found.append(
                         Draft(
                             "heading",
-                            slug(line.text),
-                            line.text[:120],
+                            slug(heading_text(line)),
+                            heading_text(line)[:120],
                             number,
                             line.ry,
                             at_top(page, line),

@@ -75,3 +75,25 @@ def test_3m_2018_part_iv_printed_with_split_letters(built):
     assert part_4.title == "PART IV"
     assert tree.get("part_3").end_page < part_4.start_page
     assert {"item_15", "item_16"} <= {c.node_id for c in part_4.children}
+
+
+def test_a_unit_caption_set_apart_at_a_headings_right_end_is_not_in_its_title():
+    """Nintendo's "(1) Consolidated sales information" carried "million yen", the unit of the table
+    below, set at the far right of the heading's line: a cell of its own is a caption of the figures.
+    A unit run into the heading's own words (one cell) is left alone: it may be part of the title."""
+    from pageindex.tree.pdf import Line
+    from pageindex.tree.split import heading_text
+
+    def line(text: str, cells: int) -> Line:
+        return Line(1, text, True, False, False, 69, 526, 100, 110, 10.0, wide_gaps=cells - 1)
+
+    assert heading_text(line("(1) Consolidated sales information million yen", 2)) == (
+        "(1) Consolidated sales information"
+    )
+    assert heading_text(line("Segment Results (in thousands)", 2)) == "Segment Results"
+    assert heading_text(line("Net Sales US$ millions", 2)) == "Net Sales"
+    assert heading_text(line("Balance of assets in foreign currencies million U.S. dollars/Euros", 2)) == (
+        "Balance of assets in foreign currencies"
+    )
+    assert heading_text(line("Sales of 5 million units", 1)) == "Sales of 5 million units"
+    assert heading_text(line("Revenue Growth Beyond a Billion", 2)) == "Revenue Growth Beyond a Billion"
