@@ -30,7 +30,10 @@ class RunProgress(BaseModel):
 
     @property
     def accuracy(self) -> float | None:
-        return self.correct / self.judged if self.judged else None
+        """Correct over the samples done, as the summary's accuracy: errors and answers left unjudged
+        count as not correct (they were left out, so "acc" read higher than the summary); None until
+        a verdict is in."""
+        return self.correct / self.done if self.judged else None
 
     def add(self, sample: Sample) -> None:
         self.done += 1

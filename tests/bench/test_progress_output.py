@@ -219,3 +219,16 @@ def test_the_waiting_notice_is_said_with_quiet_and_is_no_header(tmp_path: Path, 
             assert result.output.count("error:") == 1
     finally:
         sock.close()
+
+
+def test_the_live_accuracy_has_the_summarys_denominator():
+    """Review 16: "acc" left errored samples out (30% live, 19% in the summary of the same run)."""
+    from bench.summary import summarize
+    from tests.bench.runfactory import run_info, sample
+
+    samples = [sample("q1"), sample("q2", verdict="incorrect"), sample("q3", verdict=None), sample("q4")]
+    progress = RunProgress(total=4)
+    assert progress.accuracy is None
+    for s in samples:
+        progress.add(s)
+    assert progress.accuracy == 0.5 == summarize(samples, run_info()).overall.accuracy.value
