@@ -32,6 +32,7 @@ from bench.rundir import Run, RunDir, RunLoadError, load_run
 from bench.runinfo import judge_version
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
+from pageindex.llm.redact import redact_argv
 
 JUDGE_FAILED = "judge failed:"  # how older rejudged runs recorded a failed judge call (status error)
 
@@ -139,7 +140,7 @@ async def rejudge_run(
                         "model": old.judge_model,
                         "prompt_version": old.judge_prompt_version,
                     },
-                    "command": list(command or []),
+                    "command": redact_argv(list(command or [])),
                     "started_at": _now(),
                 },
             },

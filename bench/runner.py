@@ -40,7 +40,7 @@ from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
-from pageindex.llm.redact import MASK, redact, redact_handler, redact_url, url_secrets
+from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
 from pageindex.retrievers.base import (
@@ -723,7 +723,7 @@ class Runner:
         info = previous or RunInfo(run_id=run_id, started_at=_now())
         # A resume keeps the command that started the run (the one that reproduces it) and adds its
         # own to the list of resumes.
-        command = safe_command(self.command)
+        command = redact_argv(self.command)
         resumes = [*previous.extra.get("resumes", []), {"command": command, "at": _now()}] if previous else []
         return info.model_copy(
             update={
@@ -1020,24 +1020,6 @@ def scrub(sample: Sample, secrets: list[str]) -> Sample:
         return sample
     log.warning("removed a credential from sample %s before writing it", sample.key)
     return Sample.model_validate_json(redact(text, secrets))
-
-
-def safe_command(argv: list[str]) -> list[str]:
-    """The command line with URLs stripped of credentials and any ``--api-key`` value hidden."""
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append(MASK)
-            hide_next = False
-            continue
-        name, eq, value = arg.partition("=")
-        if name in {"--api-key", "--key", "--token"}:
-            out.append(f"{name}={MASK}" if eq else name)
-            hide_next = not eq
-            continue
-        out.append(redact(arg))
-    return out
 
 
 async def run_benchmark(config: RunConfig, **kwargs: Any) -> RunOutcome:

@@ -149,6 +149,26 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
     return handler
 
 
+def redact_argv(argv: list[str]) -> list[str]:
+    """A command line as it may be stored (``run.json``): URLs stripped of credentials, secrets
+    masked, and the value of ``--api-key``/``--key``/``--token`` hidden."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        name, eq, value = arg.partition("=")
+        if name in {"--api-key", "--key", "--token"}:
+            out.append(f"{name}={MASK}" if eq else name)
+            hide_next = not eq
+            continue
+        out.append(redact(arg))
+    return out
+
+
 # Installed on import: the preflight, the doctor and any other request made before a client opens
 # its session log through these loggers too.
 redact_library_logs()
+

@@ -468,3 +468,17 @@ def test_a_judge_with_a_plain_function_assess_works(tmp_path: Path) -> None:
     base = _stored_run(tmp_path / "base")
     out = asyncio.run(rejudge_run(base, tmp_path / "new", judge, judge_name="plain"))
     assert (out.judged, out.judge_errors) == (3, 0)
+
+
+def test_the_stored_rejudge_command_holds_no_credential(tmp_path: Path) -> None:
+    """Review 16: `bench run` masked its command line in run.json, `bench rejudge` stored argv as
+    given, so a `--judge-base-url http://user:pass@host/v1` went into a baseline committed to git."""
+    base = _stored_run(tmp_path / "base")
+    url = "http://alice:sk-SECRETTOKEN123456@127.0.0.1:9/v1"
+    key = "sk-OTHER-987654321"
+    argv = ["pageindex", "bench", "rejudge", str(base), "--judge-base-url", url, "--api-key", key]
+    asyncio.run(rejudge_run(base, tmp_path / "new", make_judge("rules"), judge_name="rules", command=argv))
+    stored = (tmp_path / "new" / "run.json").read_text()
+    assert "SECRETTOKEN" not in stored and "OTHER-987654321" not in stored and "alice:" not in stored
+    command = json.loads(stored)["extra"]["rejudge"]["command"]
+    assert command[:4] == argv[:4] and "127.0.0.1:9/v1" in command[5] and command[-1] == "***"
