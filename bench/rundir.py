@@ -19,6 +19,7 @@ version and what to do. Everyone else reads and writes runs through this module.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Iterable
@@ -226,8 +227,11 @@ class RunDir:
         return samples, warnings
 
     def write_dropped(self, dropped: Iterable[DroppedQuestion]) -> None:
-        with jsonlines.open(self.dropped_path, mode="w") as out:
-            out.write_all([d.model_dump(mode="json") for d in dropped])
+        """Rewritten whole on every run and resume, so written atomically: a crash mid-write left a
+        torn file that made the whole run unreadable (review 16)."""
+        text = io.StringIO()
+        jsonlines.Writer(text).write_all([d.model_dump(mode="json") for d in dropped])
+        write_atomic(self.dropped_path, text.getvalue())
 
     def read_dropped(self) -> list[DroppedQuestion]:
         if not self.dropped_path.exists():

@@ -74,3 +74,22 @@ def test_a_run_json_that_is_no_json_or_lacks_a_field_says_which(tmp_path: Path) 
         with pytest.raises(RunLoadError) as caught:
             RunDir(tmp_path).read_info()
         assert says in str(caught.value) and "row" not in str(caught.value)
+
+
+def test_rewriting_the_dropped_questions_never_leaves_a_torn_file(tmp_path):
+    """Review 16: dropped.jsonl was truncated and rewritten in place on every run and resume; a crash
+    part-way left a torn file, and a torn dropped.jsonl makes the whole run unreadable."""
+    from bench.datasets.models import DroppedQuestion
+
+    run = RunDir(tmp_path)
+    rows = [DroppedQuestion(question_id=f"q{i}", reason="pdf_missing", detail=f"DOC_{i}") for i in range(2)]
+    run.write_dropped(rows)
+
+    def crashing():
+        yield rows[0]
+        raise KeyboardInterrupt  # the process stopped part-way through the rewrite
+
+    with pytest.raises(KeyboardInterrupt):
+        run.write_dropped(crashing())
+    assert run.read_dropped() == rows
+    assert [p.name for p in tmp_path.iterdir()] == ["dropped.jsonl"]  # no temp file left either
