@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.judges.base import JudgeVerdict, Verdict, register_judge
 from bench.judges.llm import PROMPT_VERSION, LLMJudge
-from pageindex.llm.types import Usage
+from pageindex.llm.types import BudgetExceeded, Usage
 
 _TIE_ORDER: tuple[Verdict, ...] = ("incorrect", "refusal", "correct")
 
@@ -49,8 +49,11 @@ class PanelJudge:
             spent = sum((o.usage for o in outcomes if isinstance(o, JudgeVerdict)), Usage())
             for error in failed:
                 spent += getattr(error, "usage", None) or Usage()
-            failed[0].usage = spent  # type: ignore[attr-defined]
-            raise failed[0]
+            # a spent budget stops the run: it wins over another member's failure, which would only be
+            # this answer's judge error and let the run go on
+            first = next((e for e in failed if isinstance(e, BudgetExceeded)), failed[0])
+            first.usage = spent  # type: ignore[attr-defined]
+            raise first
         votes = [o for o in outcomes if isinstance(o, JudgeVerdict)]
         verdict, agreement = majority([v.verdict for v in votes])
         usage = sum((v.usage for v in votes), Usage())

@@ -169,3 +169,17 @@ def test_a_judge_factory_that_breaks_is_named(monkeypatch) -> None:
     with pytest.raises(ValueError, match=r"judge 'breaks' \(from tests\.bench\.test_judge_llm\) could not be "
                        r"built: RuntimeError: factory failed"):
         make_judge("breaks")
+
+
+def test_a_spent_budget_in_any_panel_member_stops_the_run() -> None:
+    """Review 16: a panel whose first member failed (a timeout) and second met the spent budget raised
+    the first error, a judge error for this answer, so the run went on past its budget."""
+    from pageindex.llm import Budget, BudgetExceeded
+
+    timeout = ScriptedModel(replies=[ScriptedModel.http_error(500)])
+    first = make_client("scripted", role="judge", scripted=timeout, max_retries=0)
+    spent = Budget(max_tokens=1)
+    spent.charge_estimate(5)
+    second = make_client("scripted", role="judge", scripted=ScriptedModel(replies=["never"]), budget=spent)
+    with pytest.raises(BudgetExceeded):
+        run(make_judge("panel", model_client=[first, second]).judge(Q, 1577, "$1,577 million"))
