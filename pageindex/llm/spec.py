@@ -11,6 +11,7 @@ and those URL credentials wherever a server or library echoes them (see ``redact
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -72,14 +73,40 @@ def parse_spec(
     text = (spec or "").strip()
     name, sep, model = text.partition("/")
     provider = provider_class(name) if name else None
-    if provider is not None and provider.bare:
-        return provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
-    if not sep or not model:
-        hint = f" (did you mean openai/{text}?)" if text and "/" not in text else ""
-        raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
-    if provider is None:
-        raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
-    return provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
+    if provider is None or not provider.bare:
+        if not sep or not model:
+            hint = f" (did you mean openai/{text}?)" if text and "/" not in text else ""
+            raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
+        if provider is None:
+            raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
+    resolved = provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
+    problem = base_url_problem(resolved.base_url)
+    if problem is not None:
+        raise LLMConfigError(
+            f"base URL {resolved.display_url} of {resolved.spec} is not usable: {problem} "
+            "(an endpoint looks like http://127.0.0.1:8080/v1)"
+        )
+    return resolved
+
+
+def base_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (None when it can, or is not given): an http(s)
+    scheme, a host and a port from 1 to 65535 (the HTTP library's own errors for these read as
+    internal errors, or name the wrong part)."""
+    if url is None:
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return "its port must be a number from 1 to 65535"
+    return None
 
 
 def check_reachable(spec: ModelSpec, *, timeout: float = 5.0) -> None:

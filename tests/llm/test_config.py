@@ -151,3 +151,25 @@ def test_budget_counts_and_refuses():
     dollars.add(record())
     with pytest.raises(BudgetExceeded, match=r"\$0.0200 of \$0.0150"):
         dollars.check()
+
+
+@pytest.mark.parametrize(
+    "url,why",
+    [
+        ("http://127.0.0.1:99999/v1", "port must be a number from 1 to 65535"),
+        ("http://u:pw@127.0.0.1:abc/v1", "port must be a number from 1 to 65535"),
+        ("http://:18300/v1", "names no host"),
+        ("127.0.0.1:8080/v1", "must start with http:// or https://"),
+        ("ftp://127.0.0.1/v1", "must start with http:// or https://"),
+    ],
+)
+def test_a_base_url_no_server_can_have_is_named_before_any_request(url, why):
+    """Trial 15: a port out of range ended `bench run`, `ask` and `doctor` with "internal error:
+    ExceptionGroup ..."; "http://:18300/v1" was said to lack its scheme. From --base-url or from
+    OPENAI_BASE_URL, the spec names the URL (credentials masked) and what is wrong with it."""
+    for spec in (lambda: parse_spec("openai/m", base_url=url, env={}),
+                 lambda: parse_spec("openai/m", env={"OPENAI_BASE_URL": url})):  # fmt: skip
+        with pytest.raises(LLMConfigError, match=why) as info:
+            spec()
+        assert "pw" not in str(info.value) and "is not usable" in str(info.value)
+    assert parse_spec("openai/m", base_url="https://example.org:8443/v1/", env={}).base_url

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -102,7 +103,6 @@ class Ollama(OpenAICompatible):
 
 
 def _is_official_openai(url: str) -> bool:
-    import httpx
-
-    host = httpx.URL(url).host
+    """Whether ``url`` is OpenAI's own API (a URL too broken to parse is not: parse_spec names it)."""
+    host = (urlsplit(url).hostname or "").lower()
     return host == "api.openai.com" or host.endswith(".openai.com")
