@@ -7,13 +7,16 @@ import os
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
 from pageindex.atomic import file_in_the_way
 from pageindex.wording import plainly
+
+if TYPE_CHECKING:
+    from pageindex.tree.model import Tree
 
 PIPE_WIDTH = 200  # columns tables get when the output is a pipe or file and COLUMNS is not set
 
@@ -93,6 +96,13 @@ def fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
     """Print one clear error line and exit with ``code`` (2 = bad input)."""
     err_console.print(f"[bold red]error:[/] {one_line(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))
+
+
+def warn_tree(tree: Tree) -> None:
+    """The tree's warnings (what its PDF did not let the builder read), one ``warning:`` line each on
+    standard error: build, tree and ask say them."""
+    for line in tree.warnings:
+        err_console.print(f"[yellow]warning:[/] {tree.doc_id}: {one_line(line)}", highlight=False)
 
 
 def validation_message(exc: Exception, options: dict[str, str] | None = None) -> str:

@@ -23,6 +23,7 @@ from pageindex.cli._common import (
     split_retriever_option,
     time_limit_option,
     timeout_option,
+    warn_tree,
 )
 
 
@@ -349,6 +350,7 @@ def _load_trees(files: list[Path]):
             fail(str(exc))
         except (OSError, ValueError) as exc:
             fail(f"{file}: cannot read tree ({exc})")
+        warn_tree(tree)
         trees.append(apply_cached_summaries(tree))
     if len(trees) == 1:
         return trees[0]

@@ -14,6 +14,7 @@ from pageindex.cli._common import (
     out_option,
     output_file,
     scripted_policy_option,
+    warn_tree,
 )
 
 
@@ -79,6 +80,7 @@ def build(
         )
     except PDFError as exc:
         fail(str(exc))
+    warn_tree(result)
     if summaries:
         from pageindex.cli._summaries import build_summaries
 
@@ -135,6 +137,7 @@ def tree(
         fail(f"{exc}; tree takes a filing PDF or a tree JSON written by `pageindex build -o`")
     except PDFError as exc:
         fail(str(exc))
+    warn_tree(result)
     console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)
 
 

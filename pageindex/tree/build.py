@@ -180,7 +180,36 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         nodes=nodes,
         pages=texts,
         strategy=strategy,
+        warnings=_warnings(doc, texts),
     )
+
+
+def _warnings(doc: PdfDocument, texts: list[str]) -> list[str]:
+    """What the tree lacks because the PDF could not be read whole: a file the reader had to repair
+    (cut short, or a broken cross-reference table), and pages without a text layer when they are at
+    least two and a fifth of the document (a scan; a blank page or two is normal)."""
+    out = []
+    if doc.repaired:
+        out.append("the PDF is damaged (the reader rebuilt its cross-reference table): pages may lack text")
+    empty = [n for n, text in enumerate(texts, 1) if not text.strip()]
+    if len(empty) >= 2 and len(empty) >= 0.2 * len(texts):
+        out.append(
+            f"{len(empty)} of {len(texts)} pages have no text layer ({_page_list(empty)}): scanned images? "
+            "Their content is not in the tree; OCR the PDF first"
+        )
+    return out
+
+
+def _page_list(pages: list[int]) -> str:
+    """"pages 2-15, 18" from [2, 3, ..., 15, 18]."""
+    runs: list[list[int]] = []
+    for p in pages:
+        if runs and p == runs[-1][-1] + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    parts = [f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs]
+    return ("pages " if len(pages) > 1 else "page ") + ", ".join(parts)
 
 
 _FORM = re.compile(r"^form(\d{1,2}-[a-z]{1,2}(?:/a)?|def14a)$")

@@ -56,6 +56,9 @@ class Tree(BaseModel):
     nodes: list[Node] = Field(default_factory=list)
     pages: list[str] = Field(default_factory=list, description="text of PDF page n at index n-1")
     strategy: str = ""
+    # what the builder could not read, said to the user (``build``, ``tree`` and ``ask`` print them):
+    # a damaged file the reader repaired, pages without a text layer
+    warnings: list[str] = Field(default_factory=list)
 
     # -- lookup -----------------------------------------------------------------
     def walk(self) -> Iterator[Node]:

@@ -125,6 +125,7 @@ class PdfDocument:
     path: Path
     pages: list[Page]
     toc: list[list]  # pymupdf outline rows: [level, title, page(1-based), ...]
+    repaired: bool = False  # the reader rebuilt a broken cross-reference table: text may be missing
 
 
 def open_pdf(path: str | Path) -> pymupdf.Document:
@@ -386,11 +387,14 @@ def read_pdf(path: str | Path) -> PdfDocument:
             toc = doc.get_toc(simple=True)
         except Exception:
             toc = []
+        repaired = doc.is_repaired
     finally:
         doc.close()
     if not any(page.lines for page in pages):
+        if repaired:  # a file cut short loses its text with its objects: not a scan to OCR
+            raise PDFCorruptError(p, "its cross-reference table is broken and no page text is readable")
         raise PDFNoTextError(p)
-    return PdfDocument(path=p, pages=pages, toc=toc)
+    return PdfDocument(path=p, pages=pages, toc=toc, repaired=repaired)
 
 
 def _vector_rules(raw: dict) -> list[tuple[float, float, float]]:

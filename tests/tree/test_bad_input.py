@@ -84,3 +84,44 @@ def test_load_tree_of_a_missing_file_is_an_os_error_not_a_pdf_error(tmp_path):
     (tmp_path / "x.json").write_text('{"not": "a tree"}')
     with pytest.raises(ValueError):
         load_tree(tmp_path / "x.json")
+
+
+def test_a_tree_says_what_its_pdf_did_not_let_the_builder_read(tmp_path, capsys):
+    """Trial 15: a PDF cut short and "repaired" by the reader built silently with pages' text lost,
+    and with none left it was called a scan to OCR; a filing whose pages 2-5 are images built
+    silently too. The tree carries warnings (stored, so a cached tree keeps them), build prints them."""
+    import pymupdf
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Item 1. Business\nThe company sells widgets.")
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), False)
+    for _ in range(4):
+        doc.new_page().insert_image(pymupdf.Rect(0, 0, 612, 792), pixmap=pix)
+    doc.save(tmp_path / "mostly_scanned.pdf")
+    tree = build_tree(tmp_path / "mostly_scanned.pdf", cache_dir=tmp_path / "cache")
+    assert tree.warnings == [
+        "4 of 5 pages have no text layer (pages 2-5): scanned images? Their content is not in the tree; "
+        "OCR the PDF first"
+    ]
+    scanned = tmp_path / "mostly_scanned.pdf"
+    assert build_tree(scanned, cache_dir=tmp_path / "cache").warnings == tree.warnings  # from the cache
+    result = CliRunner().invoke(app, ["build", str(scanned), "--no-cache"])
+    assert result.exit_code == 0
+    assert "warning: mostly_scanned: 4 of 5 pages have no text layer" in result.output
+
+    pages = [["Item 1. Business", "text " * 80], ["Item 2. Properties", "x " * 80]]
+    good = make_pdf(tmp_path / "good.pdf", pages)
+    assert build_tree(good, use_cache=False).warnings == []
+    data = good.read_bytes()
+    cut = tmp_path / "cut.pdf"
+    for fraction in (0.3, 0.6, 0.7):  # cut short, an end marker added back: the reader repairs it
+        cut.write_bytes(data[: int(len(data) * fraction)] + b"\n%%EOF\n")
+        try:
+            damaged = build_tree(cut, use_cache=False)
+        except PDFCorruptError as exc:  # nothing readable left: damaged, not "no text layer"
+            assert "cross-reference table is broken" in str(exc) and "OCR" not in str(exc)
+        else:
+            assert damaged.warnings[0].startswith("the PDF is damaged")
