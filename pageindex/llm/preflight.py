@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
-from pageindex.llm.spec import ModelSpec
+from pageindex.llm.spec import ModelSpec, endpoint
 from pageindex.llm.types import LLMConfigError
 
 NO_LIST_STATUSES = (404, 405, 501)
@@ -152,7 +152,7 @@ async def _request(
     http: httpx.AsyncClient, spec: ModelSpec, method: str, path: str, timeout: float, **kwargs: Any
 ) -> httpx.Response:
     try:
-        return await http.request(method, _endpoint(spec.base_url or "", path), **kwargs)
+        return await http.request(method, endpoint(spec.base_url or "", path), **kwargs)
     except httpx.TimeoutException:
         if is_loopback(spec.base_url):
             # connected, but no answer: a one-at-a-time local server may still be computing a request
@@ -166,13 +166,6 @@ async def _request(
     except httpx.HTTPError as exc:
         reason = spec.redact(_squash(str(exc))) or type(exc).__name__
         raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
-
-
-def _endpoint(base_url: str, path: str) -> httpx.URL:
-    """``path`` after the base URL's path, its query kept (``/v1?api-version=2`` + ``/models`` ->
-    ``/v1/models?api-version=2``, as the client sends it), not appended to the query."""
-    url = httpx.URL(base_url)
-    return url.copy_with(path=url.path.rstrip("/") + path)
 
 
 def _json(response: httpx.Response) -> Any:

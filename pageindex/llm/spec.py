@@ -11,7 +11,7 @@ and those URL credentials wherever a server or library echoes them (see ``redact
 from __future__ import annotations
 
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -87,6 +87,18 @@ def parse_spec(
             "(an endpoint looks like http://127.0.0.1:8080/v1)"
         )
     return resolved
+
+
+def endpoint(base_url: str, path: str, *, root: bool = False) -> str:
+    """The URL of ``path`` on the server at ``base_url``: after the base URL's path (with ``root``,
+    after it less a trailing ``/v1``: llama-cpp-python's ``/extras/tokenize``, Ollama's ``/api/show``),
+    its query kept after the new path (``/v1?api-version=2`` + ``/models`` -> ``/v1/models?api-version=2``,
+    as the SDK sends a chat request), never appended to the query."""
+    parts = urlsplit(base_url)
+    prefix = parts.path.rstrip("/")
+    if root and prefix.endswith("/v1"):
+        prefix = prefix[: -len("/v1")]
+    return urlunsplit(parts._replace(path=prefix + path))
 
 
 def base_url_problem(url: str | None) -> str | None:

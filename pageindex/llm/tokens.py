@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 CHARS_PER_TOKEN = 4.0
 # Context windows of models people run, by name pattern (first match wins; case-insensitive).
@@ -142,14 +141,12 @@ class TokenCounter:
         return math.ceil(chars / self.chars_per_token)
 
     def _tokenize_url(self) -> str | None:
-        """llama-cpp-python's ``/extras/tokenize`` beside the ``/v1`` of the base URL; a query in the
-        base URL (``?api-version=...``) stays a query, after the path."""
+        """llama-cpp-python's ``/extras/tokenize`` beside the ``/v1`` of the base URL."""
         if not self.base_url:
             return None
-        parts = urlsplit(self.base_url)
-        root = parts.path.rstrip("/")
-        root = root[: -len("/v1")] if root.endswith("/v1") else root
-        return urlunsplit(parts._replace(path=f"{root}/extras/tokenize"))
+        from pageindex.llm.spec import endpoint
+
+        return endpoint(self.base_url, "/extras/tokenize", root=True)
 
     async def count(self, text: str, *, timeout: float = 30.0) -> int:
         """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""

@@ -328,3 +328,27 @@ def test_the_tokenizer_url_keeps_a_base_urls_query_after_its_path():
     assert url("http://h:8080/v1?api-version=2") == "http://h:8080/extras/tokenize?api-version=2"
     assert url("http://h:8080/v1/") == url("http://h:8080/v1") == "http://h:8080/extras/tokenize"
     assert url("http://h/proxy/v1") == "http://h/proxy/extras/tokenize" and url(None) is None
+
+
+def test_a_base_urls_query_stays_after_the_path_of_every_endpoint_asked():
+    """Trial 15: with "...?api_key=K" in the base URL, the context-window lookup asked
+    ".../v1?api_key=K/models" (and Ollama's "/api/show" the same way): 404s on every run. One function
+    builds every endpoint URL from a base URL."""
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import openai_app
+    from pageindex.llm.spec import endpoint
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    assert endpoint("http://h/v1?api_key=K", "/models") == "http://h/v1/models?api_key=K"
+    assert endpoint("http://h/v1/?a=1", "/api/show", root=True) == "http://h/api/show?a=1"
+
+    class WindowServer(FakeOpenAIServer):
+        def build_app(self):
+            entry = wire.model_entry("m", max_model_len=7000)
+            return openai_app(chat=self._chat, models=lambda: [entry], require_key=lambda: None,
+                              middlewares=[self._record])
+
+    with WindowServer(ScriptedModel(policy=lambda r: "ok", name="m")) as server:
+        client = make_client("openai/m", base_url=server.base_url + "?api_key=K123456789")
+        assert run(client.ensure_limits()) == 7000
+        assert [e["path"] for e in server.exchanges] == ["/v1/models"]

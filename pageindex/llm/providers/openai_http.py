@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from pageindex.llm.providers.base import Provider, environ, register_provider
 from pageindex.llm.redact import redact_url
-from pageindex.llm.spec import OLLAMA_BASE_URL, OPENAI_BASE_URL, PLACEHOLDER_KEY, ModelSpec
+from pageindex.llm.spec import OLLAMA_BASE_URL, OPENAI_BASE_URL, PLACEHOLDER_KEY, ModelSpec, endpoint
 from pageindex.llm.types import LLMConfigError
 
 
@@ -58,10 +58,10 @@ class OpenAICompatible(Provider):
 
         spec = self.spec
         headers = spec.auth_headers()
-        base = (spec.base_url or "").rstrip("/")
+        base = spec.base_url or ""
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
-                response = await http.get(f"{base}/models", headers=headers)
+                response = await http.get(endpoint(base, "/models"), headers=headers)
                 if response.status_code == 200:
                     found = context_window_from_models(response.json(), spec.model)
                     if found:
@@ -93,8 +93,8 @@ class Ollama(OpenAICompatible):
 
     async def metadata_window(self, http: Any, base: str, headers: dict[str, str]) -> int | None:
         """Ollama's ``/api/show`` (``<arch>.context_length``)."""
-        root = base[: -len("/v1")] if base.endswith("/v1") else base
-        show = await http.post(f"{root}/api/show", json={"model": self.spec.model}, headers=headers)
+        show = await http.post(endpoint(base, "/api/show", root=True), json={"model": self.spec.model},
+                               headers=headers)  # fmt: skip
         info = show.json().get("model_info", {}) if show.status_code == 200 else {}
         for name, value in info.items():
             if name.endswith(".context_length") and isinstance(value, int):
