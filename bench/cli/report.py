@@ -45,7 +45,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         output: Path | None = out_option(
             help="File to write ('-' = standard output). Default: report.html / report.md in the first run."
         ),
-        fmt: Format = typer.Option(Format.html, "--format", help="html (charts + tables) or md (tables)."),
+        fmt: Format | None = typer.Option(
+            None, "--format", help="html (charts + tables) or md (tables); default: --out's, else html."
+        ),
         title: str | None = typer.Option(None, "--title", help="Title of the HTML report."),
     ) -> None:
         path = None
@@ -53,10 +55,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             from bench.report import is_report_file
             from bench.rundir import run_file_of
 
-            path = output or runs[0] / f"report.{fmt.value}"
+            path = output or runs[0] / f"report.{(fmt or Format.html).value}"
             if (owner := run_file_of(path)) is not None:
                 fail(f"--out {path}: is a file of run {owner}; write the report to another file")
             output_file("--out", path, replaces=is_report_file, kind="a report")
+        fmt = _format(output, fmt)
         loaded = _load(runs)
         if fmt == Format.md:
             from bench.report.markdown import render_markdown
@@ -76,6 +79,22 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except OSError as exc:
             fail(f"--out {path}: cannot write ({exc.strerror or exc})")
         console.print(f"report written to {path}", highlight=False)
+
+    _SUFFIXES = {".html": Format.html, ".htm": Format.html, ".md": Format.md, ".markdown": Format.md}
+
+    def _format(output: Path | None, given: Format | None) -> Format:
+        """The report's format: ``--format``, else the one the ``--out`` suffix names (.html/.htm, .md/
+        .markdown), else html; a suffix of neither, or one that contradicts ``--format``, is refused (a
+        report written as HTML into "report.pdf" or "report.md" opens as garbage)."""
+        if output is None or str(output) == "-":
+            return given or Format.html
+        suffix = output.suffix.lower()
+        named = _SUFFIXES.get(suffix)
+        if named is None:
+            fail(f"--out {output}: a report is HTML (.html) or Markdown (.md); name the file with either")
+        if given is not None and given != named:
+            fail(f"--out {output} names a {named.value} file but --format is {given.value}; make them agree")
+        return named
 
     @bench.command(
         "summary",

@@ -337,3 +337,18 @@ def test_the_reports_tables_have_the_uncertain_column_the_summary_has(tmp_path: 
     assert "uncertain</th>" in render_html([a, b])
     # the pairs add up: 7 shared, 3 of them left out of the paired figures
     assert "7 shared samples (3 left out of the paired figures: uncertain on one side)" in md
+
+
+def test_the_report_format_follows_the_out_suffix_and_an_unknown_suffix_is_refused(tmp_path: Path) -> None:
+    """Trial 15: `bench report -o x.pdf` wrote HTML into a .pdf (and `-o x.md` HTML into a .md)."""
+    run = write_run(tmp_path / "run", outcomes("ccic"), info=run_info("run"))
+    runner = CliRunner()
+    md = runner.invoke(app, ["bench", "report", str(run), "-o", str(tmp_path / "r.md")])
+    assert md.exit_code == 0 and (tmp_path / "r.md").read_text().startswith("#")
+    for args, words in (
+        (["-o", str(tmp_path / "r.pdf")], "a report is HTML (.html) or Markdown (.md)"),
+        (["-o", str(tmp_path / "r2.md"), "--format", "html"], "names a md file but --format is html"),
+    ):
+        res = runner.invoke(app, ["bench", "report", str(run), *args])
+        assert res.exit_code == 2 and words in res.output, res.output
+    assert not (tmp_path / "r.pdf").exists() and not (tmp_path / "r2.md").exists()
