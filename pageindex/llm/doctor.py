@@ -1175,7 +1175,8 @@ def doctor_defaults(
     notes: list[str] = []
     if "json_mode" not in given and settings.json_mode:
         out["json_mode"] = True
-        notes.append(f"JSON mode: tool calls do not work at {report.url} (pageindex doctor, {when})")
+        # the URL in use now (the report may have been made with credentials in it: same server)
+        notes.append(f"JSON mode: tool calls do not work at {spec.display_url} (pageindex doctor, {when})")
     if "concurrency" not in given and report.findings.serial:
         out["concurrency"] = settings.concurrency
         notes.append(

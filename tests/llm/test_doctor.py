@@ -397,6 +397,12 @@ def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
     assert notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url}")
     values, notes = doctor_defaults(spec, given={"json_mode", "concurrency"}, directory=tmp_path)
     assert values == {} and notes == []
+    # a report made with credentials in the URL applies to the same server without them, and the note
+    # names the URL in use (trial 15: it showed the report's "http://***@...")
+    with_user = parse_spec(MODEL, base_url=server.base_url.replace("://", "://bob:pw12345678@"), env={})
+    save_report(report.model_copy(update={"url": with_user.display_url}), with_user, tmp_path)
+    values, notes = doctor_defaults(spec, directory=tmp_path)
+    assert values and notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url} ")
 
 
 def test_run_config_takes_doctor_findings_below_user_flags(server, monkeypatch, tmp_path):
