@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from bench.judges.base import judge_sample
 from bench.rundir import Run, RunDir, RunLoadError, load_run
-from bench.runinfo import judge_version
+from bench.runinfo import RunInfo, judge_version
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
 from pageindex.llm.redact import redact_argv
@@ -67,6 +67,31 @@ def needs_judge(sample: Sample) -> bool:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _resumable(source: Run, out: Path, judge_name: str, version: str, judge_model: str | None) -> RunInfo:
+    """The run.json of the interrupted rejudge in ``out`` that a ``--resume`` may continue."""
+    try:
+        info = RunDir(out).read_info()
+    except RunLoadError as exc:
+        raise RejudgeError(f"cannot resume -o {out}: {exc}") from None
+    earlier = info.extra.get("rejudge") or {}
+    if earlier.get("from_run") != source.info.run_id:
+        raise RejudgeError(
+            f"cannot resume -o {out}: it is not a rejudge of run {source.info.run_id} "
+            f"({'of run ' + str(earlier['from_run']) if earlier else 'a run of its own'})"
+        )
+    theirs, ours = (info.judge, info.judge_version, info.judge_model), (judge_name, version, judge_model)
+    if theirs != ours:
+        raise RejudgeError(
+            f"cannot resume -o {out}: it was judged by {_judge_text(*theirs)}, not {_judge_text(*ours)}; "
+            "resume with the same judge options"
+        )
+    return info
+
+
+def _judge_text(name: str | None, version: str | None, model: str | None) -> str:
+    return f"{name} {version}" + (f" ({model})" if model else "")
 
 
 def _check_out_dir(source: Run, out: Path) -> None:
@@ -109,17 +134,24 @@ async def rejudge_run(
     judge_model: str | None = None,
     concurrency: int = 4,
     command: list[str] | None = None,
+    resume: bool = False,
 ) -> RejudgeOutcome:
     """Judge ``source``'s stored answers with ``judge`` (built by :func:`bench.judges.base.make_judge`
     as ``judge_name``) and write the result as a new run in ``out``. Raises :class:`RejudgeError`
     (nothing written) when ``out`` is the source or holds a run's files, and
-    :class:`bench.rundir.RunLoadError` when the source cannot be read."""
+    :class:`bench.rundir.RunLoadError` when the source cannot be read.
+
+    ``resume`` continues an interrupted rejudge in ``out``: it must be a rejudge of this source by
+    the same judge (name, version, model); the samples it holds are kept and only the others are
+    judged (the counts returned are this call's)."""
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)
-    _check_out_dir(run, out)
-    run_id = out.name
     version = judge_version(judge)
     old = run.info
+    run_id = out.name
+    earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
+    if earlier is None:
+        _check_out_dir(run, out)
     info = old.model_copy(
         update={
             "run_id": run_id,
@@ -146,6 +178,12 @@ async def rejudge_run(
             },
         }
     )
+    if earlier is not None:  # the first command and start stay; this one is listed as a resume
+        first = earlier.extra["rejudge"]
+        resumes = [*first.get("resumes", []), {"command": redact_argv(list(command or [])), "at": _now()}]
+        kept_from_first = {"command": first.get("command"), "started_at": first.get("started_at")}
+        rejudge = {**info.extra["rejudge"], **kept_from_first, "resumes": resumes}
+        info = info.model_copy(update={"extra": {**info.extra, "rejudge": rejudge}})
     try:
         rundir = RunDir(out).create()
     except RunLoadError as exc:
@@ -153,8 +191,9 @@ async def rejudge_run(
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)
     store = rundir.sample_store()
-    todo = [s for s in run.samples if needs_judge(s)]
-    kept = [s for s in run.samples if not needs_judge(s)]
+    done = {s.key for s in store.samples}
+    todo = [s for s in run.samples if needs_judge(s) and s.key not in done]
+    kept = [s for s in run.samples if not needs_judge(s) and s.key not in done]
     for s in kept:
         store.append(s.model_copy(update={"run_id": run_id}))
     gate = asyncio.Semaphore(max(concurrency, 1))

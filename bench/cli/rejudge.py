@@ -3,6 +3,7 @@ another or newer judge (no retriever is called) and write them as a new run."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Re-score RUN's stored answers with --judge (no retriever is called) and write a new run "
         "to --out, e.g. to bring a baseline up to date with the current judge so the gate can compare it. "
         "Exit codes: 0 done; 2 bad input (nothing written); 4 more than --max-error-rate of the "
-        "answers got a failed judge call; 130 interrupted.",
+        "answers got a failed judge call; 130 interrupted (--resume goes on from where it stopped).",
         epilog=examples(
             "pageindex bench rejudge results/baseline --judge rules -o results/baseline-rules",
             "pageindex bench rejudge results/baseline --judge llm --judge-model openai/gpt-4o-mini "
@@ -52,6 +53,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             help="OpenAI-compatible endpoint for the judge model.", old_base_url=True
         ),
         output: Path = out_option(..., help="Run directory to write: new, or without a run's files."),
+        resume: bool = typer.Option(
+            False, "--resume", help="Continue an interrupted rejudge in --out (same run, same judge options)."
+        ),
         concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
         max_error_rate: str = max_error_rate_option(),
     ) -> None:
@@ -85,12 +89,19 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     judge_model=recorded_model,
                     concurrency=workers,
                     command=list(sys.argv),
+                    resume=resume,
                 )
             )
         except RejudgeError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            console.print(f"interrupted: the answers judged so far are in {output}", highlight=False)
+            from pageindex.llm.redact import redact_argv
+
+            again = " ".join(shlex.quote(a) for a in redact_argv(sys.argv) if a != "--resume")
+            console.print(
+                f"interrupted: the answers judged so far are in {output}; to go on: {again} --resume",
+                highlight=False,
+            )
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         overall = outcome.summary.overall
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"

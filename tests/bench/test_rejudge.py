@@ -482,3 +482,45 @@ def test_the_stored_rejudge_command_holds_no_credential(tmp_path: Path) -> None:
     assert "SECRETTOKEN" not in stored and "OTHER-987654321" not in stored and "alice:" not in stored
     command = json.loads(stored)["extra"]["rejudge"]["command"]
     assert command[:4] == argv[:4] and "127.0.0.1:9/v1" in command[5] and command[-1] == "***"
+
+
+def test_an_interrupted_rejudge_goes_on_with_resume(tmp_path: Path) -> None:
+    """Trial 15: Ctrl-C left 368 of 540 answers judged, and the same command again said the folder
+    "already holds a run": nothing could finish it. --resume judges only what is missing; another
+    source or another judge is refused, and the folder is left as it was."""
+    rows = [sample(f"q{k:03d}", verdict="incorrect", answer=RIGHT) for k in range(6)]
+    base = write_run(tmp_path / "base", rows, info=run_info("base", judge_version="rules-0"))
+    rules = make_judge("rules")
+
+    class StopAfterTwo:
+        name, version, calls = "rules", rules.version, 0
+
+        def judge(self, question, gold, answer):
+            StopAfterTwo.calls += 1
+            if StopAfterTwo.calls > 2:
+                raise KeyboardInterrupt
+            return rules.judge(question, gold, answer)
+
+    out = tmp_path / "new"
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(rejudge_run(base, out, StopAfterTwo(), judge_name="rules", concurrency=1, command=["a"]))
+    assert len(load_samples(out / "samples.jsonl")) == 2
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    again = _cli("rejudge", base, "--judge", "rules", "-o", out)
+    assert again.exit_code == 2 and "--resume" not in again.output  # not silently resumed
+
+    other = write_run(tmp_path / "other", rows, info=run_info("other"))
+    refused = _cli("rejudge", other, "--judge", "rules", "-o", out, "--resume")
+    assert refused.exit_code == 2 and "it is not a rejudge of run other (of run base)" in refused.output
+    before = (out / "samples.jsonl").read_bytes()
+    with pytest.raises(RejudgeError, match="judged by rules .*, not flaky flaky-2; resume with the same"):
+        asyncio.run(rejudge_run(base, out, _FlakyJudge(), judge_name="flaky", resume=True))
+    assert (out / "samples.jsonl").read_bytes() == before
+
+    done = _cli("rejudge", base, "--judge", "rules", "-o", out, "--resume")
+    assert done.exit_code == 0, done.output
+    finished = load_run(out)
+    assert finished.info.status == "finished" and len(finished.samples) == 6
+    assert {s.verdict for s in finished.samples} == {"correct"}
+    assert finished.info.extra["rejudge"]["command"] == ["a"]
+    assert len(finished.info.extra["rejudge"]["resumes"]) == 1
