@@ -98,6 +98,30 @@ def provenance(info: RunInfo) -> dict[str, str | None]:
     }
 
 
+def stored_config(info: RunInfo) -> dict[str, Any]:
+    """The settings a run keeps for ``--resume`` (``extra.config``), with what the run resolved for
+    itself where the stored config left it to the defaults: the answering model, the judge and its
+    model, the retrievers (those that ran, then those skipped). A run stores these since review 16;
+    for an older run.json they come from its recorded ``model``, ``judge``, ``judge_model``,
+    ``retrievers`` and ``skipped_retrievers``, so a resume never takes them from today's environment
+    (``$PAGEINDEX_MODEL``, ``OPENAI_API_KEY``). Empty: the run stored no config."""
+    config = dict(info.extra.get("config") or {})
+    if not config:
+        return config
+    from bench.judges.base import judge_model_need
+
+    if not config.get("model") and info.model:
+        config["model"] = info.model
+    if not config.get("judge") and info.judge:
+        config["judge"] = info.judge
+    if not config.get("judge_model") and info.judge_model and judge_model_need(info.judge) == "one":
+        config["judge_model"] = info.judge_model
+    if not config.get("retrievers") and info.retrievers:
+        skipped = [r for r in info.skipped_retrievers if r not in info.retrievers]
+        config["retrievers"] = [*info.retrievers, *skipped]
+    return config
+
+
 def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
     """How this install would score a resumed run differently from how it started (recorded
     fields only): its samples would mix judge, tree builder or dataset versions."""

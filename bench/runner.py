@@ -152,10 +152,16 @@ def load_dataset(config: RunConfig) -> Dataset:
     return load_financebench(config.data_dir)
 
 
+def wanted_retrievers(config: RunConfig) -> list[str]:
+    """The retrievers asked for: ``--retrievers``, else the defaults (without a model the LLM ones
+    are then skipped)."""
+    return config.retrievers or [*LLM_RETRIEVERS, "extractive"]
+
+
 def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], dict[str, str]]:
     """The retrievers to run and those skipped (with why). Unknown names are an error."""
     known = available_retrievers()
-    wanted = config.retrievers or [*LLM_RETRIEVERS, "extractive"]  # without a model the LLM ones are skipped
+    wanted = wanted_retrievers(config)
     unknown = [r for r in wanted if r not in known]
     for name in wanted:
         if name in known:
@@ -318,7 +324,7 @@ class Runner:
             foreign = foreign_samples(rundir, info)
             if foreign:
                 raise RunSetupError(f"cannot resume {run_dir}: {foreign}")
-            stored = info.extra.get("config")
+            stored = provenance.stored_config(info)  # with the model, judge and retrievers it resolved
             if stored:
                 try:
                     self.config = RunConfig.model_validate(stored)
@@ -340,6 +346,7 @@ class Runner:
                 f"{'' if cfg.retry_timeouts else ' (timeouts not retried)'}"
                 f"{f', time limit {cfg.time_limit_s:g}s per sample' if cfg.time_limit_s else ''}"
                 f"{', JSON mode' if cfg.json_mode else ''}"
+                f"{f', model {cfg.model}' if cfg.model else ''}"
             )
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
@@ -640,11 +647,12 @@ class Runner:
         """The answering model, and the settings ``pageindex doctor`` found for it (user flags >
         stored settings > doctor)."""
         cfg = self.config
-        model = (
-            configured_model(cfg.model)
-            if self._retriever_llm is None
-            else getattr(self._retriever_llm, "spec", "scripted")
-        )
+        if self._retriever_llm is not None:
+            model = getattr(self._retriever_llm, "spec", "scripted")
+        elif previous is not None:  # the model the run stored, never today's $PAGEINDEX_MODEL
+            model = cfg.model
+        else:
+            model = configured_model(cfg.model)
         if model and model.split("/", 1)[0] == "scripted" and self._retriever_llm is None:
             self._scripted_for(model)  # a missing policy is a set-up error, before any work
         doctor_notes: list[str] = []
@@ -764,11 +772,27 @@ class Runner:
                         update={
                             "base_url": redact_url(cfg.base_url),
                             "judge_base_url": redact_url(cfg.judge_base_url),
+                            **self._resolved(model, judge_name, judge_model),
                         }
                     ).model_dump(mode="json"),
                 },
             }
         )
+
+    def _resolved(self, model: str | None, judge_name: str, judge_model: str | None) -> dict[str, Any]:
+        """What the run settled for itself, stored with its config so that ``--resume`` goes on with
+        it rather than resolving it again from the environment: the answering model (``model``: the
+        one its retrievers call, None when none does), the retrievers asked for (defaults included),
+        the judge and its one model. Clients given by the caller are the caller's: not stored."""
+        cfg = self.config
+        resolved: dict[str, Any] = {"retrievers": wanted_retrievers(cfg)}
+        if self._retriever_llm is None:
+            resolved["model"] = cfg.model or model
+        if self._judge_llm is None:
+            resolved["judge"] = judge_name
+            if judge_model_need(judge_name) == "one":
+                resolved["judge_model"] = cfg.judge_model or judge_model
+        return resolved
 
     async def _run_samples(
         self,

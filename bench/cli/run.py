@@ -394,9 +394,10 @@ def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]
     values ("--model (stored openai/a, given openai/b)"). Repeating the run's own command line with
     ``--resume`` appended is no change; a run.json that cannot be read makes every given option one."""
     from bench.rundir import RunDir, RunLoadError
+    from bench.runinfo import stored_config
 
-    try:
-        stored = RunDir(resume).read_info().extra.get("config") or {}
+    try:  # with the model, judge and retrievers the run resolved (the ones it goes on with)
+        stored = stored_config(RunDir(resume).read_info())
     except (RunLoadError, OSError):
         stored = {}
     changed = []

@@ -1,0 +1,111 @@
+"""``bench run --resume`` goes on with what the run settled when it started, never with what today's
+shell would settle: the answering model (also one taken from ``$PAGEINDEX_MODEL``), its judge model
+and its retrievers; a different one given is refused like any changed setting, the same one given is
+no change (review 16)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.runner import demo_dataset_dir
+from pageindex.cli import app
+from pageindex.cli._common import ExitCode
+
+POLICY = "bench.faults.scripted:policy"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache"),
+        "PAGEINDEX_SCRIPTED_POLICY": POLICY,
+    }  # fmt: skip
+
+
+def invoke(env: dict[str, str], *args: str, **more_env: str) -> tuple[int, str]:
+    out = CliRunner().invoke(app, ["bench", "run", "-q", *args], env={**env, **more_env})
+    return out.exit_code, " ".join(out.output.split())
+
+
+def rows(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines() if line.strip()]
+
+
+def keep_first_sample(run: Path) -> None:
+    """As if the run had stopped after its first sample."""
+    first = (run / "samples.jsonl").read_text().splitlines(keepends=True)[0]
+    (run / "samples.jsonl").write_text(first)
+
+
+def started_with_the_model_of_the_environment(env: dict[str, str], run: Path) -> None:
+    args = ("--data-dir", str(demo_dataset_dir()), "-r", "iterative", "--limit", "2", "-o", str(run))
+    code, output = invoke(env, *args, PAGEINDEX_MODEL="scripted/alpha")
+    assert code == 0, output
+    keep_first_sample(run)
+
+
+def test_resume_keeps_the_model_the_run_took_from_the_environment(env, tmp_path):
+    run = tmp_path / "run"
+    started_with_the_model_of_the_environment(env, run)
+    code, output = invoke(env, "--resume", str(run), PAGEINDEX_MODEL="scripted/beta")
+    assert code == 0, output
+    assert len(rows(run)) == 2
+    assert {r["model"] for r in rows(run)} == {"scripted/alpha"}
+    assert {r["judge"] for r in rows(run)} == {"llm:scripted/alpha"}
+    assert "model scripted/alpha" in output  # the header says which model goes on
+    info = json.loads((run / "run.json").read_text())
+    assert info["model"] == info["judge_model"] == "scripted/alpha"
+
+
+def test_resume_needs_no_model_in_the_environment_and_accepts_the_stored_one_given(env, tmp_path):
+    run = tmp_path / "run"
+    started_with_the_model_of_the_environment(env, run)
+    code, output = invoke(env, "--resume", str(run), "--model", "scripted/alpha", "--judge-model",
+                          "scripted/alpha", "-r", "iterative")  # fmt: skip
+    assert code == 0, output
+    assert {r["model"] for r in rows(run)} == {"scripted/alpha"} and len(rows(run)) == 2
+
+
+def test_resume_refuses_another_model_given(env, tmp_path):
+    run = tmp_path / "run"
+    started_with_the_model_of_the_environment(env, run)
+    before = (run / "samples.jsonl").read_bytes(), (run / "run.json").read_bytes()
+    code, output = invoke(env, "--resume", str(run), "--model", "scripted/beta")
+    assert code == ExitCode.BAD_INPUT, output
+    assert output.startswith("error: ")
+    assert "drop --model (stored scripted/alpha, given scripted/beta)" in output
+    assert ((run / "samples.jsonl").read_bytes(), (run / "run.json").read_bytes()) == before
+
+
+def test_a_run_made_without_a_model_resumes_without_one(env, tmp_path):
+    """Its default retrievers were extractive alone (the LLM ones skipped for want of a model): a
+    model set in the shell since must not add agent, planner and iterative to it."""
+    run = tmp_path / "run"
+    code, output = invoke(env, "--data-dir", str(demo_dataset_dir()), "--limit", "2", "-o", str(run))
+    assert code == 0, output
+    keep_first_sample(run)
+    code, output = invoke(env, "--resume", str(run), PAGEINDEX_MODEL="scripted")
+    assert code == 0, output
+    assert {(r["retriever"], r["judge"]) for r in rows(run)} == {("extractive", "rules")}
+    assert len(rows(run)) == 2
+
+
+def test_a_run_json_written_before_the_resolved_settings_were_stored_resumes_with_its_recorded_model(
+    env, tmp_path
+):
+    """Older runs stored the flags only (``model: null`` for a model from the environment): the
+    model, judge model and retrievers recorded in run.json stand in for them."""
+    run = tmp_path / "run"
+    started_with_the_model_of_the_environment(env, run)
+    info = json.loads((run / "run.json").read_text())
+    info["extra"]["config"].update(model=None, judge=None, judge_model=None, retrievers=[])
+    (run / "run.json").write_text(json.dumps(info))
+    code, output = invoke(env, "--resume", str(run), "--model", "scripted/alpha",
+                          PAGEINDEX_MODEL="scripted/beta")  # fmt: skip
+    assert code == 0, output
+    assert {r["model"] for r in rows(run)} == {"scripted/alpha"} and len(rows(run)) == 2
+    assert {r["judge"] for r in rows(run)} == {"llm:scripted/alpha"}
