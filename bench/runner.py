@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -250,6 +251,18 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
     return None
 
 
+def masked_url(url: str | None) -> bool:
+    """Whether ``url`` is a stored URL whose credentials were masked (``http://***@host/v1``,
+    ``?api-key=***``): a display form, never a URL to send requests to."""
+    if not url or MASK not in url:
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.netloc.rpartition("@")[0] == MASK or MASK in dict(parse_qsl(parts.query)).values()
+
+
 def new_run_id(config: RunConfig) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     digest = hashlib.sha256(RunConfig.model_dump_json(config).encode()).hexdigest()[:6]
@@ -339,6 +352,12 @@ class Runner:
             except ValueError as exc:
                 raise RunSetupError(str(exc)) from None
             cfg = self.config
+            for option, url in (("--base-url", cfg.base_url), ("--judge-base-url", cfg.judge_base_url)):
+                if masked_url(url):  # stored without its credentials: *** would be sent as them
+                    raise RunSetupError(
+                        f"cannot resume {run_dir}: it was started with {option} {url}, whose credentials "
+                        f"are not stored; give {option} again, credentials included"
+                    )
             # said with the header, as a new run says its profile and the doctor's settings
             self.setting_notes.append(
                 f"resumed with its stored settings (flags given now win): concurrency {cfg.concurrency}, "

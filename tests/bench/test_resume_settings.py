@@ -109,3 +109,42 @@ def test_a_run_json_written_before_the_resolved_settings_were_stored_resumes_wit
     assert code == 0, output
     assert {r["model"] for r in rows(run)} == {"scripted/alpha"} and len(rows(run)) == 2
     assert {r["judge"] for r in rows(run)} == {"llm:scripted/alpha"}
+
+
+def test_a_base_url_with_credentials_must_be_given_again_on_resume(env, tmp_path):
+    """run.json keeps the URL masked (``http://***@host/v1``): resuming with it sent ``***`` as the
+    credentials. The stored form is no URL to call: the resume asks for it again, touching nothing,
+    and runs with the URL given (its credentials still never stored)."""
+    import base64
+
+    from bench.faults.scripted import policy
+    from pageindex.llm.scripted import ScriptedModel
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as server:
+        url = server.base_url.replace("http://", "http://alice:s3cret-pass@")
+        code, output = invoke(
+            env, "--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--base-url", url,
+            "--judge", "rules", "--limit", "2", "-o", str(run),
+        )  # fmt: skip
+        assert code == 0, output
+        keep_first_sample(run)
+        before = {p.name: p.read_bytes() for p in run.iterdir()}
+        seen = len(server.exchanges)
+
+        code, output = invoke(env, "--resume", str(run))
+        assert code == ExitCode.BAD_INPUT, output
+        assert output == (
+            f"error: cannot resume {run}: it was started with --base-url http://***@{url.split('@')[1]}, "
+            "whose credentials are not stored; give --base-url again, credentials included"
+        )
+        assert len(server.exchanges) == seen  # nothing sent with *** for credentials
+        assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+
+        code, output = invoke(env, "--resume", str(run), "--base-url", url)
+        assert code == 0, output
+        sent = [e["headers"].get("Authorization", "") for e in server.exchanges[seen:]]
+        assert sent and all(base64.b64encode(b"alice:s3cret-pass").decode() in a for a in sent), sent
+    assert len(rows(run)) == 2
+    assert all("s3cret-pass" not in p.read_text() for p in run.iterdir())
