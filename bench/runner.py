@@ -251,6 +251,14 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
     return None
 
 
+def absolute_paths(config: RunConfig) -> dict[str, Path]:
+    """The config's paths (dataset, run folder, caches) made absolute, as a run stores them: a resume
+    from another folder must find the same files (a relative ``--data-dir ds`` resumed elsewhere read
+    another folder's, or none)."""
+    paths = {name: getattr(config, name) for name in RunConfig.model_fields}
+    return {name: Path(os.path.abspath(p)) for name, p in paths.items() if isinstance(p, Path)}
+
+
 def masked_url(url: str | None) -> bool:
     """Whether ``url`` is a stored URL whose credentials were masked (``http://***@host/v1``,
     ``?api-key=***``): a display form, never a URL to send requests to."""
@@ -759,7 +767,7 @@ class Runner:
                 "git_commit": _git_commit(),
                 "dataset": DatasetInfo(
                     name=dataset.name,
-                    path=str(dataset.path),
+                    path=os.path.abspath(dataset.path),
                     sha256=dataset.sha256,
                     content_sha256=provenance.dataset_content_hash(dataset.path),
                     questions=len(questions),
@@ -792,6 +800,7 @@ class Runner:
                             "base_url": redact_url(cfg.base_url),
                             "judge_base_url": redact_url(cfg.judge_base_url),
                             **self._resolved(model, judge_name, judge_model),
+                            **absolute_paths(cfg),
                         }
                     ).model_dump(mode="json"),
                 },

@@ -148,3 +148,31 @@ def test_a_base_url_with_credentials_must_be_given_again_on_resume(env, tmp_path
         assert sent and all(base64.b64encode(b"alice:s3cret-pass").decode() in a for a in sent), sent
     assert len(rows(run)) == 2
     assert all("s3cret-pass" not in p.read_text() for p in run.iterdir())
+
+
+def test_a_run_started_with_a_relative_data_dir_resumes_from_anywhere(env, tmp_path, monkeypatch):
+    """The dataset folder is stored absolute; the same folder given again, spelt another way, is no
+    change."""
+    import shutil
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(demo_dataset_dir(), work / "ds")
+    run = tmp_path / "run"
+    monkeypatch.chdir(work)
+    args = ("-r", "extractive", "--judge", "rules", "--limit", "3", "-o", str(run))
+    code, output = invoke(env, "-d", "ds", *args)
+    assert code == 0, output
+    info = json.loads((run / "run.json").read_text())
+    assert info["extra"]["config"]["data_dir"] == info["dataset"]["path"] == str(work / "ds")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for given in ([], ["-d", str(work / "ds")], ["-d", "../work/ds"]):
+        keep_first_sample(run)
+        code, output = invoke(env, "--resume", str(run), *given)
+        assert code == 0, (given, output)
+        assert len(rows(run)) == 3
+    code, output = invoke(env, "--resume", str(run), "-d", str(demo_dataset_dir()))
+    assert code == ExitCode.BAD_INPUT and f"drop --data-dir (stored {work / 'ds'}, given" in output, output
