@@ -218,6 +218,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             overrides = {k: v for k, v in operational.items() if v is not None}
             if time_limit == NO_LIMIT:  # said outright: no limit, also over a resumed run's stored one
                 overrides["time_limit_s"] = None
+            if budget:  # a new budget replaces a resumed run's whole: tokens or dollars, not both
+                overrides.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
             profile, profile_line = _local_profile(model, base_url, concurrency, timeout, max_retries, resume)
             overrides.update(profile)
             if resume is not None:

@@ -176,3 +176,20 @@ def test_a_run_started_with_a_relative_data_dir_resumes_from_anywhere(env, tmp_p
         assert len(rows(run)) == 3
     code, output = invoke(env, "--resume", str(run), "-d", str(demo_dataset_dir()))
     assert code == ExitCode.BAD_INPUT and f"drop --data-dir (stored {work / 'ds'}, given" in output, output
+
+
+def test_a_new_budget_on_resume_replaces_the_stored_one_whole(env, tmp_path):
+    """A budget is tokens or dollars: a new one of the other kind used to leave the stored one in
+    force beside it, so the run stopped again at the old limit."""
+    run = tmp_path / "run"
+    args = ("--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules", "--limit", "2")
+    code, output = invoke(env, *args, "--budget", "10k", "-o", str(run))
+    assert code == 0, output
+    for budget, stored in (("$5", {"usd": 5.0}), ("20k", {"tokens": 20000}), ("$2.50", {"usd": 2.5})):
+        keep_first_sample(run)
+        code, output = invoke(env, "--resume", str(run), "--budget", budget)
+        assert code == 0, output
+        info = json.loads((run / "run.json").read_text())
+        assert info["budget"] == stored, (budget, info["budget"])
+        config = info["extra"]["config"]
+        assert (config["budget_tokens"], config["budget_usd"]) == (stored.get("tokens"), stored.get("usd"))
