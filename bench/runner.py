@@ -251,6 +251,42 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
     return None
 
 
+class FolderInUse(Exception):
+    """Another run holds the run folder (:func:`claim_folder`)."""
+
+
+def claim_folder(path: Path) -> int | None:
+    """Claim the run folder ``path`` for this process: an exclusive ``flock`` on the folder itself,
+    taken without waiting and held until :func:`release_folder` or the end of the process. Two runs
+    (two new runs given one folder, or a run and a resume of it) can thus never write into one
+    folder. The kernel drops the claim when the process ends in any way (SIGKILL, a crash), so no
+    stale claim outlives a run, and nothing is written into the folder for it. Returns the
+    descriptor that holds the claim; None where the system cannot lock a folder (no ``fcntl``, a
+    file system that refuses it): the run goes on unclaimed. Raises :class:`FolderInUse`."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise FolderInUse(str(path)) from None
+    except OSError as exc:
+        os.close(fd)
+        log.warning("cannot claim the run folder %s for this run (%s); going on without", path, exc)
+        return None
+    return fd
+
+
+def release_folder(fd: int | None) -> None:
+    """Give up a claim of :func:`claim_folder` (closing its descriptor drops the lock)."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 def absolute_paths(config: RunConfig) -> dict[str, Path]:
     """The config's paths (dataset, run folder, caches) made absolute, as a run stores them: a resume
     from another folder must find the same files (a relative ``--data-dir ds`` resumed elsewhere read
@@ -330,6 +366,7 @@ class Runner:
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
+        self._claim: int | None = None  # the descriptor holding the run folder (claim_folder)
 
     # -- set-up ------------------------------------------------------------------
     def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
@@ -338,6 +375,9 @@ class Runner:
             rundir = RunDir(run_dir)
             if not rundir.info_path.exists():
                 raise RunSetupError(f"cannot resume: {rundir.info_path} does not exist")
+            self._claim_folder(  # before reading anything: a run going on there would change it
+                run_dir, f"cannot resume {run_dir}: another bench run is using it now; wait for it to end"
+            )
             try:
                 info = rundir.read_info()
             except RunLoadError as exc:
@@ -617,7 +657,22 @@ class Runner:
 
     async def run(self) -> RunOutcome:
         """Open the run directory, settle the settings, choose retrievers and questions, make the
-        models, build the trees, describe the run, then run the samples."""
+        models, build the trees, describe the run, then run the samples. The run folder is claimed
+        for this run while it lasts (:func:`claim_folder`)."""
+        try:
+            return await self._run()
+        finally:
+            release_folder(self._claim)
+            self._claim = None
+
+    def _claim_folder(self, run_dir: Path, busy: str) -> None:
+        """Hold ``run_dir`` for this run, or fail with ``busy`` (another run holds it)."""
+        try:
+            self._claim = claim_folder(run_dir)
+        except FolderInUse:
+            raise RunSetupError(busy) from None
+
+    async def _run(self) -> RunOutcome:
         run_dir, previous = self._open_run_dir()
         model, doctor_notes = self._settle_settings(previous)
         cfg = self.config
@@ -664,6 +719,12 @@ class Runner:
             rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
         except RunLoadError as exc:
             raise RunSetupError(f"--out {exc}") from None
+        if previous is None:
+            busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
+            self._claim_folder(run_dir, busy)
+            # checked at the start, but another run may have started and finished here since
+            if problem := rundir.problem():
+                raise RunSetupError(f"--out {run_dir}: {problem}; use --resume {run_dir} or another --out")
         with _event_log(rundir.events_path):
             return await self._run_samples(
                 run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,
