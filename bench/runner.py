@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 # finish the abandoned request before the next sample (see Runner._let_abandoned_finish).
 ABANDONED_WAITS = 3
 PREFLIGHT_NOTICE_S = 10.0  # a preflight probe unanswered this long is said (a busy local server)
+# Stops that cancel the samples in flight (they run again on resume); a budget stop lets them finish.
+CANCELLING_STOPS: frozenset[RunStatus] = frozenset({"interrupted", "failed"})
 
 
 class RunSetupError(Exception):
@@ -362,6 +364,7 @@ class Runner:
         self.retry_errors = retry_errors
         self.stopped_because: str | None = None
         self.stop = asyncio.Event()
+        self.cancel = asyncio.Event()  # a stop that cancels the samples in flight (CANCELLING_STOPS)
         self.stop_reason: RunStatus | None = None
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
@@ -651,8 +654,13 @@ class Runner:
 
     # -- the loop ----------------------------------------------------------------
     def request_stop(self, reason: RunStatus) -> None:
-        if self.stop_reason is None:
+        """Stop starting samples. The first reason stands, except an interrupt (Ctrl-C), which wins
+        over any: the run ends ``interrupted`` (exit 130) and its samples in flight are cancelled,
+        also after a budget stop that let them run on."""
+        if self.stop_reason is None or reason == "interrupted":
             self.stop_reason = reason
+        if reason in CANCELLING_STOPS:
+            self.cancel.set()
         self.stop.set()
 
     async def run(self) -> RunOutcome:
@@ -1025,7 +1033,7 @@ class Runner:
         clients, whose = self._failed_on(sample, "connection", retriever_llm, judge_llm)
         if not clients:
             return False
-        if self.stop_reason == "failed":
+        if self.stopped_because is not None:  # already found gone (the run may since be interrupted)
             return True
         for client in clients:
             try:
@@ -1072,11 +1080,11 @@ class Runner:
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
         """Budget: in-flight samples may finish (they are paid for). Interrupt, or an endpoint that
-        is gone: cancel them (they run again on resume)."""
-        await self.stop.wait()
-        if self.stop_reason in ("interrupted", "failed"):
-            for t in tasks:
-                t.cancel()
+        is gone, whenever it comes (a Ctrl-C after a budget stop too): cancel them (they run again
+        on resume)."""
+        await self.cancel.wait()
+        for t in tasks:
+            t.cancel()
 
 
 async def _let_signals_in() -> None:
