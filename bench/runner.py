@@ -41,7 +41,7 @@ from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
-from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
+from pageindex.llm.redact import MASK, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
 from pageindex.retrievers.base import (
