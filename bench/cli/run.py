@@ -299,15 +299,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             loop = asyncio.get_running_loop()
             presses = 0
 
-            def _interrupt() -> None:
+            def _interrupt(name: str) -> None:
                 nonlocal presses
                 presses += 1
                 if presses == 1:
+                    how = "" if name == "SIGINT" else f" ({name})"
                     err_console.print(
-                        "\n[yellow]interrupted:[/] no new samples start; writing the summary of what "
+                        f"\n[yellow]interrupted{how}:[/] no new samples start; writing the summary of what "
                         "finished (Ctrl-C again to quit at once)"
                         if runner.sampling
-                        else "\n[yellow]interrupted:[/] stopping before the first sample; nothing is "
+                        else f"\n[yellow]interrupted{how}:[/] stopping before the first sample; nothing is "
                         "written (Ctrl-C again to quit at once)"
                     )
                     runner.request_stop("interrupted")
@@ -316,11 +317,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                         EXIT_INTERRUPTED
                     )  # samples.jsonl is append-only: a torn line is dropped on resume
 
-            loop.add_signal_handler(signal.SIGINT, _interrupt)
+            # SIGTERM and SIGHUP (a cancelled CI job, `timeout`, `docker stop`, a closed terminal) stop
+            # the run as Ctrl-C does: it ends `interrupted` with its summary, never left "running"
+            stops = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+            for sig in stops:
+                loop.add_signal_handler(sig, _interrupt, sig.name)
             try:
                 return await runner.run()
             finally:
-                loop.remove_signal_handler(signal.SIGINT)
+                for sig in stops:
+                    loop.remove_signal_handler(sig)
 
         try:
             if quiet:

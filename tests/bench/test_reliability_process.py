@@ -85,6 +85,24 @@ def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float =
     raise AssertionError(f"{path} never reached {n} lines (exit {proc.poll()})")
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(setup, tmp_path, sig):
+    """Trial 15: a cancelled CI job (SIGTERM), `timeout`, `docker stop` or a closed terminal (SIGHUP)
+    killed the run with no summary and run.json left "running" for a process that was gone."""
+    out = tmp_path / "term"
+    proc = subprocess.Popen(
+        args(setup, out), env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for_lines(out / "samples.jsonl", 2, proc)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert f"interrupted ({sig.name}): no new samples start" in stderr
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "interrupted" == json.loads((out / "summary.json").read_text())["status"]
+    assert not check_run(out).duplicated
+
+
 def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     env = setup["env"]
     out = tmp_path / "int"
