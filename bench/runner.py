@@ -41,6 +41,7 @@ from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
+from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import MASK, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
@@ -820,9 +821,11 @@ class Runner:
             judge_model = ",".join(cfg.judge_models)
         elif judge_model_need(judge_name) == "one":
             judge_model = getattr(judge_llm, "spec", None)
+        resolved = self._resolved(model, judge_name, judge_model)
+        base_url = cfg.base_url or resolved.get("base_url")
         urls = {
-            "retriever": redact_url(cfg.base_url),
-            "judge": redact_url(cfg.judge_base_url or cfg.base_url),
+            "retriever": redact_url(base_url),
+            "judge": redact_url(cfg.judge_base_url or base_url),
         }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
         # A resume keeps the command that started the run (the one that reproduces it) and adds its
@@ -866,9 +869,9 @@ class Runner:
                     **({"resumes": resumes} if resumes else {}),
                     "config": cfg.model_copy(
                         update={
-                            "base_url": redact_url(cfg.base_url),
                             "judge_base_url": redact_url(cfg.judge_base_url),
-                            **self._resolved(model, judge_name, judge_model),
+                            **resolved,
+                            "base_url": redact_url(base_url),
                             **absolute_paths(cfg),
                         }
                     ).model_dump(mode="json"),
@@ -880,11 +883,16 @@ class Runner:
         """What the run settled for itself, stored with its config so that ``--resume`` goes on with
         it rather than resolving it again from the environment: the answering model (``model``: the
         one its retrievers call, None when none does), the retrievers asked for (defaults included),
-        the judge and its one model. Clients given by the caller are the caller's: not stored."""
+        the judge and its one model, and the endpoint the model's provider resolved when no
+        ``--base-url`` was given. Clients given by the caller are the caller's: not stored."""
         cfg = self.config
         resolved: dict[str, Any] = {"retrievers": wanted_retrievers(cfg)}
         if self._retriever_llm is None:
             resolved["model"] = cfg.model or model
+            if not cfg.base_url and resolved["model"]:
+                # the endpoint the model's provider resolved ($OPENAI_BASE_URL, $OLLAMA_BASE_URL, its
+                # default): a resume in a shell without that variable must not go to another server
+                resolved["base_url"] = endpoint_url(resolved["model"], None)
         if self._judge_llm is None:
             resolved["judge"] = judge_name
             if judge_model_need(judge_name) == "one":

@@ -193,3 +193,26 @@ def test_a_new_budget_on_resume_replaces_the_stored_one_whole(env, tmp_path):
         assert info["budget"] == stored, (budget, info["budget"])
         config = info["extra"]["config"]
         assert (config["budget_tokens"], config["budget_usd"]) == (stored.get("tokens"), stored.get("usd"))
+
+
+def test_resume_goes_to_the_endpoint_the_run_took_from_the_environment(env, tmp_path):
+    """Trial 15: a run whose endpoint came from $OPENAI_BASE_URL stored none, so its resume in a shell
+    without the variable went to api.openai.com (or failed to reach it)."""
+    from bench.faults.scripted import policy
+    from pageindex.llm.scripted import ScriptedModel
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as server:
+        code, output = invoke(
+            env, "--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--judge", "rules",
+            "--limit", "2", "-o", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
+        )  # fmt: skip
+        assert code == 0, output
+        keep_first_sample(run)
+        seen = len(server.exchanges)
+        code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL="")
+        assert code == 0, output
+        assert len(server.exchanges) > seen and len(rows(run)) == 2
+    info = json.loads((run / "run.json").read_text())
+    assert info["base_urls"]["retriever"] == server.base_url == info["extra"]["config"]["base_url"]
