@@ -413,8 +413,12 @@ def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]
         before = stored.get(field, _MISSING)
         if field == "out":  # the folder resumed is the run's, whatever path reached it
             same = Path(str(value)).resolve() == Path(resume).resolve()
-        elif field == "data_dir" and before not in (None, _MISSING) and value is not None:
-            same = Path(str(before)).resolve() == Path(str(value)).resolve()
+        elif field == "data_dir" and before is not _MISSING and value is not None:
+            # a run made without --data-dir ran on the demo data set: that folder given is no change
+            from bench.runner import demo_dataset_dir
+
+            stored_dir = demo_dataset_dir() if before is None else Path(str(before))
+            same = stored_dir.resolve() == Path(str(value)).resolve()
         elif field in ("retrievers", "question_types", "question_ids") and isinstance(before, list):
             same = sorted(before) == sorted(value or [])  # the order runs samples, it means nothing
         else:

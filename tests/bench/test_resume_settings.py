@@ -216,3 +216,17 @@ def test_resume_goes_to_the_endpoint_the_run_took_from_the_environment(env, tmp_
         assert len(server.exchanges) > seen and len(rows(run)) == 2
     info = json.loads((run / "run.json").read_text())
     assert info["base_urls"]["retriever"] == server.base_url == info["extra"]["config"]["base_url"]
+
+
+def test_the_demo_folder_given_to_a_run_made_without_data_dir_is_no_change(env, tmp_path):
+    """Trial 15: a run made without --data-dir (the demo data set) refused its own folder given on resume
+    ("stored None, given .../datasets/demo"); another folder is still refused."""
+    run = tmp_path / "run"
+    code, output = invoke(env, "-r", "extractive", "--judge", "rules", "--limit", "2", "-o", str(run))
+    assert code == 0, output
+    keep_first_sample(run)
+    code, output = invoke(env, "--resume", str(run), "--data-dir", str(tmp_path))
+    assert code == ExitCode.BAD_INPUT and "drop --data-dir (stored None" in output
+    code, output = invoke(env, "--resume", str(run), "--data-dir", str(demo_dataset_dir()))
+    assert code == 0, output
+    assert len(rows(run)) == 2
