@@ -26,6 +26,10 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
     judge_models: list[str] = Field(default_factory=list)  # panel
     judge_base_url: str | None = None
+    # the endpoint each model spec resolved without --base-url/--judge-base-url ($OPENAI_BASE_URL,
+    # $OLLAMA_BASE_URL, a provider's default), credentials masked: stored so that a resume does not
+    # resolve it again from another shell's environment
+    resolved_urls: dict[str, str] = Field(default_factory=dict)
     limit: int | None = Field(None, ge=1)
     question_types: list[str] = Field(default_factory=list)
     question_ids: list[str] = Field(default_factory=list)

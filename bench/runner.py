@@ -452,6 +452,9 @@ class Runner:
         def client(spec: str, role: str, base_url: str | None) -> Any:
             if spec.split("/", 1)[0] == "scripted":
                 return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
+            if base_url is None:  # the endpoint the run resolved when it started (a stored masked one:
+                stored = cfg.resolved_urls.get(spec)  # its credentials come from the environment again)
+                base_url = None if stored is None or masked_url(stored) else stored
             return make_client(spec, role=role, base_url=base_url, **common)
 
         retriever_llm = self._retriever_llm
@@ -822,10 +825,10 @@ class Runner:
         elif judge_model_need(judge_name) == "one":
             judge_model = getattr(judge_llm, "spec", None)
         resolved = self._resolved(model, judge_name, judge_model)
-        base_url = cfg.base_url or resolved.get("base_url")
+        endpoints = resolved.get("resolved_urls", {})
         urls = {
-            "retriever": redact_url(base_url),
-            "judge": redact_url(cfg.judge_base_url or base_url),
+            "retriever": redact_url(cfg.base_url) or endpoints.get(resolved.get("model") or ""),
+            "judge": redact_url(cfg.judge_base_url or cfg.base_url) or endpoints.get(judge_model or ""),
         }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
         # A resume keeps the command that started the run (the one that reproduces it) and adds its
@@ -869,9 +872,9 @@ class Runner:
                     **({"resumes": resumes} if resumes else {}),
                     "config": cfg.model_copy(
                         update={
+                            "base_url": redact_url(cfg.base_url),
                             "judge_base_url": redact_url(cfg.judge_base_url),
                             **resolved,
-                            "base_url": redact_url(base_url),
                             **absolute_paths(cfg),
                         }
                     ).model_dump(mode="json"),
@@ -883,20 +886,28 @@ class Runner:
         """What the run settled for itself, stored with its config so that ``--resume`` goes on with
         it rather than resolving it again from the environment: the answering model (``model``: the
         one its retrievers call, None when none does), the retrievers asked for (defaults included),
-        the judge and its one model, and the endpoint the model's provider resolved when no
-        ``--base-url`` was given. Clients given by the caller are the caller's: not stored."""
+        the judge and its one model, and the endpoint each model's provider resolved where no base URL
+        was given (``resolved_urls``). Clients given by the caller are the caller's: not stored."""
         cfg = self.config
         resolved: dict[str, Any] = {"retrievers": wanted_retrievers(cfg)}
+        unnamed: list[str] = []  # model specs whose clients got no base URL: they resolved their own
         if self._retriever_llm is None:
             resolved["model"] = cfg.model or model
-            if not cfg.base_url and resolved["model"]:
-                # the endpoint the model's provider resolved ($OPENAI_BASE_URL, $OLLAMA_BASE_URL, its
-                # default): a resume in a shell without that variable must not go to another server
-                resolved["base_url"] = endpoint_url(resolved["model"], None)
+            if resolved["model"] and not cfg.base_url:
+                unnamed.append(resolved["model"])
         if self._judge_llm is None:
             resolved["judge"] = judge_name
             if judge_model_need(judge_name) == "one":
                 resolved["judge_model"] = cfg.judge_model or judge_model
+            if not (cfg.judge_base_url or cfg.base_url):
+                unnamed += [m for m in str(judge_model or "").split(",") if m]
+        # what the run resolved first stays (a resume must not take today's environment's)
+        urls = dict(cfg.resolved_urls)
+        for spec in unnamed:
+            if spec not in urls and (url := redact_url(endpoint_url(spec, None))):
+                urls[spec] = url
+        if urls:
+            resolved["resolved_urls"] = urls
         return resolved
 
     async def _run_samples(

@@ -195,27 +195,37 @@ def test_a_new_budget_on_resume_replaces_the_stored_one_whole(env, tmp_path):
         assert (config["budget_tokens"], config["budget_usd"]) == (stored.get("tokens"), stored.get("usd"))
 
 
-def test_resume_goes_to_the_endpoint_the_run_took_from_the_environment(env, tmp_path):
+def test_resume_goes_to_the_endpoints_the_run_took_from_the_environment(env, tmp_path):
     """Trial 15: a run whose endpoint came from $OPENAI_BASE_URL stored none, so its resume in a shell
-    without the variable went to api.openai.com (or failed to reach it)."""
+    without the variable went to api.openai.com (or failed to reach it). Review 17: each model keeps
+    its own endpoint: a judge of another provider ($OLLAMA_BASE_URL) is not sent to the answering
+    model's server on resume."""
     from bench.faults.scripted import policy
     from pageindex.llm.scripted import ScriptedModel
     from pageindex.llm.testing import FakeOpenAIServer
 
     run = tmp_path / "run"
-    with FakeOpenAIServer(ScriptedModel(policy=policy)) as server:
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, FakeOpenAIServer(
+        ScriptedModel(policy=policy)
+    ) as judges:
+        first = {"OPENAI_BASE_URL": answers.base_url, "OLLAMA_BASE_URL": judges.base_url}
         code, output = invoke(
-            env, "--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--judge", "rules",
-            "--limit", "2", "-o", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
+            env, "--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--judge", "llm",
+            "--judge-model", "ollama/j", "--limit", "2", "-o", str(run), OPENAI_API_KEY="k", **first,
         )  # fmt: skip
         assert code == 0, output
         keep_first_sample(run)
-        seen = len(server.exchanges)
-        code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL="")
+        seen = (len(answers.chat_requests), len(judges.chat_requests))
+        gone = {"OPENAI_BASE_URL": "", "OLLAMA_BASE_URL": ""}
+        code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", **gone)
         assert code == 0, output
-        assert len(server.exchanges) > seen and len(rows(run)) == 2
+        assert len(answers.chat_requests) > seen[0] and len(judges.chat_requests) > seen[1]
+        assert len(rows(run)) == 2
     info = json.loads((run / "run.json").read_text())
-    assert info["base_urls"]["retriever"] == server.base_url == info["extra"]["config"]["base_url"]
+    assert info["base_urls"] == {"retriever": answers.base_url, "judge": judges.base_url}
+    resolved = {"openai/m": answers.base_url, "ollama/j": judges.base_url}
+    assert info["extra"]["config"]["resolved_urls"] == resolved
+    assert info["extra"]["config"]["base_url"] is None
 
 
 def test_the_demo_folder_given_to_a_run_made_without_data_dir_is_no_change(env, tmp_path):
