@@ -97,9 +97,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except KeyboardInterrupt:
             from pageindex.llm.redact import redact_argv
 
-            again = " ".join(shlex.quote(a) for a in redact_argv(sys.argv) if a != "--resume")
+            shown = redact_argv(sys.argv)
+            again = " ".join(shlex.quote(a) for a in shown if a != "--resume")
+            # secrets are not printed: the line says to give them again where it masks them
+            hidden = "; give again what it shows as ***" if shown != list(sys.argv) else ""
             console.print(
-                f"interrupted: the answers judged so far are in {output}; to go on: {again} --resume",
+                f"interrupted: the answers judged so far are in {output}; to go on: {again} --resume{hidden}",
                 highlight=False,
             )
             raise typer.Exit(ExitCode.INTERRUPTED) from None

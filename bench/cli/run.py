@@ -319,7 +319,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
             # SIGTERM and SIGHUP (a cancelled CI job, `timeout`, `docker stop`, a closed terminal) stop
             # the run as Ctrl-C does: it ends `interrupted` with its summary, never left "running"
-            stops = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+            # (SIGHUP only when not ignored: a run under `nohup` goes on when its terminal closes)
+            stops = [signal.SIGINT, signal.SIGTERM]
+            if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+                stops.append(signal.SIGHUP)
             for sig in stops:
                 loop.add_signal_handler(sig, _interrupt, sig.name)
             try:

@@ -518,14 +518,15 @@ class LLMClient:
             return limits["window"]
         # the window sizes prompts and max_tokens, so it is part of what a recording must hold: the
         # server's figure is kept in the cache beside the replies, and a replay reads it from there
-        key = request_key({"kind": "context_window", "format": REQUEST_FORMAT, "model": self.model})
+        window_request = {"kind": "context_window", "format": REQUEST_FORMAT, "model": self.model}
+        key = request_key(window_request)
         if self.provider.remote and not self.replay_only and self._spec.base_url:
             found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
                 limits.update(window=found, source="server metadata", checked=True)
                 if self.cache is not None:
                     self.cache.put(key, model=self.model, kind="context_window",
-                                   request={"model": self.model}, reply={"window": found},
+                                   request=window_request, reply={"window": found},
                                    prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
                 return found
         stored = self.cache.get(key) if self.replay_only and self.cache is not None else None

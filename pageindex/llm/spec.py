@@ -80,6 +80,8 @@ def parse_spec(
         if provider is None:
             raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
     resolved = provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
+    if resolved.base_url is not None and resolved.base_url != resolved.base_url.strip():
+        resolved = resolved.model_copy(update={"base_url": resolved.base_url.strip()})  # pasted with a space
     problem = base_url_problem(resolved.base_url)
     if problem is not None:
         raise LLMConfigError(
@@ -107,7 +109,10 @@ def base_url_problem(url: str | None) -> str | None:
     internal errors, or name the wrong part)."""
     if url is None:
         return None
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL": a bracket not closed
+        return f"it is not a URL ({exc})"
     if parts.scheme.lower() not in ("http", "https"):
         return "it must start with http:// or https://"
     if not parts.hostname:

@@ -103,6 +103,21 @@ def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(setup, tmp_path, sig):
     assert not check_run(out).duplicated
 
 
+def test_a_run_under_nohup_goes_on_when_its_terminal_closes(setup, tmp_path):
+    """Review 17: handling SIGHUP replaced the "ignore" `nohup` had set, so a nohup'd run stopped
+    when its terminal closed."""
+    out = tmp_path / "nohup"
+    proc = subprocess.Popen(
+        args(setup, out), env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )  # fmt: skip
+    _wait_for_lines(out / "samples.jsonl", 2, proc)
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert json.loads((out / "run.json").read_text())["status"] == "finished"
+
+
 def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     env = setup["env"]
     out = tmp_path / "int"

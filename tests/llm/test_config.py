@@ -161,6 +161,7 @@ def test_budget_counts_and_refuses():
         ("http://:18300/v1", "names no host"),
         ("127.0.0.1:8080/v1", "must start with http:// or https://"),
         ("ftp://127.0.0.1/v1", "must start with http:// or https://"),
+        ("http://[::1:8080/v1", "it is not a URL"),
     ],
 )
 def test_a_base_url_no_server_can_have_is_named_before_any_request(url, why):
@@ -173,3 +174,7 @@ def test_a_base_url_no_server_can_have_is_named_before_any_request(url, why):
             spec()
         assert "pw" not in str(info.value) and "is not usable" in str(info.value)
     assert parse_spec("openai/m", base_url="https://example.org:8443/v1/", env={}).base_url
+    # a URL pasted with a space around it is the URL
+    assert parse_spec("openai/m", base_url=" http://127.0.0.1:8080/v1\n", env={}).base_url == (
+        "http://127.0.0.1:8080/v1"
+    )

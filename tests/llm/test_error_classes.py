@@ -319,6 +319,8 @@ def test_a_replay_reads_the_context_window_the_recording_was_sized_by(tmp_path):
         replay = make_client("replay/m", cache=LLMCache(path, "replay"))
         assert run(replay.ensure_limits()) == window
         assert run(replay.chat(ask(text), max_tokens=4000)).content == "ok"
+        # review 17: the recorded window is no "recording made with an older request format"
+        assert LLMCache(path, "replay").older_format_count("m", REQUEST_FORMAT) == 0
         assert (replay.context_window, replay.context_window_source) == (window, "server metadata (recorded)")
 
 

@@ -104,5 +104,8 @@ class Ollama(OpenAICompatible):
 
 def _is_official_openai(url: str) -> bool:
     """Whether ``url`` is OpenAI's own API (a URL too broken to parse is not: parse_spec names it)."""
-    host = (urlsplit(url).hostname or "").lower()
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # "Invalid IPv6 URL"
+        return False
     return host == "api.openai.com" or host.endswith(".openai.com")
