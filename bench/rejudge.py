@@ -197,13 +197,14 @@ async def rejudge_run(
     for s in kept:
         store.append(s.model_copy(update={"run_id": run_id}))
     gate = asyncio.Semaphore(max(concurrency, 1))
-    changed = errors = 0
+    changed = errors = judged = 0
 
     async def one(sample: Sample) -> None:
-        nonlocal changed, errors
+        nonlocal changed, errors, judged
         async with gate:
             new = await _judge_one(judge, sample, run_id, old.run_id)
         store.append(new)
+        judged += 1
         changed += new.verdict is not None and new.verdict != sample.verdict  # a failed call changes nothing
         errors += new.judge_error is not None
 
@@ -214,7 +215,10 @@ async def rejudge_run(
         status = "interrupted"
         raise
     finally:
-        rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": len(todo), "changed": changed}
+        before = earlier.extra["rejudge"] if earlier is not None else {}  # a resume adds to the counts
+        judged_all = before.get("judged", 0) + judged  # those written (an interrupt cuts the rest)
+        rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": judged_all,
+                   "changed": before.get("changed", 0) + changed}  # fmt: skip
         info = info.model_copy(update={"status": status, "extra": {**info.extra, "rejudge": rejudge}})
         info, summary = rundir.finish(info, store.samples, run.dropped)
     return RejudgeOutcome(

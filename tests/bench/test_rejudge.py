@@ -523,4 +523,5 @@ def test_an_interrupted_rejudge_goes_on_with_resume(tmp_path: Path) -> None:
     assert finished.info.status == "finished" and len(finished.samples) == 6
     assert {s.verdict for s in finished.samples} == {"correct"}
     assert finished.info.extra["rejudge"]["command"] == ["a"]
+    assert (finished.info.extra["rejudge"]["judged"], finished.info.extra["rejudge"]["changed"]) == (6, 6)
     assert len(finished.info.extra["rejudge"]["resumes"]) == 1
