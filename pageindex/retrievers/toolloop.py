@@ -5,11 +5,11 @@ parse is sent back with the parse error and costs a turn. Without a valid reply 
 its turns run out or when the conversation no longer fits the model's context window;
 :func:`run_tool_loop` says which, with the figures.
 
-Pages count as fetched (``pages_fetched``) only once their text goes out to the model: the pages a
-tool round serves are held (:func:`~pageindex.retrievers.tools.holding_pages`) and reported when the
-next request, which carries the tool results, is sent. A loop that ends before that (the context is
-full) never counts them. Tool calls on the last turn (a server that ignores ``tool_choice: "none"``)
-are not run at all: no turn is left to send their results to."""
+Pages count as fetched (``pages_fetched``) only once their text reached the model: the pages a tool
+round serves are held (:func:`~pageindex.retrievers.tools.holding_pages`) and reported when the next
+request, which carries the tool results, is answered (a request that fails shows nothing). A loop
+that ends before that (the context is full) never counts them. Tool calls on the last turn (a server
+that ignores ``tool_choice: "none"``) are not run at all: no turn is left to send their results to."""
 
 from __future__ import annotations
 
@@ -88,7 +88,6 @@ async def run_tool_loop(
         # chatml-function-calling handler also keeps to max_tokens only then; in "auto" mode it
         # generates a plain reply to the end of the context.
         last = turn == max_turns
-        unsent.release()  # this request carries the last tool results
         resp = await run.chat(
             messages,
             tools=[FETCH_SECTION_TOOL],
@@ -97,6 +96,7 @@ async def run_tool_loop(
             tag={**(tag or {}), "turn": turn},
             max_tokens=max_tokens,
         )
+        unsent.release()  # the request that carried the last tool results was answered
         if resp.tool_calls and last:
             run.event(
                 "info",

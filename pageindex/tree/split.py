@@ -343,7 +343,7 @@ def subheading_drafts(
                 )
             if heading and not right_side:
                 if previous_was_heading and found:
-                    found[-1].title = f"{found[-1].title} — {line.text}"[:120]
+                    found[-1].title = f"{found[-1].title} — {heading_text(line)}"[:120]
                 else:
                     found.append(
                         Draft(

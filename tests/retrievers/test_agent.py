@@ -158,7 +158,9 @@ def test_errors_become_status_error_but_budget_propagates(tree_3m):
         run_agent(tree_3m, sm)
     partial = info.value.partial_result
     assert partial.status == "error" and partial.error_kind == "budget"
-    assert partial.pages_fetched == [CASH_FLOWS_PAGE] and partial.usage.llm_calls == 1
+    # the fetched page's text never went out (the call carrying it was refused by the budget): no page
+    # counts as shown (review 17: pages were counted before the request that carries them was answered)
+    assert partial.pages_fetched == [] and partial.usage.llm_calls == 1
 
 
 def test_configuration_mistakes_raise_before_work(tree_3m):

@@ -34,14 +34,19 @@ BALANCE = {
 }
 
 
-def _release(path: Path) -> Path:
-    """A results release with numbered sections (no Items, no outline); its balance sheet's table
-    has bold group labels; the next page's centred title heads a table of its own."""
-    doc = pymupdf.open()
+def _opening(doc: pymupdf.Document) -> pymupdf.Document:
+    """``doc`` with a release's two opening pages of numbered prose sections."""
     for title in ("1. Operating Results", "2. Financial Forecast"):
         page = doc.new_page()
         page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
         _body(page, 110.0, 30)
+    return doc
+
+
+def _release(path: Path) -> Path:
+    """A results release with numbered sections (no Items, no outline); its balance sheet's table
+    has bold group labels; the next page's centred title heads a table of its own."""
+    doc = _opening(pymupdf.open())
     page = doc.new_page()
     page.insert_text((60, 80), "3. Consolidated Balance Sheets", fontname="hebo", fontsize=14)
     _table(page, 120.0, BALANCE)
@@ -150,11 +155,7 @@ def _leaves_cover_every_page(tree) -> None:
 def test_a_statement_longer_than_a_leaf_keeps_its_labels(tmp_path):
     """Review 12: absorbing the labels of an 8-page balance sheet made one 8-page leaf; a leaf never
     runs past --max-leaf-pages, so a long statement stays split at its group labels."""
-    doc = pymupdf.open()
-    for title in ("1. Operating Results", "2. Financial Forecast"):
-        page = doc.new_page()
-        page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
-        _body(page, 110.0, 30)
+    doc = _opening(pymupdf.open())
     for k in range(8):
         page = doc.new_page()
         if k == 0:
@@ -252,11 +253,7 @@ def _segment_release(path: Path) -> Path:
     """A release whose segment table (under a title that names no statement) has two bold groups, the
     second right under the first group's last row; a larger heading stands right under that table over
     a table of its own, and an ordinary heading follows over prose."""
-    doc = pymupdf.open()
-    for title in ("1. Operating Results", "2. Financial Forecast"):
-        page = doc.new_page()
-        page.insert_text((60, 80), title, fontname="hebo", fontsize=14)
-        _body(page, 110.0, 30)
+    doc = _opening(pymupdf.open())
     page = doc.new_page()
     page.insert_text((60, 80), "3. Segment Results", fontname="hebo", fontsize=14)
     groups = {"Revenue": ["Cloud", "Devices", "Total"], "Operating Income": ["Cloud", "Devices"]}
