@@ -191,6 +191,8 @@ async def rejudge_run(
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)
     store = rundir.sample_store()
+    if earlier is not None:  # answers whose judge call failed before the interrupt are judged again
+        rundir.withdraw_judge_errors(store)
     done = {s.key for s in store.samples}
     todo = [s for s in run.samples if needs_judge(s) and s.key not in done]
     kept = [s for s in run.samples if not needs_judge(s) and s.key not in done]

@@ -214,6 +214,12 @@ class RunDir:
         keys = {s.key for s in store.samples if s.status == "error"}
         return store.withdraw(keys, self.retried_path)
 
+    def withdraw_judge_errors(self, store: SampleStore) -> list[Sample]:
+        """Take the samples whose judge call failed out of ``store`` so that a resumed rejudge judges
+        them again; their records move to ``retried.jsonl`` (see :meth:`SampleStore.withdraw`)."""
+        keys = {s.key for s in store.samples if s.judge_error is not None}
+        return store.withdraw(keys, self.retried_path)
+
     def read_samples(self) -> tuple[list[Sample], list[str]]:
         """The samples and warnings (a torn last line, no samples file)."""
         if not self.samples_path.exists():

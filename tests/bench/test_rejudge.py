@@ -497,6 +497,8 @@ def test_an_interrupted_rejudge_goes_on_with_resume(tmp_path: Path) -> None:
 
         def judge(self, question, gold, answer):
             StopAfterTwo.calls += 1
+            if StopAfterTwo.calls == 2:  # a failed judge call before the interrupt: judged again on resume
+                raise ConnectionError("judge endpoint reset")
             if StopAfterTwo.calls > 2:
                 raise KeyboardInterrupt
             return rules.judge(question, gold, answer)
@@ -522,6 +524,9 @@ def test_an_interrupted_rejudge_goes_on_with_resume(tmp_path: Path) -> None:
     finished = load_run(out)
     assert finished.info.status == "finished" and len(finished.samples) == 6
     assert {s.verdict for s in finished.samples} == {"correct"}
+    assert not any(s.judge_error for s in finished.samples)
+    (retried,) = load_samples(out / "retried.jsonl")  # the failed attempt stays on record
+    assert retried.judge_error and retried.verdict is None
     assert finished.info.extra["rejudge"]["command"] == ["a"]
-    assert (finished.info.extra["rejudge"]["judged"], finished.info.extra["rejudge"]["changed"]) == (6, 6)
+    assert (finished.info.extra["rejudge"]["judged"], finished.info.extra["rejudge"]["changed"]) == (7, 6)
     assert len(finished.info.extra["rejudge"]["resumes"]) == 1
