@@ -46,7 +46,8 @@ class RejudgeOutcome(BaseModel):
     run_id: str
     source_run_id: str
     judge_version: str
-    judged: int  # answers judged again
+    judged: int  # answers judged again by this call
+    judged_in_all: int = 0  # with the earlier attempts a --resume went on from
     kept: int  # samples copied unchanged (retriever fail or error)
     changed: int  # judged answers given a verdict that differs from the stored one (failed calls: none)
     judge_errors: int  # judged answers whose judge call failed now
@@ -228,7 +229,8 @@ async def rejudge_run(
         run_id=run_id,
         source_run_id=old.run_id,
         judge_version=version,
-        judged=len(todo),
+        judged=judged,
+        judged_in_all=judged_all,
         kept=len(kept),
         changed=changed,
         judge_errors=errors,

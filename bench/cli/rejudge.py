@@ -3,7 +3,9 @@ another or newer judge (no retriever is called) and write them as a new run."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -79,6 +81,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         specs = comma_list(judge_models or judge_model)
         recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
+        # stopped as bench run is: Ctrl-C also when a script started it in the background (which leaves
+        # SIGINT ignored), and SIGTERM (a cancelled CI job) as Ctrl-C; both end `interrupted`, exit 130
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
         try:
             outcome = asyncio.run(
                 rejudge_run(
@@ -108,8 +115,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         overall = outcome.summary.overall
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
+        earlier = outcome.judged_in_all != outcome.judged
         console.print(
-            f"rejudged {outcome.judged} answers of {outcome.source_run_id} with {judge_name} "
+            f"rejudged {outcome.judged} answers"
+            + (f" ({outcome.judged_in_all} with the earlier attempts)" if earlier else "")
+            + f" of {outcome.source_run_id} with {judge_name} "
             f"(version {outcome.judge_version}): {outcome.changed} verdicts changed, "
             f"{outcome.kept} samples kept as they were; "
             f"accuracy {accuracy} -> {outcome.run_dir}",

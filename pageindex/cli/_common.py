@@ -52,7 +52,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2  # bad input or configuration, unreachable, or not comparable: nothing was run
     BUDGET = 3  # the budget was reached
     ERRORS = 4  # too many samples in error, or the endpoint went away mid-run (ask: error or unusable output)
-    INTERRUPTED = 130  # Ctrl-C (bench run: SIGTERM and SIGHUP too)
+    INTERRUPTED = 130  # Ctrl-C (bench run: SIGTERM and SIGHUP too; bench rejudge: SIGTERM)
 
 
 EXIT_CODES_HELP = (
@@ -60,7 +60,7 @@ EXIT_CODES_HELP = (
     "2 bad input or configuration, unreachable, or not comparable (nothing was run); 3 budget reached; "
     "4 finished with more than --max-error-rate of samples in error, or the model endpoint stopped answering "
     "mid-run (ask: error or unusable output); "
-    "130 interrupted (Ctrl-C; for bench run also SIGTERM, SIGHUP)."
+    "130 interrupted (Ctrl-C; for bench run also SIGTERM, SIGHUP; bench rejudge SIGTERM)."
 )
 
 

@@ -83,8 +83,10 @@ def doctor(
     for role, text, url in targets:
         try:
             spec = parse_spec(text, base_url=url)
-        except LLMError as exc:
-            fail(f"--{'judge-' if role == 'judge' else ''}model: {exc}")
+        except LLMError as exc:  # a refused base URL is named in the message; else the model option is
+            said = str(exc)
+            option = f"--{'judge-' if role == 'judge' else ''}model"
+            fail(said if said.startswith("base URL ") else f"{option}: {said}")
         if spec.base_url is None:
             fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
         same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)

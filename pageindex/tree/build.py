@@ -193,10 +193,12 @@ def _warnings(doc: PdfDocument, texts: list[str]) -> list[str]:
         out.append("the PDF is damaged (the reader rebuilt its cross-reference table): pages may lack text")
     empty = [n for n, text in enumerate(texts, 1) if not text.strip()]
     if len(empty) >= 2 and len(empty) >= 0.2 * len(texts):
-        out.append(
-            f"{len(empty)} of {len(texts)} pages have no text layer ({_page_list(empty)}): scanned images? "
-            "Their content is not in the tree; OCR the PDF first"
+        why = (
+            "lost with the damaged part of the file (OCR cannot bring it back; get the file again)"
+            if doc.repaired
+            else "scanned images? Their content is not in the tree; OCR the PDF first"
         )
+        out.append(f"{len(empty)} of {len(texts)} pages have no text layer ({_page_list(empty)}): {why}")
     return out
 
 

@@ -530,3 +530,39 @@ def test_an_interrupted_rejudge_goes_on_with_resume(tmp_path: Path) -> None:
     assert finished.info.extra["rejudge"]["command"] == ["a"]
     assert (finished.info.extra["rejudge"]["judged"], finished.info.extra["rejudge"]["changed"]) == (7, 6)
     assert len(finished.info.extra["rejudge"]["resumes"]) == 1
+
+
+@pytest.mark.parametrize("sig,ignored", [(15, False), (2, True)])
+def test_rejudge_stops_on_sigterm_and_on_an_inherited_ignored_sigint(tmp_path: Path, sig, ignored) -> None:
+    """Trial 16: a rejudge started in the background by a script (SIGINT inherited as ignored) ran to the
+    end whatever `kill -INT` said, and SIGTERM (a cancelled CI job) left run.json "running" with no
+    summary; both now stop it as Ctrl-C does (interrupted, exit 130, the resume line printed)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rows = [sample(f"q{k:05d}", verdict="incorrect", answer=RIGHT) for k in range(4000)]
+    base = write_run(tmp_path / "base", rows, info=run_info("base", judge_version="rules-0"))
+    out = tmp_path / "new"
+    command = [sys.executable, "-c", "from pageindex.cli import main; main()", "bench", "rejudge", str(base),
+               "--judge", "rules", "--concurrency", "1", "-o", str(out)]  # fmt: skip
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen(command, preexec_fn=ignore, **pipes)
+    try:
+        deadline = time.monotonic() + 60
+        samples = out / "samples.jsonl"
+        while not (samples.exists() and samples.stat().st_size > 0):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupted: the answers judged so far are in" in stdout and "--resume" in stdout
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert len(load_samples(out / "samples.jsonl")) < 4000
