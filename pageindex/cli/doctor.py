@@ -70,6 +70,7 @@ def doctor(
     from pageindex.llm import LLMError
     from pageindex.llm.doctor import run_doctor
     from pageindex.llm.spec import parse_spec
+    from pageindex.llm.types import BaseURLError
 
     wanted = model or os.environ.get("PAGEINDEX_MODEL")
     if not wanted:
@@ -83,10 +84,10 @@ def doctor(
     for role, text, url in targets:
         try:
             spec = parse_spec(text, base_url=url)
-        except LLMError as exc:  # a refused base URL is named in the message; else the model option is
-            said = str(exc)
-            option = f"--{'judge-' if role == 'judge' else ''}model"
-            fail(said if said.startswith("base URL ") else f"{option}: {said}")
+        except BaseURLError as exc:  # it names the URL
+            fail(str(exc))
+        except LLMError as exc:
+            fail(f"--{'judge-' if role == 'judge' else ''}model: {exc}")
         if spec.base_url is None:
             fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
         same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)

@@ -171,4 +171,3 @@ def redact_argv(argv: list[str]) -> list[str]:
 # Installed on import: the preflight, the doctor and any other request made before a client opens
 # its session log through these loggers too.
 redact_library_logs()
-

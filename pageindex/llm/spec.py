@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, SecretStr
 
 from pageindex.llm.redact import redact, redact_url, url_secrets
-from pageindex.llm.types import LLMConfigError
+from pageindex.llm.types import BaseURLError, LLMConfigError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -84,7 +84,7 @@ def parse_spec(
         resolved = resolved.model_copy(update={"base_url": resolved.base_url.strip()})  # pasted with a space
     problem = base_url_problem(resolved.base_url)
     if problem is not None:
-        raise LLMConfigError(
+        raise BaseURLError(
             f"base URL {resolved.display_url} of {resolved.spec} is not usable: {problem} "
             "(an endpoint looks like http://127.0.0.1:8080/v1)"
         )

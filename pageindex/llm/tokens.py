@@ -21,6 +21,8 @@ import math
 import re
 from typing import Any
 
+from pageindex.llm.spec import endpoint
+
 CHARS_PER_TOKEN = 4.0
 # Context windows of models people run, by name pattern (first match wins; case-insensitive).
 KNOWN_CONTEXT_WINDOWS: list[tuple[str, int]] = [
@@ -144,8 +146,6 @@ class TokenCounter:
         """llama-cpp-python's ``/extras/tokenize`` beside the ``/v1`` of the base URL."""
         if not self.base_url:
             return None
-        from pageindex.llm.spec import endpoint
-
         return endpoint(self.base_url, "/extras/tokenize", root=True)
 
     async def count(self, text: str, *, timeout: float = 30.0) -> int:

@@ -142,6 +142,11 @@ class LLMConfigError(LLMError):
     kind = "config"
 
 
+class BaseURLError(LLMConfigError):
+    """A base URL no server can have (no http(s) scheme, no host, a port outside 1-65535): its message
+    names the URL, so a command says it as it is rather than as a mistake in the model option."""
+
+
 class LLMCallError(LLMError):
     """A call failed after the retry cap (429/5xx/timeouts/connection errors): the infrastructure
     failed, not the model. ``kind`` names the cause (``http_<status>``, ``timeout``,
