@@ -124,11 +124,11 @@ class PlanExecutor:
         self.round = 0
         self._sem = asyncio.Semaphore(opts.max_parallel)
 
-    def in_plan_order(self, task_ids: Iterable[str]) -> list[str]:
-        """``task_ids`` in the order the plans wrote them (round, then place in the plan), whatever
-        order they finished in: what a prompt lists must not depend on timing (it is part of the
-        LLM cache key, so a recorded run would not replay)."""
-        return sorted(task_ids, key=lambda tid: self.position[tid])
+    def in_plan_order(self, outcomes: Iterable[TaskOutcome]) -> list[TaskOutcome]:
+        """``outcomes`` in the order the plans wrote their tasks (round, then place in the plan),
+        whatever order they finished in (one task's outcomes keep theirs): what a prompt lists must
+        not depend on timing (it is part of the LLM cache key, so a recorded run would not replay)."""
+        return sorted(outcomes, key=lambda o: self.position[o.task_id])
 
     # -- values ------------------------------------------------------------------
     def values_of(self, task: Task) -> dict[str, Value]:
@@ -189,8 +189,7 @@ class PlanExecutor:
             )
             self.run.event("decision", f"task {task.id} blocked: {outcome.error}", task_id=task.id)
             failed.append(outcome)
-        by_id = {o.task_id: o for o in failed}
-        return [by_id[tid] for tid in self.in_plan_order(by_id)]
+        return self.in_plan_order(failed)
 
     async def _run_task(self, task: Task) -> TaskOutcome:
         async with self._sem:
@@ -302,8 +301,7 @@ class PlanExecutor:
     # -- quality gate ------------------------------------------------------------------
     async def gate(self) -> list[str]:
         """Task ids the gate rejects (only tasks that produced values are shown)."""
-        shown = [self.outcomes[t] for t in self.in_plan_order(self.outcomes)]
-        shown = [o for o in shown if o.status == "done" and o.values]
+        shown = [o for o in self.in_plan_order(self.outcomes.values()) if o.status == "done" and o.values]
         if not shown:
             return []
         lines = []
@@ -336,8 +334,9 @@ class PlanExecutor:
 # ----------------------------------------------------------------------------- the retriever
 def _describe_done(executor: PlanExecutor) -> str:
     lines = []
-    for tid in executor.in_plan_order(executor.done):
-        task, outcome = executor.done[tid], executor.outcomes[tid]
+    for outcome in executor.in_plan_order(executor.outcomes[tid] for tid in executor.done):
+        tid = outcome.task_id
+        task = executor.done[tid]
         vals = ", ".join(f"{v.name}={v.text}" for v in outcome.values)
         lines.append(f"- {tid} ({task.kind}, done): {task.goal}" + (f" -> {vals}" if vals else ""))
     return "\n".join(lines)
@@ -458,7 +457,7 @@ async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
 def _findings(executor: PlanExecutor) -> list[Finding]:
     """The values read from pages, in plan order (not finishing order: a replay gives the same list)."""
     out = []
-    for outcome in sorted(executor.history, key=lambda o: executor.position[o.task_id]):
+    for outcome in executor.in_plan_order(executor.history):
         if outcome.status != "done":
             continue
         for v in outcome.values:
@@ -498,7 +497,7 @@ def _answer(run: QuestionRun, executor: PlanExecutor, synth_id: str, rounds: lis
         failed_searches=failed_searches,
         extra=_extra(executor, rounds, gate_used),
     )
-    outcomes = [executor.outcomes[t] for t in executor.in_plan_order(executor.outcomes)]
+    outcomes = executor.in_plan_order(executor.outcomes.values())
     computed = [v for o in outcomes for v in o.values if v.page is None]
     if computed:
         result.extra["computed"] = {v.name: v.number for v in computed}
