@@ -147,7 +147,9 @@ def rejudge_command(run: str | Path, info: RunInfo, judge: str | None = None) ->
     parts = ["pageindex", "bench", "rejudge", str(run), "--judge", judge or info.judge]
     if recorded and info.judge_model:
         parts += ["--judge-models" if info.judge == "panel" else "--judge-model", info.judge_model]
+    # given (--judge-base-url, --base-url), or the one the judge model's provider resolved ($OPENAI_BASE_URL)
     url = config.get("judge_base_url") or config.get("base_url")
+    url = url or (config.get("resolved_urls") or {}).get(info.judge_model or "")
     if recorded and url and judge_model_need(info.judge) != "none":
         parts += ["--judge-base-url", url]
     parts += ["-o", f"{str(run).rstrip('/')}-rejudged"]

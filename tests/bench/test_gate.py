@@ -473,6 +473,10 @@ def test_the_rejudge_remedy_names_the_runs_judge_endpoint_and_quotes_its_path(tm
         "--judge-model", "openai/judge-m", "--judge-base-url", "http://127.0.0.1:8080/v1",
         "-o", str(tmp_path / "my runs" / "rj") + "-rejudged",
     ]  # fmt: skip
+    # an endpoint the judge model took from the environment ($OPENAI_BASE_URL) is the run's too
+    resolved = {"resolved_urls": {"openai/judge-m": "http://127.0.0.1:9090/v1"}}
+    env_info = run_info("rj", judge="llm", judge_model="openai/judge-m", extra={"config": resolved})
+    assert "--judge-base-url http://127.0.0.1:9090/v1 " in rejudge_command("rj", env_info)
     rules_info = run_info("r2", extra={"config": {"base_url": "http://127.0.0.1:8080/v1"}})
     assert "--judge-base-url" not in rejudge_command("r2", rules_info)  # the rules judge calls no model
 
