@@ -31,6 +31,7 @@ from pageindex.tree.split import (
     labels_rows,
     repeated_labels,
     right_of_middle,
+    set_as_rows_below,
 )
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
@@ -383,25 +384,14 @@ def _heading_line(pages: list[Page], d: Draft) -> tuple[list[Line], int] | None:
 def _row_label(pages: list[Page], d: Draft) -> bool:
     """``d`` is a label of a statement's table rows taken for a heading ("Investing", "(Assets)
     Current assets", "Liabilities and stockholders' equity"): an unnumbered heading that is no
-    statement title and holds no sections, whose next line is a table row, and which is set as the
-    rows are — not centred, not larger than that row, at its left edge or out to the left of it by
-    up to three type sizes (group labels stand out from the indented rows they head)."""
+    statement title and holds no sections, set as the table rows below it are
+    (:func:`~pageindex.tree.split.set_as_rows_below`)."""
     if d.kind in _SECTION_KINDS or d.kind == "statement" or _scheme(d.title) or statement_title(d.title):
         return False
     if any(c.key != "intro" for c in d.children):
         return False
     found = _heading_line(pages, d)
-    if found is None:
-        return False
-    lines, i = found
-    line = lines[i]
-    row = next((nxt for nxt in lines[i + 1 : i + 3] if is_table_row(nxt)), None)
-    return (
-        row is not None
-        and not line.centred
-        and line.size <= row.size + 0.5
-        and row.x0 - 3 * line.size <= line.x0 <= row.x0 + 2.0
-    )
+    return found is not None and set_as_rows_below(*found)
 
 
 def absorb_row_labels(drafts: list[Draft], pages: list[Page], max_pages: int = 5) -> None:

@@ -269,23 +269,29 @@ def heading_text(line: Line) -> str:
     return text if len(text) >= 3 else line.text
 
 
+def set_as_rows_below(lines: list[Line], index: int) -> bool:
+    """Line ``index`` is set as the table rows it heads: a table row within the next two lines, and
+    the line not centred, no larger than that row, at its left edge or out to the left of it by up
+    to three type sizes (group labels stand out from the indented rows they head)."""
+    line = lines[index]
+    row = next((nxt for nxt in lines[index + 1 : index + 3] if is_table_row(nxt)), None)
+    return (
+        row is not None
+        and not line.centred
+        and line.size <= row.size + 0.5
+        and row.x0 - 3 * line.size <= line.x0 <= row.x0 + 2.0
+    )
+
+
 def labels_rows(lines: list[Line], index: int) -> bool:
     """Line ``index`` labels a group of rows inside a table ("Operating Income" between the revenue
-    rows and its own in a segment table): a table row stands close above it, another within the next
-    two lines, and it is set as they are — not centred, no larger than the row below, at its left edge
-    or out to the left of it by up to three type sizes. A heading over a table stands after prose or
+    rows and its own in a segment table): a table row stands close above it and the line is set as
+    the rows below it are (:func:`set_as_rows_below`). A heading over a table stands after prose or
     space, not right under a row."""
     if index == 0:
         return False
     line, prev = lines[index], lines[index - 1]
-    if line.centred or not is_table_row(prev) or line.y0 - prev.y1 > line.size:
-        return False
-    row = next((nxt for nxt in lines[index + 1 : index + 3] if is_table_row(nxt)), None)
-    return (
-        row is not None
-        and line.size <= row.size + 0.5
-        and row.x0 - 3 * line.size <= line.x0 <= row.x0 + 2.0
-    )
+    return is_table_row(prev) and line.y0 - prev.y1 <= line.size and set_as_rows_below(lines, index)
 
 
 def subheading_drafts(
@@ -345,11 +351,12 @@ def subheading_drafts(
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {heading_text(line)}"[:120]
                 else:
+                    title = heading_text(line)
                     found.append(
                         Draft(
                             "heading",
-                            slug(heading_text(line)),
-                            heading_text(line)[:120],
+                            slug(title),
+                            title[:120],
                             number,
                             line.ry,
                             at_top(page, line),
