@@ -26,7 +26,7 @@ What the recorder does for every retriever (so none of them repeats it):
   ``synthesis``...; default the client's role). Failed structured calls count the tokens
   the LLM layer reports on the error.
 - records ``pages_fetched`` (every page whose text a model was shown: the fetcher reports
-  its slices, which a tool loop holds until the request carrying them is sent; a retriever
+  its slices, which a tool loop holds until the request carrying them is answered; a retriever
   that puts page text into a prompt itself calls :meth:`QuestionRun.page_texts`, or
   :meth:`show_pages`), ``tool_calls`` and ``turns``
   (read-only; a retriever counts through :meth:`QuestionRun.count_turn` and

@@ -18,8 +18,8 @@ One fetcher lives for one question (:class:`pageindex.retrievers.base.QuestionRu
 it): section texts are built once and served from memory afterwards, and every page whose
 text is returned is reported to the run's recorder (``pages_fetched``). Inside
 :func:`holding_pages` those reports are held back until the caller releases them: a tool loop
-releases them when the tool results go out to the model, so pages whose text never reached a model
-are never counted. Retrievers get no tool that writes or executes anything.
+releases them when the request carrying the tool results is answered, so pages whose text never
+reached a model are never counted. Retrievers get no tool that writes or executes anything.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class PageHold:
         self._held.append((recorder, pages, why))
 
     def release(self) -> None:
-        """Report the held pages to their recorders (their text is going out to a model)."""
+        """Report the held pages to their recorders (their text reached a model)."""
         held, self._held = self._held, []
         for recorder, pages, why in held:
             recorder.show_pages(pages, why=why)
