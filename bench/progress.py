@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench.events import RunEvent, RunProgress
+from pageindex.wording import counted
 
 INTERVAL_S = 10.0
 
@@ -120,7 +121,7 @@ class ProgressView:
             else:
                 self._throttle = _Throttle(p.total, self.interval_s, self.clock, self.every)
                 self._throttle.due(0)
-                self._line(f"{event.run_id}: {p.total} sample{'' if p.total == 1 else 's'} to run{note}")
+                self._line(f"{event.run_id}: {counted(p.total, 'sample')} to run{note}")
             return
         if self.live:
             if self.task is not None:

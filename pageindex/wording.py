@@ -29,3 +29,8 @@ def plainly(message: str) -> str:
     for pattern, plain in _PHRASES:
         message = pattern.sub(plain, message)
     return message
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is 1: "1 sample", "3 samples", "0 samples"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

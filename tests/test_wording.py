@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from pageindex.wording import plainly
+from pageindex.wording import counted, plainly
 
 
 class _Settings(BaseModel):
@@ -35,3 +35,11 @@ def test_what_pydantic_refused_is_said_as_what_is_allowed(data: dict, said: str)
 def test_other_text_is_left_alone() -> None:
     assert plainly("0 is not a number of seconds > 0") == "0 is not a number of seconds > 0"
     assert plainly("Value error, 'pdf' is not one of 'html', 'md'.") == "'pdf' is not one of 'html', 'md'."
+
+
+def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
+    assert counted(1, "sample") == "1 sample"
+    assert counted(0, "sample") == "0 samples"
+    assert counted(18, "question") == "18 questions"
+    assert counted(2, "query", "queries") == "2 queries"
+    assert counted(1, "query", "queries") == "1 query"

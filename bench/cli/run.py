@@ -32,6 +32,7 @@ from pageindex.cli._common import (
     timeout_option,
     validation_message,
 )
+from pageindex.wording import counted
 
 EXIT_BUDGET = ExitCode.BUDGET
 HOW_TO_MODEL = (
@@ -363,9 +364,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
         console.print(
-            f"run {outcome.run_id}: {outcome.status}; {outcome.samples_written} samples written"
+            f"run {outcome.run_id}: {outcome.status}; {counted(outcome.samples_written, 'sample')} written"
             f"{f', {outcome.samples_skipped} already done' if outcome.samples_skipped else ''}; "
-            f"{len(outcome.dropped)} questions dropped (see dropped.jsonl) -> {outcome.run_dir}",
+            f"{counted(len(outcome.dropped), 'question')} dropped (see dropped.jsonl) -> {outcome.run_dir}",
             highlight=False,
         )
         if outcome.status == "aborted_due_to_budget":

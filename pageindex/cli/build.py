@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     scripted_policy_option,
     warn_tree,
 )
+from pageindex.wording import counted
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -95,9 +96,10 @@ def build(
             fail(f"{output}: cannot write the tree ({exc.strerror or exc})")
     leaves = result.leaves()
     console.print(
-        f"{result.doc_id}: {result.page_count} page{'s' if result.page_count != 1 else ''}, "
-        f"{sum(1 for _ in result.walk())} sections, "
-        f"{len(leaves)} leaves, strategy {result.strategy}" + (f" -> {output}" if output is not None else ""),
+        f"{result.doc_id}: {counted(result.page_count, 'page')}, "
+        f"{counted(sum(1 for _ in result.walk()), 'section')}, "
+        f"{counted(len(leaves), 'leaf', 'leaves')}, strategy {result.strategy}"
+        + (f" -> {output}" if output is not None else ""),
         highlight=False,
     )
 

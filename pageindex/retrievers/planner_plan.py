@@ -24,6 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from pageindex.wording import counted
+
 TaskKind = Literal["fetch_extract", "compute", "synthesise"]
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -98,7 +100,7 @@ _ARITY: dict[str, tuple[int, int | None, str]] = {
 def _arity_problem(name: str, given: int) -> str | None:
     fewest, most, wanted = _ARITY[name]
     if given < fewest or (most is not None and given > most):
-        return f"{name}() takes {wanted}, not {given} argument{'' if given == 1 else 's'}"
+        return f"{name}() takes {wanted}, not {counted(given, 'argument')}"
     return None
 
 

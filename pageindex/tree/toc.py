@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pageindex.tree.model import Node, Tree
+from pageindex.wording import counted
 
 
 def _span(tree: Tree, node: Node) -> str:
@@ -20,7 +21,7 @@ def _span(tree: Tree, node: Node) -> str:
 
 def render_toc(tree: Tree, depth: int = 0) -> str:
     """One line per node: indentation by level, title, page span, node id."""
-    pages = f"{tree.page_count} page{'' if tree.page_count == 1 else 's'}"
+    pages = counted(tree.page_count, "page")
     lines = [f"{tree.doc_id}  ({pages}, strategy: {tree.strategy})"]
     for node in tree.walk():
         if depth and node.level > depth:

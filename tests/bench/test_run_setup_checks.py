@@ -197,7 +197,7 @@ def test_resume_of_its_own_samples_still_works(env, tmp_path):
     (run / "samples.jsonl").write_text(lines[0])  # as if stopped after one sample
     code, output = invoke(env, "--resume", str(run), "--timeout", "30")
     assert code == 0, output
-    assert "1 samples written, 1 already done" in " ".join(output.split())
+    assert "1 sample written, 1 already done" in " ".join(output.split())
     # the header says which settings the resumed run uses (the stored ones, a flag given now winning)
     said = " ".join(output.split())
     assert "note: resumed with its stored settings (flags given now win): concurrency 4, timeout 30s" in said
@@ -229,7 +229,7 @@ def test_resume_accepts_the_runs_own_command_line_and_names_what_changed(env, tm
     (run / "samples.jsonl").write_text(lines[0])
     code, output = invoke(env, "--resume", str(run), *same, "--out", str(run))
     assert code == 0, output
-    assert "1 samples written, 1 already done" in " ".join(output.split())
+    assert "1 sample written, 1 already done" in " ".join(output.split())
     # the same folder by another path, and the retrievers in another order, are no change either
     code, output = invoke(env, "--resume", str(run), "--out", f"{run}/../run", "-r", "extractive")
     assert code == 0, output

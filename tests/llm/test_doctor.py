@@ -437,7 +437,7 @@ def test_bench_run_against_a_toolless_endpoint_picks_json_mode_and_says_so(serve
     assert "settings from pageindex doctor: JSON mode: tool calls do not work at" in result.output
     # said with the header, before the run's results, once (not again among the closing warnings)
     said = result.output.index("note: settings from pageindex doctor: JSON mode")
-    assert said < result.output.index("samples written")
+    assert said < result.output.index("sample written")
     assert result.output.count("settings from pageindex doctor: JSON mode") == 1
     info = json.loads((out / "run.json").read_text())
     assert info["extra"]["config"]["json_mode"] is True
