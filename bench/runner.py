@@ -371,17 +371,19 @@ class Runner:
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
         self._claim: int | None = None  # the descriptor holding the run folder (claim_folder)
+        self._made_folders: list[Path] = []  # folders a new run made for itself, deepest first
 
     # -- set-up ------------------------------------------------------------------
     def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
         if self.resume_dir is not None:
             run_dir = Path(self.resume_dir)
             rundir = RunDir(run_dir)
+            if run_dir.is_dir():  # before reading anything: a run going on there would change it
+                self._claim_folder(  # (one still setting up has no run.json yet)
+                    run_dir, f"cannot resume {run_dir}: another bench run is using it now; wait for it to end"
+                )
             if not rundir.info_path.exists():
                 raise RunSetupError(f"cannot resume: {rundir.info_path} does not exist")
-            self._claim_folder(  # before reading anything: a run going on there would change it
-                run_dir, f"cannot resume {run_dir}: another bench run is using it now; wait for it to end"
-            )
             try:
                 info = rundir.read_info()
             except RunLoadError as exc:
@@ -424,7 +426,32 @@ class Runner:
         if problem := RunDir(run_dir).problem():
             hint = f"; use --resume {run_dir} or another --out" if RunDir(run_dir).holds_run() else ""
             raise RunSetupError(f"--out {run_dir}: {problem}{hint}")
+        self._claim_new_folder(run_dir)
         return run_dir, None
+
+    def _claim_new_folder(self, run_dir: Path) -> None:
+        """Make a new run's folder and claim it before the set-up's long steps (the trees), so that a
+        resume or a second run started into it meanwhile is told the folder is in use. The folders
+        made here are removed again when the run ends before writing run.json (a set-up error, a
+        Ctrl-C while the trees are built) and nothing else was put in them."""
+        missing = [p for p in (run_dir, *run_dir.parents) if not p.exists()]
+        try:
+            RunDir(run_dir).create()
+        except RunLoadError as exc:
+            raise RunSetupError(f"--out {exc}") from None
+        busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
+        self._claim_folder(run_dir, busy)
+        self._made_folders = missing  # deepest first; only once claimed (else they are the other run's)
+
+    def _remove_unused_folders(self) -> None:
+        """Remove the folders :meth:`_claim_new_folder` made if the run wrote nothing into them."""
+        made, self._made_folders = self._made_folders, []
+        if made and not RunDir(made[0]).info_path.exists():
+            for folder in made:
+                try:
+                    folder.rmdir()  # only when empty
+                except OSError:
+                    break
 
     def _make_clients(self, model: str | None, judge_default: str | None = None) -> tuple[Any, Any, Any]:
         """(retriever client, judge client or list for a panel, budget). ``model`` is None when no
@@ -676,6 +703,7 @@ class Runner:
         finally:
             release_folder(self._claim)
             self._claim = None
+            self._remove_unused_folders()
 
     def _claim_folder(self, run_dir: Path, busy: str) -> None:
         """Hold ``run_dir`` for this run, or fail with ``busy`` (another run holds it)."""
@@ -727,16 +755,10 @@ class Runner:
                 "run (and bench rejudge the old one)"
             )
         self._stop_before_sampling("before the first sample")  # a Ctrl-C in the last set-up steps
-        try:
-            rundir = RunDir(run_dir).create()  # only now: a set-up error leaves nothing behind
-        except RunLoadError as exc:
-            raise RunSetupError(f"--out {exc}") from None
-        if previous is None:
-            busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
-            self._claim_folder(run_dir, busy)
-            # checked at the start, but another run may have started and finished here since
-            if problem := rundir.problem():
-                raise RunSetupError(f"--out {run_dir}: {problem}; use --resume {run_dir} or another --out")
+        rundir = RunDir(run_dir)
+        # checked at the start, but another run may have written here before this one claimed it
+        if previous is None and (problem := rundir.problem()):
+            raise RunSetupError(f"--out {run_dir}: {problem}; use --resume {run_dir} or another --out")
         with _event_log(rundir.events_path):
             return await self._run_samples(
                 run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,

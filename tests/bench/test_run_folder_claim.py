@@ -101,3 +101,77 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_claim(tmp_path: P
                           timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert len(keys(run)) == 2
+
+
+def test_a_resume_while_the_first_run_builds_its_trees_is_told_the_folder_is_in_use(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A new run claims its folder before the trees are built (minutes on a real dataset), not once
+    the samples begin: a resume started meanwhile said "run.json does not exist" (trial 16)."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "results" / "first"
+    config = RunConfig(retrievers=["extractive"], judge="rules", out=out, limit=2)
+    first = Runner(config, events=EventBus(), command=["pageindex", "bench", "run"])
+    building, go_on = asyncio.Event(), asyncio.Event()
+    real_build = first._build_trees
+
+    async def slow_build(*args, **kwargs):
+        building.set()
+        await go_on.wait()
+        return await real_build(*args, **kwargs)
+
+    monkeypatch.setattr(first, "_build_trees", slow_build)
+
+    async def scenario() -> tuple[object, object]:
+        started = asyncio.create_task(first.run())
+        await building.wait()
+        resume = Runner(config, resume_dir=out, events=EventBus(), command=["pageindex", "bench", "run"])
+        try:
+            await resume.run()
+            refused: object = None
+        except RunSetupError as exc:
+            refused = exc
+        go_on.set()
+        return refused, await started
+
+    refused, outcome = asyncio.run(scenario())
+    assert str(refused) == f"cannot resume {out}: another bench run is using it now; wait for it to end"
+    assert outcome.samples_written == 2 and len(keys(out)) == 2  # the first run went on, undisturbed
+
+
+def test_a_run_that_ends_in_its_set_up_leaves_no_folder_behind(tmp_path: Path, monkeypatch) -> None:
+    """The folder claimed early is removed again, with the parents made for it, when nothing was
+    written; a folder that was there before stays."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "kept").mkdir()
+    for out in (tmp_path / "results" / "deep" / "first", tmp_path / "kept"):
+        runner = Runner(
+            RunConfig(retrievers=["extractive"], judge="rules", out=out, limit=2),
+            events=EventBus(), command=["pageindex", "bench", "run"],
+        )  # fmt: skip
+
+        async def broken(*args, out: Path = out, **kwargs):
+            assert out.is_dir()  # claimed while the trees are built
+            raise RunSetupError("no tree could be built")
+
+        monkeypatch.setattr(runner, "_build_trees", broken)
+        with pytest.raises(RunSetupError):
+            asyncio.run(runner.run())
+    assert not (tmp_path / "results").exists()
+    assert (tmp_path / "kept").is_dir()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (no folder made)")
+def test_a_folder_the_system_will_not_create_is_refused_before_any_tree_is_built(monkeypatch) -> None:
+    runner = Runner(
+        RunConfig(retrievers=["extractive"], judge="rules", out=Path("/proc/pageindex-x/run"), limit=1),
+        events=EventBus(), command=["pageindex", "bench", "run"],
+    )  # fmt: skip
+
+    async def never(*args, **kwargs):
+        raise AssertionError("trees were built for a run that cannot be written")
+
+    monkeypatch.setattr(runner, "_build_trees", never)
+    with pytest.raises(RunSetupError) as refused:
+        asyncio.run(runner.run())
+    assert str(refused.value).startswith("--out /proc/pageindex-x/run: cannot create the run folder (")
