@@ -361,7 +361,7 @@ class LLMCache:
             failures_by_model = dict(
                 conn.execute("SELECT model, COUNT(*) FROM failures GROUP BY model ORDER BY model")
             )
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        size = sum(p.stat().st_size for p in self.files() if p.is_file())
         return CacheStats(
             path=str(self.path),
             exists=True,
@@ -377,6 +377,12 @@ class LLMCache:
             failures_by_kind=failures_by_kind,
             failures_by_model=failures_by_model,
         )
+
+    def files(self) -> list[Path]:
+        """The cache file and SQLite's own files beside it (``-wal``, ``-shm``): what its size counts.
+        Not a glob of the name: that counted any ``llm.sqlite.bak`` or ``llm.sqlite-old`` beside it, and
+        read a name with ``[`` or ``*`` in it as a pattern."""
+        return [self.path, *(self.path.with_name(self.path.name + end) for end in ("-wal", "-shm"))]
 
     def clear(self, model: str | None = None) -> int:
         """Delete every row (or only one model's), recorded failures included; returns how many

@@ -286,3 +286,18 @@ def test_replay_opens_the_file_read_only_and_an_empty_file_is_an_empty_cache(tmp
     (tmp_path / "c.sqlite-wal").write_bytes(b"\0" * 4096)
     problem = LLMCache(path, "replay").problem()
     assert problem is not None and "c.sqlite-wal holds replies not yet written back" in problem
+
+
+def test_stats_size_counts_the_cache_and_its_sqlite_files_only(tmp_path):
+    """A backup beside the cache (``llm.sqlite.bak``) is not part of its size, and a name with glob
+    characters counts its own file (both were read through a glob of the name)."""
+    for name in ("llm.sqlite", "llm[1].sqlite"):
+        cache = LLMCache(tmp_path / name)
+        cache.put("k", model="m", kind="chat", request={}, reply={"x": "y" * 5000}, prompt_tokens=1,
+                  completion_tokens=1)  # fmt: skip
+        own = sum((tmp_path / f"{name}{end}").stat().st_size for end in ("", "-wal", "-shm")
+                  if (tmp_path / f"{name}{end}").exists())  # fmt: skip
+        (tmp_path / f"{name}.bak").write_bytes(b"\0" * 1_000_000)
+        (tmp_path / f"{name}-old.sqlite").write_bytes(b"\0" * 1_000_000)
+        assert own > 0 and cache.stats().size_bytes == own
+        cache.close()
