@@ -20,17 +20,19 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from pageindex.llm.types import LLMConfigError, Usage
+from pageindex.wording import plainly
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 class ModelPrice(BaseModel):
-    input: float
-    output: float
-    cached_input: float | None = None
+    # a price is a finite number >= 0: a negative or NaN one made every cost of the model wrong
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         cached = min(cached_tokens, prompt_tokens)
@@ -63,13 +65,26 @@ class Pricing(BaseModel):
 
 
 def _read(path: Path) -> PricingFile:
+    """The user's pricing file, or one :class:`LLMConfigError` line naming it (a folder, an unreadable
+    file or one that is not UTF-8 was an internal error)."""
     try:
-        return PricingFile.model_validate(json.loads(path.read_text()))
+        return PricingFile.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise LLMConfigError(f"pricing file {path} does not exist") from None
-    except (json.JSONDecodeError, ValidationError) as exc:
-        first = str(exc).splitlines()[0]
-        raise LLMConfigError(f"pricing file {path} is not valid: {first}") from None
+    except IsADirectoryError:
+        raise LLMConfigError(f"pricing file {path} is a directory; give a JSON file") from None
+    except OSError as exc:
+        raise LLMConfigError(f"pricing file {path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise LLMConfigError(f"pricing file {path} is not valid: not UTF-8 (byte {exc.start + 1})") from None
+    except json.JSONDecodeError as exc:
+        raise LLMConfigError(f"pricing file {path} is not valid: {str(exc).splitlines()[0]}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(part) for part in err.get("loc", ()))
+        where = f"{loc}: " if loc else ""
+        problem = plainly(str(err.get("msg", "invalid")))
+        raise LLMConfigError(f"pricing file {path} is not valid: {where}{problem}") from None
 
 
 @lru_cache(maxsize=1)

@@ -105,6 +105,27 @@ def test_pricing_lookup_and_override(tmp_path, monkeypatch):
         load_pricing(tmp_path / "missing.json")
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is a directory"),
+        (b"\x92\xff{}", "not UTF-8"),
+        (b'{"models": {"m": {"input": -1, "output": 1}}}', "models.m.input: must be at least 0"),
+        (b'{"models": {"m": {"input": NaN, "output": 1}}}', "models.m.input: must be a finite number"),
+    ],
+)
+def test_an_unusable_pricing_file_is_one_config_error_naming_it(tmp_path, content, message):
+    """A folder, a file that is not UTF-8, a negative or NaN price: one line naming the file (was an
+    internal error, or costs below zero)."""
+    path = tmp_path / "prices.json"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(LLMConfigError, match=f"pricing file {path} .*{message}"):
+        load_pricing(path)
+
+
 def record(role="retriever", cost=0.01, **tag):
     return UsageRecord(
         prompt_tokens=100,
