@@ -3,6 +3,7 @@ docstrings do not (trial 13: a comment in the tree code made a CI gate refuse to
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 from pageindex.digest import code_digest, code_text
@@ -77,7 +78,8 @@ def test_the_versions_are_taken_this_way() -> None:
     from pageindex.tree import build
 
     tree_files = sorted(Path(build.__file__).parent.glob("*.py"))
-    assert build.CODE_VERSION == f"{build.BUILDER_VERSION}+{code_digest(tree_files)}"
+    pymupdf = metadata.version("pymupdf")
+    assert build.CODE_VERSION == f"{build.BUILDER_VERSION}+{code_digest(tree_files)}-pymupdf{pymupdf}"
     rule_files = [rules.__file__, bench.judges.numbers.__file__, pageindex.retrievers.numbers.__file__]
     assert rules.rules_source_hash() == code_digest(rule_files)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 from pageindex.digest import code_digest
@@ -35,10 +36,24 @@ BUILDER_VERSION = "2.0"
 
 @cache
 def code_version() -> str:
-    """``BUILDER_VERSION`` plus a digest of this package's code: any code change invalidates caches (a
-    comment or a docstring does not: :func:`pageindex.digest.code_digest`). Taken on first use, not at
-    import: reading the code takes about 0.3 s, which a command that only loads a tree JSON never needs."""
-    return f"{BUILDER_VERSION}+{code_digest(sorted(Path(__file__).parent.glob('*.py')))}"
+    """``BUILDER_VERSION`` plus a digest of this package's code and the pymupdf release that reads the
+    PDFs: any code change invalidates caches (a comment or a docstring does not:
+    :func:`pageindex.digest.code_digest`), and so does another pymupdf, whose text and span output
+    differ between releases (a tree cached under one was served after an upgrade, and runs on two
+    machines were compared as made by the same builder). Taken on first use, not at import: reading
+    the code takes about 0.3 s, which a command that only loads a tree JSON never needs."""
+    code = code_digest(sorted(Path(__file__).parent.glob("*.py")))
+    return f"{BUILDER_VERSION}+{code}-pymupdf{_pymupdf_version()}"
+
+
+def _pymupdf_version() -> str:
+    """The installed pymupdf release (from its package metadata: importing pymupdf costs more)."""
+    try:
+        return metadata.version("pymupdf")
+    except metadata.PackageNotFoundError:  # an unpackaged pymupdf: the version it reports
+        import pymupdf
+
+        return str(pymupdf.VersionBind)
 
 
 def __getattr__(name: str) -> str:

@@ -39,6 +39,29 @@ def test_second_build_reads_the_cache(small_pdf, tmp_path, monkeypatch):
     assert second == first
 
 
+def test_another_pymupdf_release_misses_the_cache(small_pdf, tmp_path, monkeypatch):
+    """pymupdf's text and spans differ between releases: a tree cached under one is not served after an
+    upgrade, and the builder version runs record names the release."""
+    from importlib import metadata
+
+    cache_dir = tmp_path / "cache"
+    first = build_tree(small_pdf, cache_dir=cache_dir)
+    installed = metadata.version
+    monkeypatch.setattr(
+        metadata, "version", lambda name: "0.0.1" if name.lower() == "pymupdf" else installed(name)
+    )
+    build_module.code_version.cache_clear()
+    try:
+        parsed = []
+        real_read = build_module.read_pdf
+        monkeypatch.setattr(build_module, "read_pdf", lambda path: parsed.append(path) or real_read(path))
+        second = build_tree(small_pdf, cache_dir=cache_dir)
+    finally:
+        build_module.code_version.cache_clear()
+    assert parsed == [small_pdf] and len(list(cache_dir.iterdir())) == 2
+    assert second.builder_version != first.builder_version and "pymupdf0.0.1" in second.builder_version
+
+
 def test_no_cache_neither_reads_nor_writes(small_pdf, tmp_path):
     cache_dir = tmp_path / "cache"
     build_tree(small_pdf, cache_dir=cache_dir, use_cache=False)
