@@ -25,8 +25,9 @@ def file_in_the_way(path: str | Path) -> Path | None:
     return None
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file + rename: all or nothing, and durable: the temp file
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; or ``bytes`` as they are) to ``path`` via a temp file + rename: all or
+    nothing, and durable: the temp file
     is flushed to disk before the rename, and the folder after it, so a power loss cannot leave the
     new name over data never written (``samples.jsonl`` rewritten by ``--retry-errors`` would be
     empty). The file gets the permissions any new file gets (0666 less the umask), not the temp
@@ -37,8 +38,8 @@ def write_atomic(path: str | Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)

@@ -20,6 +20,7 @@ from bench.datasets.demo_filing import FilingLayout, write_filing
 from bench.datasets.demo_financials import PROFILES, Financials, Profile, gross_margin, make_financials
 from bench.datasets.financebench import DOCUMENTS_FILE, INFO_FILE, PDF_DIR, QUESTIONS_FILE, load_financebench
 from bench.datasets.models import Dataset
+from pageindex.atomic import write_atomic
 
 DEMO_VERSION = 1  # bump when the generator's output changes, so cached copies are rebuilt
 PDF_METADATA = {
@@ -216,13 +217,15 @@ def _question_rows(p: Profile, f: Financials, layout: FilingLayout, picks: list[
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def save_pdf(doc: pymupdf.Document, path: Path) -> None:
-    """Save with fixed metadata and no fresh file id, so the bytes depend only on the content."""
+    """Save with fixed metadata and no fresh file id, so the bytes depend only on the content; written
+    whole (temp file + rename), so a run reading the demo dataset while another process regenerates it,
+    or after a regeneration that failed, never meets a half-written PDF."""
     doc.set_metadata(PDF_METADATA)
-    doc.save(path, garbage=3, deflate=True, no_new_id=True)
+    write_atomic(path, doc.tobytes(garbage=3, deflate=True, no_new_id=True))
 
 
 def write_demo_dataset(out_dir: str | Path, *, hostile: bool = False, seed: int = 0) -> Dataset:
@@ -259,7 +262,7 @@ def write_demo_dataset(out_dir: str | Path, *, hostile: bool = False, seed: int 
         "seed": seed,
         "hostile": hostile,
     }
-    (root / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    write_atomic(root / INFO_FILE, json.dumps(info, indent=2) + "\n")  # last: it marks the files complete
     return load_financebench(root)
 
 

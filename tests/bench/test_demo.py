@@ -246,3 +246,27 @@ def test_ensure_demo_dataset_rebuilds_only_when_stale(tmp_path: Path) -> None:
     assert ensure_demo_dataset(tmp_path / "d").sha256 == first.sha256
     assert pdf.stat().st_mtime_ns != stamp  # rewritten: the stored version did not match
     assert ensure_demo_dataset(tmp_path / "d", seed=3).sha256 != first.sha256
+
+
+def test_regenerating_the_demo_dataset_replaces_each_file_whole(tmp_path: Path) -> None:
+    """A run reading the demo dataset while another process regenerates it (two first runs on one cache
+    folder) must meet each file whole, old or new: files were rewritten in place, and a reader saw
+    truncated PDFs and a partial questions.jsonl. A file opened before the regeneration still reads
+    whole, as it was."""
+    from bench.datasets.demo import ensure_demo_dataset
+
+    root = tmp_path / "d"
+    ensure_demo_dataset(root)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    before = {p: p.read_bytes() for p in files}
+    handles = {p: p.open("rb") for p in files}
+    try:
+        ensure_demo_dataset(root, seed=3)  # another seed: every file's content changes
+        for path, fh in handles.items():
+            assert fh.read() == before[path], f"{path.name} was rewritten in place"
+    finally:
+        for fh in handles.values():
+            fh.close()
+    changed = [p for p in files if p.suffix == ".pdf" or p.name == "questions.jsonl"]
+    assert all(p.read_bytes() != before[p] for p in changed)
+    assert not [p for p in root.rglob("*.tmp")]
