@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonlines
 from pydantic import BaseModel, Field, ValidationError
 
 from bench.judges.base import Judge, JudgeInput, JudgeVerdict, Verdict, judge_sample
 from bench.judges.calibration import normalize_label
+from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage
 
 
@@ -181,7 +181,7 @@ def is_verdicts_file(path: Path) -> bool:
 
 
 def write_verdict_rows(path: Path, rows: list[VerdictRow]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with jsonlines.open(path, mode="w") as writer:
-        for row in rows:
-            writer.write(row.model_dump(mode="json"))
+    """VERDICTS.jsonl written whole (temp file + rename): a write that fails or is interrupted part-way
+    leaves an earlier verdicts file as it was (it was truncated first, then half written)."""
+    text = "".join(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n" for row in rows)
+    write_atomic(path, text)

@@ -354,3 +354,26 @@ def test_a_dataset_without_labels_is_not_read_as_label_files(tmp_path):
     result = CliRunner().invoke(app, ["bench", "judge", "--labels", str(tmp_path), "--per-file"])
     assert result.exit_code == 2
     assert "no *.jsonl label files" in result.output and "labels/" in result.output
+
+
+def test_a_verdicts_file_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A write of VERDICTS.jsonl that fails part-way leaves the earlier verdicts file as it was: it was
+    truncated first, then half written, and the next ``bench judge -o`` refused the torn file as no
+    verdicts file."""
+    import pytest
+
+    from bench.judges.batch import VerdictRow, is_verdicts_file, write_verdict_rows
+
+    out = tmp_path / "verdicts.jsonl"
+    first = VerdictRow(line=1, status="ok", verdict="correct", reasoning="caf\u00e9")
+    write_verdict_rows(out, [first, first.model_copy(update={"line": 2})])
+    before = out.read_bytes()
+
+    class Broken:
+        def model_dump(self, **_: object) -> dict:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        write_verdict_rows(out, [first, Broken()])  # type: ignore[list-item]
+    assert out.read_bytes() == before and is_verdicts_file(out)
+    assert [p.name for p in tmp_path.iterdir()] == ["verdicts.jsonl"]
