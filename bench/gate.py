@@ -49,6 +49,7 @@ from bench.rundir import Run
 from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
+from pageindex.atomic import write_atomic
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9
@@ -443,6 +444,6 @@ def write_junit(path: str | Path, result: GateResult | None, error: str | None =
     root = ET.Element("testsuites", tests=str(len(cases)), failures=str(failures), errors=str(errors))
     root.append(suite)
     ET.indent(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    # written whole (temp file + rename): a write that failed part-way left an earlier report half written
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
     return path

@@ -532,3 +532,22 @@ def test_answers_that_became_uncertain_fail_the_gate_not_hide_a_drop(tmp_path: P
         "both runs"
     ) in res.output
     assert junit.is_file() and ET.parse(junit).getroot().get("failures") == "2"
+
+
+def test_junit_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A JUnit write that fails part-way leaves the earlier file as it was (it was truncated, then
+    half written: a CI step read a torn report)."""
+    out = tmp_path / "gate.xml"
+
+    def rule(name: str, message: object) -> RuleResult:
+        return RuleResult.model_construct(
+            rule=name, scope="r", passed=True, measured=1.0, threshold=0.5, message=message
+        )
+
+    write_junit(out, GateResult(run_id="run", rules=[rule("a", "fine"), rule("b", "fine too")]))
+    before = out.read_bytes()
+    with pytest.raises(TypeError):  # a message that cannot be serialised, met after the first case
+        write_junit(out, GateResult.model_construct(run_id="run", rules=[rule("a", "ok"), rule("b", 3)],
+                                                    warnings=[], baseline_id=None))  # fmt: skip
+    assert out.read_bytes() == before and ET.parse(out).getroot().tag == "testsuites"
+    assert [p.name for p in tmp_path.iterdir()] == ["gate.xml"]
