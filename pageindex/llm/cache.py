@@ -341,10 +341,26 @@ class LLMCache:
 
     # ------------------------------------------------------------------ maintenance
     def stats(self) -> CacheStats:
+        """What the cache holds, read without writing to it (opened read-only: a report never adds a
+        schema to the file, so an empty file stays empty, and a cache on read-only storage is read)."""
         if not self.path.exists():
             return CacheStats(path=str(self.path), exists=False)
-        conn = self._connect()
-        assert conn is not None
+        try:
+            conn = _open_read_only(self.path)
+        except sqlite3.Error as exc:
+            raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+        try:
+            tables = _tables(conn)
+            if "replies" not in tables:  # an empty file: an empty cache
+                size = sum(p.stat().st_size for p in self.files() if p.is_file())
+                return CacheStats(path=str(self.path), exists=True, size_bytes=size)
+            if "failures" not in tables:
+                conn.execute("CREATE TEMP TABLE failures (model TEXT, error_kind TEXT)")
+            return self._stats(conn)
+        finally:
+            conn.close()
+
+    def _stats(self, conn: sqlite3.Connection) -> CacheStats:
         with self._lock:
             entries, prompt, completion, oldest, newest = conn.execute(
                 "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "

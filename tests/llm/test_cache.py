@@ -301,3 +301,19 @@ def test_stats_size_counts_the_cache_and_its_sqlite_files_only(tmp_path):
         (tmp_path / f"{name}-old.sqlite").write_bytes(b"\0" * 1_000_000)
         assert own > 0 and cache.stats().size_bytes == own
         cache.close()
+
+
+def test_stats_writes_nothing_to_the_cache(tmp_path):
+    """``pageindex cache stats`` reports: it does not turn an empty file into a database (it opened the
+    file for writing and added the schema), and it reads a cache as it is."""
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    stats = LLMCache(empty).stats()
+    assert (stats.exists, stats.entries, stats.size_bytes) == (True, 0, 0)
+    assert empty.read_bytes() == b"" and sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]
+    full = tmp_path / "full.sqlite"
+    writer = LLMCache(full)
+    writer.put("k", model="m", kind="chat", request={}, reply={}, prompt_tokens=3, completion_tokens=1)
+    writer.close()
+    stats = LLMCache(full).stats()
+    assert (stats.entries, stats.by_model, stats.prompt_tokens, stats.failures) == (1, {"m": 1}, 3, 0)
