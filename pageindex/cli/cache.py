@@ -84,7 +84,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     def clear(
         path: Path | None = cache_path_option(help=PATH_HELP, old_path=True),
         model: str | None = typer.Option(
-            None, "--model", help="Delete only this model's replies (e.g. gpt-4o-mini)."
+            None,
+            "--model",
+            help="Delete only this model's replies: its name as `cache stats` lists it (gpt-4o-mini) or "
+            "its model spec (openai/gpt-4o-mini).",
         ),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     ) -> None:
@@ -93,7 +96,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         cache = LLMCache(path)
         _refuse_unusable(cache)
-        what = f"{model} replies and failures" if model else "all replies and failures"
+        names = _stored_names(cache, model) if model else []
+        if model and not names:  # said, not "deleted 0": a spec typed as for a run named nothing stored
+            stats = cache.stats()
+            held = sorted({*stats.by_model, *stats.failures_by_model})
+            console.print(
+                f"nothing deleted: {cache.path} holds no replies of {model}"
+                + (f" (it holds {', '.join(held)})" if held else " (it is empty)"),
+                highlight=False,
+            )
+            raise typer.Exit(0)
+        what = f"{' and '.join(names)} replies and failures" if model else "all replies and failures"
         if not yes:
             try:
                 agreed = typer.confirm(f"Delete {what} from {cache.path}?")
@@ -108,10 +121,24 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 )
                 raise typer.Exit(0)
         try:
-            deleted = cache.clear(model)
+            deleted = sum(cache.clear(name) for name in names) if model else cache.clear()
         except LLMError as exc:
             fail(str(exc))
         console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)
+
+
+def _stored_names(cache: LLMCache, model: str) -> list[str]:
+    """The names ``model`` is stored under in ``cache``. The cache keeps a model by its name without
+    the provider (``openai/gpt-4o-mini`` and ``ollama/...`` record ``gpt-4o-mini``), so a model spec
+    as a run takes it names the same replies; a name that itself holds a slash
+    (``meta-llama/Llama-3``) is taken as given too. Only names the cache holds are returned."""
+    from pageindex.llm.providers.base import provider_class
+
+    provider, sep, bare = model.partition("/")
+    candidates = [model, *([bare] if sep and bare and provider_class(provider) is not None else [])]
+    stats = cache.stats()
+    held = {*stats.by_model, *stats.failures_by_model}
+    return [name for name in dict.fromkeys(candidates) if name in held]
 
 
 def _refuse_unusable(cache: LLMCache) -> None:

@@ -317,3 +317,29 @@ def test_stats_writes_nothing_to_the_cache(tmp_path):
     writer.close()
     stats = LLMCache(full).stats()
     assert (stats.entries, stats.by_model, stats.prompt_tokens, stats.failures) == (1, {"m": 1}, 3, 0)
+
+
+def test_cache_clear_takes_a_model_spec_as_a_run_does(tmp_path):
+    """The cache stores a model by its name without the provider; ``clear --model openai/gpt-4o-mini``
+    deleted 0 rows and said nothing more (review 18)."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path)
+    for i, model in enumerate(["gpt-4o-mini", "gpt-4o-mini", "meta-llama/Llama-3", "qwen"]):
+        cache.put(f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=1,
+                  completion_tokens=1)  # fmt: skip
+
+    def clear(model: str) -> str:
+        args = ["cache", "clear", "--cache-path", str(path), "--model", model, "-y"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    assert clear("openai/gpt-4o-mini") == f"deleted 2 replies and failures from {path}"
+    assert clear("meta-llama/Llama-3") == f"deleted 1 replies and failures from {path}"  # a slash of its own
+    said = clear("ollama/llama3.1")
+    assert said == f"nothing deleted: {path} holds no replies of ollama/llama3.1 (it holds qwen)"
+    assert LLMCache(path).stats().by_model == {"qwen": 1}
