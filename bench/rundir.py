@@ -178,10 +178,7 @@ class RunDir:
         written in a newer format."""
         if not self.info_path.exists():
             raise RunLoadError(f"{self.info_path} is missing: {self.path} is not a run directory")
-        try:
-            text = self.info_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RunLoadError(f"{self.info_path}: cannot read it as run.json ({_reason(exc)})") from None
+        text = _text(self.info_path, "run.json")
         try:
             data = json.loads(text)
         except ValueError:
@@ -243,7 +240,7 @@ class RunDir:
         if not self.dropped_path.exists():
             return []
         out: list[DroppedQuestion] = []
-        for i, line in enumerate(self.dropped_path.read_text(encoding="utf-8").splitlines(), start=1):
+        for i, line in enumerate(_text(self.dropped_path, "dropped questions").splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -272,10 +269,11 @@ class RunDir:
 
     def read_summary(self) -> Summary:
         """``summary.json`` as written when the run ended."""
+        if not self.summary_path.exists():
+            raise RunLoadError(f"{self.summary_path} is missing")
+        text = _text(self.summary_path, "a summary")
         try:
-            return Summary.model_validate(json.loads(self.summary_path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise RunLoadError(f"{self.summary_path} is missing") from None
+            return Summary.model_validate(json.loads(text))
         except (ValueError, ValidationError) as exc:
             raise RunLoadError(f"{self.summary_path} is not a valid summary: {exc}") from None
 
@@ -305,6 +303,15 @@ class RunDir:
 
 def _reason(exc: Exception) -> str:
     return getattr(exc, "strerror", None) or str(exc)
+
+
+def _text(path: Path, what: str) -> str:
+    """The text of the run file ``path``; a file that cannot be read (a folder in its place, no
+    permission) or is no UTF-8 raises :class:`RunLoadError` naming it as ``what``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunLoadError(f"{path}: cannot read it as {what} ({_reason(exc)})") from None
 
 
 def load_run(run_dir: str | Path) -> Run:

@@ -93,3 +93,24 @@ def test_rewriting_the_dropped_questions_never_leaves_a_torn_file(tmp_path):
         run.write_dropped(crashing())
     assert run.read_dropped() == rows
     assert [p.name for p in tmp_path.iterdir()] == ["dropped.jsonl"]  # no temp file left either
+
+
+@pytest.mark.parametrize("name", ["dropped.jsonl", "summary.json"])
+def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path, name: str) -> None:
+    """A folder in a run file's place, or a file that is no UTF-8, was an internal error (review 18)."""
+    from bench.rundir import read_summary
+
+    def read(path: Path) -> object:
+        return read_summary(path) if name == "summary.json" else RunDir(path).read_dropped()
+
+    for damage in ("folder", "latin-1"):
+        path = write_run(tmp_path / damage, outcomes("ci"))
+        (path / name).unlink(missing_ok=True)
+        if damage == "folder":
+            (path / name).mkdir()
+        else:
+            (path / name).write_bytes("Soci\xe9t\xe9 G\xe9n\xe9rale\n".encode("latin-1"))
+        with pytest.raises(RunLoadError) as caught:
+            read(path)
+        message = str(caught.value)
+        assert message.startswith(f"{path / name}: cannot read it as ") and "\n" not in message, message
