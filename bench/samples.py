@@ -325,11 +325,12 @@ class SampleStore:
         return taken
 
 
-def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
+def read_samples_file(path: Path, *, keep_repeats: bool = False) -> tuple[list[Sample], int, list[str]]:
     """Read ``samples.jsonl``. Returns the samples, the byte length of the well-formed prefix
     and warnings. A malformed last line with no newline after it is a torn write and is dropped
     with a warning; any other malformed line, a complete last one too, is an error (the file was
-    edited or corrupted)."""
+    edited or corrupted). A row repeating a sample's key is warned about and left out, or kept
+    with ``keep_repeats`` (for checks that count them, as the soak does)."""
     data = Path(path).read_bytes()
     samples: list[Sample] = []
     warnings: list[str] = []
@@ -353,6 +354,8 @@ def read_samples_file(path: Path) -> tuple[list[Sample], int, list[str]]:
             raise ValueError(f"{path}: line {i + 1} is not a valid sample: {exc}") from exc
         if sample.key in seen:
             warnings.append(f"{path}: line {i + 1} repeats sample {sample.key}; kept the first")
+            if keep_repeats:
+                samples.append(sample)
         else:
             seen.add(sample.key)
             samples.append(sample)

@@ -33,7 +33,6 @@ process helpers (:func:`bench_run_command`, :func:`run_and_kill`) are used by th
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -85,10 +84,10 @@ def expected_keys(run_dir: Path) -> set[str]:
     tree could not be built, x retrievers x repeats, from its stored config."""
     from bench.config import RunConfig
     from bench.datasets.validation import validate_dataset
-    from bench.runinfo import RunInfo
+    from bench.rundir import RunDir
     from bench.runner import load_dataset, select_questions
 
-    info = RunInfo.model_validate_json((run_dir / "run.json").read_text(encoding="utf-8"))
+    info = RunDir(run_dir).read_info()
     cfg = RunConfig.model_validate(info.extra["config"])
     dataset = load_dataset(cfg)
     kept = validate_dataset(
@@ -98,7 +97,7 @@ def expected_keys(run_dir: Path) -> set[str]:
     kept = kept[: cfg.limit] if cfg.limit else kept
     tree_dropped = {
         row["question_id"]
-        for row in _rows(run_dir / "dropped.jsonl")
+        for row in _dropped_rows(run_dir)
         if str(row.get("reason", "")).startswith("tree_build_failed")
     }
     return {
@@ -110,24 +109,35 @@ def expected_keys(run_dir: Path) -> set[str]:
     }
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    """Well-formed JSON rows of a JSONL file (a torn last line is skipped)."""
+def _sample_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """Every row of the run's ``samples.jsonl``, repeats kept (they are what the check counts), read
+    by the file's owner: a torn last line is left out as a resume leaves it out, and any other
+    malformed line fails the check as it fails ``bench summary``."""
+    from bench.rundir import RunDir
+    from bench.samples import read_samples_file
+
+    path = RunDir(run_dir).samples_path
     if not path.exists():
         return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
+    return [s.model_dump(mode="json") for s in read_samples_file(path, keep_repeats=True)[0]]
+
+
+def _dropped_rows(run_dir: Path) -> list[dict[str, Any]]:
+    from bench.rundir import RunDir
+
+    return [d.model_dump(mode="json") for d in RunDir(run_dir).read_dropped()]
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    from bench.rundir import RunDir
+
+    return RunDir(run_dir).read_summary().model_dump(mode="json")
 
 
 def check_run(run_dir: str | Path) -> RunCheck:
     """Compare ``samples.jsonl`` with the keys the run was asked for and with ``summary.json``."""
     run_dir = Path(run_dir)
-    rows = _rows(run_dir / "samples.jsonl")
+    rows = _sample_rows(run_dir)
     counts = Counter(_key(r) for r in rows)
     expected = expected_keys(run_dir)
     statuses = Counter(r["status"] for r in rows)
@@ -138,7 +148,9 @@ def check_run(run_dir: str | Path) -> RunCheck:
         or (r["status"] == "error" and not r.get("error"))
         or (r["status"] == "fail" and not r.get("reason"))
     )
-    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    from bench.rundir import RunDir
+
+    info = RunDir(run_dir).read_info()
     return RunCheck(
         samples=len(rows),
         expected=len(expected),
@@ -148,16 +160,15 @@ def check_run(run_dir: str | Path) -> RunCheck:
         statuses=dict(statuses),
         not_terminal=not_terminal,
         summary_mismatches=summary_mismatches(run_dir, rows),
-        status=info.get("status", ""),
+        status=info.status,
     )
 
 
 def summary_mismatches(run_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     """Differences between ``summary.json``'s counts and counts taken from the rows themselves."""
-    path = run_dir / "summary.json"
-    if not path.exists():
+    if not (run_dir / "summary.json").exists():
         return ["summary.json is missing"]
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary = _summary(run_dir)
     out = []
 
     def compare(label: str, group: dict[str, Any], subset: list[dict[str, Any]]) -> None:
@@ -180,7 +191,7 @@ def summary_mismatches(run_dir: Path, rows: list[dict[str, Any]]) -> list[str]:
     for retriever in sorted({r["retriever"] for r in rows} | set(groups)):
         subset = [r for r in rows if r["retriever"] == retriever]
         compare(f"by_retriever[{retriever}]", groups.get(retriever, {}), subset)
-    dropped = _rows(run_dir / "dropped.jsonl")
+    dropped = _dropped_rows(run_dir)
     if summary.get("n_dropped") != len(dropped):
         out.append(f"n_dropped: summary {summary.get('n_dropped')} vs dropped.jsonl {len(dropped)}")
     return out
@@ -291,8 +302,8 @@ _SAME = ("status", "verdict", "answer", "retriever_prompt_tokens", "retriever_co
 def sample_differences(run_dir: Path, ref_dir: Path) -> tuple[list[str], list[str]]:
     """Keys whose rows differ between two runs: (unreplayable, unexplained). A difference is
     unreplayable when the reference row met a ReplayMiss (a call the recorded run never completed)."""
-    a = {_key(r): r for r in _rows(run_dir / "samples.jsonl")}
-    b = {_key(r): r for r in _rows(ref_dir / "samples.jsonl")}
+    a = {_key(r): r for r in _sample_rows(run_dir)}
+    b = {_key(r): r for r in _sample_rows(ref_dir)}
     unreplayable, unexplained = [], []
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key), b.get(key)
@@ -433,8 +444,8 @@ def soak(
         timeout=1200,
     )
     say(f"reference (uninterrupted replay): exit code {ref.returncode}")
-    a = comparable_summary(json.loads((run_dir / "summary.json").read_text()))
-    b = comparable_summary(json.loads((ref_dir / "summary.json").read_text()))
+    a = comparable_summary(_summary(run_dir))
+    b = comparable_summary(_summary(ref_dir))
     diff = _diff(a, b)
     unreplayable, unexplained = sample_differences(run_dir, ref_dir)
     return SoakReport(
