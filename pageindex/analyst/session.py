@@ -43,6 +43,7 @@ class DocumentRef(BaseModel):
     doc_id: str
     source: str
     sha256: str
+    builder_version: str = ""  # the tree builder's: node ids are its own ("" in sessions saved before it)
 
 
 class SessionFinding(BaseModel):
@@ -130,18 +131,23 @@ class AnalystSession(BaseModel):
     ) -> AnalystSession:
         now = time.time() if now is None else now
         parts = getattr(tree, "parts", None)
-        docs = (
-            [DocumentRef(doc_id=p.doc_id, source=p.source, sha256=p.sha256) for p in parts]
-            if parts
-            else [DocumentRef(doc_id=tree.doc_id, source=tree.source, sha256=tree.sha256)]
-        )
+        built = tree.builder_version
+        docs = [
+            DocumentRef(doc_id=d.doc_id, source=d.source, sha256=d.sha256, builder_version=built)
+            for d in (parts or [tree])
+        ]
         return cls(
             name=name, documents=docs, created_at=now, last_used_at=now, limits=limits or SessionLimits()
         )
 
-    def same_documents(self, tree: Tree) -> bool:
-        other = AnalystSession.for_tree(tree)
+    def same_documents(self, other: AnalystSession) -> bool:
+        """About the same filings (their bytes), in the same order."""
         return [d.sha256 for d in self.documents] == [d.sha256 for d in other.documents]
+
+    def same_build(self, other: AnalystSession) -> bool:
+        """Its trees were built by the same tree builder as ``other``'s: the sections it read are
+        named by node ids, which another builder version may give to other sections."""
+        return [d.builder_version for d in self.documents] == [d.builder_version for d in other.documents]
 
     # -- limits --------------------------------------------------------------------
     def idle_for(self, now: float) -> float:

@@ -23,11 +23,16 @@ class SessionNameError(ValueError):
     """A session name that cannot be a file name."""
 
 
+class SessionElsewhereError(ValueError):
+    """A saved session of that name is about other filings (a fresh one saved would replace it)."""
+
+
 class Opened(BaseModel):
     """What :meth:`SessionStore.open` found."""
 
     session: AnalystSession
-    status: str  # "new", "reopened", "expired" (an old one was found idle too long and replaced)
+    status: str  # "new", "reopened", "expired" (found idle too long), "rebuilt" (found with trees by
+    # another builder version); an expired or rebuilt one is replaced by a fresh session
     idle_s: float = 0.0
 
 
@@ -78,10 +83,18 @@ class SessionStore:
         expired under ``fresh.limits``; otherwise ``fresh`` (named ``name``)."""
         fresh.name = name
         old = self.load(name)
-        if old is None or [d.sha256 for d in old.documents] != [d.sha256 for d in fresh.documents]:
+        if old is None:
             return Opened(session=fresh, status="new")
+        if not old.same_documents(fresh):  # saving the fresh one would replace it: refused
+            raise SessionElsewhereError(
+                f"session {name!r} is about {', '.join(d.doc_id for d in old.documents)}, not "
+                f"{', '.join(d.doc_id for d in fresh.documents)}: give another --session name, or delete "
+                f"{self.path_for(name)} to reuse this one"
+            )
         old.limits = fresh.limits  # the limits asked for now apply, also to the expiry check
         idle = old.idle_for(now)
         if old.is_expired(now):
             return Opened(session=fresh, status="expired", idle_s=idle)
+        if not old.same_build(fresh):
+            return Opened(session=fresh, status="rebuilt", idle_s=idle)
         return Opened(session=old, status="reopened", idle_s=idle)

@@ -148,7 +148,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         verified or not), or open an interactive session when no question is given."""
         from pageindex.analyst.engine import Analyst
         from pageindex.analyst.session import AnalystSession, SessionLimits
-        from pageindex.analyst.store import SessionNameError, SessionStore
+        from pageindex.analyst.store import SessionElsewhereError, SessionNameError, SessionStore
         from pageindex.llm.types import BudgetExceeded, LLMError, is_model_failure
         from pageindex.retrievers.base import RetrieverConfigError, get_retriever
 
@@ -202,7 +202,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if session_name:
             try:
                 opened = store.open(session_name, session, now=time.time())
-            except SessionNameError as exc:
+            except (SessionNameError, SessionElsewhereError) as exc:
                 fail(str(exc))
             session = opened.session
             if opened.status == "reopened":
@@ -215,6 +215,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 err_console.print(
                     f"[yellow]session {session_name}: expired after {opened.idle_s / 60:.0f} idle minutes; "
                     "starting afresh[/]",
+                    highlight=False,
+                )
+            elif opened.status == "rebuilt":
+                err_console.print(
+                    f"[yellow]session {session_name}: saved with trees of another tree builder version "
+                    "(its sections may be named otherwise now); starting afresh[/]",
                     highlight=False,
                 )
         try:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from pageindex.analyst.engine import Analyst
 from pageindex.analyst.session import AnalystSession, SessionFinding, SessionLimits
-from pageindex.analyst.store import SessionStore
+from pageindex.analyst.store import SessionElsewhereError, SessionStore
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers.result import Finding
 from tests.analyst.policies import CAPEX_Q, FOLLOWUP_Q, MISSING_Q, analyst_policy
@@ -131,3 +133,34 @@ def test_size_cap_evicts_oldest_material_first(analyst_tree):
     assert not analyst.session.has_material() and analyst.session.evicted == 3  # 2 findings + 1 section
     follow = asyncio.run(analyst.ask(FOLLOWUP_Q))
     assert follow.use.mode == "cold" and "SessionReply" not in [r.response_model for r in sm.requests]
+
+
+def test_a_saved_session_about_other_filings_is_kept_and_the_name_refused(analyst_tree, tmp_path):
+    """Opening it for another filing started a fresh session under its name, which replaced the
+    saved one on the next save (review 18)."""
+    tree = analyst_tree("3M_2018_10K")
+    analyst, _ = make_analyst(tree)
+    asyncio.run(analyst.ask(CAPEX_Q))
+    store = SessionStore(tmp_path / "sessions")
+    analyst.session.name = "q4"
+    saved = store.save(analyst.session).read_text()
+    other = tree.model_copy(update={"doc_id": "OTHER_10K", "sha256": "0" * 64})
+    with pytest.raises(SessionElsewhereError) as refused:
+        store.open("q4", AnalystSession.for_tree(other), now=2_000.0)
+    assert str(refused.value).startswith("session 'q4' is about 3M_2018_10K, not OTHER_10K: give another")
+    assert store.path_for("q4").read_text() == saved
+
+
+def test_a_session_saved_with_another_tree_builder_starts_afresh(analyst_tree, tmp_path):
+    """Its sections are named by node ids of the builder that made them (review 18: reused as is)."""
+    tree = analyst_tree("3M_2018_10K")
+    analyst, _ = make_analyst(tree)
+    asyncio.run(analyst.ask(CAPEX_Q))
+    assert analyst.session.sections
+    store = SessionStore(tmp_path / "sessions")
+    analyst.session.name = "q4"
+    store.save(analyst.session)
+    assert store.open("q4", AnalystSession.for_tree(tree, now=1_001.0), now=1_001.0).status == "reopened"
+    rebuilt = tree.model_copy(update={"builder_version": "999+other"})
+    opened = store.open("q4", AnalystSession.for_tree(rebuilt, now=1_001.0), now=1_001.0)
+    assert opened.status == "rebuilt" and not opened.session.sections and not opened.session.turns
