@@ -250,3 +250,23 @@ def test_resuming_a_run_whose_plugin_judge_is_not_loaded_is_one_line_naming_it(t
     head = f"error: cannot resume {tmp_path / 'run'}: its stored settings: judge 'grounded' must be"
     assert lines[0].startswith(head), lines[0]
     assert "name its module in $PAGEINDEX_PLUGINS" in lines[0] and "pydantic" not in lines[0]
+
+
+def test_a_plugin_module_not_on_the_path_says_how_to_make_it_importable(tmp_path: Path) -> None:
+    """A newcomer's my_plugin.py in the current folder: the console script does not look there, and
+    the bare ModuleNotFoundError did not say why. A module the plug-in itself imports and lacks is
+    not given the hint (its own error says what is missing)."""
+    (tmp_path / "my_plugin.py").write_text("import no_such_dependency_xyz\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    pageindex = Path(sys.executable).with_name("pageindex")
+    done = subprocess.run([str(pageindex), "retrievers"], capture_output=True, text=True,
+                          env={**env, "PAGEINDEX_PLUGINS": "my_plugin"}, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "No module named 'my_plugin'" in lines[0], done.stderr
+    assert "PYTHONPATH=. for my_plugin.py in the current folder" in lines[0], done.stderr
+    done = subprocess.run([str(pageindex), "retrievers"], capture_output=True, text=True,
+                          env={**env, "PAGEINDEX_PLUGINS": "my_plugin", "PYTHONPATH": str(tmp_path)},
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "no_such_dependency_xyz" in done.stderr
+    assert "PYTHONPATH" not in done.stderr, done.stderr
