@@ -769,13 +769,13 @@ def _pair_reading(pair: list[_Answer]) -> float:
 
 
 async def _concurrency(prober: _Prober) -> tuple[bool | None, str]:
-    """Two requests at once: whether the server serves one at a time, and the row's detail ("" when
-    the pair tells nothing). Not retried: a server that refuses the second request while it serves
-    the first (429/503) serves one at a time. Otherwise the pair is read against itself, not against
-    an earlier call (the pair shares the machine's load): a one-at-a-time server makes the later reply
-    wait for the earlier one (:func:`_pair_reading`). A pair near the halfway point is sent once more
-    (trial 11 saw a serial llama.cpp server read as side by side at 1.4x); still unclear, it is read as
-    one at a time."""
+    """Two requests at once: whether the server serves one at a time (None: unknown), and the row's
+    detail. Not retried: a server that refuses the second request while it serves the first
+    (429/503) serves one at a time; a pair with another failure is not measured. Otherwise the
+    pair is read against itself, not against an earlier call (the pair shares the machine's load): a
+    one-at-a-time server makes the later reply wait for the earlier one (:func:`_pair_reading`). A
+    pair near the halfway point is sent once more (trial 11 saw a serial llama.cpp server read as side
+    by side at 1.4x); still unclear, it is read as one at a time."""
     readings: list[float] = []
     ratios: list[float] = []
     for _ in range(2):
@@ -792,7 +792,12 @@ async def _concurrency(prober: _Prober) -> tuple[bool | None, str]:
                 f"2 requests at once: one was refused ({why}) while the other was served: one at a time"
             )
         if not all(a.ok for a in pair):
-            return None, ""
+            # said, not left out: a pair with a failed request used to leave no row, and a loopback
+            # server was then advised --concurrency 2 (unknown is not serial: a remote API's passing
+            # reset must not make bench run take concurrency 1 from the cached findings)
+            why = next(a for a in pair if not a.ok).why()
+            which = "one of them" if any(a.ok for a in pair) else "both"
+            return None, f"not measured: 2 requests sent at once, {which} failed ({why})"
         together = max(a.latency_s for a in pair)
         single = min(a.latency_s for a in pair)
         if single < 0.05:
@@ -924,8 +929,13 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     if facts.serial:
         concurrency = 1
         notes.append("concurrency 1: the server answers one request at a time")
-    elif facts.local:
+    elif facts.local and facts.serial is False:
         concurrency = 2
+    elif facts.local:  # unknown: the safe reading, as the local-server profile
+        concurrency = 1
+        notes.append(
+            "concurrency 1: whether the server serves two requests at once is unknown (the safe reading)"
+        )
     else:
         concurrency = 4
     timeout = 60.0

@@ -706,3 +706,42 @@ def test_an_unclear_pair_is_sent_again_and_read_as_one_at_a_time_if_still_unclea
     measured = r"\(the slower took 1\.[345]× and 1\.[345]× the faster\)"
     assert re.match(r"2 pairs served one after the other " + measured, detail), detail
     assert detail.endswith(": unclear, taken as one at a time (the safe reading)")
+
+
+def test_a_pair_with_a_failed_request_is_said_and_a_local_server_is_advised_one_at_a_time():
+    """Trial: against the fault server (30% faults) one request of the pair failed, the row was left
+    out, and the loopback server was advised --concurrency 2. The row now says the pair was not
+    measured, and a server on this machine of unknown concurrency is advised 1 (the safe reading)."""
+    import httpx
+
+    from pageindex.llm import doctor
+
+    busy: list[bool] = [False]
+
+    async def drops_the_second(request: httpx.Request) -> httpx.Response:
+        if busy[0]:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        busy[0] = True
+        await asyncio.sleep(0.1)
+        busy[0] = False
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "1 2"}}]})
+
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
+    prober = doctor._Prober(spec, 5, httpx.MockTransport(drops_the_second))
+    serial, detail = asyncio.run(doctor._concurrency(prober))
+    assert serial is None and prober.calls == 2
+    assert detail.startswith("not measured: 2 requests sent at once, one of them failed ("), detail
+
+    def fails(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, json={"error": {"message": "bad request"}})
+
+    prober = doctor._Prober(spec, 5, httpx.MockTransport(fails))
+    serial, detail = asyncio.run(doctor._concurrency(prober))
+    assert serial is None and detail.startswith("not measured: 2 requests sent at once, both failed (")
+
+    now = datetime.now(UTC)
+    report = doctor.DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:9/v1", probed_at=now)
+    report.findings.local, report.findings.serial = True, None
+    assert doctor.suggest_settings(report).concurrency == 1
+    report.findings.serial = False
+    assert doctor.suggest_settings(report).concurrency == 2
