@@ -22,7 +22,7 @@ def build_summaries(
 ) -> Tree:
     """Summarise every section of ``tree`` with ``model`` (cost estimate printed first, actual
     usage after); returns the tree with summaries. Cached per tree, model and prompt version."""
-    from pageindex.llm import LLMError
+    from pageindex.llm import LLMError, ScriptedExhausted
     from pageindex.tree.summaries import (
         apply_summaries,
         estimate_summaries,
@@ -46,7 +46,7 @@ def build_summaries(
         )
     try:
         out = asyncio.run(summarize_tree(tree, llm, cache_dir=cache_dir))
-    except LLMError as exc:
+    except (LLMError, ScriptedExhausted) as exc:  # a scripted policy's unusable reply is one too
         fail(f"model {model}: summaries failed ({exc})", code=ExitCode.ERRORS)
     if cached is not None:
         console.print(f"summaries: {len(out.summaries)} cached in {path} (no model calls)", highlight=False)

@@ -453,6 +453,24 @@ def test_build_summaries_from_unusable_replies_is_exit_4_and_writes_nothing(tmp_
     assert "summaries failed" in output and not (tmp_path / "tree.json").exists()
 
 
+def test_build_summaries_from_a_scripted_policy_with_unusable_replies_is_exit_4(tmp_path, quiet_env):
+    """Trial: a --scripted-policy that answers a summary request with something no reply can be made
+    of (the analyst test policy's []) was "internal error: ScriptedExhausted ...", exit 2; it is the
+    model's unusable output, as from a server: exit 4, one error line, no tree written."""
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    policy = tmp_path / "policy.py"
+    policy.write_text("def policy(request):\n    return []\n")
+    code, output = invoke(
+        ["build", str(filing), "--summaries", "--model", "scripted", "--scripted-policy", f"{policy}:policy",
+         "--cache-dir", str(tmp_path / "trees"), "-o", str(tmp_path / "tree.json")]
+    )  # fmt: skip
+    assert code == ExitCode.ERRORS, output
+    lines = output.strip().splitlines()
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:], output
+    assert "summaries failed" in lines[-1] and "internal error" not in output
+    assert not (tmp_path / "tree.json").exists()
+
+
 @pytest.mark.parametrize("group", [[], ["bench"], ["cache"]])
 def test_a_group_without_a_command_prints_its_help_once(group):
     proc = subprocess.run(
