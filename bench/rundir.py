@@ -31,10 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
-from bench.samples import Sample, SampleStore, read_samples_file
+from bench.samples import Sample, SampleStore, first_error, read_samples_file
 from bench.summary import Summary, summarize
 from pageindex.atomic import file_in_the_way, write_atomic
-from pageindex.wording import plainly
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +191,7 @@ class RunDir:
         try:
             return RunInfo.model_validate_json(text)
         except ValidationError as exc:
-            raise RunLoadError(f"{self.info_path} is not a valid run.json: {_first_error(exc)}") from None
+            raise RunLoadError(f"{self.info_path} is not a valid run.json: {first_error(exc)}") from None
 
     def write_info(self, info: RunInfo) -> RunInfo:
         """Write ``run.json`` atomically, stamped with today's format version."""
@@ -247,7 +246,7 @@ class RunDir:
                 out.append(DroppedQuestion.model_validate_json(line))
             except ValidationError as exc:
                 raise RunLoadError(
-                    f"{self.dropped_path}: line {i} is not a dropped-question row: {_first_error(exc)}"
+                    f"{self.dropped_path}: line {i} is not a dropped-question row: {first_error(exc)}"
                 ) from None
         return out
 
@@ -326,14 +325,3 @@ def write_summary(run_dir: str | Path, summary: Summary) -> Path:
 
 def read_summary(run_dir: str | Path) -> Summary:
     return RunDir(run_dir).read_summary()
-
-
-def _first_error(exc: ValidationError) -> str:
-    """The first problem, named by its field ("run_id: Field required"); a text that is no JSON at
-    all says so ("not JSON: EOF while parsing an object at line 2 column 0")."""
-    err = exc.errors()[0]
-    message = plainly(str(err.get("msg", "invalid")))
-    if err.get("type") == "json_invalid":
-        return f"not JSON: {message.removeprefix('Invalid JSON: ')}"
-    where = ".".join(str(p) for p in err.get("loc", ()))
-    return f"{where}: {message}" if where else message

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage, error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
+from pageindex.wording import plainly
 
 if TYPE_CHECKING:
     from bench.datasets.models import Question
@@ -325,6 +326,21 @@ class SampleStore:
         return taken
 
 
+def first_error(exc: ValidationError) -> str:
+    """The first problem, named by its field ("run_id: Field required"); a text that is no JSON at
+    all says so ("not JSON: EOF while parsing an object at line 2 column 0")."""
+    err = exc.errors()[0]
+    message = plainly(str(err.get("msg", "invalid")))
+    if err.get("type") == "json_invalid":
+        return f"not JSON: {message.removeprefix('Invalid JSON: ')}"
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {message}" if where else message
+
+
+def _why(exc: ValueError) -> str:
+    return first_error(exc) if isinstance(exc, ValidationError) else str(exc).splitlines()[0]
+
+
 def read_samples_file(path: Path, *, keep_repeats: bool = False) -> tuple[list[Sample], int, list[str]]:
     """Read ``samples.jsonl``. Returns the samples, the byte length of the well-formed prefix
     and warnings. A malformed last line with no newline after it is a torn write and is dropped
@@ -351,7 +367,7 @@ def read_samples_file(path: Path, *, keep_repeats: bool = False) -> tuple[list[S
                     f"{path}: dropped a partial last line ({len(raw)} bytes) left by an interrupted write"
                 )
                 return samples, offset, warnings
-            raise ValueError(f"{path}: line {i + 1} is not a valid sample: {exc}") from exc
+            raise ValueError(f"{path}: line {i + 1} is not a valid sample: {_why(exc)}") from exc
         if sample.key in seen:
             warnings.append(f"{path}: line {i + 1} repeats sample {sample.key}; kept the first")
             if keep_repeats:
