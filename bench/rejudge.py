@@ -189,6 +189,8 @@ async def rejudge_run(
         rundir = RunDir(out).create()
     except RunLoadError as exc:
         raise RejudgeError(f"-o {exc}") from None
+    if problem := rundir.unwritable():
+        raise RejudgeError(f"-o {out}: {problem}; nothing was written")
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)
     store = rundir.sample_store()

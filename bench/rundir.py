@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import tempfile
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -170,6 +171,27 @@ class RunDir:
         except OSError as exc:
             raise RunLoadError(f"{self.path}: cannot create the run folder ({_reason(exc)})") from None
         return self
+
+    def unwritable(self) -> str | None:
+        """Why this run cannot write its files here (a read-only folder or disk, a run file that is a
+        folder or read-only), or None. Checked before a run or rejudge writes anything, so that one
+        that could not go on is refused with its folder as it was (a resumed run's status kept): a
+        file is made in the folder and removed, as every atomic write does, and each run file there
+        is opened to append, which changes no byte of it."""
+        try:
+            with tempfile.TemporaryFile(dir=self.path):
+                pass
+        except OSError as exc:
+            return f"cannot write into {self.path} ({_reason(exc)})"
+        for path in (self.path / name for name in RUN_FILES):
+            if not path.exists():
+                continue
+            try:
+                with path.open("ab"):
+                    pass
+            except OSError as exc:
+                return f"cannot write {path} ({_reason(exc)})"
+        return None
 
     # -- run.json -----------------------------------------------------------------------------
     def read_info(self) -> RunInfo:

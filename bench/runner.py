@@ -384,6 +384,8 @@ class Runner:
                 )
             if not rundir.info_path.exists():
                 raise RunSetupError(f"cannot resume: {rundir.info_path} does not exist")
+            if problem := rundir.unwritable():  # before any work, and before run.json says "running"
+                raise RunSetupError(f"cannot resume {run_dir}: {problem}; nothing was written")
             try:
                 info = rundir.read_info()
             except RunLoadError as exc:
@@ -442,6 +444,8 @@ class Runner:
         busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
         self._claim_folder(run_dir, busy)
         self._made_folders = missing  # deepest first; only once claimed (else they are the other run's)
+        if problem := RunDir(run_dir).unwritable():  # a read-only folder or disk: before any work
+            raise RunSetupError(f"--out {run_dir}: {problem}; nothing was written")
 
     def _remove_unused_folders(self) -> None:
         """Remove the folders :meth:`_claim_new_folder` made if the run wrote nothing into them."""

@@ -19,6 +19,13 @@ def invoke(args: list[str]) -> tuple[int, str]:
     return out.exit_code, out.output
 
 
+@pytest.fixture
+def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def one_error_line(output: str) -> str:
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 1, output
@@ -46,3 +53,77 @@ def test_an_edited_sample_row_is_named_by_its_field_and_what_is_allowed(tmp_path
     # the row and the field, and what the field takes (not pydantic's "1 validation error for Sample")
     assert "samples.jsonl: line 1 is not a valid sample: latency_s: must be a number" in line, line
     assert "validation error" not in line
+
+
+def _extractive_run(tmp_path: Path) -> Path:
+    """A finished 2-sample run of the demo dataset (extractive, rules judge: no model)."""
+    from bench.runner import demo_dataset_dir
+
+    run_dir = tmp_path / "run"
+    code, output = invoke(
+        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+         "--limit", "2", "--out", str(run_dir), "-q"]
+    )  # fmt: skip
+    assert code == 0, output
+    return run_dir
+
+
+def _files(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["events.log", "dropped.jsonl"])
+def test_resuming_a_run_that_cannot_write_its_files_is_refused_with_the_run_as_it_was(
+    tmp_path: Path, quiet_env: None, name: str
+) -> None:
+    """A run file that cannot be written (here a folder in its place) is found before run.json says
+    "running": it was an internal error after the finished run had been marked running."""
+    run_dir = _extractive_run(tmp_path)
+    (run_dir / name).unlink()
+    (run_dir / name).mkdir()
+    before = _files(run_dir)
+    code, output = invoke(["bench", "run", "--resume", str(run_dir), "-q"])
+    assert code == 2, output
+    error = [line for line in output.splitlines() if line.startswith("error:")]
+    assert error == [f"error: cannot resume {run_dir}: cannot write {run_dir / name} (Is a directory); "
+                     "nothing was written"], output  # fmt: skip
+    assert "internal error" not in output
+    assert _files(run_dir) == before
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.parametrize("command", ["run", "rejudge"])
+def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
+    tmp_path: Path, quiet_env: None, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """An existing --out folder on a read-only disk: one line naming it, exit 2, nothing written; it
+    was an internal error. Tests run as root, where a chmod would not stop a write: the disk's refusal
+    is made here, for every file made or written in the folder through ``os.open`` (the temporary
+    files of the atomic writes, and the check)."""
+    import errno
+    import os
+
+    source = _extractive_run(tmp_path) if command == "rejudge" else None
+    out = tmp_path / "out"
+    out.mkdir()
+    real = os.open
+
+    def read_only_disk(path, flags, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        if writes and os.path.abspath(path).startswith(str(out)):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only_disk)
+    from bench.runner import demo_dataset_dir
+
+    args = {
+        "run": ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
+                "--limit", "1", "--out", str(out), "-q"],
+        "rejudge": ["bench", "rejudge", str(source), "--judge", "rules", "-o", str(out)],
+    }[command]  # fmt: skip
+    code, output = invoke(args)
+    assert code == 2, output
+    line = one_error_line(output)
+    assert f"{out}: cannot write into {out} (Read-only file system); nothing was written" in line, line
+    assert list(out.iterdir()) == []
