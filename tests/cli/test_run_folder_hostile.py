@@ -127,3 +127,21 @@ def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
     line = one_error_line(output)
     assert f"{out}: cannot write into {out} (Read-only file system); nothing was written" in line, line
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("broken", ["folder", "not UTF-8"])
+@pytest.mark.parametrize("command", ["summary", "compare"])
+def test_an_unreadable_dropped_jsonl_is_named_not_an_internal_error(
+    tmp_path: Path, broken: str, command: str
+) -> None:
+    run = write_run(tmp_path / "r", outcomes("cc"))
+    dropped = run / "dropped.jsonl"
+    dropped.unlink(missing_ok=True)
+    if broken == "folder":
+        dropped.mkdir()
+    else:
+        dropped.write_bytes(b"\xff\xfe\n")
+    code, output = invoke(["bench", command, str(run), *([str(run)] if command == "compare" else [])])
+    assert code == 2, output
+    line = one_error_line(output)
+    assert line.startswith(f"error: {dropped}: cannot read it as dropped questions ("), output
