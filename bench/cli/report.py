@@ -119,7 +119,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         (loaded,) = _load([run])
         if write:
-            write_summary(run, loaded.summary)
+            try:
+                write_summary(run, loaded.summary)
+            except OSError as exc:  # a read-only run folder, a summary.json that is a folder
+                fail(f"--write: cannot write {run / 'summary.json'} ({exc.strerror or exc})")
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:

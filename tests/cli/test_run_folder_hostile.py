@@ -145,3 +145,17 @@ def test_an_unreadable_dropped_jsonl_is_named_not_an_internal_error(
     assert code == 2, output
     line = one_error_line(output)
     assert line.startswith(f"error: {dropped}: cannot read it as dropped questions ("), output
+
+
+def test_summary_write_that_cannot_write_is_one_line_and_the_run_stays(tmp_path: Path) -> None:
+    """``bench summary RUN --write`` where summary.json cannot be written (here a folder in its place;
+    a read-only run folder is the same error): it was 'internal error: IsADirectoryError'."""
+    run = write_run(tmp_path / "r", outcomes("cc"))
+    (run / "summary.json").unlink(missing_ok=True)
+    (run / "summary.json").mkdir()
+    samples = (run / "samples.jsonl").read_bytes()
+    code, output = invoke(["bench", "summary", str(run), "--write"])
+    assert code == 2, output
+    line = one_error_line(output)
+    assert line.startswith(f"error: --write: cannot write {run / 'summary.json'} ("), line
+    assert (run / "samples.jsonl").read_bytes() == samples
