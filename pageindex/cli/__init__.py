@@ -10,13 +10,29 @@ never imports ``bench``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 # What ``pageindex.cli`` offers; the app is built (every command mounted, plug-ins loaded) when one of
 # these is first used. Importing ``pageindex.cli._common`` (as every command module, ``bench``'s too,
 # does) must not build it: a ``bench.cli`` module imported first would otherwise be half-imported
 # while the plug-ins are mounted, and its commands (and those after it) would be missing.
-_APP_NAMES = frozenset({"app", "bench", "main", "AliasedCommand", "OneLineErrors", "DEBUG_ENV"})
+_APP_NAMES = frozenset({"app", "bench", "AliasedCommand", "OneLineErrors", "DEBUG_ENV"})
+
+INTERRUPTED = 130  # ExitCode.INTERRUPTED, said here without importing the app
+
+
+def main() -> None:
+    """The ``pageindex`` command. Building the app (its commands and plug-ins load for a second or so)
+    happens in here, so that a Ctrl-C then, or as the command exits, is the one line ``interrupted`` and
+    exit 130 as during the command (it was a traceback and a death by SIGINT)."""
+    try:
+        from pageindex.cli import _app
+
+        _app.main()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(INTERRUPTED) from None
 
 
 def __getattr__(name: str) -> Any:

@@ -73,6 +73,13 @@ class OneLineErrors(TyperGroup):
     is one line ``error: ...`` and exit 2, never a box; an unexpected exception is one line too
     (``PAGEINDEX_DEBUG=1`` shows the traceback). Exit codes: :class:`ExitCode`."""
 
+    def invoke(self, ctx: Any) -> Any:
+        # typer turns a Ctrl-C into a silent exit 130; as Abort it gets its line ("interrupted") below
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Abort() from None
+
     def main(
         self,
         args: Any = None,

@@ -159,3 +159,44 @@ def test_summary_write_that_cannot_write_is_one_line_and_the_run_stays(tmp_path:
     line = one_error_line(output)
     assert line.startswith(f"error: --write: cannot write {run / 'summary.json'} ("), line
     assert (run / "samples.jsonl").read_bytes() == samples
+
+
+def test_ctrl_c_in_any_command_is_the_line_interrupted_and_exit_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer turns a KeyboardInterrupt into a silent exit 130: `pageindex build` or `bench summary`
+    stopped by Ctrl-C said nothing at all."""
+    import bench.summary
+
+    run = write_run(tmp_path / "r", outcomes("cc"))
+
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench.summary, "print_summary", ctrl_c)
+    code, output = invoke(["bench", "summary", str(run)])
+    assert code == 130, output
+    assert [line for line in output.splitlines() if line.strip()] == ["interrupted"], output
+
+
+def test_ctrl_c_while_the_app_is_built_is_the_line_interrupted_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first second of every command builds the app (its modules and plug-ins load): a Ctrl-C
+    then printed a traceback and the process died by SIGINT."""
+    import pageindex.cli
+    from pageindex.cli import _app
+
+    def ctrl_c() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_app, "main", ctrl_c)
+    try:
+        pageindex.cli.main()
+    except KeyboardInterrupt:
+        pytest.fail("a Ctrl-C while the app was built escaped: a traceback and a death by SIGINT")
+    except SystemExit as stop:
+        assert stop.code == 130
+    else:
+        pytest.fail("main() returned after a Ctrl-C")
+    assert capsys.readouterr().err == "interrupted\n"
