@@ -147,6 +147,8 @@ async def rejudge_run(
     judged (the counts returned are this call's)."""
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)
+    if not run.samples:  # a run folder with an empty or missing samples.jsonl: no answer to judge
+        raise RejudgeError(f"run {run.info.run_id} ({run.path}) has no samples: no answer to rejudge")
     version = judge_version(judge)
     old = run.info
     run_id = out.name

@@ -113,6 +113,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.INTERRUPTED) from None
+        for warning in source.warnings:  # a torn last line left out of the new run is said, as summary does
+            err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
         overall = outcome.summary.overall
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
         earlier = outcome.judged_in_all != outcome.judged

@@ -200,3 +200,25 @@ def test_ctrl_c_while_the_app_is_built_is_the_line_interrupted_and_exit_130(
     else:
         pytest.fail("main() returned after a Ctrl-C")
     assert capsys.readouterr().err == "interrupted\n"
+
+
+@pytest.mark.parametrize("samples", ["empty", "missing"])
+def test_rejudging_a_run_with_no_samples_is_bad_input(tmp_path: Path, samples: str) -> None:
+    """It wrote a new run of 0 samples and exited 0 ('rejudged 0 answers ... accuracy -'), where gate
+    and compare call a run with no samples bad input."""
+    run = write_run(tmp_path / "r", [])
+    if samples == "missing":
+        (run / "samples.jsonl").unlink()
+    out = tmp_path / "new"
+    code, output = invoke(["bench", "rejudge", str(run), "--judge", "rules", "-o", str(out)])
+    assert code == 2, output
+    assert one_error_line(output) == f"error: run r ({run}) has no samples: no answer to rejudge"
+    assert not out.exists()
+
+
+def test_rejudge_says_that_the_source_lost_a_torn_last_line(tmp_path: Path) -> None:
+    """The new run left out the source's partial last line in silence (summary and compare warn)."""
+    run = write_run(tmp_path / "r", outcomes("cc"), torn_tail='{"run_id": "run", "question_')
+    code, output = invoke(["bench", "rejudge", str(run), "--judge", "rules", "-o", str(tmp_path / "new")])
+    assert code == 0, output
+    assert "dropped a partial last line" in output and "rejudged 2 answers" in output, output
