@@ -32,9 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
-from bench.samples import Sample, SampleStore, first_error, read_samples_file
+from bench.samples import Sample, SampleStore, read_samples_file
 from bench.summary import Summary, summarize
 from pageindex.atomic import file_in_the_way, write_atomic
+from pageindex.wording import first_error
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage, error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
-from pageindex.wording import plainly
+from pageindex.wording import first_error
 
 if TYPE_CHECKING:
     from bench.datasets.models import Question
@@ -324,17 +324,6 @@ class SampleStore:
         write_atomic(self.path, "".join(s.model_dump_json() + "\n" for s in self.samples))
         self._keys = {s.key for s in self.samples}
         return taken
-
-
-def first_error(exc: ValidationError) -> str:
-    """The first problem, named by its field ("run_id: Field required"); a text that is no JSON at
-    all says so ("not JSON: EOF while parsing an object at line 2 column 0")."""
-    err = exc.errors()[0]
-    message = plainly(str(err.get("msg", "invalid")))
-    if err.get("type") == "json_invalid":
-        return f"not JSON: {message.removeprefix('Invalid JSON: ')}"
-    where = ".".join(str(p) for p in err.get("loc", ()))
-    return f"{where}: {message}" if where else message
 
 
 def _why(exc: ValueError) -> str:

@@ -9,6 +9,7 @@ allowed, so those phrases are said once here, plainly: "must be at least 1", "mu
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^Value error, "), ""),
@@ -34,3 +35,15 @@ def plainly(message: str) -> str:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun``, in the plural unless ``n`` is 1: "1 sample", "3 samples", "0 samples"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def first_error(exc: Any) -> str:
+    """A pydantic ``ValidationError``'s first problem, named by its field ("run_id: Field required")
+    and said plainly; a text that is no JSON at all says so ("not JSON: EOF while parsing an object
+    at line 2 column 0")."""
+    err = exc.errors()[0]
+    message = plainly(str(err.get("msg", "invalid")))
+    if err.get("type") == "json_invalid":
+        return f"not JSON: {message.removeprefix('Invalid JSON: ')}"
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {message}" if where else message

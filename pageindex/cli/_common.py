@@ -238,12 +238,17 @@ def output_file(
 def load_tree_file(path: Path) -> Any:
     """A tree JSON written by ``pageindex build``, or one ``error:`` line: unreadable, or not a tree
     (the first line of the validation error only, never a pydantic dump)."""
+    from pydantic import ValidationError
+
     from pageindex.tree import load_tree
+    from pageindex.wording import first_error
 
     try:
         return load_tree(path)
     except OSError as exc:
         fail(f"{path}: cannot read ({exc.strerror or exc})")
+    except ValidationError as exc:  # the field and what it takes, not "1 validation error for Tree"
+        fail(f"{path}: not a tree JSON ({first_error(exc)})")
     except ValueError as exc:
         fail(f"{path}: not a tree JSON ({str(exc).splitlines()[0]})")
 

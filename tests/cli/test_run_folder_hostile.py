@@ -222,3 +222,23 @@ def test_rejudge_says_that_the_source_lost_a_torn_last_line(tmp_path: Path) -> N
     code, output = invoke(["bench", "rejudge", str(run), "--judge", "rules", "-o", str(tmp_path / "new")])
     assert code == 0, output
     assert "dropped a partial last line" in output and "rejudged 2 answers" in output, output
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"doc_id": ', "not JSON: EOF while parsing a value at line 1 column 11"),
+        ("{}", "doc_id: Field required"),
+    ],
+)
+@pytest.mark.parametrize("command", ["tree", "ask"])
+def test_a_file_that_is_no_tree_json_is_named_with_what_is_wrong(
+    tmp_path: Path, text: str, why: str, command: str
+) -> None:
+    """tree and ask said 'not a tree JSON (1 validation error for Tree)', naming nothing wrong."""
+    path = tmp_path / "tree.json"
+    path.write_text(text)
+    args = ["tree", str(path)] if command == "tree" else ["ask", str(path), "capex?", "-r", "extractive"]
+    code, output = invoke(args)
+    assert code == 2, output
+    assert one_error_line(output) == f"error: {path}: not a tree JSON ({why})"
