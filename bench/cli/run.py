@@ -428,7 +428,8 @@ def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]
         else:
             same = before == (list(value) if isinstance(value, tuple) else value)
         if not same:
-            was = "not stored" if before is _MISSING else f"stored {before}"
+            was = f"stored {before}" if before is not None else "none stored"
+            was = "not stored" if before is _MISSING else was
             changed.append(f"{option} ({was}, given {value})")
     return changed
 

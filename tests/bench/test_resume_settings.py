@@ -230,13 +230,13 @@ def test_resume_goes_to_the_endpoints_the_run_took_from_the_environment(env, tmp
 
 def test_the_demo_folder_given_to_a_run_made_without_data_dir_is_no_change(env, tmp_path):
     """Trial 15: a run made without --data-dir (the demo data set) refused its own folder given on resume
-    ("stored None, given .../datasets/demo"); another folder is still refused."""
+    ("stored None, given .../datasets/demo", now "none stored"); another folder is still refused."""
     run = tmp_path / "run"
     code, output = invoke(env, "-r", "extractive", "--judge", "rules", "--limit", "2", "-o", str(run))
     assert code == 0, output
     keep_first_sample(run)
     code, output = invoke(env, "--resume", str(run), "--data-dir", str(tmp_path))
-    assert code == ExitCode.BAD_INPUT and "drop --data-dir (stored None" in output
+    assert code == ExitCode.BAD_INPUT and "drop --data-dir (none stored, given " in output
     code, output = invoke(env, "--resume", str(run), "--data-dir", str(demo_dataset_dir()))
     assert code == 0, output
     assert len(rows(run)) == 2

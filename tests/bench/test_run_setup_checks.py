@@ -236,7 +236,7 @@ def test_resume_accepts_the_runs_own_command_line_and_names_what_changed(env, tm
     code, output = invoke(env, "--resume", str(run), *same[:-1], "3", "--model", "openai/x")
     assert code == ExitCode.BAD_INPUT, output
     line = one_error_line(output)
-    assert "drop --model (stored None, given openai/x), --limit (stored 2, given 3) (only --budget" in line
+    assert "drop --model (none stored, given openai/x), --limit (stored 2, given 3) (only --budget" in line
 
 
 def test_an_out_that_is_a_file_is_refused_before_any_work(env, tmp_path):
