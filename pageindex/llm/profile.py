@@ -154,7 +154,8 @@ def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[s
         "timeout_s": f"timeout {settings.get('timeout_s'):g}s",
         "retry_timeouts": "no retry after a client timeout",
     }
-    parts = [shown.get(name, f"{name}={settings.get(name)}") for name in used]
+    ordered = [*(name for name in shown if name in used), *(name for name in used if name not in shown)]
+    parts = [shown.get(name, f"{name}={settings.get(name)}") for name in ordered]  # one order, always
     return (
         f"local-server profile for {redact_url(base_url)} (loopback): {', '.join(parts)} "
         "(flags override it: --concurrency, --timeout, --max-retries)"

@@ -92,3 +92,14 @@ def test_doctor_findings_rank_between_resumed_run_and_profile():
         LOCAL, {"concurrency": None}, stored={"concurrency": 5}, found={"concurrency": 2}
     )
     assert (settings["concurrency"], sources["concurrency"]) == (5, "resumed run")
+
+
+def test_profile_note_names_its_settings_in_one_order_whatever_order_they_were_settled_in():
+    """The trial found the header in another order than the README's (the sources' order)."""
+    settings = {"concurrency": 1, "llm_concurrency": 1, "timeout_s": 600.0, "retry_timeouts": False}
+    names = ["retry_timeouts", "timeout_s", "llm_concurrency", "concurrency"]
+    note = profile_note(LOCAL, dict.fromkeys(names, "local-server profile"), settings)
+    assert note == (
+        f"local-server profile for {LOCAL} (loopback): concurrency 1, 1 request in flight, timeout 600s, "
+        "no retry after a client timeout (flags override it: --concurrency, --timeout, --max-retries)"
+    )
