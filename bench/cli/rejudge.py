@@ -81,10 +81,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         specs = comma_list(judge_models or judge_model)
         recorded_model = None if judge_model_need(judge_name) == "none" else ",".join(specs) or None
-        # stopped as bench run is: Ctrl-C also when a script started it in the background (which leaves
-        # SIGINT ignored), and SIGTERM (a cancelled CI job) as Ctrl-C; both end `interrupted`, exit 130
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        # stopped as bench run is: SIGTERM (a cancelled CI job) as Ctrl-C (a SIGINT a script's background
+        # job inherits ignored is taken back by pageindex.cli.main); both end `interrupted`, exit 130
         signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
         try:
             outcome = asyncio.run(

@@ -25,7 +25,14 @@ INTERRUPTED = 130  # ExitCode.INTERRUPTED, said here without importing the app
 def main() -> None:
     """The ``pageindex`` command. Building the app (its commands and plug-ins load for a second or so)
     happens in here, so that a Ctrl-C then, or as the command exits, is the one line ``interrupted`` and
-    exit 130 as during the command (it was a traceback and a death by SIGINT)."""
+    exit 130 as during the command (it was a traceback and a death by SIGINT).
+
+    A command that a script started in the background inherits SIGINT ignored (POSIX shells do that
+    without job control): every command takes it back, so ``kill -INT`` stops it as Ctrl-C does."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from pageindex.cli import _app
 

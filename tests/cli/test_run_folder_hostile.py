@@ -242,3 +242,21 @@ def test_a_file_that_is_no_tree_json_is_named_with_what_is_wrong(
     code, output = invoke(args)
     assert code == 2, output
     assert one_error_line(output) == f"error: {path}: not a tree JSON ({why})"
+
+
+def test_a_command_started_with_sigint_ignored_takes_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script's background job inherits SIGINT ignored: `pageindex build` (and tree, ask, ...) ran on
+    through `kill -INT`; bench run and rejudge took it back on their own (review 18)."""
+    import signal
+
+    import pageindex.cli
+    from pageindex.cli import _app
+
+    seen: list[object] = []
+    monkeypatch.setattr(_app, "main", lambda: seen.append(signal.getsignal(signal.SIGINT)))
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pageindex.cli.main()
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert seen == [signal.default_int_handler]
