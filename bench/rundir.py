@@ -249,6 +249,8 @@ class RunDir:
             raise RunLoadError(f"{self.samples_path}: cannot read it as samples ({_reason(exc)})") from None
         except ValueError as exc:
             raise RunLoadError(str(exc).splitlines()[0]) from None
+        if not samples and not warnings:  # said as a missing file is: a summary of nothing is no result
+            warnings.append(f"{self.samples_path} holds no samples: the run has none")
         return samples, warnings
 
     def write_dropped(self, dropped: Iterable[DroppedQuestion]) -> None:

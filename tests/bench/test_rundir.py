@@ -114,3 +114,13 @@ def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path: Path, na
             read(path)
         message = str(caught.value)
         assert message.startswith(f"{path / name}: cannot read it as ") and "\n" not in message, message
+
+
+def test_an_empty_samples_file_is_warned_about_as_a_missing_one_is(tmp_path: Path) -> None:
+    """``bench summary`` of a run whose samples.jsonl is empty printed a bare header (review 18)."""
+    path = write_run(tmp_path / "r", outcomes("cc"))
+    (path / "samples.jsonl").write_text("")
+    samples, warnings = RunDir(path).read_samples()
+    assert samples == [] and warnings == [f"{path / 'samples.jsonl'} holds no samples: the run has none"]
+    (path / "samples.jsonl").unlink()
+    assert RunDir(path).read_samples()[1] == [f"{path / 'samples.jsonl'} is missing: the run has no samples"]
