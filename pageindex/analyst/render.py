@@ -19,6 +19,7 @@ from pageindex.tree.combine import CombinedTree
 from pageindex.tree.errors import PDFError
 from pageindex.tree.model import Tree
 from pageindex.tree.tables import PageTable, page_tables
+from pageindex.wording import counted
 
 VERIFIED = {
     True: "[green]verified[/]",
@@ -65,8 +66,9 @@ def session_line(answer: AnalystAnswer) -> str | None:
         )
     if use.mode == "session":
         return (
-            f"From the session: {use.cache_hits} cache hits ({use.findings_reused} findings, "
-            f"{use.sections_reused} section(s) already read) · {use.tokens_spent:,} tokens spent · "
+            f"From the session: {counted(use.cache_hits, 'cache hit')} "
+            f"({counted(use.findings_reused, 'finding')}, {counted(use.sections_reused, 'section')} already "
+            f"read) · {use.tokens_spent:,} tokens spent · "
             f"≈{use.tokens_saved:,} tokens saved"
         )
     return f"From the session: nothing usable (checked first; {use.tokens_spent:,} tokens in all)"
@@ -233,9 +235,10 @@ def print_tables(console: Console, tree: Tree, spec: str) -> None:
 
 def print_session(console: Console, session: AnalystSession) -> None:
     console.print(
-        f"session {session.name or '(unsaved)'}: {len(session.turns)} questions · "
-        f"{len(session.findings)} findings · {len(session.sections)} sections read · "
-        f"{len(session.failures)} failed searches · {session.material_chars():,} of "
+        f"session {session.name or '(unsaved)'}: {counted(len(session.turns), 'question')} · "
+        f"{counted(len(session.findings), 'finding')} · {counted(len(session.sections), 'section')} read · "
+        f"{counted(len(session.failures), 'failed search', 'failed searches')} · "
+        f"{session.material_chars():,} of "
         f"{session.limits.max_chars:,} chars · {session.evicted} evicted",
         highlight=False,
         soft_wrap=True,

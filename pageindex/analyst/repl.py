@@ -144,7 +144,7 @@ def _setup_history(path: Path | None) -> Callable[[], None]:
 
 def _clear_session(analyst: Analyst) -> str:
     s = analyst.session
-    what = f"{len(s.turns)} questions, {len(s.findings)} findings, {len(s.sections)} sections"
+    what = s.contents()
     s.clear()
     analyst.last = None
     return f"session cleared (forgot {what}); the next question starts cold"

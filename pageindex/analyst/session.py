@@ -26,6 +26,7 @@ from rapidfuzz import fuzz
 
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
 from pageindex.tree.model import Tree
+from pageindex.wording import counted
 
 DEFAULT_IDLE_TTL_S = 24 * 3600.0
 DEFAULT_MAX_CHARS = 200_000
@@ -148,6 +149,13 @@ class AnalystSession(BaseModel):
         """Its trees were built by the same tree builder as ``other``'s: the sections it read are
         named by node ids, which another builder version may give to other sections."""
         return [d.builder_version for d in self.documents] == [d.builder_version for d in other.documents]
+
+    def contents(self) -> str:
+        """What it holds, in words: "2 questions, 3 findings, 1 section"."""
+        return ", ".join(
+            (counted(len(self.turns), "question"), counted(len(self.findings), "finding"),
+             counted(len(self.sections), "section"))
+        )  # fmt: skip
 
     # -- limits --------------------------------------------------------------------
     def idle_for(self, now: float) -> float:

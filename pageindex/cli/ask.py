@@ -162,6 +162,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         if question is not None and not question.strip():
             fail("the question is empty; give a question, or none at all for an interactive session")
+        store = SessionStore()
+        if session_name is not None:  # before any work; `-s ''` was taken as no session, in silence
+            try:
+                store.path_for(session_name)
+            except SessionNameError as exc:
+                fail(f"--session: {exc}")
         tree = _load_trees(files)
         pages = tree.page_count
         if bad := [p for p in evidence_page if not 1 <= p <= pages]:
@@ -198,8 +204,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         limits = SessionLimits(idle_ttl_s=session_ttl * 60, max_chars=session_max_chars)
         session = AnalystSession.for_tree(tree, limits=limits)
-        store = SessionStore()
-        if session_name:
+        if session_name is not None:
             try:
                 opened = store.open(session_name, session, now=time.time())
             except (SessionNameError, SessionElsewhereError) as exc:
@@ -207,8 +212,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             session = opened.session
             if opened.status == "reopened":
                 err_console.print(
-                    f"[dim]session {session_name}: reopened ({len(session.turns)} questions, "
-                    f"{len(session.findings)} findings, {len(session.sections)} sections read)[/]",
+                    f"[dim]session {session_name}: reopened ({session.contents()} read)[/]",
                     highlight=False,
                 )
             elif opened.status == "expired":

@@ -35,13 +35,13 @@ def test_saved_session_is_reopened_by_name(fb_pdf, analyst_tree):
 
     second = ask(pdf, FOLLOWUP_Q, "--session", "q4-review")  # a new process would see the same file
     assert second.exit_code == 0, second.output
-    assert "session q4-review: reopened (1 questions, 2 findings, 1 sections read)" in second.output
+    assert "session q4-review: reopened (1 question, 2 findings, 1 section read)" in second.output
     assert "answer (session, session_answer_v1)" in second.output
     assert (
         "[1] item_8/cash_flows Consolidated Statement of Cash Flows · PDF page 60, printed 60 · "
         '"(1,577)" · verified' in second.output
     )
-    assert "From the session: 3 cache hits (2 findings, 1 section(s) already read)" in second.output
+    assert "From the session: 3 cache hits (2 findings, 1 section already read)" in second.output
     assert len(json.loads(path.read_text())["turns"]) == 2
 
     saved = json.loads(path.read_text())
@@ -53,6 +53,8 @@ def test_saved_session_is_reopened_by_name(fb_pdf, analyst_tree):
 
     bad = ask(pdf, CAPEX_Q, "--session", "../escape")
     assert bad.exit_code == 2 and "session name '../escape'" in bad.output
+    empty = ask(pdf, CAPEX_Q, "--session", "")  # was taken as no session, in silence
+    assert empty.exit_code == 2 and "error: --session: session name '' must be" in empty.output
 
 
 def test_two_filings_citations_name_their_document(fb_pdf, analyst_tree):
