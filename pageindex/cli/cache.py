@@ -94,10 +94,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         """Delete cached replies and recorded failures (all, or one model's)."""
         from pageindex.llm import LLMCache, LLMError
 
+        if model is not None and not model.strip():  # `--model "$UNSET"`: never "every model"
+            fail(
+                "--model is empty; give a model name (`pageindex cache stats` lists them), or leave "
+                "--model out to delete every model's replies"
+            )
         cache = LLMCache(path)
         _refuse_unusable(cache)
-        names = _stored_names(cache, model) if model else []
-        if model and not names:  # said, not "deleted 0": a spec typed as for a run named nothing stored
+        names = _stored_names(cache, model) if model is not None else []
+        if model is not None and not names:  # said, not "deleted 0": a spec as a run takes it, unheld
             stats = cache.stats()
             held = sorted({*stats.by_model, *stats.failures_by_model})
             console.print(
@@ -106,7 +111,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(0)
-        what = f"{' and '.join(names)} replies and failures" if model else "all replies and failures"
+        what = "all replies and failures" if model is None else f"{' and '.join(names)} replies and failures"
         if not yes:
             try:
                 agreed = typer.confirm(f"Delete {what} from {cache.path}?")
@@ -121,7 +126,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 )
                 raise typer.Exit(0)
         try:
-            deleted = sum(cache.clear(name) for name in names) if model else cache.clear()
+            deleted = cache.clear() if model is None else sum(cache.clear(name) for name in names)
         except LLMError as exc:
             fail(str(exc))
         console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)

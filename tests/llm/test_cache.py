@@ -343,3 +343,21 @@ def test_cache_clear_takes_a_model_spec_as_a_run_does(tmp_path):
     said = clear("ollama/llama3.1")
     assert said == f"nothing deleted: {path} holds no replies of ollama/llama3.1 (it holds qwen)"
     assert LLMCache(path).stats().by_model == {"qwen": 1}
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_cache_clear_with_an_empty_model_is_refused_and_deletes_nothing(tmp_path, given):
+    """``cache clear --model "$UNSET" -y`` deleted every model's replies (an empty name was taken as no
+    --model at all); before the spec change it deleted none. It is bad input: exit 2, nothing deleted."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path)
+    cache.put("k", model="qwen", kind="chat", request={}, reply={}, prompt_tokens=1, completion_tokens=1)
+    cache.close()
+    result = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(path), "--model", given, "-y"])
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()).startswith("error: --model is empty; give a model name")
+    assert LLMCache(path).stats().by_model == {"qwen": 1}
