@@ -447,8 +447,10 @@ class Runner:
         if problem := RunDir(run_dir).unwritable():  # a read-only folder or disk: before any work
             raise RunSetupError(f"--out {run_dir}: {problem}; nothing was written")
 
-    def _remove_unused_folders(self) -> None:
-        """Remove the folders :meth:`_claim_new_folder` made if the run wrote nothing into them."""
+    def remove_unused_folders(self) -> None:
+        """Remove the folders :meth:`_claim_new_folder` made if the run wrote nothing into them: when
+        the run ends, while it still holds its claim (released first, a run started into the folder
+        meanwhile would claim it and then lose it), and on a second Ctrl-C, which quits at once."""
         made, self._made_folders = self._made_folders, []
         if made and not RunDir(made[0]).info_path.exists():
             for folder in made:
@@ -648,8 +650,9 @@ class Runner:
         return get_retriever(retriever).needs_llm
 
     def _stop_before_sampling(self, when: str) -> None:
-        """After a Ctrl-C during set-up, end the run there: no run folder is made yet, so nothing is
-        written (:class:`SetupInterrupted`, exit 130). ``when`` says where it stopped."""
+        """After a Ctrl-C during set-up, end the run there: nothing is written, and the folder a new
+        run made for itself is removed as it ends (:class:`SetupInterrupted`, exit 130). ``when`` says
+        where it stopped."""
         if self.stop.is_set():
             raise SetupInterrupted(f"{when}; no sample ran and nothing was written")
 
@@ -705,9 +708,9 @@ class Runner:
         try:
             return await self._run()
         finally:
+            self.remove_unused_folders()
             release_folder(self._claim)
             self._claim = None
-            self._remove_unused_folders()
 
     def _claim_folder(self, run_dir: Path, busy: str) -> None:
         """Hold ``run_dir`` for this run, or fail with ``busy`` (another run holds it)."""

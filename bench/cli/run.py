@@ -314,9 +314,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     )
                     runner.request_stop("interrupted")
                 else:
-                    os._exit(
-                        EXIT_INTERRUPTED
-                    )  # samples.jsonl is append-only: a torn line is dropped on resume
+                    runner.remove_unused_folders()  # before the first sample: no empty folder left behind
+                    os._exit(EXIT_INTERRUPTED)  # samples.jsonl: a torn line is dropped on resume
 
             # SIGTERM and SIGHUP (a cancelled CI job, `timeout`, `docker stop`, a closed terminal) stop
             # the run as Ctrl-C does: it ends `interrupted` with its summary, never left "running"

@@ -175,3 +175,68 @@ def test_a_folder_the_system_will_not_create_is_refused_before_any_tree_is_built
     with pytest.raises(RunSetupError) as refused:
         asyncio.run(runner.run())
     assert str(refused.value).startswith("--out /proc/pageindex-x/run: cannot create the run folder (")
+
+
+def test_the_folder_is_removed_while_the_run_still_holds_it(tmp_path: Path, monkeypatch) -> None:
+    """Removed after the claim was released, a run started into the folder in that moment claimed it,
+    then lost it to the removal (and failed writing run.json into a folder gone)."""
+    import bench.runner as runner_module
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "results" / "first"
+    runner = Runner(
+        RunConfig(retrievers=["extractive"], judge="rules", out=out, limit=2),
+        events=EventBus(), command=["pageindex", "bench", "run"],
+    )  # fmt: skip
+
+    async def broken(*args, **kwargs):
+        raise RunSetupError("no tree could be built")
+
+    monkeypatch.setattr(runner, "_build_trees", broken)
+    there_when_released: list[bool] = []
+    real_release = runner_module.release_folder
+
+    def release(fd: int | None) -> None:
+        there_when_released.append(out.exists())
+        real_release(fd)
+
+    monkeypatch.setattr(runner_module, "release_folder", release)
+    with pytest.raises(RunSetupError):
+        asyncio.run(runner.run())
+    assert there_when_released == [False] and not (tmp_path / "results").exists()
+
+
+SLOW_TREES = """
+import asyncio, sys
+from bench.runner import Runner
+async def slow(self, *args, **kwargs):
+    print("building", file=sys.stderr, flush=True)
+    await asyncio.sleep(120)  # trees that take long (a real dataset's first build)
+Runner._build_trees = slow
+from pageindex.cli import main
+main()
+"""
+
+
+def test_ctrl_c_twice_while_the_trees_are_built_leaves_no_folder(tmp_path: Path, env) -> None:
+    """The second Ctrl-C quits at once (os._exit): the folder the run had made for itself stayed, empty,
+    and a --resume of it said 'run.json does not exist'."""
+    out = tmp_path / "results" / "first"
+    args = ["bench", "run", "-q", "-r", "extractive", "--judge", "rules", "--limit", "1", "-o", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_TREES, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().strip() == "building"
+        assert out.is_dir()  # claimed while the trees are built
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == ExitCode.INTERRUPTED
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not (tmp_path / "results").exists()
