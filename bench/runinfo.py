@@ -3,7 +3,7 @@
 Provenance (what decides whether two runs' scores can be compared like for like):
 
 - ``builder_version``: the tree builder that made the trees (``Tree.builder_version``: the
-  builder's version plus a digest of its code);
+  builder's version plus a digest of its code and the pymupdf release that read the PDFs);
 - ``judge`` (name), ``judge_version`` and ``judge_model``: who scored the answers;
 - ``prompt_versions``: each retriever's prompt version;
 - ``model``: the answering model;
