@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from pageindex.llm.types import LLMConfigError, Usage
-from pageindex.wording import plainly
+from pageindex.wording import first_error
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
@@ -79,12 +79,8 @@ def _read(path: Path) -> PricingFile:
         raise LLMConfigError(f"pricing file {path} is not valid: not UTF-8 (byte {exc.start + 1})") from None
     except json.JSONDecodeError as exc:
         raise LLMConfigError(f"pricing file {path} is not valid: {str(exc).splitlines()[0]}") from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(part) for part in err.get("loc", ()))
-        where = f"{loc}: " if loc else ""
-        problem = plainly(str(err.get("msg", "invalid")))
-        raise LLMConfigError(f"pricing file {path} is not valid: {where}{problem}") from None
+    except ValidationError as exc:  # the field and what it takes, as the run files' errors say it
+        raise LLMConfigError(f"pricing file {path} is not valid: {first_error(exc)}") from None
 
 
 @lru_cache(maxsize=1)
