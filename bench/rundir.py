@@ -298,8 +298,10 @@ class RunDir:
         text = _text(self.summary_path, "a summary")
         try:
             return Summary.model_validate(json.loads(text))
-        except (ValueError, ValidationError) as exc:
-            raise RunLoadError(f"{self.summary_path} is not a valid summary: {exc}") from None
+        except ValidationError as exc:  # one line, as run.json's: not pydantic's dump of every error
+            raise RunLoadError(f"{self.summary_path} is not a valid summary: {first_error(exc)}") from None
+        except ValueError as exc:
+            raise RunLoadError(f"{self.summary_path} is not a valid summary: not JSON: {exc}") from None
 
     # -- the whole run ------------------------------------------------------------------------
     def load(self) -> Run:

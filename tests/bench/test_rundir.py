@@ -124,3 +124,24 @@ def test_an_empty_samples_file_is_warned_about_as_a_missing_one_is(tmp_path: Pat
     assert samples == [] and warnings == [f"{path / 'samples.jsonl'} holds no samples: the run has none"]
     (path / "samples.jsonl").unlink()
     assert RunDir(path).read_samples()[1] == [f"{path / 'samples.jsonl'} is missing: the run has no samples"]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"overall": 5}', "run_id: Field required"),
+        ('{"n_samples": ', "not JSON: Expecting value: line 1 column 15"),
+    ],
+)
+def test_a_summary_json_that_is_no_summary_is_one_line_naming_what_is_wrong(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    """It was pydantic's whole dump ('N validation errors for Summary' and a line per field), as
+    run.json's and dropped.jsonl's errors no longer are."""
+    run = write_run(tmp_path / "r", outcomes("cc"))
+    (run / "summary.json").write_text(text)
+    with pytest.raises(RunLoadError) as refused:
+        RunDir(run).read_summary()
+    message = str(refused.value)
+    assert message.startswith(f"{run / 'summary.json'} is not a valid summary: {why}"), message
+    assert "\n" not in message and "validation error" not in message, message
