@@ -219,7 +219,7 @@ def _remedy(found: Comparability) -> str:
     if fields & {"judge", "judge version", "judge model"}:
         steps.append("re-score one with `pageindex bench rejudge`")
     if "tree builder version" in fields:
-        steps.append("run both with the same tree builder")
+        steps.append("run both with the same tree builder (pageindex and pymupdf releases)")
     if "dataset content hash" in fields:
         steps.append("compare runs of the same dataset")
     return ", ".join(steps) + ", or pass --allow-changed"

@@ -21,6 +21,7 @@ what it finished (``run.json`` then says ``interrupted``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -187,11 +188,15 @@ async def rejudge_run(
         kept_from_first = {"command": first.get("command"), "started_at": first.get("started_at")}
         rejudge = {**info.extra["rejudge"], **kept_from_first, "resumes": resumes}
         info = info.model_copy(update={"extra": {**info.extra, "rejudge": rejudge}})
+    made = not Path(out).exists()
     try:
         rundir = RunDir(out).create()
     except RunLoadError as exc:
         raise RejudgeError(f"-o {exc}") from None
     if problem := rundir.unwritable():
+        if made:  # "nothing was written": not even the folder
+            with contextlib.suppress(OSError):
+                Path(out).rmdir()
         raise RejudgeError(f"-o {out}: {problem}; nothing was written")
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)

@@ -270,7 +270,10 @@ def claim_folder(path: Path) -> int | None:
         import fcntl
     except ImportError:  # Windows
         return None
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except FileNotFoundError:  # made by this run, then removed by another that held it and ended
+        raise FolderInUse(str(path)) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -358,7 +358,8 @@ def read_samples_file(path: Path, *, keep_repeats: bool = False) -> tuple[list[S
                 return samples, offset, warnings
             raise ValueError(f"{path}: line {i + 1} is not a valid sample: {_why(exc)}") from exc
         if sample.key in seen:
-            warnings.append(f"{path}: line {i + 1} repeats sample {sample.key}; kept the first")
+            kept = "kept both" if keep_repeats else "kept the first"
+            warnings.append(f"{path}: line {i + 1} repeats sample {sample.key}; {kept}")
             if keep_repeats:
                 samples.append(sample)
         else:

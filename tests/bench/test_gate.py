@@ -292,7 +292,8 @@ def test_runs_scored_differently_are_not_comparable(tmp_path: Path) -> None:
         "error: not comparable: judge model other=openai/gpt-4o vs cand=-; "
         "tree builder version other=2.0+x vs cand=1.0+handmade; "
         "dataset content hash other=beef vs cand=c0ffee (re-score one with `pageindex bench rejudge`, "
-        "run both with the same tree builder, compare runs of the same dataset, or pass --allow-changed)"
+        "run both with the same tree builder (pageindex and pymupdf releases), "
+        "compare runs of the same dataset, or pass --allow-changed)"
     )
     # two datasets: named, their 64-character hashes shortened
     fb = run_info("fb")

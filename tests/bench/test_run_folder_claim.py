@@ -240,3 +240,12 @@ def test_ctrl_c_twice_while_the_trees_are_built_leaves_no_folder(tmp_path: Path,
             proc.kill()
             proc.wait()
     assert not (tmp_path / "results").exists()
+
+
+def test_a_folder_gone_before_it_is_claimed_is_in_use(tmp_path: Path) -> None:
+    """Made by this run, then removed by another run that held it and ended in its set-up: that was
+    an internal error (FileNotFoundError) rather than the folder being in use (review 18)."""
+    from bench.runner import FolderInUse, claim_folder
+
+    with pytest.raises(FolderInUse):
+        claim_folder(tmp_path / "gone")

@@ -59,7 +59,8 @@ def test_compare_refuses_runs_scored_differently(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert _one_error_line(refused) == (
         "error: not comparable: tree builder version A=1.0+handmade vs B=2.0 "
-        "(run both with the same tree builder, or pass --allow-changed)"  # a rejudge cannot mend it
+        "(run both with the same tree builder (pageindex and pymupdf releases), "
+        "or pass --allow-changed)"  # a rejudge cannot mend it
     )
 
 

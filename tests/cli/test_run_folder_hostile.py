@@ -92,9 +92,10 @@ def test_resuming_a_run_that_cannot_write_its_files_is_refused_with_the_run_as_i
     assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
 
 
+@pytest.mark.parametrize("existed", [True, False])
 @pytest.mark.parametrize("command", ["run", "rejudge"])
 def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
-    tmp_path: Path, quiet_env: None, monkeypatch: pytest.MonkeyPatch, command: str
+    tmp_path: Path, quiet_env: None, monkeypatch: pytest.MonkeyPatch, command: str, existed: bool
 ) -> None:
     """An existing --out folder on a read-only disk: one line naming it, exit 2, nothing written; it
     was an internal error. Tests run as root, where a chmod would not stop a write: the disk's refusal
@@ -105,7 +106,8 @@ def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
 
     source = _extractive_run(tmp_path) if command == "rejudge" else None
     out = tmp_path / "out"
-    out.mkdir()
+    if existed:
+        out.mkdir()
     real = os.open
 
     def read_only_disk(path, flags, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -126,7 +128,8 @@ def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
     assert code == 2, output
     line = one_error_line(output)
     assert f"{out}: cannot write into {out} (Read-only file system); nothing was written" in line, line
-    assert list(out.iterdir()) == []
+    # nothing written: a folder that was there stays empty, one the command made for itself goes again
+    assert list(out.iterdir()) == [] if existed else not out.exists()
 
 
 @pytest.mark.parametrize("broken", ["folder", "not UTF-8"])
