@@ -17,18 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from bench.runner import demo_dataset_dir
-from pageindex.cli import app
 from pageindex.cli._common import EXIT_CODES_HELP, ExitCode
+from tests.cli.clirun import extractive_run, invoke
 
 SCRIPTED = ["--model", "scripted", "--scripted-policy", "bench.faults.scripted:policy"]
-
-
-def invoke(args: list[str], **env: str) -> tuple[int, str]:
-    out = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", **env})
-    return out.exit_code, out.output
 
 
 def assert_one_error_line(output: str) -> None:
@@ -38,13 +32,6 @@ def assert_one_error_line(output: str) -> None:
     assert len(lines) == 1, output
     assert lines[0].startswith("error: ")
     assert "Traceback" not in output and "pydantic.dev" not in output and "╭" not in output
-
-
-@pytest.fixture
-def quiet_env(tmp_path, monkeypatch):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
@@ -321,17 +308,6 @@ def test_ask_interrupted_exits_130_with_one_line(tmp_path):
     assert proc.returncode == ExitCode.INTERRUPTED
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines[-1] == "interrupted: no answer" and "Traceback" not in stderr, stderr
-
-
-def extractive_run(tmp_path: Path) -> Path:
-    """A finished 3-sample run of the demo dataset (extractive, rules judge: no model)."""
-    run_dir = tmp_path / "run"
-    code, output = invoke(
-        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
-         "--limit", "3", "--out", str(run_dir), "-q"]
-    )  # fmt: skip
-    assert code == 0, output
-    return run_dir
 
 
 def _cli(*args: str, stdin: int | None = None) -> subprocess.Popen:

@@ -8,22 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pageindex.cli import app
 from tests.bench.runfactory import outcomes, write_run
-
-
-def invoke(args: list[str]) -> tuple[int, str]:
-    out = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": ""})
-    return out.exit_code, out.output
-
-
-@pytest.fixture
-def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+from tests.cli.clirun import extractive_run, invoke
 
 
 def one_error_line(output: str) -> str:
@@ -55,19 +42,6 @@ def test_an_edited_sample_row_is_named_by_its_field_and_what_is_allowed(tmp_path
     assert "validation error" not in line
 
 
-def _extractive_run(tmp_path: Path) -> Path:
-    """A finished 2-sample run of the demo dataset (extractive, rules judge: no model)."""
-    from bench.runner import demo_dataset_dir
-
-    run_dir = tmp_path / "run"
-    code, output = invoke(
-        ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules",
-         "--limit", "2", "--out", str(run_dir), "-q"]
-    )  # fmt: skip
-    assert code == 0, output
-    return run_dir
-
-
 def _files(run_dir: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
 
@@ -78,7 +52,7 @@ def test_resuming_a_run_that_cannot_write_its_files_is_refused_with_the_run_as_i
 ) -> None:
     """A run file that cannot be written (here a folder in its place) is found before run.json says
     "running": it was an internal error after the finished run had been marked running."""
-    run_dir = _extractive_run(tmp_path)
+    run_dir = extractive_run(tmp_path, limit=2)
     (run_dir / name).unlink()
     (run_dir / name).mkdir()
     before = _files(run_dir)
@@ -104,7 +78,7 @@ def test_an_out_folder_that_cannot_be_written_is_bad_input_before_any_write(
     import errno
     import os
 
-    source = _extractive_run(tmp_path) if command == "rejudge" else None
+    source = extractive_run(tmp_path, limit=2) if command == "rejudge" else None
     out = tmp_path / "out"
     if existed:
         out.mkdir()

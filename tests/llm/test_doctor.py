@@ -10,7 +10,9 @@ import asyncio
 import json
 import re
 import socket
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -632,9 +634,9 @@ def test_which_server_errors_are_tried_again(replies, calls, unsure, monkeypatch
     assert answer.ok is (replies[calls - 1][0] == 200)
 
 
-def test_a_server_that_refuses_a_second_request_while_busy_serves_one_at_a_time():
-    """Review 10: the refused request used to be retried after the first finished, and the pair then
-    looked side by side."""
+def _busy_server(while_busy: Callable[[], Any]) -> Any:
+    """A doctor prober against a server that answers one request in 0.1 s, and a request that comes
+    while it is busy with ``while_busy()`` (a response, or an exception it raises)."""
     import httpx
 
     from pageindex.llm import doctor
@@ -643,14 +645,24 @@ def test_a_server_that_refuses_a_second_request_while_busy_serves_one_at_a_time(
 
     async def reply(request: httpx.Request) -> httpx.Response:
         if busy[0]:
-            return httpx.Response(503, json={"error": {"message": "busy"}})
+            return while_busy()
         busy[0] = True
         await asyncio.sleep(0.1)
         busy[0] = False
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "PONG"}}]})
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "1 2"}}]})
 
     spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
-    prober = doctor._Prober(spec, 5, httpx.MockTransport(reply))
+    return doctor._Prober(spec, 5, httpx.MockTransport(reply))
+
+
+def test_a_server_that_refuses_a_second_request_while_busy_serves_one_at_a_time():
+    """Review 10: the refused request used to be retried after the first finished, and the pair then
+    looked side by side."""
+    import httpx
+
+    from pageindex.llm import doctor
+
+    prober = _busy_server(lambda: httpx.Response(503, json={"error": {"message": "busy"}}))
     serial, detail = asyncio.run(doctor._concurrency(prober))
     assert serial is True and "one was refused (HTTP 503" in detail and detail.endswith("one at a time")
     assert prober.calls == 2 and not prober.transient
@@ -716,18 +728,10 @@ def test_a_pair_with_a_failed_request_is_said_and_a_local_server_is_advised_one_
 
     from pageindex.llm import doctor
 
-    busy: list[bool] = [False]
+    def drops_the_second() -> httpx.Response:
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
 
-    async def drops_the_second(request: httpx.Request) -> httpx.Response:
-        if busy[0]:
-            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
-        busy[0] = True
-        await asyncio.sleep(0.1)
-        busy[0] = False
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "1 2"}}]})
-
-    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
-    prober = doctor._Prober(spec, 5, httpx.MockTransport(drops_the_second))
+    prober = _busy_server(drops_the_second)
     serial, detail = asyncio.run(doctor._concurrency(prober))
     assert serial is None and prober.calls == 2
     assert detail.startswith("not measured: 2 requests sent at once, one of them failed ("), detail
@@ -735,7 +739,7 @@ def test_a_pair_with_a_failed_request_is_said_and_a_local_server_is_advised_one_
     def fails(request: httpx.Request) -> httpx.Response:
         return httpx.Response(400, json={"error": {"message": "bad request"}})
 
-    prober = doctor._Prober(spec, 5, httpx.MockTransport(fails))
+    prober = doctor._Prober(prober.spec, 5, httpx.MockTransport(fails))
     serial, detail = asyncio.run(doctor._concurrency(prober))
     assert serial is None and detail.startswith("not measured: 2 requests sent at once, both failed (")
 
