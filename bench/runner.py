@@ -301,6 +301,19 @@ def absolute_paths(config: RunConfig) -> dict[str, Path]:
     return {name: Path(os.path.abspath(p)) for name, p in paths.items() if isinstance(p, Path)}
 
 
+def _same_endpoint_as_stored(spec: str, role: str, stored: str) -> None:
+    """A resumed run's model was called at ``stored``, stored masked: the environment gives its
+    credentials again, and must still name that endpoint (another would answer the rest of the run)."""
+    now = redact_url(endpoint_url(spec, None))
+    if now != stored:
+        option = "--base-url" if role == "retriever" else "--judge-base-url"
+        raise RunSetupError(
+            f"cannot resume: {spec} was called at {stored} (its credentials are not stored), but the "
+            f"environment now gives {now or 'no base URL'}; set $OPENAI_BASE_URL back, or give {option} "
+            "with its credentials"
+        )
+
+
 def masked_url(url: str | None) -> bool:
     """Whether ``url`` is a stored URL whose credentials were masked (``http://***@host/v1``,
     ``?api-key=***``): a display form, never a URL to send requests to."""
@@ -488,9 +501,12 @@ class Runner:
         def client(spec: str, role: str, base_url: str | None) -> Any:
             if spec.split("/", 1)[0] == "scripted":
                 return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
-            if base_url is None:  # the endpoint the run resolved when it started (a stored masked one:
-                stored = cfg.resolved_urls.get(spec)  # its credentials come from the environment again)
-                base_url = None if stored is None or masked_url(stored) else stored
+            if base_url is None:  # the endpoint the run resolved when it started
+                stored = cfg.resolved_urls.get(spec)
+                if stored is not None and not masked_url(stored):
+                    base_url = stored
+                elif stored is not None:  # its credentials come from the environment again
+                    _same_endpoint_as_stored(spec, role, stored)
             return make_client(spec, role=role, base_url=base_url, **common)
 
         retriever_llm = self._retriever_llm

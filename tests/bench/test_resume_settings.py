@@ -240,3 +240,37 @@ def test_the_demo_folder_given_to_a_run_made_without_data_dir_is_no_change(env, 
     code, output = invoke(env, "--resume", str(run), "--data-dir", str(demo_dataset_dir()))
     assert code == 0, output
     assert len(rows(run)) == 2
+
+
+def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_on_resume(env, tmp_path):
+    """A run whose $OPENAI_BASE_URL carried credentials stores it masked and takes it from the
+    environment again on resume: a shell whose variable names another server sent the rest of the
+    run there, exit 0 (left for later in session 14). It is refused, touching nothing; the same
+    endpoint (credentials included) resumes."""
+    from bench.faults.scripted import policy
+    from pageindex.llm.scripted import ScriptedModel
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as first, FakeOpenAIServer(
+        ScriptedModel(policy=policy)
+    ) as other:
+        url = first.base_url.replace("http://", "http://alice:s3cret-pass@")
+        args = ("--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--judge", "rules")
+        code, output = invoke(env, *args, "--limit", "2", "-o", str(run), OPENAI_API_KEY="k",
+                              OPENAI_BASE_URL=url)  # fmt: skip
+        assert code == 0, output
+        keep_first_sample(run)
+        before = {p.name: p.read_bytes() for p in run.iterdir()}
+        masked = f"http://***@{url.split('@')[1]}"
+        for elsewhere in (other.base_url, ""):
+            code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=elsewhere)
+            assert code == ExitCode.BAD_INPUT, output
+            assert output.startswith(
+                f"error: cannot resume: openai/m was called at {masked} (its credentials are not stored), "
+                f"but the environment now gives {elsewhere or 'https://api.openai.com/v1'}; "
+            ), output
+            assert not other.chat_requests and {p.name: p.read_bytes() for p in run.iterdir()} == before
+        code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=url)
+        assert code == 0, output
+    assert len(rows(run)) == 2
