@@ -36,7 +36,10 @@ def page_label(page: Page) -> str | None:
         return None
     tail = lines[-3:][::-1]
     head = lines[:3]
-    for line in tail + head:
+    # then the lowest three by position: a page set in two text columns reads its right column
+    # after the footer that prints the number
+    bottom = sorted(lines, key=lambda line: line.y1)[-3:][::-1]
+    for line in tail + head + bottom:
         label = _candidate(line.text)
         if label is not None:
             return label

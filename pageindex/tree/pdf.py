@@ -239,8 +239,13 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
     splits = 0
     for s in pieces[1:]:
         if s[0] - anchor <= _Y_TOLERANCE:
-            if columns and _starts_column(groups[-1][-1], s, columns):
-                groups.append([s])  # the next text column, not a cell of the same row
+            group = groups[-1]
+            leftmost = min(group, key=_by_x)
+            if columns and (_starts_column(group[-1], s, columns) or _starts_column(s, leftmost, columns)):
+                # the next text column, not a cell of the same row; or the line of the left column
+                # whose centre sits a little below that of the right column's line (a name set larger
+                # beside a biography), which is sorted after it
+                groups.append([s])
                 splits += 1
             else:
                 groups[-1].append(s)

@@ -362,3 +362,47 @@ def test_a_small_indented_bold_line_is_a_column_heading_not_a_sub_heading() -> N
     cells = line("Gross Amount of    to Master Netting", 214, 440, 6.6, centred=True, gaps=1)
     assert rules.column_head(page, cells)
     assert not rules.column_head(page, line("Derivatives", 214, 280, 9.0))  # body size: other rules decide
+
+
+def test_a_name_beside_a_column_of_text_is_a_line_of_its_own(tmp_path):
+    """On a page set in two text columns, a name set larger in the left column sits a little lower
+    than the right column's line beside it (its centre sorts after that line's): it is a line of its
+    own, not glued to the text beside it, and a heading of the section."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((50, 60), "Our Director Nominees", fontname="hebo", fontsize=12)
+    left = [PROSE[:44]] * 6
+    for k, text in enumerate(left):
+        page.insert_text((50, 80 + 12 * k), text, fontname="helv", fontsize=9)
+    for block, name in ((0, "JANE A. EXAMPLE"), (1, "JOHN Q. SAMPLE")):
+        top = 200 + 200 * block
+        for k in range(12):
+            page.insert_text((300, top + 12 * k), PROSE[:52], fontname="helv", fontsize=9)
+        # the name's centre 1 pt below that of the right column's second line
+        page.insert_text((50, top + 12 + 2.5), name, fontname="hebo", fontsize=12)
+        page.insert_text((50, top + 40), "Independent Director", fontname="helv", fontsize=9)
+    save_pdf(doc, tmp_path / "bios.pdf")
+
+    from pageindex.tree.pdf import read_pdf
+
+    texts = [line.text for line in read_pdf(tmp_path / "bios.pdf").pages[0].lines]
+    assert "JANE A. EXAMPLE" in texts and "JOHN Q. SAMPLE" in texts
+    assert not any("EXAMPLE" in t and "firm" in t for t in texts)  # not glued to the biography
+    titles = [node.title for node in build_tree(tmp_path / "bios.pdf", use_cache=False).walk()]
+    assert any(t.startswith("JANE A. EXAMPLE") for t in titles)
+    assert any(t.startswith("JOHN Q. SAMPLE") for t in titles)
+
+
+def test_the_printed_page_number_under_two_columns_is_found():
+    """A page set in two text columns reads its right column after the left one, so the footer
+    with the printed number, under the left column, is not among the last lines read: it is found
+    as one of the lowest lines on the page."""
+    from pageindex.tree.labels import page_label
+
+    def line(text: str, x0: float, y0: float, ry: float) -> Line:
+        return Line(1, text, False, False, False, x0, x0 + 200, y0, y0 + 9, 9.0, ry=ry)
+
+    lines = [line(PROSE, 50, 100 + 12 * k, 100 + 12 * k) for k in range(5)]
+    lines.append(line("16", 290, 800, 800))  # the footer, read before the right column
+    lines += [line(PROSE, 320, 100 + 12 * k, 942 + 12 * k) for k in range(5)]
+    assert page_label(Page(1, 595, 842, lines)) == "16"
