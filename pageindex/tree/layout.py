@@ -46,6 +46,9 @@ _SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _SENTENCE_END = re.compile(r"[.;,:]$")
 _BAD_END = re.compile(r"(?:[-–—/&]|\b(?:and|or|of|the|to|for|in|on|with|by|de|la|et))$", re.IGNORECASE)
 _BULLET = re.compile(r"^[•●▪■◦\-–—*]")
+# a line wholly in brackets: a caption under or over a field ("(Mark One)", "(Exact name of registrant
+# as specified in its charter)", "(Unaudited)"), never a title
+_BRACKETED = re.compile(r"^\([^()]*\)$")
 
 
 @dataclass(slots=True)
@@ -105,6 +108,8 @@ def _title_shaped(text: str) -> bool:
     long_words = Counter(w.lower() for w in words if len(w) > 3)
     if long_words and long_words.most_common(1)[0][1] >= 3:
         return False  # "January January January": column headings
+    if _BRACKETED.match(text):
+        return False
     if figure_callout(text):
         return False  # "32.6Mt CO2e" set large beside a chart: a key figure
     return not COLUMN_HEAD.search(text) and not _BULLET.match(text)

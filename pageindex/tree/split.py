@@ -18,7 +18,7 @@ from pageindex.tree.pdf import Line, Page, compact, is_table_row
 
 # column headings and table captions that look like titles
 COLUMN_HEAD = re.compile(
-    r"^(?:for\s+the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})\s+(?:months|weeks)|(?:fiscal\s+)?years?|quarters?|weeks?)\s+ended"
+    r"^(?:for\s+the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})\s+(?:months|weeks)|(?:fiscal\s+)?years?|quarters?|weeks?|(?:quarterly|transition|reporting)\s+periods?)\s+ended"
     r"|^as\s+of\b|^(?:in\s+)?(?:millions|thousands|billions)\b|^\(?in\s+(?:millions|thousands|billions)"
     r"|^(?:january|february|march|april|may|june|july|august|september|october|november|december)\s+\d"
     r"|^(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.\s*\d"

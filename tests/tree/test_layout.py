@@ -406,3 +406,40 @@ def test_the_printed_page_number_under_two_columns_is_found():
     lines.append(line("16", 290, 800, 800))  # the footer, read before the right column
     lines += [line(PROSE, 320, 100 + 12 * k, 942 + 12 * k) for k in range(5)]
     assert page_label(Page(1, 595, 842, lines)) == "16"
+
+
+def test_bracketed_captions_and_period_captions_on_a_cover_are_not_sections(tmp_path):
+    """A filing's first page set in bold throughout: the captions under its fields, wholly in brackets
+    ("(Exact name of company as registered)", "(Check one)"), and the period it covers ("For the
+    transition period ended June 30") are no titles; the document's headline and headings stay."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 60.0
+    for text, size in (
+        ("QUARTERLY STATEMENT", 16),
+        ("(Check one)", 10),
+        ("For the transition period ended June 30, 2031.", 10),
+        ("Example Widgets Corp.", 14),
+        ("(Exact name of company as registered)", 10),
+    ):
+        page.insert_text((72, y), text, fontname="hebo", fontsize=size)
+        y = _body(page, y + 18, 2) + 14
+    for section in ("Results of the Period", "Outlook"):
+        page.insert_text((72, y), section, fontname="hebo", fontsize=12)
+        y = _body(page, y + 18, 6) + 14
+    save_pdf(doc, tmp_path / "cover.pdf")
+    titles = [node.title for node in build_tree(tmp_path / "cover.pdf", use_cache=False).walk()]
+    assert "Results of the Period" in titles and "Outlook" in titles
+    assert not [t for t in titles if t.startswith("(") or "period ended" in t.lower()], titles
+
+
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ("For the quarterly period ended April 30, 2031", True),
+        ("For the Transition Period Ended", True),
+        ("Quarterly Report for the period", False),
+    ],
+)
+def test_a_reporting_period_is_a_caption(text, header):
+    assert is_table_header(_line(text, 0)) is header
