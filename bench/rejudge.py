@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bench.judges.base import judge_sample
-from bench.rundir import Run, RunDir, RunLoadError, load_run
+from bench.rundir import FolderInUse, Run, RunDir, RunLoadError, claim_folder, load_run, release_folder
 from bench.runinfo import RunInfo, judge_version
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
@@ -151,11 +151,58 @@ async def rejudge_run(
     if not run.samples:  # a run folder with an empty or missing samples.jsonl: no answer to judge
         raise RejudgeError(f"run {run.info.run_id} ({run.path}) has no samples: no answer to rejudge")
     version = judge_version(judge)
-    old = run.info
-    run_id = out.name
     earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
     if earlier is None:
         _check_out_dir(run, out)
+    made = not Path(out).exists()
+    try:
+        rundir = RunDir(out).create()
+    except RunLoadError as exc:
+        raise RejudgeError(f"-o {exc}") from None
+    try:  # held while this rejudge writes: a second rejudge (or a bench run) into -o meanwhile is refused
+        claim = claim_folder(out)
+    except FolderInUse:
+        raise RejudgeError(
+            f"-o {out}: another rejudge or bench run is using it now; wait for it to end"
+        ) from None
+    try:
+        # checked again now that -o is held: another rejudge may have written into it meanwhile
+        earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
+        if earlier is None:
+            _check_out_dir(run, out)
+        if problem := rundir.unwritable():
+            raise RejudgeError(f"-o {out}: {problem}; nothing was written")
+    except RejudgeError:
+        if made:  # "nothing was written": not even the folder (rmdir leaves one that is not empty)
+            with contextlib.suppress(OSError):
+                Path(out).rmdir()
+        release_folder(claim)
+        raise
+    try:
+        return await _rejudge_into(
+            run, out, rundir, judge, earlier, judge_name=judge_name, judge_model=judge_model,
+            version=version, concurrency=concurrency, command=command,
+        )  # fmt: skip
+    finally:
+        release_folder(claim)
+
+
+async def _rejudge_into(
+    run: Run,
+    out: Path,
+    rundir: RunDir,
+    judge: Any,
+    earlier: RunInfo | None,
+    *,
+    judge_name: str,
+    judge_model: str | None,
+    version: str,
+    concurrency: int,
+    command: list[str] | None,
+) -> RejudgeOutcome:
+    """The body of :func:`rejudge_run`, with ``out`` made, checked and held."""
+    old = run.info
+    run_id = out.name
     info = old.model_copy(
         update={
             "run_id": run_id,
@@ -188,16 +235,6 @@ async def rejudge_run(
         kept_from_first = {"command": first.get("command"), "started_at": first.get("started_at")}
         rejudge = {**info.extra["rejudge"], **kept_from_first, "resumes": resumes}
         info = info.model_copy(update={"extra": {**info.extra, "rejudge": rejudge}})
-    made = not Path(out).exists()
-    try:
-        rundir = RunDir(out).create()
-    except RunLoadError as exc:
-        raise RejudgeError(f"-o {exc}") from None
-    if problem := rundir.unwritable():
-        if made:  # "nothing was written": not even the folder
-            with contextlib.suppress(OSError):
-                Path(out).rmdir()
-        raise RejudgeError(f"-o {out}: {problem}; nothing was written")
     info = rundir.write_info(info)
     rundir.write_dropped(run.dropped)
     store = rundir.sample_store()

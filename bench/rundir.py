@@ -19,9 +19,11 @@ version and what to do. Everyone else reads and writes runs through this module.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Iterable
 from functools import cached_property
@@ -352,3 +354,43 @@ def write_summary(run_dir: str | Path, summary: Summary) -> Path:
 
 def read_summary(run_dir: str | Path) -> Summary:
     return RunDir(run_dir).read_summary()
+
+
+class FolderInUse(Exception):
+    """Another run holds the run folder (:func:`claim_folder`)."""
+
+
+def claim_folder(path: Path) -> int | None:
+    """Claim the run folder ``path`` for this process: an exclusive ``flock`` on the folder itself,
+    taken without waiting and held until :func:`release_folder` or the end of the process. Two runs
+    (two new runs given one folder, a run and a resume of it, two rejudges into one ``-o``) can thus
+    never write into one folder. The kernel drops the claim when the process ends in any way
+    (SIGKILL, a crash), so no stale claim outlives a run, and nothing is written into the folder
+    for it. Returns the
+    descriptor that holds the claim; None where the system cannot lock a folder (no ``fcntl``, a
+    file system that refuses it): the run goes on unclaimed. Raises :class:`FolderInUse`."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except FileNotFoundError:  # made by this run, then removed by another that held it and ended
+        raise FolderInUse(str(path)) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise FolderInUse(str(path)) from None
+    except OSError as exc:
+        os.close(fd)
+        log.warning("cannot claim the run folder %s for this run (%s); going on without", path, exc)
+        return None
+    return fd
+
+
+def release_folder(fd: int | None) -> None:
+    """Give up a claim of :func:`claim_folder` (closing its descriptor drops the lock)."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)

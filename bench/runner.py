@@ -35,7 +35,7 @@ from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, confi
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
-from bench.rundir import RunDir, RunLoadError
+from bench.rundir import FolderInUse, RunDir, RunLoadError, claim_folder, release_folder
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
@@ -252,45 +252,6 @@ def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
                 "resume only a run directory as bench run wrote it, or start a new run"
             )
     return None
-
-
-class FolderInUse(Exception):
-    """Another run holds the run folder (:func:`claim_folder`)."""
-
-
-def claim_folder(path: Path) -> int | None:
-    """Claim the run folder ``path`` for this process: an exclusive ``flock`` on the folder itself,
-    taken without waiting and held until :func:`release_folder` or the end of the process. Two runs
-    (two new runs given one folder, or a run and a resume of it) can thus never write into one
-    folder. The kernel drops the claim when the process ends in any way (SIGKILL, a crash), so no
-    stale claim outlives a run, and nothing is written into the folder for it. Returns the
-    descriptor that holds the claim; None where the system cannot lock a folder (no ``fcntl``, a
-    file system that refuses it): the run goes on unclaimed. Raises :class:`FolderInUse`."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except FileNotFoundError:  # made by this run, then removed by another that held it and ended
-        raise FolderInUse(str(path)) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise FolderInUse(str(path)) from None
-    except OSError as exc:
-        os.close(fd)
-        log.warning("cannot claim the run folder %s for this run (%s); going on without", path, exc)
-        return None
-    return fd
-
-
-def release_folder(fd: int | None) -> None:
-    """Give up a claim of :func:`claim_folder` (closing its descriptor drops the lock)."""
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def absolute_paths(config: RunConfig) -> dict[str, Path]:

@@ -566,3 +566,40 @@ def test_rejudge_stops_on_sigterm_and_on_an_inherited_ignored_sigint(tmp_path: P
     assert "interrupted: the answers judged so far are in" in stdout and "--resume" in stdout
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
     assert len(load_samples(out / "samples.jsonl")) < 4000
+
+
+def test_a_rejudge_holds_its_folder_while_it_writes(tmp_path: Path) -> None:
+    """Trial 2 (Nov 27): two `bench rejudge --resume -o X` started together both judged the 17
+    answers left and appended them, so samples.jsonl held every one twice (and the judge was paid
+    twice). A rejudge now holds -o as a bench run holds its folder: a second one into it, new or
+    --resume, is refused with -o untouched, and the folder is free again once the first has ended."""
+    from bench.runner import claim_folder, release_folder
+
+    rows = [sample(f"q{k:03d}", verdict="incorrect", answer=RIGHT) for k in range(3)]
+    base = write_run(tmp_path / "base", rows, info=run_info("base", judge_version="rules-0"))
+    out = tmp_path / "new"
+    out.mkdir()
+    held = claim_folder(out)  # another rejudge (or bench run) writing into it now
+    try:
+        refused = _cli("rejudge", base, "--judge", "rules", "-o", out)
+        assert refused.exit_code == 2, refused.output
+        assert _lines(refused) == [
+            f"error: -o {out}: another rejudge or bench run is using it now; wait for it to end"
+        ]
+        assert list(out.iterdir()) == []
+    finally:
+        release_folder(held)
+
+    first = _cli("rejudge", base, "--judge", "rules", "-o", out)
+    assert first.exit_code == 0, first.output
+    before = (out / "samples.jsonl").read_bytes()
+    held = claim_folder(out)
+    try:
+        again = _cli("rejudge", base, "--judge", "rules", "-o", out, "--resume")
+        assert again.exit_code == 2 and "is using it now" in again.output, again.output
+        assert (out / "samples.jsonl").read_bytes() == before
+    finally:
+        release_folder(held)
+    free = claim_folder(out)  # released by the rejudges that ended
+    assert free is not None
+    release_folder(free)
