@@ -138,9 +138,8 @@ class ProgressView:
     def _on_tree(self, event: RunEvent) -> None:
         p = event.progress
         done, total = p.done, p.total
-        what = (
-            f"building tree {done + 1}/{total}: {event.message}" if done < total else f"{total} trees ready"
-        )
+        ready = f"{counted(total, 'tree')} ready"
+        what = f"building tree {done + 1}/{total}: {event.message}" if done < total else ready
         if self.live:
             if self.tree_task is None:
                 self.tree_task = self.progress.add_task("trees", total=total, stats="")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from pageindex.cli._common import cache_path_option, console, examples, fail
+from pageindex.wording import counted
 
 if TYPE_CHECKING:
     from pageindex.llm import LLMCache
@@ -52,7 +53,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             console.print(f"cache {info.path}: empty (no file yet)")
             return
         console.print(
-            f"cache {info.path}: {info.entries} replies, {info.size_bytes / 1e6:.2f} MB, "
+            f"cache {info.path}: {counted(info.entries, 'reply', 'replies')}, "
+            f"{info.size_bytes / 1e6:.2f} MB, "
             f"{info.prompt_tokens} prompt + {info.completion_tokens} completion tokens recorded, "
             f"{_when(info.oldest)} .. {_when(info.newest)}",
             highlight=False,

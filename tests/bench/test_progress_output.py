@@ -232,3 +232,12 @@ def test_the_live_accuracy_has_the_summarys_denominator():
     for s in samples:
         progress.add(s)
     assert progress.accuracy == 0.5 == summarize(samples, run_info()).overall.accuracy.value
+
+
+def test_one_tree_is_said_in_the_singular() -> None:
+    """Trial 2 (Nov 27): `bench run --limit 1` on the demo said '1 trees ready' (counted() had
+    fixed '1 samples written' and '1 leaves', not this line)."""
+    console = Console(record=True, width=200, force_terminal=False)
+    view = ProgressView(console)
+    view.on_event(RunEvent(kind="tree_building", run_id="r", progress=RunProgress(done=1, total=1)))
+    assert console.export_text().splitlines()[0].startswith("1 tree ready ")

@@ -361,3 +361,18 @@ def test_cache_clear_with_an_empty_model_is_refused_and_deletes_nothing(tmp_path
     assert result.exit_code == 2, result.output
     assert " ".join(result.output.split()).startswith("error: --model is empty; give a model name")
     assert LLMCache(path).stats().by_model == {"qwen": 1}
+
+
+def test_cache_stats_says_one_reply_in_the_singular(tmp_path):
+    """Trial 2 (Nov 27): a cache of one reply was '1 replies'."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path)
+    cache.put("k", model="m", kind="chat", request={}, reply={}, prompt_tokens=3, completion_tokens=1)
+    cache.close()
+    res = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)], terminal_width=250)
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"cache {path}: 1 reply, "), res.output
