@@ -367,6 +367,13 @@ class Runner:
                 info = rundir.read_info()
             except RunLoadError as exc:
                 raise RunSetupError(f"cannot resume: {exc}") from None
+            if isinstance(made := info.extra.get("rejudge"), dict):  # its settings are its source's
+                source = made.get("from_path")
+                raise RunSetupError(
+                    f"cannot resume {run_dir}: bench rejudge wrote it (from {source}); continue it with "
+                    f"`pageindex bench rejudge {source} --resume -o {run_dir}` and the judge options it was "
+                    "made with, or resume the run it rejudged"
+                )
             foreign = foreign_samples(rundir, info)
             if foreign:
                 raise RunSetupError(f"cannot resume {run_dir}: {foreign}")

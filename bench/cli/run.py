@@ -305,12 +305,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 presses += 1
                 if presses == 1:
                     how = "" if name == "SIGINT" else f" ({name})"
+                    again = "Ctrl-C" if name == "SIGINT" else name
                     err_console.print(
                         f"\n[yellow]interrupted{how}:[/] no new samples start; writing the summary of what "
-                        "finished (Ctrl-C again to quit at once)"
+                        f"finished ({again} again to quit at once)"
                         if runner.sampling
                         else f"\n[yellow]interrupted{how}:[/] stopping before the first sample; nothing is "
-                        "written (Ctrl-C again to quit at once)"
+                        f"written ({again} again to quit at once)"
                     )
                     runner.request_stop("interrupted")
                 else:

@@ -603,3 +603,20 @@ def test_a_rejudge_holds_its_folder_while_it_writes(tmp_path: Path) -> None:
     free = claim_folder(out)  # released by the rejudges that ended
     assert free is not None
     release_folder(free)
+
+
+def test_bench_run_resume_of_a_rejudged_run_says_how_to_continue_it(tmp_path: Path) -> None:
+    """It said "scored with other versions (judge version ...)": a rejudged run keeps its source's run
+    settings while its run.json names the new judge (trial 18)."""
+    base = _stored_run(tmp_path / "base")
+    new = tmp_path / "new"
+    asyncio.run(rejudge_run(base, new, make_judge("rules"), judge_name="rules", command=["x"]))
+    before = {p.name: p.read_bytes() for p in new.iterdir()}
+    result = CliRunner().invoke(app, ["bench", "run", "--resume", str(new), "-q"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: cannot resume {new}: bench rejudge wrote it (from {base}); continue it with "
+        f"`pageindex bench rejudge {base} --resume -o {new}`"
+    ), result.output
+    assert {p.name: p.read_bytes() for p in new.iterdir()} == before

@@ -98,6 +98,7 @@ def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(setup, tmp_path, sig):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert f"interrupted ({sig.name}): no new samples start" in stderr
+    assert f"({sig.name} again to quit at once)" in stderr  # not "Ctrl-C again", which was not pressed
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == "interrupted" == json.loads((out / "summary.json").read_text())["status"]
     assert not check_run(out).duplicated
