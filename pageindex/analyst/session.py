@@ -151,10 +151,10 @@ class AnalystSession(BaseModel):
         return [d.builder_version for d in self.documents] == [d.builder_version for d in other.documents]
 
     def contents(self) -> str:
-        """What it holds, in words: "2 questions, 3 findings, 1 section"."""
+        """What it holds, in words: "2 questions, 3 findings, 1 section read"."""
         return ", ".join(
             (counted(len(self.turns), "question"), counted(len(self.findings), "finding"),
-             counted(len(self.sections), "section"))
+             f"{counted(len(self.sections), 'section')} read")
         )  # fmt: skip
 
     # -- limits --------------------------------------------------------------------

@@ -212,7 +212,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             session = opened.session
             if opened.status == "reopened":
                 err_console.print(
-                    f"[dim]session {session_name}: reopened ({session.contents()} read)[/]",
+                    f"[dim]session {session_name}: reopened ({session.contents()})[/]",
                     highlight=False,
                 )
             elif opened.status == "expired":

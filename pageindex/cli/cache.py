@@ -131,7 +131,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             deleted = cache.clear() if model is None else sum(cache.clear(name) for name in names)
         except LLMError as exc:
             fail(str(exc))
-        console.print(f"deleted {deleted} replies and failures from {cache.path}", highlight=False)
+        said = counted(deleted, "reply or failure", "replies and failures")
+        console.print(f"deleted {said} from {cache.path}", highlight=False)
 
 
 def _stored_names(cache: LLMCache, model: str) -> list[str]:

@@ -91,7 +91,7 @@ def _drive(lines: list[str]) -> tuple[FakeAnalyst, str]:
 def test_command_words_are_never_sent_as_questions() -> None:
     analyst, out = _drive(["clear", "help", "/history", "history", "/bogus", "page", "quit", "never read"])
     assert analyst.asked == []
-    assert "session cleared (forgot 0 questions, 0 findings, 0 sections)" in out
+    assert "session cleared (forgot 0 questions, 0 findings, 0 sections read)" in out
     assert out.count("Example: /page 60") == 1  # "help" printed the help once
     assert out.count("No questions yet.") == 2
     assert "unknown command /bogus; /help lists the commands (nothing was asked)" in out

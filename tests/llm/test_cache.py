@@ -339,7 +339,7 @@ def test_cache_clear_takes_a_model_spec_as_a_run_does(tmp_path):
         return " ".join(result.output.split())
 
     assert clear("openai/gpt-4o-mini") == f"deleted 2 replies and failures from {path}"
-    assert clear("meta-llama/Llama-3") == f"deleted 1 replies and failures from {path}"  # a slash of its own
+    assert clear("meta-llama/Llama-3") == f"deleted 1 reply or failure from {path}"  # a slash of its own
     said = clear("ollama/llama3.1")
     assert said == f"nothing deleted: {path} holds no replies of ollama/llama3.1 (it holds qwen)"
     assert LLMCache(path).stats().by_model == {"qwen": 1}
