@@ -331,11 +331,13 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
         )
     if not run.samples:  # with a baseline too: nothing to check is bad input (exit 2), not a failed check
         status = "" if run.info.status == "finished" else f"; it is {run.info.status}"
-        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples{status}")
+        raise GateInputError(f"run {run.run_id} ({run.path}) has no samples{status}{run.why_no_samples()}")
     warnings = list(run.warnings)
     if baseline is not None:
         if not baseline.samples:
-            raise GateInputError(f"baseline {baseline.run_id} ({baseline.path}) has no samples")
+            raise GateInputError(
+                f"baseline {baseline.run_id} ({baseline.path}) has no samples{baseline.why_no_samples()}"
+            )
         try:
             provenance = check_comparable(baseline, run, allow_changed=rules.allow_changed)
         except NotComparable as exc:

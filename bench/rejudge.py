@@ -149,7 +149,9 @@ async def rejudge_run(
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)
     if not run.samples:  # a run folder with an empty or missing samples.jsonl: no answer to judge
-        raise RejudgeError(f"run {run.info.run_id} ({run.path}) has no samples: no answer to rejudge")
+        raise RejudgeError(
+            f"run {run.info.run_id} ({run.path}) has no samples{run.why_no_samples()}: no answer to rejudge"
+        )
     version = judge_version(judge)
     earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
     if earlier is None:

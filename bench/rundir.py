@@ -80,6 +80,14 @@ class Run(BaseModel):
     def run_id(self) -> str:
         return self.info.run_id
 
+    def why_no_samples(self) -> str:
+        """Said after "has no samples" where that is not plain: its samples file held lines, but
+        none a sample (a line torn by an interrupted write, dropped with a warning)."""
+        path = self.path / SAMPLES
+        if not self.samples and self.warnings and path.is_file() and path.stat().st_size > 0:
+            return f" ({self.warnings[0]})"
+        return ""
+
     @cached_property
     def summary(self) -> Summary:
         return summarize(self.samples, self.info, self.dropped)

@@ -237,3 +237,17 @@ def test_a_command_started_with_sigint_ignored_takes_it_back(monkeypatch: pytest
     finally:
         signal.signal(signal.SIGINT, before)
     assert seen == [signal.default_int_handler]
+
+
+@pytest.mark.parametrize("command", ["rejudge", "gate"])
+def test_a_run_whose_only_line_is_torn_says_so_where_it_has_no_samples(tmp_path: Path, command: str) -> None:
+    """Gate and rejudge said 'has no samples' where summary warned of the torn line (trial 18)."""
+    run = write_run(tmp_path / "r", [], torn_tail='{"run_id": "run", "question_')
+    args = {
+        "rejudge": ["bench", "rejudge", str(run), "--judge", "rules", "-o", str(tmp_path / "new")],
+        "gate": ["bench", "gate", str(run), "--min-accuracy", "0.5"],
+    }[command]
+    code, output = invoke(args)
+    assert code == 2, output
+    line = one_error_line(output)
+    assert f"({run}) has no samples" in line and "dropped a partial last line" in line, line
