@@ -156,7 +156,9 @@ class LLMCache:
                 why = str(exc)
                 locked = isinstance(exc, sqlite3.OperationalError) and ("locked" in why or "busy" in why)
                 if not locked or time.monotonic() > deadline:
-                    raise LLMConfigError(f"cannot open the LLM cache {self.path}: {exc}") from None
+                    raise LLMConfigError(
+                        f"cannot open the LLM cache {self.path}: {exc}{_read_only_note(self.path)}"
+                    ) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
         self._local.conn = conn
@@ -416,6 +418,16 @@ class LLMCache:
                     deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
             conn.execute("VACUUM")
         return deleted
+
+
+def _read_only_note(path: Path) -> str:
+    """Why SQLite could not open ``path`` for writing where its own words ("unable to open database
+    file") do not say: the file's folder is on read-only storage."""
+    try:
+        read_only = os.statvfs(path.parent).f_flag & os.ST_RDONLY
+    except (OSError, AttributeError):  # no statvfs (Windows), or no such folder
+        return ""
+    return " (it is on a read-only file system; --cache replay reads it there)" if read_only else ""
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:

@@ -376,3 +376,30 @@ def test_cache_stats_says_one_reply_in_the_singular(tmp_path):
     res = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)], terminal_width=250)
     assert res.exit_code == 0, res.output
     assert res.output.startswith(f"cache {path}: 1 reply, "), res.output
+
+
+def test_a_cache_on_read_only_storage_is_said_to_be_there(tmp_path, monkeypatch):
+    """SQLite says only "unable to open database file" where a cache folder is mounted read-only
+    (`cache clear`, `--cache rw`): the message says why (trial 18)."""
+    import os
+    import sqlite3
+
+    from pageindex.llm import LLMError
+    from pageindex.llm import cache as cache_module
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    path = tmp_path / "c.sqlite"
+    LLMCache(path).put("k", model="m", kind="chat", request={}, reply={}, prompt_tokens=1,
+                       completion_tokens=1)  # fmt: skip
+    monkeypatch.setattr(cache_module.sqlite3, "connect", refuse)
+    monkeypatch.setattr(cache_module.os, "statvfs", lambda path: ReadOnly())
+    with pytest.raises(LLMError) as refused:
+        LLMCache(path).clear()
+    assert str(refused.value).endswith(
+        "unable to open database file (it is on a read-only file system; --cache replay reads it there)"
+    )
