@@ -26,6 +26,7 @@ from pageindex.tree.headings import _ENDS_IN_PAGE_NUMBER, at_top, slug, statemen
 from pageindex.tree.pdf import Line, Page, compact, is_table_row
 from pageindex.tree.split import (
     COLUMN_HEAD,
+    closes_an_unopened_bracket,
     figure_callout,
     heading_text,
     labels_rows,
@@ -108,8 +109,8 @@ def _title_shaped(text: str) -> bool:
     long_words = Counter(w.lower() for w in words if len(w) > 3)
     if long_words and long_words.most_common(1)[0][1] >= 3:
         return False  # "January January January": column headings
-    if _BRACKETED.match(text):
-        return False
+    if _BRACKETED.match(text) or closes_an_unopened_bracket(text):
+        return False  # a caption in brackets, or the end of a line wrapped from the one above
     if figure_callout(text):
         return False  # "32.6Mt CO2e" set large beside a chart: a key figure
     return not COLUMN_HEAD.search(text) and not _BULLET.match(text)

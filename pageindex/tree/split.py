@@ -165,9 +165,24 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     c = line.compact
     if line.header_key in headers or _SKIP.search(c):
         return False
-    if _column_labels(text):
+    if _column_labels(text) or closes_an_unopened_bracket(text):
         return False
     return not is_table_header(line)
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,6})\)\s")
+
+
+def closes_an_unopened_bracket(text: str) -> bool:
+    """The line closes a bracket it did not open ("Legislation)"): the end of a line wrapped from the
+    line above, never a title of its own. A leading list marker ("1) Overview", "b) Status") is
+    not such a bracket."""
+    depth = 0
+    for char in _LIST_MARKER.sub("", text, count=1):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return True
+    return False
 
 
 def _column_labels(text: str) -> bool:

@@ -443,3 +443,30 @@ def test_bracketed_captions_and_period_captions_on_a_cover_are_not_sections(tmp_
 )
 def test_a_reporting_period_is_a_caption(text, header):
     assert is_table_header(_line(text, 0)) is header
+
+
+@pytest.mark.parametrize(
+    ("text", "closes"),
+    [
+        ("Legislation)", True),  # the rest of "ACA (also referred to as U.S. Healthcare" above it
+        ("TWAP, VWAP ...)", True),
+        ("2021), which is incorporated by reference", True),
+        ("1) Overview", False),  # a list marker is no bracket of the text
+        ("b) Status of Research", False),
+        ("iv) Risk Factors (continued)", False),
+        ("Revenue (in millions)", False),
+        ("(Check one)", False),
+    ],
+)
+def test_a_line_that_closes_a_bracket_it_did_not_open_is_no_title(text, closes):
+    """A glossary term wrapped onto a second line left "Legislation)" a section of Pfizer's cover; a
+    line that closes a bracket it did not open continues the line above, in both heading finders."""
+    from pageindex.tree.layout import _title_shaped
+    from pageindex.tree.split import closes_an_unopened_bracket, is_subheading
+
+    assert closes_an_unopened_bracket(text) is closes
+    bold = Line(1, text, True, False, False, 72, 300, 100, 110, 10.0)
+    if closes:
+        assert not is_subheading(bold, frozenset()) and not _title_shaped(text)
+    elif text[0].isdigit():  # a numbered heading stays one
+        assert is_subheading(bold, frozenset()) and _title_shaped(text)
