@@ -236,22 +236,30 @@ def _page_lines(number: int, raw: dict, width: float, height: float = 0.0) -> li
     columns = _column_starts(pieces, width)
     groups: list[list[tuple]] = [[pieces[0]]]
     anchor = pieces[0][0]
+    first = 0  # groups[first:] are the visual line's groups: one, or one a text column
     splits = 0
     for s in pieces[1:]:
         if s[0] - anchor <= _Y_TOLERANCE:
             group = groups[-1]
             leftmost = min(group, key=_by_x)
-            if columns and (_starts_column(group[-1], s, columns) or _starts_column(s, leftmost, columns)):
+            if columns and (
+                _starts_column(group[-1], s, columns)
+                or (_letters(leftmost[5]) >= 2 and _starts_column(s, leftmost, columns))
+            ):
                 # the next text column, not a cell of the same row; or the line of the left column
                 # whose centre sits a little below that of the right column's line (a name set larger
-                # beside a biography), which is sorted after it
+                # beside a biography), which is sorted after it (not beside a lone tick or bullet)
                 groups.append([s])
                 splits += 1
-            else:
-                groups[-1].append(s)
+            elif len(groups) - first == 1:
+                group.append(s)
+            else:  # the column it lies in: the rest of the right column's line is not the left one's
+                ahead = [g for g in groups[first:] if min(g, key=_by_x)[1] <= s[1]]
+                (max(ahead, key=lambda g: min(g, key=_by_x)[1]) if ahead else group).append(s)
         else:
             groups.append([s])
             anchor = s[0]
+            first = len(groups) - 1
     # two text columns side by side on 3+ baselines: the right one is read after the left one
     right = columns[0] - 2.0 if splits >= 3 else None
     lines: list[Line] = []

@@ -393,6 +393,51 @@ def test_a_name_beside_a_column_of_text_is_a_line_of_its_own(tmp_path):
     assert any(t.startswith("JOHN Q. SAMPLE") for t in titles)
 
 
+def _raw_page(pieces: list[tuple[str, float, float, float]]) -> dict:
+    """A ``get_text('dict')`` page of one-span lines: (text, x0, x1, baseline centre), 9 pt."""
+    lines = [
+        {"bbox": (x0, y - 4.5, x1, y + 4.5),
+         "spans": [{"text": text, "flags": 0, "font": "Helvetica", "size": 9.0, "color": 0,
+                    "bbox": (x0, y - 4.5, x1, y + 4.5)}]}
+        for text, x0, x1, y in pieces
+    ]  # fmt: skip
+    return {"blocks": [{"type": 0, "lines": lines}]}
+
+
+def _two_columns(y0: float, rows: int) -> list[tuple[str, float, float, float]]:
+    """Prose lines side by side: the left column at x=50, the right one at x=300."""
+    out = []
+    for k in range(rows):
+        out += [(PROSE[:44], 50, 250, y0 + 12 * k), (PROSE[:44], 300, 500, y0 + 12 * k)]
+    return out
+
+
+def test_the_rest_of_a_right_column_line_stays_with_it_beside_a_lower_name():
+    """The right column's line in two pieces, its second a little lower (another font), both beside a
+    name of the left column whose centre sorts between them: the name is a line of its own, and the
+    second piece stays with the right column's line, not glued to the name."""
+    from pageindex.tree.pdf import _page_lines
+
+    pieces = _two_columns(100, 6)
+    pieces += [("the committee reviewed its", 300, 420, 200.0), ("JANE A. EXAMPLE", 50, 160, 201.0)]
+    pieces.append(("positions and the results", 424, 540, 201.5))
+    texts = [line.text for line in _page_lines(1, _raw_page(pieces), 595, 842)]
+    assert "JANE A. EXAMPLE" in texts
+    assert "the committee reviewed its positions and the results" in texts
+
+
+def test_a_lone_tick_beside_a_row_label_is_no_text_column():
+    """A grid of ticks on a page set in two text columns: a tick (one letter of a symbol font) at the
+    right column's edge, a little higher than the label beside it, does not split the label off as a
+    left text column; both stay one line as before."""
+    from pageindex.tree.pdf import _page_lines
+
+    pieces = _two_columns(100, 6)
+    pieces += [("ü", 300, 306, 200.0), ("Business Model and Strategy", 50, 170, 200.8)]
+    texts = [line.text for line in _page_lines(1, _raw_page(pieces), 595, 842)]
+    assert "Business Model and Strategy ü" in texts
+
+
 def test_the_printed_page_number_under_two_columns_is_found():
     """A page set in two text columns reads its right column after the left one, so the footer
     with the printed number, under the left column, is not among the last lines read: it is found
