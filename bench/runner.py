@@ -268,9 +268,10 @@ def _same_endpoint_as_stored(spec: str, role: str, stored: str) -> None:
     now = redact_url(endpoint_url(spec, None))
     if now != stored:
         option = "--base-url" if role == "retriever" else "--judge-base-url"
+        variable = "OLLAMA_BASE_URL" if spec.split("/", 1)[0] == "ollama" else "OPENAI_BASE_URL"
         raise RunSetupError(
             f"cannot resume: {spec} was called at {stored} (its credentials are not stored), but the "
-            f"environment now gives {now or 'no base URL'}; set $OPENAI_BASE_URL back, or give {option} "
+            f"environment now gives {now or 'no base URL'}; set ${variable} back, or give {option} "
             "with its credentials"
         )
 

@@ -274,3 +274,28 @@ def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_o
         code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=url)
         assert code == 0, output
     assert len(rows(run)) == 2
+
+
+def test_a_masked_ollama_endpoint_that_changed_names_ollamas_variable(env, tmp_path):
+    """An ``ollama/`` model takes its endpoint from $OLLAMA_BASE_URL: a resume refused because it now
+    names another server says to set that variable back, not $OPENAI_BASE_URL (which it never read)."""
+    from bench.faults.scripted import policy
+    from pageindex.llm.scripted import ScriptedModel
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as first, FakeOpenAIServer(
+        ScriptedModel(policy=policy)
+    ) as other:
+        url = first.base_url.replace("http://", "http://alice:s3cret-pass@")
+        args = ("--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "ollama/m", "--judge", "rules")
+        code, output = invoke(env, *args, "--limit", "2", "-o", str(run), OLLAMA_BASE_URL=url)
+        assert code == 0, output
+        keep_first_sample(run)
+        code, output = invoke(env, "--resume", str(run), OLLAMA_BASE_URL=other.base_url)
+        assert code == ExitCode.BAD_INPUT, output
+        assert "set $OLLAMA_BASE_URL back" in output and "OPENAI_BASE_URL" not in output, output
+        assert not other.chat_requests
+        code, output = invoke(env, "--resume", str(run), OLLAMA_BASE_URL=url)
+        assert code == 0, output
+    assert len(rows(run)) == 2
