@@ -174,7 +174,7 @@ async def rejudge_run(
             _check_out_dir(run, out)
         if problem := rundir.unwritable():
             raise RejudgeError(f"-o {out}: {problem}; nothing was written")
-    except RejudgeError:
+    except BaseException:  # a refusal, or anything else: the folder is not kept held, nor left made
         if made:  # "nothing was written": not even the folder (rmdir leaves one that is not empty)
             with contextlib.suppress(OSError):
                 Path(out).rmdir()

@@ -262,6 +262,20 @@ def absolute_paths(config: RunConfig) -> dict[str, Path]:
     return {name: Path(os.path.abspath(p)) for name, p in paths.items() if isinstance(p, Path)}
 
 
+def _rejudged_remedy(made: dict[str, Any]) -> str:
+    """How to go on with a folder ``bench rejudge`` wrote (its ``extra["rejudge"]``): the command that
+    made it, again with ``--resume`` (as recorded: a URL's credentials masked)."""
+    import shlex
+
+    said = f"bench rejudge wrote it (from {made.get('from_path')}); continue it with bench rejudge --resume"
+    command = [str(part) for part in made.get("command") or []]
+    if "rejudge" not in command:
+        return f"{said}, the source, judge options and -o it was made with, or resume the run it rejudged"
+    again = shlex.join([*command, *([] if "--resume" in command else ["--resume"])])
+    masked = " (give its URL's credentials again)" if MASK in again else ""
+    return f"{said}: {again}{masked}"
+
+
 def _same_endpoint_as_stored(spec: str, role: str, stored: str) -> None:
     """A resumed run's model was called at ``stored``, stored masked: the environment gives its
     credentials again, and must still name that endpoint (another would answer the rest of the run)."""
@@ -369,12 +383,7 @@ class Runner:
             except RunLoadError as exc:
                 raise RunSetupError(f"cannot resume: {exc}") from None
             if isinstance(made := info.extra.get("rejudge"), dict):  # its settings are its source's
-                source = made.get("from_path")
-                raise RunSetupError(
-                    f"cannot resume {run_dir}: bench rejudge wrote it (from {source}); continue it with "
-                    f"`pageindex bench rejudge {source} --resume -o {run_dir}` and the judge options it was "
-                    "made with, or resume the run it rejudged"
-                )
+                raise RunSetupError(f"cannot resume {run_dir}: {_rejudged_remedy(made)}")
             foreign = foreign_samples(rundir, info)
             if foreign:
                 raise RunSetupError(f"cannot resume {run_dir}: {foreign}")

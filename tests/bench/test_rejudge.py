@@ -609,14 +609,15 @@ def test_bench_run_resume_of_a_rejudged_run_says_how_to_continue_it(tmp_path: Pa
     """It said "scored with other versions (judge version ...)": a rejudged run keeps its source's run
     settings while its run.json names the new judge (trial 18)."""
     base = _stored_run(tmp_path / "base")
-    new = tmp_path / "new"
-    asyncio.run(rejudge_run(base, new, make_judge("rules"), judge_name="rules", command=["x"]))
+    new = tmp_path / "my runs" / "new"
+    command = ["pageindex", "bench", "rejudge", str(base), "--judge", "rules", "-o", str(new)]
+    asyncio.run(rejudge_run(base, new, make_judge("rules"), judge_name="rules", command=command))
     before = {p.name: p.read_bytes() for p in new.iterdir()}
     result = CliRunner().invoke(app, ["bench", "run", "--resume", str(new), "-q"])
     assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(
-        f"error: cannot resume {new}: bench rejudge wrote it (from {base}); continue it with "
-        f"`pageindex bench rejudge {base} --resume -o {new}`"
+    said = " ".join(result.output.split())  # one error line (wrapped at the terminal's width)
+    assert said == (
+        f"error: cannot resume {new}: bench rejudge wrote it (from {base}); continue it with bench rejudge "
+        f"--resume: pageindex bench rejudge {base} --judge rules -o '{new}' --resume"
     ), result.output
-    assert {p.name: p.read_bytes() for p in new.iterdir()} == before
+    assert result.output.count("error:") == 1 and {p.name: p.read_bytes() for p in new.iterdir()} == before
