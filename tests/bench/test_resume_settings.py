@@ -242,11 +242,21 @@ def test_the_demo_folder_given_to_a_run_made_without_data_dir_is_no_change(env, 
     assert len(rows(run)) == 2
 
 
-def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_on_resume(env, tmp_path):
-    """A run whose $OPENAI_BASE_URL carried credentials stores it masked and takes it from the
-    environment again on resume: a shell whose variable names another server sent the rest of the
-    run there, exit 0 (left for later in session 14). It is refused, touching nothing; the same
-    endpoint (credentials included) resumes."""
+@pytest.mark.parametrize(
+    ("spec", "variable", "default", "key"),
+    [
+        ("openai/m", "OPENAI_BASE_URL", "https://api.openai.com/v1", {"OPENAI_API_KEY": "k"}),
+        ("ollama/m", "OLLAMA_BASE_URL", "http://localhost:11434/v1", {}),
+    ],
+)
+def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_on_resume(
+    env, tmp_path, spec, variable, default, key
+):
+    """A run whose $OPENAI_BASE_URL (or, for ``ollama/``, $OLLAMA_BASE_URL) carried credentials stores
+    it masked and takes it from the environment again on resume: a shell whose variable names another
+    server sent the rest of the run there, exit 0 (left for later in session 14). It is refused,
+    touching nothing and naming the variable the model reads (review 19); the same endpoint
+    (credentials included) resumes."""
     from bench.faults.scripted import policy
     from pageindex.llm.scripted import ScriptedModel
     from pageindex.llm.testing import FakeOpenAIServer
@@ -256,46 +266,20 @@ def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_o
         ScriptedModel(policy=policy)
     ) as other:
         url = first.base_url.replace("http://", "http://alice:s3cret-pass@")
-        args = ("--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "openai/m", "--judge", "rules")
-        code, output = invoke(env, *args, "--limit", "2", "-o", str(run), OPENAI_API_KEY="k",
-                              OPENAI_BASE_URL=url)  # fmt: skip
+        args = ("--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", spec, "--judge", "rules")
+        code, output = invoke(env, *args, "--limit", "2", "-o", str(run), **key, **{variable: url})
         assert code == 0, output
         keep_first_sample(run)
         before = {p.name: p.read_bytes() for p in run.iterdir()}
         masked = f"http://***@{url.split('@')[1]}"
         for elsewhere in (other.base_url, ""):
-            code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=elsewhere)
+            code, output = invoke(env, "--resume", str(run), **key, **{variable: elsewhere})
             assert code == ExitCode.BAD_INPUT, output
             assert output.startswith(
-                f"error: cannot resume: openai/m was called at {masked} (its credentials are not stored), "
-                f"but the environment now gives {elsewhere or 'https://api.openai.com/v1'}; "
+                f"error: cannot resume: {spec} was called at {masked} (its credentials are not stored), "
+                f"but the environment now gives {elsewhere or default}; set ${variable} back"
             ), output
             assert not other.chat_requests and {p.name: p.read_bytes() for p in run.iterdir()} == before
-        code, output = invoke(env, "--resume", str(run), OPENAI_API_KEY="k", OPENAI_BASE_URL=url)
-        assert code == 0, output
-    assert len(rows(run)) == 2
-
-
-def test_a_masked_ollama_endpoint_that_changed_names_ollamas_variable(env, tmp_path):
-    """An ``ollama/`` model takes its endpoint from $OLLAMA_BASE_URL: a resume refused because it now
-    names another server says to set that variable back, not $OPENAI_BASE_URL (which it never read)."""
-    from bench.faults.scripted import policy
-    from pageindex.llm.scripted import ScriptedModel
-    from pageindex.llm.testing import FakeOpenAIServer
-
-    run = tmp_path / "run"
-    with FakeOpenAIServer(ScriptedModel(policy=policy)) as first, FakeOpenAIServer(
-        ScriptedModel(policy=policy)
-    ) as other:
-        url = first.base_url.replace("http://", "http://alice:s3cret-pass@")
-        args = ("--data-dir", str(demo_dataset_dir()), "-r", "oracle", "-m", "ollama/m", "--judge", "rules")
-        code, output = invoke(env, *args, "--limit", "2", "-o", str(run), OLLAMA_BASE_URL=url)
-        assert code == 0, output
-        keep_first_sample(run)
-        code, output = invoke(env, "--resume", str(run), OLLAMA_BASE_URL=other.base_url)
-        assert code == ExitCode.BAD_INPUT, output
-        assert "set $OLLAMA_BASE_URL back" in output and "OPENAI_BASE_URL" not in output, output
-        assert not other.chat_requests
-        code, output = invoke(env, "--resume", str(run), OLLAMA_BASE_URL=url)
+        code, output = invoke(env, "--resume", str(run), **key, **{variable: url})
         assert code == 0, output
     assert len(rows(run)) == 2
