@@ -374,9 +374,9 @@ def claim_folder(path: Path) -> int | None:
     (two new runs given one folder, a run and a resume of it, two rejudges into one ``-o``) can thus
     never write into one folder. The kernel drops the claim when the process ends in any way
     (SIGKILL, a crash), so no stale claim outlives a run, and nothing is written into the folder
-    for it. Returns the
-    descriptor that holds the claim; None where the system cannot lock a folder (no ``fcntl``, a
-    file system that refuses it): the run goes on unclaimed. Raises :class:`FolderInUse`."""
+    for it. Returns the descriptor that holds the claim; None where the system cannot lock a folder
+    (no ``fcntl``, a file system that refuses it): the run goes on unclaimed. Raises
+    :class:`FolderInUse`."""
     try:
         import fcntl
     except ImportError:  # Windows
