@@ -148,7 +148,9 @@ def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     proc.send_signal(signal.SIGINT)
     started = time.monotonic()
     proc.communicate(timeout=30)
-    assert proc.returncode == 130 and time.monotonic() - started < 5
+    # 130, or death by SIGINT where the second Ctrl-C came as the process was already ending (Python
+    # gives SIGINT its default action back while it shuts down); a shell reports 130 for both
+    assert proc.returncode in (130, -signal.SIGINT) and time.monotonic() - started < 5
     partial = load_samples(out2 / "samples.jsonl")
     assert len(partial) >= 2 and len({s.key for s in partial}) == len(partial)
     done = subprocess.run(

@@ -202,17 +202,24 @@ def test_finish_reason_length_is_output_truncated(llama):
 
 
 def test_client_timeout_is_an_attempt_and_retried_with_max_retries_1(llama):
-    prompt = [Message(role="user", content="Write a long story about a company. " * 20)]
-    no_retry = client(llama, timeout=0.5, max_retries=3, retry_timeouts=False)
+    """A timeout the server cannot beat on an idle machine either: each call's prompt starts with words
+    of its own (llama.cpp reuses a prompt prefix it has just evaluated: a retry of the same prompt
+    skips its evaluation) and asks for 256 tokens, which a 2-core CPU does not write in 0.1 s (with
+    0.5 s and 16 tokens the retry was answered in time on an idle machine)."""
+
+    def prompt(topic: str) -> list[Message]:
+        return [Message(role="user", content=f"Write a long story about {topic}. " * 20)]
+
+    no_retry = client(llama, timeout=0.1, max_retries=3, retry_timeouts=False)
     with pytest.raises(LLMTimeout) as info:
-        run(no_retry.chat(prompt, max_tokens=16))
+        run(no_retry.chat(prompt("a company"), max_tokens=256))
     assert [a["outcome"] for a in info.value.attempts] == ["timeout"]
     (record,) = no_retry.ledger.records()
     assert (record.calls, record.error, record.total_tokens) == (1, "timeout", 0)
 
-    retried = client(llama, timeout=0.5, max_retries=1)
+    retried = client(llama, timeout=0.1, max_retries=1)
     with pytest.raises(LLMTimeout) as info:
-        run(retried.chat(prompt + [Message(role="user", content="again")], max_tokens=16))
+        run(retried.chat(prompt("a lighthouse keeper"), max_tokens=256))
     assert [a["outcome"] for a in info.value.attempts] == ["timeout", "timeout"]
     assert "after 2 attempt(s)" in str(info.value)
     (record,) = retried.ledger.records()
