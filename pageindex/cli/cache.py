@@ -103,10 +103,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             )
         cache = LLMCache(path)
         _refuse_unusable(cache)
-        names = _stored_names(cache, model) if model is not None else []
+        held = _held_models(cache) if model is not None else []
+        names = _stored_names(model, held) if model is not None else []
         if model is not None and not names:  # said, not "deleted 0": a spec as a run takes it, unheld
-            stats = cache.stats()
-            held = sorted({*stats.by_model, *stats.failures_by_model})
             console.print(
                 f"nothing deleted: {cache.path} holds no replies of {model}"
                 + (f" (it holds {', '.join(held)})" if held else " (it is empty)"),
@@ -135,17 +134,21 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(f"deleted {said} from {cache.path}", highlight=False)
 
 
-def _stored_names(cache: LLMCache, model: str) -> list[str]:
-    """The names ``model`` is stored under in ``cache``. The cache keeps a model by its name without
-    the provider (``openai/gpt-4o-mini`` and ``ollama/...`` record ``gpt-4o-mini``), so a model spec
-    as a run takes it names the same replies; a name that itself holds a slash
-    (``meta-llama/Llama-3``) is taken as given too. Only names the cache holds are returned."""
+def _held_models(cache: LLMCache) -> list[str]:
+    """The model names ``cache`` holds replies or recorded failures of, sorted."""
+    stats = cache.stats()
+    return sorted({*stats.by_model, *stats.failures_by_model})
+
+
+def _stored_names(model: str, held: list[str]) -> list[str]:
+    """The names of ``held`` (:func:`_held_models`) that ``model`` is stored under. The cache keeps a
+    model by its name without the provider (``openai/gpt-4o-mini`` and ``ollama/...`` record
+    ``gpt-4o-mini``), so a model spec as a run takes it names the same replies; a name that itself
+    holds a slash (``meta-llama/Llama-3``) is taken as given too."""
     from pageindex.llm.providers.base import provider_class
 
     provider, sep, bare = model.partition("/")
     candidates = [model, *([bare] if sep and bare and provider_class(provider) is not None else [])]
-    stats = cache.stats()
-    held = {*stats.by_model, *stats.failures_by_model}
     return [name for name in dict.fromkeys(candidates) if name in held]
 
 
