@@ -235,8 +235,7 @@ def print_tables(console: Console, tree: Tree, spec: str) -> None:
 
 def print_session(console: Console, session: AnalystSession) -> None:
     console.print(
-        f"session {session.name or '(unsaved)'}: {counted(len(session.turns), 'question')} · "
-        f"{counted(len(session.findings), 'finding')} · {counted(len(session.sections), 'section')} read · "
+        f"session {session.name or '(unsaved)'}: {session.contents(' · ')} · "
         f"{counted(len(session.failures), 'failed search', 'failed searches')} · "
         f"{session.material_chars():,} of "
         f"{session.limits.max_chars:,} chars · {session.evicted} evicted",

@@ -150,9 +150,9 @@ class AnalystSession(BaseModel):
         named by node ids, which another builder version may give to other sections."""
         return [d.builder_version for d in self.documents] == [d.builder_version for d in other.documents]
 
-    def contents(self) -> str:
-        """What it holds, in words: "2 questions, 3 findings, 1 section read"."""
-        return ", ".join(
+    def contents(self, sep: str = ", ") -> str:
+        """What it holds, in words: "2 questions, 3 findings, 1 section read" (joined by ``sep``)."""
+        return sep.join(
             (counted(len(self.turns), "question"), counted(len(self.findings), "finding"),
              f"{counted(len(self.sections), 'section')} read")
         )  # fmt: skip
