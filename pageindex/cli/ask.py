@@ -207,7 +207,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if session_name is not None:
             try:
                 opened = store.open(session_name, session, now=time.time())
-            except (SessionNameError, SessionElsewhereError) as exc:
+            except SessionElsewhereError as exc:  # the name itself was checked before any work
                 fail(str(exc))
             session = opened.session
             if opened.status == "reopened":
