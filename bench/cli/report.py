@@ -113,16 +113,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
 
-        from bench.rundir import write_summary
+        from bench.rundir import RunDir
         from bench.runinfo import rejudge_command
         from bench.summary import print_summary
 
         (loaded,) = _load([run])
         if write:
+            rundir = RunDir(run)  # the run folder's owner names its summary file
             try:
-                write_summary(run, loaded.summary)
+                rundir.write_summary(loaded.summary)
             except OSError as exc:  # a read-only run folder, a summary.json that is a folder
-                fail(f"--write: cannot write {run / 'summary.json'} ({exc.strerror or exc})")
+                fail(f"--write: cannot write {rundir.summary_path} ({exc.strerror or exc})")
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:
