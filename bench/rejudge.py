@@ -21,7 +21,6 @@ what it finished (``run.json`` then says ``interrupted``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bench.judges.base import judge_sample
-from bench.rundir import FolderInUse, Run, RunDir, RunLoadError, claim_folder, load_run, release_folder
+from bench.rundir import FolderClaim, FolderInUse, Run, RunDir, RunLoadError, load_run
 from bench.runinfo import RunInfo, judge_version
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
@@ -156,17 +155,15 @@ async def rejudge_run(
     earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
     if earlier is None:
         _check_out_dir(run, out)
-    made = not Path(out).exists()
-    try:
-        rundir = RunDir(out).create()
+    try:  # held while this rejudge writes: a second rejudge (or a bench run) into -o meanwhile is refused
+        claim = FolderClaim.take(Path(out), make=True)
     except RunLoadError as exc:
         raise RejudgeError(f"-o {exc}") from None
-    try:  # held while this rejudge writes: a second rejudge (or a bench run) into -o meanwhile is refused
-        claim = claim_folder(out)
     except FolderInUse:
         raise RejudgeError(
             f"-o {out}: another rejudge or bench run is using it now; wait for it to end"
         ) from None
+    rundir = RunDir(out)
     try:
         # checked again now that -o is held: another rejudge may have written into it meanwhile
         earlier = _resumable(run, out, judge_name, version, judge_model) if resume else None
@@ -174,11 +171,9 @@ async def rejudge_run(
             _check_out_dir(run, out)
         if problem := rundir.unwritable():
             raise RejudgeError(f"-o {out}: {problem}; nothing was written")
-    except BaseException:  # a refusal, or anything else: the folder is not kept held, nor left made
-        if made:  # "nothing was written": not even the folder (rmdir leaves one that is not empty)
-            with contextlib.suppress(OSError):
-                Path(out).rmdir()
-        release_folder(claim)
+    except BaseException:  # a refusal, or anything else: not kept held, nor left made ("nothing was
+        claim.remove_unused()  # written": not even the folders; one that is not empty stays)
+        claim.release()
         raise
     try:
         return await _rejudge_into(
@@ -186,7 +181,7 @@ async def rejudge_run(
             version=version, concurrency=concurrency, command=command,
         )  # fmt: skip
     finally:
-        release_folder(claim)
+        claim.release()
 
 
 async def _rejudge_into(

@@ -365,18 +365,61 @@ def read_summary(run_dir: str | Path) -> Summary:
 
 
 class FolderInUse(Exception):
-    """Another run holds the run folder (:func:`claim_folder`)."""
+    """Another run holds the run folder (:meth:`FolderClaim.take`)."""
 
 
-def claim_folder(path: Path) -> int | None:
-    """Claim the run folder ``path`` for this process: an exclusive ``flock`` on the folder itself,
-    taken without waiting and held until :func:`release_folder` or the end of the process. Two runs
-    (two new runs given one folder, a run and a resume of it, two rejudges into one ``-o``) can thus
-    never write into one folder. The kernel drops the claim when the process ends in any way
-    (SIGKILL, a crash), so no stale claim outlives a run, and nothing is written into the folder
-    for it. Returns the descriptor that holds the claim; None where the system cannot lock a folder
-    (no ``fcntl``, a file system that refuses it): the run goes on unclaimed. Raises
-    :class:`FolderInUse`."""
+class FolderClaim:
+    """A run folder held by this process while a run or a rejudge writes into it, with the folders
+    it made for itself.
+
+    The hold is an exclusive ``flock`` on the folder itself, taken without waiting and kept until
+    :meth:`release` or the end of the process. Two runs (two new runs given one folder, a run and a
+    resume of it, two rejudges into one ``-o``) can thus never write into one folder. The kernel
+    drops it when the process ends in any way (SIGKILL, a crash), so no stale claim outlives a run,
+    and nothing is written into the folder for it. Where the system cannot lock a folder (no
+    ``fcntl``, a file system that refuses it) the claim holds nothing and the work goes on
+    unclaimed.
+
+    A claim taken with ``make=True`` made the folder and any missing parents; :meth:`remove_unused`
+    removes those again while they are empty (a run that ended before run.json, a rejudge
+    refused), before the claim is released: released first, a run started into the folder
+    meanwhile would claim it and then lose it."""
+
+    def __init__(self, path: Path, fd: int | None, made: list[Path]) -> None:
+        self.path = path
+        self._fd = fd
+        self._made = made  # deepest first
+
+    @classmethod
+    def take(cls, path: Path, *, make: bool = False) -> FolderClaim:
+        """Hold ``path`` (made first with its parents when ``make``). Raises :class:`FolderInUse`
+        when another process holds it, :class:`RunLoadError` when it cannot be made. The folders
+        made count as this claim's only once it holds them (otherwise they are the other run's)."""
+        missing = [p for p in (path, *path.parents) if not p.exists()] if make else []
+        if make:
+            RunDir(path).create()
+        return cls(path, _lock_folder(path), missing)
+
+    def remove_unused(self) -> None:
+        """Remove the folders this claim made, deepest first, as far as they are empty."""
+        made, self._made = self._made, []
+        for folder in made:
+            try:
+                folder.rmdir()  # only when empty
+            except OSError:
+                break
+
+    def release(self) -> None:
+        """Give up the hold (closing its descriptor drops the lock); a second call does nothing."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _lock_folder(path: Path) -> int | None:
+    """The descriptor of ``path`` with an exclusive non-blocking ``flock`` on it, or None where
+    folders cannot be locked. Raises :class:`FolderInUse`."""
     try:
         import fcntl
     except ImportError:  # Windows
@@ -395,10 +438,3 @@ def claim_folder(path: Path) -> int | None:
         log.warning("cannot claim the run folder %s for this run (%s); going on without", path, exc)
         return None
     return fd
-
-
-def release_folder(fd: int | None) -> None:
-    """Give up a claim of :func:`claim_folder` (closing its descriptor drops the lock)."""
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)

@@ -35,7 +35,7 @@ from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, confi
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
-from bench.rundir import FolderInUse, RunDir, RunLoadError, claim_folder, release_folder
+from bench.rundir import FolderClaim, FolderInUse, RunDir, RunLoadError
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
@@ -362,8 +362,7 @@ class Runner:
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
-        self._claim: int | None = None  # the descriptor holding the run folder (claim_folder)
-        self._made_folders: list[Path] = []  # folders a new run made for itself, deepest first
+        self._claim: FolderClaim | None = None  # the run folder, held while this run lasts
 
     # -- set-up ------------------------------------------------------------------
     def _open_run_dir(self) -> tuple[Path, RunInfo | None]:
@@ -430,28 +429,16 @@ class Runner:
         resume or a second run started into it meanwhile is told the folder is in use. The folders
         made here are removed again when the run ends before writing run.json (a set-up error, a
         Ctrl-C while the trees are built) and nothing else was put in them."""
-        missing = [p for p in (run_dir, *run_dir.parents) if not p.exists()]
-        try:
-            RunDir(run_dir).create()
-        except RunLoadError as exc:
-            raise RunSetupError(f"--out {exc}") from None
         busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
-        self._claim_folder(run_dir, busy)
-        self._made_folders = missing  # deepest first; only once claimed (else they are the other run's)
+        self._claim_folder(run_dir, busy, make=True)
         if problem := RunDir(run_dir).unwritable():  # a read-only folder or disk: before any work
             raise RunSetupError(f"--out {run_dir}: {problem}; nothing was written")
 
     def remove_unused_folders(self) -> None:
         """Remove the folders :meth:`_claim_new_folder` made if the run wrote nothing into them: when
-        the run ends, while it still holds its claim (released first, a run started into the folder
-        meanwhile would claim it and then lose it), and on a second Ctrl-C, which quits at once."""
-        made, self._made_folders = self._made_folders, []
-        if made and not RunDir(made[0]).info_path.exists():
-            for folder in made:
-                try:
-                    folder.rmdir()  # only when empty
-                except OSError:
-                    break
+        the run ends, while it still holds its claim, and on a second Ctrl-C, which quits at once."""
+        if self._claim is not None:
+            self._claim.remove_unused()
 
     def _make_clients(self, model: str | None, judge_default: str | None = None) -> tuple[Any, Any, Any]:
         """(retriever client, judge client or list for a panel, budget). ``model`` is None when no
@@ -701,20 +688,24 @@ class Runner:
     async def run(self) -> RunOutcome:
         """Open the run directory, settle the settings, choose retrievers and questions, make the
         models, build the trees, describe the run, then run the samples. The run folder is claimed
-        for this run while it lasts (:func:`claim_folder`)."""
+        for this run while it lasts (:class:`FolderClaim`)."""
         try:
             return await self._run()
         finally:
             self.remove_unused_folders()
-            release_folder(self._claim)
-            self._claim = None
+            if self._claim is not None:
+                self._claim.release()
+                self._claim = None
 
-    def _claim_folder(self, run_dir: Path, busy: str) -> None:
-        """Hold ``run_dir`` for this run, or fail with ``busy`` (another run holds it)."""
+    def _claim_folder(self, run_dir: Path, busy: str, *, make: bool = False) -> None:
+        """Hold ``run_dir`` for this run (made first when ``make``), or fail with ``busy`` (another
+        run holds it)."""
         try:
-            self._claim = claim_folder(run_dir)
+            self._claim = FolderClaim.take(run_dir, make=make)
         except FolderInUse:
             raise RunSetupError(busy) from None
+        except RunLoadError as exc:
+            raise RunSetupError(f"--out {exc}") from None
 
     async def _run(self) -> RunOutcome:
         run_dir, previous = self._open_run_dir()

@@ -573,13 +573,13 @@ def test_a_rejudge_holds_its_folder_while_it_writes(tmp_path: Path) -> None:
     answers left and appended them, so samples.jsonl held every one twice (and the judge was paid
     twice). A rejudge now holds -o as a bench run holds its folder: a second one into it, new or
     --resume, is refused with -o untouched, and the folder is free again once the first has ended."""
-    from bench.runner import claim_folder, release_folder
+    from bench.rundir import FolderClaim
 
     rows = [sample(f"q{k:03d}", verdict="incorrect", answer=RIGHT) for k in range(3)]
     base = write_run(tmp_path / "base", rows, info=run_info("base", judge_version="rules-0"))
     out = tmp_path / "new"
     out.mkdir()
-    held = claim_folder(out)  # another rejudge (or bench run) writing into it now
+    held = FolderClaim.take(out)  # another rejudge (or bench run) writing into it now
     try:
         refused = _cli("rejudge", base, "--judge", "rules", "-o", out)
         assert refused.exit_code == 2, refused.output
@@ -588,21 +588,20 @@ def test_a_rejudge_holds_its_folder_while_it_writes(tmp_path: Path) -> None:
         ]
         assert list(out.iterdir()) == []
     finally:
-        release_folder(held)
+        held.release()
 
     first = _cli("rejudge", base, "--judge", "rules", "-o", out)
     assert first.exit_code == 0, first.output
     before = (out / "samples.jsonl").read_bytes()
-    held = claim_folder(out)
+    held = FolderClaim.take(out)
     try:
         again = _cli("rejudge", base, "--judge", "rules", "-o", out, "--resume")
         assert again.exit_code == 2 and "is using it now" in again.output, again.output
         assert (out / "samples.jsonl").read_bytes() == before
     finally:
-        release_folder(held)
-    free = claim_folder(out)  # released by the rejudges that ended
-    assert free is not None
-    release_folder(free)
+        held.release()
+    free = FolderClaim.take(out)  # released by the rejudges that ended
+    free.release()
 
 
 def test_bench_run_resume_of_a_rejudged_run_says_how_to_continue_it(tmp_path: Path) -> None:
@@ -621,3 +620,23 @@ def test_bench_run_resume_of_a_rejudged_run_says_how_to_continue_it(tmp_path: Pa
         f"--resume: pageindex bench rejudge {base} --judge rules -o '{new}' --resume"
     ), result.output
     assert result.output.count("error:") == 1 and {p.name: p.read_bytes() for p in new.iterdir()} == before
+
+
+def test_a_refused_rejudge_removes_every_folder_it_made(tmp_path: Path, monkeypatch) -> None:
+    """"Nothing was written" means no folder either: a refusal once -o is held removed -o itself but
+    left the parents it had made (`-o new/sub/out`); one claim object (bench.rundir.FolderClaim) now
+    makes, holds and removes them for a run and a rejudge alike. A folder that was there stays."""
+    from bench.rundir import RunDir
+
+    base = _stored_run(tmp_path / "base")
+    monkeypatch.setattr(RunDir, "unwritable", lambda self: "the disk is read-only")
+    out = tmp_path / "new" / "sub" / "out"
+    res = _cli("rejudge", base, "--judge", "rules", "-o", out)
+    assert res.exit_code == 2, res.output
+    assert _lines(res) == [f"error: -o {out}: the disk is read-only; nothing was written"]
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()
+    res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "kept" / "out")
+    assert res.exit_code == 2, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "kept"]
+    assert not any((tmp_path / "kept").iterdir())

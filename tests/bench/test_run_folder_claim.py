@@ -18,6 +18,7 @@ import pytest
 
 from bench.config import RunConfig
 from bench.events import EventBus
+from bench.rundir import FolderClaim, FolderInUse
 from bench.runner import Runner, RunSetupError, demo_dataset_dir
 from pageindex.cli._common import ExitCode
 
@@ -180,7 +181,6 @@ def test_a_folder_the_system_will_not_create_is_refused_before_any_tree_is_built
 def test_the_folder_is_removed_while_the_run_still_holds_it(tmp_path: Path, monkeypatch) -> None:
     """Removed after the claim was released, a run started into the folder in that moment claimed it,
     then lost it to the removal (and failed writing run.json into a folder gone)."""
-    import bench.runner as runner_module
 
     monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "results" / "first"
@@ -194,13 +194,13 @@ def test_the_folder_is_removed_while_the_run_still_holds_it(tmp_path: Path, monk
 
     monkeypatch.setattr(runner, "_build_trees", broken)
     there_when_released: list[bool] = []
-    real_release = runner_module.release_folder
+    real_release = FolderClaim.release
 
-    def release(fd: int | None) -> None:
+    def release(claim: FolderClaim) -> None:
         there_when_released.append(out.exists())
-        real_release(fd)
+        real_release(claim)
 
-    monkeypatch.setattr(runner_module, "release_folder", release)
+    monkeypatch.setattr(FolderClaim, "release", release)
     with pytest.raises(RunSetupError):
         asyncio.run(runner.run())
     assert there_when_released == [False] and not (tmp_path / "results").exists()
@@ -245,7 +245,5 @@ def test_ctrl_c_twice_while_the_trees_are_built_leaves_no_folder(tmp_path: Path,
 def test_a_folder_gone_before_it_is_claimed_is_in_use(tmp_path: Path) -> None:
     """Made by this run, then removed by another run that held it and ended in its set-up: that was
     an internal error (FileNotFoundError) rather than the folder being in use (review 18)."""
-    from bench.runner import FolderInUse, claim_folder
-
     with pytest.raises(FolderInUse):
-        claim_folder(tmp_path / "gone")
+        FolderClaim.take(tmp_path / "gone")
