@@ -21,6 +21,7 @@ from pageindex.cli._common import (
     out_option,
     output_file,
 )
+from pageindex.wording import counted
 
 # Help of the judge options bench judge and bench rejudge share (bench run's judge defaults to --model).
 JUDGE_MODEL_HELP = "Judge model spec for llm and hybrid, e.g. openai/gpt-4o-mini."
@@ -37,7 +38,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Judge existing answers (JSONL with question, gold_answer, model_answer[, label, id], or a "
         "FinanceBench labels folder) and write one verdict per row; prints agreement with human labels "
         "where rows have them. Exit codes: 0 done; 2 bad input (nothing judged or written); 4 more than "
-        "--max-error-rate of the answers got no verdict (a failed judge call); 130 interrupted.",
+        "--max-error-rate of the rows got no verdict (a failed judge call or a malformed row); 130 "
+        "interrupted.",
         epilog=examples(
             "pageindex bench judge -i answers.jsonl -o verdicts.jsonl",
             "pageindex bench judge --labels ../shared/financebench --per-file --abstain",
@@ -207,15 +209,21 @@ def judge(
         print_label_report(console, rows, holdout=set(holdout))
     else:
         print_agreement(console, rows, by=by)
-    # Rows that were answers but got no verdict: the judge failed on them (malformed rows are the
-    # input's problem, listed above). Too many, and the agreement above says little: exit 4.
-    judged = [r for r, p in zip(rows, parsed, strict=True) if p.row is not None]
-    failed = [r for r in judged if r.status == "error"]
+    # Rows that got no verdict: the judge failed on them, or they were malformed (listed above). Too
+    # many, and the verdicts file and the agreement above say little: exit 4 (the file is written).
+    failed = [r for r in rows if r.status == "error"]
+    malformed = sum(p.row is None for p in parsed)
     rate = float(max_error_rate)  # the option's callback made it a fraction
-    if judged and len(failed) / len(judged) > rate:
+    if len(failed) / len(rows) > rate:
+        why = [
+            counted(n, noun)
+            for n, noun in ((malformed, "malformed row"), (len(failed) - malformed, "failed judge call"))
+            if n
+        ]
         err_console.print(
-            f"[bold red]judge errors:[/] {len(failed)} of {len(judged)} answers got no verdict (more than "
-            f"--max-error-rate {rate:g}); first: {failed[0].error}",
+            f"[bold red]judge errors:[/] {len(failed)} of {len(rows)} rows got no verdict "
+            f"({', '.join(why)}; more than --max-error-rate {rate:g}); "
+            f"first: line {failed[0].line}: {failed[0].error}",
             highlight=False,
         )
         raise typer.Exit(ExitCode.ERRORS)

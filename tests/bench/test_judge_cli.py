@@ -49,9 +49,8 @@ def test_judge_command_writes_one_verdict_per_row_and_prints_agreement(tmp_path:
     ]
     src = _write(tmp_path / "answers.jsonl", [r if isinstance(r, str) else json.dumps(r) for r in rows])
     out = tmp_path / "verdicts.jsonl"
-    result = CliRunner().invoke(
-        app, ["bench", "judge", "--input", str(src), "--judge", "rules", "--output", str(out)]
-    )
+    args = ["bench", "judge", "--input", str(src), "--judge", "rules", "--output", str(out)]
+    result = CliRunner().invoke(app, [*args, "--max-error-rate", "0.5"])  # 2 malformed rows of 5
     assert result.exit_code == 0, result.output
     got = [json.loads(line) for line in out.read_text().splitlines()]
     assert [g["id"] for g in got] == ["a", "b", None, "7", "e"]
@@ -208,9 +207,31 @@ def test_a_file_that_is_no_answers_file_is_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert lines[0].startswith(f"error: {src}: no row is a JSON object") and not out.exists()
     good = {"question": "Q?", "gold_answer": "1", "model_answer": "1"}
-    src.write_text(json.dumps(good) + "\nnot json\n")
+    src.write_text((json.dumps(good) + "\n") * 4 + "not json\n")  # 1 of 5: not above 0.2
     result = CliRunner().invoke(app, ["bench", "judge", "--input", str(src), "--out", str(out)])
     assert result.exit_code == 0 and "1 rows with errors" in result.output and out.exists()
+
+
+def test_malformed_rows_count_toward_the_max_error_rate(tmp_path: Path) -> None:
+    """Half the rows malformed exited 0 (only failed judge calls counted): a CI job saw success and an
+    agreement over half the answers. A row that got no verdict counts, whatever the reason; the
+    verdicts are still written."""
+    good = json.dumps({"question": "Q?", "gold_answer": "1", "model_answer": "1"})
+    src = _write(tmp_path / "answers.jsonl", [good, good, "not json", '{"question": "Q?"}'])
+    out = tmp_path / "verdicts.jsonl"
+    result = CliRunner().invoke(app, ["bench", "judge", "-i", str(src), "-o", str(out)])
+    assert result.exit_code == 4, result.output
+    says = [line for line in result.output.splitlines() if line.startswith("judge errors:")]
+    assert says == [
+        "judge errors: 2 of 4 rows got no verdict (2 malformed rows; more than --max-error-rate 0.2); "
+        "first: line 3: " + json.loads(out.read_text().splitlines()[2])["error"]
+    ]
+    statuses = [json.loads(line)["status"] for line in out.read_text().splitlines()]
+    assert statuses == ["ok", "ok", "error", "error"]
+    args = ["bench", "judge", "-i", str(src), "-o", str(out)]
+    again = CliRunner().invoke(app, [*args, "--max-error-rate", "50%"])  # 2 of 4 is not above a half
+
+    assert again.exit_code == 0, again.output
 
 
 def test_exclude_must_name_a_label_file(tmp_path: Path) -> None:
@@ -278,7 +299,10 @@ def test_judge_exits_4_when_too_many_judge_calls_fail(tmp_path: Path, monkeypatc
               "--judge-model", "replay/scripted", "--cache", "replay", "--cache-path", str(cache)]
     res = CliRunner().invoke(app, replay)
     assert res.exit_code == 4, res.output
-    assert "judge errors: 1 of 2 answers got no verdict (more than --max-error-rate 0.2)" in res.output
+    assert (
+        "judge errors: 1 of 2 rows got no verdict (1 failed judge call; more than --max-error-rate 0.2)"
+        in res.output
+    )
     assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2  # the verdicts are written first
     assert CliRunner().invoke(app, [*replay, "--max-error-rate", "50%"]).exit_code == 0
 
