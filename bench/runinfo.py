@@ -122,13 +122,17 @@ def stored_config(info: RunInfo) -> dict[str, Any]:
     return config
 
 
-def resume_changes(stored: RunInfo, now: RunInfo) -> list[str]:
+RESUME_KEEPS = ("judge version", "tree builder version", "dataset content hash")
+
+
+def resume_changes(stored: RunInfo, now: dict[str, str | None]) -> list[str]:
     """How this install would score a resumed run differently from how it started (recorded
-    fields only): its samples would mix judge, tree builder or dataset versions."""
-    old, new = provenance(stored), provenance(now)
+    fields only): its samples would mix judge, tree builder or dataset versions. ``now`` holds
+    today's :data:`RESUME_KEEPS` values, known before the trees are built."""
+    old, new = provenance(stored), now
     return [
         f"{what} {old[what]} -> {new[what]}"
-        for what in ("judge version", "tree builder version", "dataset content hash")
+        for what in RESUME_KEEPS
         if old[what] is not None and old[what] != new[what]
     ]
 

@@ -697,6 +697,17 @@ class Runner:
                 self._claim.release()
                 self._claim = None
 
+    @staticmethod
+    def _refuse_other_versions(run_dir: Path, previous: RunInfo, now: dict[str, str | None]) -> None:
+        """A resume that would score its samples with another judge, tree builder or dataset than
+        the run's first samples is refused (:func:`bench.runinfo.resume_changes`)."""
+        if changed := provenance.resume_changes(previous, now):
+            raise RunSetupError(
+                f"cannot resume {run_dir}: its samples were scored with other versions "
+                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
+                "run (and bench rejudge the old one)"
+            )
+
     def _claim_folder(self, run_dir: Path, busy: str, *, make: bool = False) -> None:
         """Hold ``run_dir`` for this run (made first when ``make``), or fail with ``busy`` (another
         run holds it)."""
@@ -723,6 +734,17 @@ class Runner:
                 f"{'calls' if len(retrievers) == 1 else 'call'} no model, nor does the "
                 f"{self._judge_name(model)} judge"
             )
+        judge_name = self._judge_name(model)
+        from bench.judges.base import make_judge
+
+        judge = make_judge(judge_name, model_client=judge_llm)
+        if previous is not None:  # before the preflight and the trees (minutes on a real dataset);
+            # the trees are built by today's builder (the tree cache is keyed by its version)
+            self._refuse_other_versions(run_dir, previous, {
+                "judge version": provenance.judge_version(judge),
+                "tree builder version": provenance.builder_version(()),
+                "dataset content hash": provenance.dataset_content_hash(dataset.path),
+            })  # fmt: skip
         await self._preflight(retriever_llm, judge_llm)
         self._stop_before_sampling("before the trees were built")
 
@@ -733,22 +755,11 @@ class Runner:
         if not questions:
             raise RunSetupError(f"no question can run: {_drop_counts(dropped, dataset)}")
 
-        judge_name = self._judge_name(model)
-        from bench.judges.base import make_judge
-
-        judge = make_judge(judge_name, model_client=judge_llm)
         run_id = previous.run_id if previous else run_dir.name
         info = self._describe(
             previous, run_id, dataset, questions, dropped, retrievers, skipped, trees,
             model if needs_model else None, judge_name, judge, judge_llm, doctor_notes,
         )  # fmt: skip
-        changed = provenance.resume_changes(previous, info) if previous else []
-        if changed:
-            raise RunSetupError(
-                f"cannot resume {run_dir}: its samples were scored with other versions "
-                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
-                "run (and bench rejudge the old one)"
-            )
         self._stop_before_sampling("before the first sample")  # a Ctrl-C in the last set-up steps
         rundir = RunDir(run_dir)
         # checked at the start, but another run may have written here before this one claimed it

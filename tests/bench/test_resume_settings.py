@@ -283,3 +283,31 @@ def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_o
         code, output = invoke(env, "--resume", str(run), **key, **{variable: url})
         assert code == 0, output
     assert len(rows(run)) == 2
+
+
+def test_a_resume_with_other_versions_is_refused_before_the_trees_in_one_line(env, tmp_path, monkeypatch):
+    """It was refused after the preflight and the trees (minutes on a real dataset), under the
+    header's notes ("note: resumed with its stored settings", "1 tree ready"): the judge, tree
+    builder and dataset versions are known before either, so the refusal is the only line."""
+    from bench.runner import Runner
+
+    run = tmp_path / "run"
+    code, output = invoke(env, "--data-dir", str(demo_dataset_dir()), "--limit", "2", "-o", str(run))
+    assert code == 0, output
+    keep_first_sample(run)
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "judge_version": "rules-0"}))
+    before = {name: (run / name).read_bytes() for name in ("run.json", "samples.jsonl")}
+
+    async def no_trees(*args, **kwargs):
+        raise AssertionError("the trees were built before the refusal")
+
+    monkeypatch.setattr(Runner, "_build_trees", no_trees)
+    out = CliRunner().invoke(app, ["bench", "run", "--resume", str(run)], env=env)
+    assert out.exit_code == ExitCode.BAD_INPUT, out.output
+    assert [line for line in out.output.splitlines() if line.strip()] == [
+        f"error: cannot resume {run}: its samples were scored with other versions (judge version rules-0 -> "
+        f"{info['judge_version']}); finish it with the install that started it, or start a new run "
+        "(and bench rejudge the old one)"
+    ]
+    assert {name: (run / name).read_bytes() for name in before} == before
