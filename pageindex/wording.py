@@ -33,8 +33,8 @@ def plainly(message: str) -> str:
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and ``noun``, in the plural unless ``n`` is 1: "1 sample", "3 samples", "0 samples"."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    """``n`` and ``noun``, in the plural unless ``n`` is 1: "1 sample", "3 samples", "1,392 samples"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def first_error(exc: Any) -> str:

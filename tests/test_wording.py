@@ -41,5 +41,6 @@ def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
     assert counted(1, "sample") == "1 sample"
     assert counted(0, "sample") == "0 samples"
     assert counted(18, "question") == "18 questions"
+    assert counted(12345, "reply", "replies") == "12,345 replies"
     assert counted(2, "query", "queries") == "2 queries"
     assert counted(1, "query", "queries") == "1 query"

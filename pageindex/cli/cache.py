@@ -55,17 +55,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(
             f"cache {info.path}: {counted(info.entries, 'reply', 'replies')}, "
             f"{info.size_bytes / 1e6:.2f} MB, "
-            f"{info.prompt_tokens} prompt + {info.completion_tokens} completion tokens recorded, "
+            f"{info.prompt_tokens:,} prompt + {info.completion_tokens:,} completion tokens recorded, "
             f"{_when(info.oldest)} .. {_when(info.newest)}",
             highlight=False,
         )
         if info.by_model:
             table = Table("model", "replies")
             for model, count in info.by_model.items():
-                table.add_row(model, str(count))
+                table.add_row(model, f"{count:,}")
             console.print(table)
             console.print(
-                "by kind: " + ", ".join(f"{k} {n}" for k, n in info.by_kind.items()), highlight=False
+                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False
             )
         if info.failures:
             kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())

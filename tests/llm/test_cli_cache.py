@@ -18,7 +18,7 @@ def test_cache_stats_and_clear(tmp_path, monkeypatch):
     cache = LLMCache()
     for i, model in enumerate(["gpt-4o-mini", "gpt-4o-mini", "llama3.1"]):
         cache.put(
-            f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=100, completion_tokens=5
+            f"k{i}", model=model, kind="chat", request={}, reply={}, prompt_tokens=1200, completion_tokens=5
         )
     cache.put_failure(
         "k9", model="llama3.1", kind="chat", request={}, failure={"kind": "timeout", "message": "timed out"}
@@ -26,7 +26,7 @@ def test_cache_stats_and_clear(tmp_path, monkeypatch):
     stats = runner.invoke(app, ["cache", "stats"])
     assert stats.exit_code == 0
     assert "recorded failures: 1 (timeout 1)" in stats.output
-    assert "3 replies" in stats.output and "300 prompt + 15 completion tokens" in stats.output
+    assert "3 replies" in stats.output and "3,600 prompt + 15 completion tokens" in stats.output
     assert "gpt-4o-mini" in stats.output and "llama3.1" in stats.output
 
     refused = runner.invoke(app, ["cache", "clear"], input="n\n")
