@@ -10,6 +10,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    concurrency_option,
     console,
     err_console,
     examples,
@@ -59,7 +60,7 @@ def judge(
         help="Instead of --input: a FinanceBench-format directory (DIR/labels/*.jsonl) or a folder of "
         "label files; every file is read and tagged with its name.",
     ),
-    judge_name: str = typer.Option("rules", "--judge", help="Judge: rules, llm, hybrid or panel."),
+    judge_name: str = typer.Option("rules", "--judge", "-j", help="Judge: rules, llm, hybrid or panel."),
     judge_model: str | None = typer.Option(
         None,
         "--judge-model",
@@ -74,7 +75,7 @@ def judge(
     output: Path | None = out_option(
         help="VERDICTS.jsonl to write (same order and ids); required with --input."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Rows judged at once."),
+    concurrency: int = concurrency_option(8, "Rows judged at once (default 8)."),
     max_error_rate: str = max_error_rate_option(),
     by: str | None = typer.Option(
         None,

@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    concurrency_option,
     console,
     err_console,
     examples,
@@ -42,7 +43,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     )
     def rejudge(
         run: Path = typer.Argument(..., help="Run directory whose answers are judged again."),
-        judge_name: str = typer.Option(..., "--judge", help="Judge: rules, llm, hybrid or panel."),
+        judge_name: str = typer.Option(..., "--judge", "-j", help="Judge: rules, llm, hybrid or panel."),
         judge_model: str | None = typer.Option(
             None,
             "--judge-model",
@@ -58,7 +59,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         resume: bool = typer.Option(
             False, "--resume", help="Continue an interrupted rejudge in --out (same run, same judge options)."
         ),
-        concurrency: str = typer.Option("4", "--concurrency", help="Answers judged at once (1 or more)."),
+        concurrency: int = concurrency_option(4, "Answers judged at once (default 4)."),
         max_error_rate: str = max_error_rate_option(),
     ) -> None:
         import asyncio
@@ -69,7 +70,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.rejudge import RejudgeError, rejudge_run
         from bench.rundir import RunLoadError, load_run
 
-        workers = _positive_int("--concurrency", concurrency)
         rate = float(max_error_rate)
         try:
             source = load_run(run)
@@ -92,7 +92,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     judge,
                     judge_name=judge_name,
                     judge_model=recorded_model,
-                    concurrency=workers,
+                    concurrency=concurrency,
                     command=list(sys.argv),
                     resume=resume,
                 )
@@ -136,11 +136,3 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(ExitCode.ERRORS)
 
 
-def _positive_int(option: str, raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        fail(f"{option} must be a whole number of 1 or more; got {raw!r}")
-    return value

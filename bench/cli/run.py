@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    concurrency_option,
     console,
     err_console,
     examples,
@@ -111,9 +112,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         question_id: list[str] = typer.Option(
             [], "--question-id", help="Only this question id (repeatable)."
         ),
-        concurrency: int = typer.Option(
-            None, "--concurrency", "-c", help="Samples in flight at once (default 4)."
-        ),
+        concurrency: int = concurrency_option(None, "Samples in flight at once (default 4)."),
         budget: str = typer.Option(
             None,
             "--budget",

@@ -351,6 +351,18 @@ def _error_rate(value: str | None) -> float | None:
         raise typer.BadParameter(f"{value!r} is not {FRACTION_HELP}") from None
 
 
+def _at_least_one(value: int | None) -> int | None:
+    if value is not None and value < 1:  # said as a config file's value is (bench run)
+        fail(f"--concurrency {value}: must be at least 1")
+    return value
+
+
+def concurrency_option(default: int | None, help: str) -> Any:
+    """``--concurrency`` / ``-c``: how many samples, answers or requests are in flight at once; a
+    whole number of 1 or more in every command."""
+    return typer.Option(default, "--concurrency", "-c", callback=_at_least_one, help=help)
+
+
 def max_error_rate_option(default: str | None = "0.2") -> Any:
     """``--max-error-rate``: the share of samples (or answers) in error, or with a failed judge call,
     above which a command that finished exits 4; ``bench run`` defaults to None (a resumed run keeps

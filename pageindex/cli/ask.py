@@ -12,6 +12,7 @@ import typer
 from pageindex.cli._common import (
     NO_LIMIT,
     ExitCode,
+    concurrency_option,
     console,
     err_console,
     examples,
@@ -134,8 +135,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         max_retries: int = typer.Option(
             None, "--max-retries", help="Retries per model call: 429, 5xx, timeouts (default 3)."
         ),
-        concurrency: int = typer.Option(
-            None, "--concurrency", "-c", help="Model requests in flight at once (default 8; 1 for loopback)."
+        concurrency: int = concurrency_option(
+            None, "Model requests in flight at once (default 8; 1 for loopback)."
         ),
         context_window: int = typer.Option(
             None, "--context-window", help="The model's context window in tokens (default: from the "
@@ -173,8 +174,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if bad := [p for p in evidence_page if not 1 <= p <= pages]:
             fail(f"--evidence-page {bad[0]}: the filing's pages are 1-{pages}")
 
-        for name, value in (("--max-retries", max_retries),
-                            ("--concurrency", concurrency), ("--context-window", context_window)):
+        for name, value in (("--max-retries", max_retries), ("--context-window", context_window)):
             if value is not None and (value < 0 or (value == 0 and name != "--max-retries")):
                 # said as bench run says it
                 fail(f"{name} {value}: must be at least {0 if name == '--max-retries' else 1}")

@@ -190,10 +190,7 @@ def test_gate_refuses_an_old_judge_until_the_baseline_is_rejudged(tmp_path: Path
     [
         (["--judge", "foo"], "error: unknown judge 'foo'; choose one of hybrid, llm, panel, rules"),
         (["--judge", "llm"], "error: --judge llm needs --judge-model"),
-        (
-            ["--judge", "rules", "--concurrency", "0"],
-            "error: --concurrency must be a whole number of 1 or more",
-        ),
+        (["-j", "rules", "-c", "0"], "error: --concurrency 0: must be at least 1"),
         (
             ["--judge", "rules", "--max-error-rate", "2"],
             "error: Invalid value for '--max-error-rate': '2' is not a fraction from 0 to 1",

@@ -500,3 +500,21 @@ def test_a_bad_value_is_echoed_as_click_read_it(given, echoed, tmp_path, quiet_e
     assert code == ExitCode.BAD_INPUT
     assert_one_error_line(output)
     assert f"Invalid value for '--limit' / '-n': {echoed} must be a whole number" in output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["bench", "run", "-r", "extractive"], ["bench", "judge", "-i", "answers.jsonl"],
+     ["bench", "rejudge", "RUN", "-j", "rules", "-o", "new"], ["ask", "filing.pdf", "a question?"]],
+)  # fmt: skip
+def test_concurrency_is_one_option_with_one_wording_everywhere(command, tmp_path, quiet_env):
+    """`bench judge` said typer's range error, `bench rejudge` "--concurrency must be a whole number of
+    1 or more; got '0'", `bench run` and `ask` "--concurrency 0: must be at least 1"; and only the
+    last two took `-c` (review of the option names, session 16). One option now, checked before any
+    input is read; `-j` is --judge wherever a judge is chosen."""
+    for spelling in ("--concurrency", "-c"):
+        code, output = invoke([*command, spelling, "0"])
+        assert code == ExitCode.BAD_INPUT, output
+        assert output.strip() == "error: --concurrency 0: must be at least 1"
+    code, output = invoke([*command, "-c", "many"])
+    assert code == ExitCode.BAD_INPUT and "'--concurrency' / '-c': 'many' must be a whole number" in output
