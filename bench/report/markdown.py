@@ -12,12 +12,33 @@ from bench.rundir import Run, named_apart
 from bench.summary import summary_rows
 
 MAX_CELL = 90
-_NUMERIC = re.compile(r"^[-+$]?[\d,.]*%?( \[[\d., ]+\])?$|^-$|^unknown$|^\d+/\d+/\d+$")
+# the report's own figures: 12, 1,234, 38.9% [20.3, 61.4], $0.0123, +4.0 pp, [-1.0 pp, +9.5 pp],
+# 3.2e-05, 1/0/2, 5 / 1 (right-aligned, never escaped)
+_NUMERIC = re.compile(
+    r"^[-+$]?[\d,.]*%?( \[[\d., ]+\])?$|^-$|^unknown$|^\d+/\d+/\d+$|^\d+ / \d+$|^[\d.]+e[-+]\d+$"
+    r"|^[-+]?[\d.]+ pp$|^\[[-+]?[\d.]+ pp, [-+]?[\d.]+ pp\]$"
+)
+# What Markdown or the HTML inside it would read as markup in a question, an answer or an id:
+# backslash first (so an escaped pipe stays escaped), code, emphasis, links and images, strikethrough,
+# tags (<script>, <img ...>), table cells (|), entities (&amp;); an underscore only where it can
+# start or end emphasis (not inside a word: financebench_id_00476 stays as it is).
+_MARKUP = re.compile(r"[\\`*\[\]<|~]|&(?=#?\w+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def md_text(x: object) -> str:
+    """``x`` as literal Markdown text on one line: every character that would be read as markup is
+    escaped with a backslash, so a dataset's question, answer or id shows as written (a ``<script>``
+    or ``[link](url)`` in it is text, and a ``|`` never splits a table cell)."""
+    text = " ".join(str("" if x is None else x).split())
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
 
 
 def _cell(x: object) -> str:
-    text = " ".join(str("" if x is None else x).split()).replace("|", "\\|")
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    """One table cell: a figure as it is, anything else cut to MAX_CELL characters and escaped."""
+    text = " ".join(str("" if x is None else x).split())
+    if _NUMERIC.match(text):
+        return text
+    return md_text(text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…")
 
 
 def md_table(rows: Sequence[dict[str, object]]) -> str:
@@ -36,30 +57,30 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
     if not runs:
         raise ValueError("no runs to report")
     runs = named_apart(runs)
-    out = ["# " + TITLE_PREFIX + ", ".join(r.run_id for r in runs), ""]
+    out = ["# " + TITLE_PREFIX + md_text(", ".join(r.run_id for r in runs)), ""]
     warnings = [w for other in runs[1:] for w in run_differences(runs[0], other)]
     warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
     if warnings:
-        out += ["> **Warning:** " + "; ".join(warnings), ""]
+        out += ["> **Warning:** " + "; ".join(md_text(w) for w in warnings), ""]
     if len(runs) > 1:
         out += ["## Summary (runs x retrievers)", "", md_table(combined_rows(runs))]
         letters = letters_of(runs)
         for item in comparisons(runs):
             if isinstance(item, str):
-                out += [f"> {item}", ""]
+                out += [f"> {md_text(item)}", ""]
                 continue
             m = item.mcnemar
             la, lb = letters[m.run_a], letters[m.run_b]
             flips = [
-                f"{f.question_id} {f.retriever}{f' #{f.repeat}' if f.repeat else ''} "
+                f"{md_text(f.question_id)} {md_text(f.retriever)}{f' #{f.repeat}' if f.repeat else ''} "
                 f"({f.verdict_a} -> {f.verdict_b})"
                 for g in m.groups
                 for f in (*g.improved, *g.regressed)
             ]
             out += [
-                f"## A vs B: {la} = {m.run_a}, {lb} = {m.run_b}",
+                f"## A vs B: {la} = {md_text(m.run_a)}, {lb} = {md_text(m.run_b)}",
                 "",
-                f"{m.shared_text}; paired bootstrap CI (resampling documents), exact McNemar p.",
+                f"{md_text(m.shared_text)}; paired bootstrap CI (resampling documents), exact McNemar p.",
                 "",
                 md_table(ab_rows(item, la, lb)),
                 f"Flipped: {', '.join(flips) if flips else 'none'}",
@@ -69,10 +90,12 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
         s = run.summary
         judge = s.judge + (f" / {s.judge_model}" if s.judge_model else "")
         out += [
-            f"## {run.run_id}",
+            f"## {md_text(run.run_id)}",
             "",
-            f"status {s.status}, dataset {s.dataset or '-'}, model {s.model or '-'}, judge {judge}, "
-            f"{s.n_samples} samples, {s.n_dropped} dropped",
+            md_text(
+                f"status {s.status}, dataset {s.dataset or '-'}, model {s.model or '-'}, judge {judge}, "
+                f"{s.n_samples} samples, {s.n_dropped} dropped"
+            ),
             "",
             md_table(summary_rows(s.by_retriever_model or [s.overall])),
         ]

@@ -9,6 +9,7 @@ import json
 import random
 import re
 import subprocess
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -352,3 +353,39 @@ def test_the_report_format_follows_the_out_suffix_and_an_unknown_suffix_is_refus
         res = runner.invoke(app, ["bench", "report", str(run), *args])
         assert res.exit_code == 2 and words in res.output, res.output
     assert not (tmp_path / "r.pdf").exists() and not (tmp_path / "r2.md").exists()
+
+
+def test_markdown_report_shows_hostile_text_as_written_and_never_as_markup(tmp_path: Path) -> None:
+    """Review 20: the Markdown report escaped only '|': a dataset's `<script>`, `<img onerror>`, `<b>`,
+    `[link](url)`, backticks, `*emphasis*` and entities went into the pull request as markup, and a
+    backslash before a pipe split its cell. Rendered (CommonMark with GFM tables, as GitHub reads it),
+    every question, answer and id reads as written, in one cell, and no tag but the tables' own."""
+    from markdown_it import MarkdownIt  # rich's Markdown parser: installed with rich
+
+    hostile = [
+        ("x_<script>alert(1)</script>",
+         "What is <b>capex</b>? [link](http://e.invalid) `code` *em* _u_ ~~s~~",
+         "$623 </textarea><img src=x onerror=alert(1)>"),
+        ("p|ipe", "a \\| b | c &amp; &lt;i&gt; __init__ \\", "C:\\dir\\|x"),
+    ]  # fmt: skip
+    rows = []
+    for qid, question, answer in hostile:
+        s = sample(qid, "agent", "incorrect")
+        s.question, s.answer = question, answer
+        rows.append(s)
+    run = load_run(write_run(tmp_path / "run", rows, info=run_info("run")))
+    md = render_markdown([run])
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(md)
+    structure = {"h1", "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td"}
+    assert set(re.findall(r"<(\w+)", html)) <= structure
+    per_question = html.split("<h3>per question</h3>")[1]
+    cells = [
+        [unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", per_question.split("<tbody>")[1], re.S)
+    ]
+    assert [(c[0], c[5], c[6]) for c in cells] == [
+        (qid, question, answer) for qid, question, answer in sorted(hostile)
+    ]
+    assert "| financebench_id_00476 |" in render_markdown(
+        [load_run(write_run(tmp_path / "plain", [sample("financebench_id_00476")], info=run_info("plain")))]
+    )  # an underscore inside a word is no markup: ids stay readable in the raw text
