@@ -359,6 +359,19 @@ def summary_table_frame(groups: Sequence[GroupSummary]) -> pd.DataFrame:
     return pd.DataFrame(summary_rows(groups)).fillna(NO_VALUE)
 
 
+def unjudged_warning(summary: Summary, rejudge: str | None = None) -> str | None:
+    """What the summary and the report say of answers without a verdict (their judge call failed),
+    with the command that judges them (``rejudge``: :func:`bench.runinfo.rejudge_command`); None when
+    every answer has one."""
+    if not (unjudged := summary.overall.unjudged):
+        return None
+    again = rejudge or f"pageindex bench rejudge RUN --judge {summary.judge} -o NEW_RUN"
+    return (
+        f"{unjudged} answers have no verdict (their judge call failed) and count as not correct; "
+        f"judge them again with: {again}"
+    )
+
+
 def print_summary(
     summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS, *, rejudge: str | None = None
 ) -> None:
@@ -383,14 +396,8 @@ def print_summary(
     if summary.dropped_reasons:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(summary.dropped_reasons.items()))
         console.print(f"dropped questions by reason: {reasons}", highlight=False, markup=False)
-    if unjudged := summary.overall.unjudged:
-        again = rejudge or f"pageindex bench rejudge RUN --judge {summary.judge} -o NEW_RUN"
-        console.print(
-            f"warning: {unjudged} answers have no verdict (their judge call failed) and count as not "
-            f"correct; judge them again with: {again}",
-            highlight=False,
-            markup=False,
-        )
+    if unjudged := unjudged_warning(summary, rejudge):
+        console.print(f"warning: {unjudged}", highlight=False, markup=False)
     for grouping in by:
         groups = summary.groups(grouping)
         if not groups or (grouping != "retriever" and len(groups) < 2):

@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.compare import Comparison, NoSharedSamples, compare_runs, signed
+from bench.compare import Comparison, NoSharedSamples, compare_runs, run_differences, signed
 from bench.rundir import Run
-from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows
+from bench.runinfo import rejudge_command
+from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SUMMARY_COLUMNS = {
@@ -31,6 +32,20 @@ class ABSection(BaseModel):
 
     mcnemar: Comparison
     bootstrap: Comparison
+
+
+def report_warnings(runs: Sequence[Run]) -> list[str]:
+    """What the report says to read with care, once each: how each later run differs from the first
+    (:func:`bench.compare.run_differences`, as ``bench compare`` says it), each run's load warnings,
+    answers without a verdict (counted as not correct: ``bench summary`` and ``bench compare`` warn of
+    them with the command that judges them) and retrievers a run skipped."""
+    items = [w for other in runs[1:] for w in run_differences(runs[0], other)]
+    for run in runs:
+        items += [f"{run.run_id}: {w}" for w in run.warnings]
+        if unjudged := unjudged_warning(run.summary, rejudge_command(run.path, run.info)):
+            items.append(f"{run.run_id}: {unjudged}")
+        items += [f"{run.run_id}: skipped {k}: {v}" for k, v in run.info.skipped_retrievers.items()]
+    return list(dict.fromkeys(items))
 
 
 def letters_of(runs: Sequence[Run]) -> dict[str, str]:

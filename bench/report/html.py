@@ -25,9 +25,9 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from bench.compare import run_differences, short_question
+from bench.compare import short_question
 from bench.report import GENERATOR, TITLE_PREFIX, plots
-from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of
+from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of, report_warnings
 from bench.rundir import Run, named_apart
 from bench.samples import Sample
 from bench.summary import NO_VALUE
@@ -216,16 +216,10 @@ def _run_info(runs: Sequence[Run]) -> str:
 
 
 def _warnings(runs: Sequence[Run]) -> str:
-    items = []
-    for other in runs[1:]:
-        items += run_differences(runs[0], other)
-    for run in runs:
-        items += [f"{run.run_id}: {w}" for w in run.warnings]
-        if run.info.skipped_retrievers:
-            items += [f"{run.run_id}: skipped {k}: {v}" for k, v in run.info.skipped_retrievers.items()]
+    items = report_warnings(runs)
     if not items:
         return ""
-    lis = "".join(f"<li>{_e(w)}</li>" for w in dict.fromkeys(items))
+    lis = "".join(f"<li>{_e(w)}</li>" for w in items)
     return f'<div class="warn"><h3>Read with care</h3><ul>{lis}</ul></div>'
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bench.compare import run_differences
 from bench.report import TITLE_PREFIX
-from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of
+from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of, report_warnings
 from bench.rundir import Run, named_apart
 from bench.summary import summary_rows
 
@@ -58,9 +57,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
         raise ValueError("no runs to report")
     runs = named_apart(runs)
     out = ["# " + TITLE_PREFIX + md_text(", ".join(r.run_id for r in runs)), ""]
-    warnings = [w for other in runs[1:] for w in run_differences(runs[0], other)]
-    warnings += [f"{r.run_id}: {w}" for r in runs for w in r.warnings]
-    if warnings:
+    if warnings := report_warnings(runs):
         out += ["> **Warning:** " + "; ".join(md_text(w) for w in warnings), ""]
     if len(runs) > 1:
         out += ["## Summary (runs x retrievers)", "", md_table(combined_rows(runs))]

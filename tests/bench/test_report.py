@@ -389,3 +389,23 @@ def test_markdown_report_shows_hostile_text_as_written_and_never_as_markup(tmp_p
     assert "| financebench_id_00476 |" in render_markdown(
         [load_run(write_run(tmp_path / "plain", [sample("financebench_id_00476")], info=run_info("plain")))]
     )  # an underscore inside a word is no markup: ids stay readable in the raw text
+
+
+def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do(tmp_path: Path) -> None:
+    """Review 20: `bench summary` and `bench compare` warn that answers whose judge call failed count as
+    not correct, with the command that judges them; the report, whose A-vs-B difference they move, said
+    nothing of them (its only hint an `unjudged` column)."""
+    rows = outcomes("cccc")
+    rows[1] = sample("q001", verdict=None, status="answer", judge="judge_error", judge_error="timeout: judge")
+    a = load_run(write_run(tmp_path / "A", outcomes("cccc"), info=run_info("A")))
+    b = load_run(write_run(tmp_path / "B", rows, info=run_info("B")))
+    said = (
+        f"B: 1 answers have no verdict (their judge call failed) and count as not correct; judge them "
+        f"again with: pageindex bench rejudge {b.path} --judge rules -o {b.path}-rejudged"
+    )
+    assert said.split(": ", 1)[1] in CliRunner().invoke(app, ["bench", "summary", str(b.path)]).output
+    assert f"<li>{said}</li>" in render_html([b]) and f"<li>{said}</li>" in render_html([a, b])
+    from bench.report.markdown import md_text
+
+    assert md_text(said) in render_markdown([a, b]).split("\n## ")[0]
+    assert "no verdict" not in render_html([a])
