@@ -387,6 +387,14 @@ def signed(x: float | None, digits: int = 1, pct: bool = False) -> str:
     return f"{100 * x:+.{digits}f} pp" if pct else f"{x:+,.{digits}f}"
 
 
+def diff_interval(test: PairedTest) -> str:
+    """The paired bootstrap's 95% interval of the difference, ``[-1.0 pp, +9.5 pp]``; ``-`` where it has
+    none (McNemar's test gives none; the bootstrap none from under two documents)."""
+    if test.ci_low is None or test.ci_high is None:
+        return NO_VALUE
+    return f"[{signed(test.ci_low, pct=True)}, {signed(test.ci_high, pct=True)}]"
+
+
 def comparison_rows(cmp: Comparison) -> list[dict[str, str]]:
     """Display rows (strings), one per group and one for all shared samples."""
     rows = []
@@ -400,6 +408,8 @@ def comparison_rows(cmp: Comparison) -> list[dict[str, str]]:
                 f"A: {cmp.run_a}": ci_text(g.accuracy_a),
                 f"B: {cmp.run_b}": ci_text(g.accuracy_b),
                 "diff": signed(g.diff, pct=True),
+                # --test bootstrap: its interval, what that test is read by (review 20: only its p was shown)
+                **({"95% CI": diff_interval(g.test)} if cmp.method == "bootstrap" else {}),
                 "p": f"{g.test.p_value:.3g}",
                 "significant": "yes" if g.significant else "no",
                 "A->B +/-": f"+{len(g.improved)} / -{len(g.regressed)}",

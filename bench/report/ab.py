@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.compare import Comparison, NoSharedSamples, compare_runs, run_differences, signed
+from bench.compare import Comparison, NoSharedSamples, compare_runs, diff_interval, run_differences, signed
 from bench.rundir import Run
 from bench.runinfo import rejudge_command
 from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
@@ -76,8 +76,6 @@ def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
     rows = []
     for g in [*m.groups, m.overall]:
         name = "ALL" if g is m.overall else g.group
-        bt = boot[name].test
-        low, high = signed(bt.ci_low, pct=True), signed(bt.ci_high, pct=True)
         rows.append(
             {
                 "retriever": name,
@@ -86,7 +84,7 @@ def ab_rows(item: ABSection, la: str, lb: str) -> list[dict[str, Any]]:
                 f"{lb}: {m.run_b}": ci_text(g.accuracy_b),
                 f"difference {lb} − {la}": signed(g.diff, pct=True),
                 # no interval from under two documents (the bootstrap resamples documents)
-                "95% CI (paired bootstrap)": f"[{low}, {high}]" if bt.ci_low is not None else NO_VALUE,
+                "95% CI (paired bootstrap)": diff_interval(boot[name].test),
                 "McNemar p": f"{g.test.p_value:.3g}",
                 f"only {lb} correct / only {la} correct": f"{len(g.improved)} / {len(g.regressed)}",
             }

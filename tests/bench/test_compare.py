@@ -170,3 +170,25 @@ def test_json_keeps_the_whole_question_and_the_table_shortens_it(tmp_path: Path)
     assert json.loads(res.stdout)["overall"]["improved"][0]["question"] == long
     res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=250)
     assert long.strip() not in res.output and long[:60] in res.output and "…" in res.output
+
+
+def test_compare_with_the_bootstrap_shows_its_interval_as_the_report_does(tmp_path: Path) -> None:
+    """Review 20: `bench compare --test bootstrap` showed the test's p but not its interval of the
+    difference, which the report shows and the README promises; McNemar's table has no such column."""
+    a = write_run(tmp_path / "A", outcomes("i" * 10 + "c" * 20, docs=7))
+    b = write_run(tmp_path / "B", outcomes("c" * 30, docs=7), info=run_info("B"))
+    cmp = compare_runs(load_run(a), load_run(b), method="bootstrap")
+    low, high = cmp.overall.test.ci_low, cmp.overall.test.ci_high
+    assert low is not None and high is not None and 0 < low < high
+    interval = f"[+{100 * low:.1f} pp, +{100 * high:.1f} pp]"
+    runner = CliRunner()
+    res = runner.invoke(app, ["bench", "compare", str(a), str(b), "--test", "bootstrap"], terminal_width=250)
+    assert res.exit_code == 0, res.output
+    head = next(line for line in res.output.splitlines() if "retriever" in line and "pairs" in line)
+    assert "│ diff │ 95% CI │ p │" in " ".join(head.replace("┃", "│").split())
+    assert sum(interval in line for line in res.output.splitlines()) == 2  # agent, ALL
+    from bench.report.markdown import render_markdown
+
+    assert interval in render_markdown([load_run(a), load_run(b)])  # the report's figure
+    mcnemar = runner.invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=250)
+    assert "95% CI" not in mcnemar.output and interval not in mcnemar.output
