@@ -467,9 +467,12 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
             console.print(f"[bold]{escape(g.group)}[/]: {label}: {len(flips)}", highlight=False)
             for f in flips[:max_flips]:
                 rep = f" #{f.repeat}" if f.repeat else ""
+                # grouped by anything but the retriever, a group holds every retriever's samples of a
+                # question: the line names its retriever (two lines of one question looked the same)
+                who = f" {f.retriever}" if cmp.by != "retriever" else ""
                 change = f"{f.verdict_a} -> {f.verdict_b}"
                 console.print(
-                    f"  {f.question_id}{rep}  [{change}]  {short_question(f.question)}",
+                    f"  {f.question_id}{who}{rep}  [{change}]  {short_question(f.question)}",
                     highlight=False,
                     markup=False,
                 )

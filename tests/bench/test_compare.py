@@ -192,3 +192,16 @@ def test_compare_with_the_bootstrap_shows_its_interval_as_the_report_does(tmp_pa
     assert interval in render_markdown([load_run(a), load_run(b)])  # the report's figure
     mcnemar = runner.invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=250)
     assert "95% CI" not in mcnemar.output and interval not in mcnemar.output
+
+
+def test_flips_grouped_by_anything_but_the_retriever_name_their_retriever(tmp_path: Path) -> None:
+    """Review 20: `--by question_type` (or model, doc_type, overall) lists a question's flips of every
+    retriever in one group, and the lines did not say which retriever flipped: two looked the same."""
+    a = write_run(tmp_path / "A", outcomes("cc") + outcomes("cc", "planner"))
+    b = write_run(tmp_path / "B", outcomes("ec") + outcomes("ic", "planner"), info=run_info("B"))
+    res = CliRunner().invoke(app, ["bench", "compare", str(a), str(b), "--by", "overall"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    lines = [line.split("  What")[0].strip() for line in res.output.splitlines() if line.startswith("  q000")]
+    assert lines == ["q000 agent  [correct -> error]", "q000 planner  [correct -> incorrect]"]
+    by_retriever = CliRunner().invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=200)
+    assert "  q000  [correct -> error]" in by_retriever.output  # its group already says which
