@@ -34,6 +34,7 @@ from bench.summary import NO_VALUE
 
 MAX_TRACE_DATA = 1500  # characters of one trace event's data kept in the report
 MAX_FLIPS = 200  # per direction and comparison
+MAX_ROW_QUESTION = 300  # characters of a question shown in its row (whole in the row's details)
 VERDICT_MARK = {
     "correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "unjudged": "U", "error": "E"
 }
@@ -146,7 +147,7 @@ function apply(){
   const words=$('#q-search').value.toLowerCase().split(/\s+/).filter(Boolean);
   let shown=0;
   for(const row of $$('tr.q')){
-    if(row._text===undefined) row._text=row.textContent.toLowerCase();
+    if(row._text===undefined) row._text=(row.textContent+' '+(row.dataset.full||'')).toLowerCase();
     const ok=(filter==='all'||row.dataset[filter]==='1')&&words.every(w=>row._text.includes(w));
     row.hidden=!ok; const next=row.nextElementSibling;
     if(next&&next.classList.contains('detail-row')) next.hidden=!ok;
@@ -457,25 +458,29 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool) -> str
         f'placeholder="search question, id, document, type" aria-label="search questions">'
         f'<span id="q-count" class="muted"></span></div>'
     )
-    share = max(6, min(12, 60 // max(1, len(labels))))
+    # the verdict columns share 60% at most (12% each): the question keeps 28% or more however many
+    # runs and retrievers there are (review 20: with 15 columns it had no width set and got 1/17, a word
+    # per line)
+    share = min(12.0, 60 / max(1, len(labels)))
     cols = (
-        f'<colgroup><col style="width:{100 - 12 - share * len(labels)}%"><col style="width:12%">'
-        + "".join(f'<col style="width:{share}%">' for _ in labels)
+        f'<colgroup><col style="width:{100 - 12 - share * len(labels):.2f}%"><col style="width:12%">'
+        + "".join(f'<col style="width:{share:.2f}%">' for _ in labels)
         + "</colgroup>"
-        if 12 + share * len(labels) < 80
-        else ""
     )
     head = "<th>question (click a row for answers and traces)</th><th>document / type</th>" + "".join(
         f'<th class="cell">{_e(lab)}</th>' for lab in labels
     )
     body = []
     for r in rows:
+        # a long question is cut in its row (opening the row shows it whole); the search still reads all
+        shown = short_question(r.question, MAX_ROW_QUESTION)
+        full = f' data-full="{_e(r.question)}"' if shown != r.question else ""
         body.append(
             f'<tr class="q" id="{row_id(r.question_id)}" data-qid="{_e(r.question_id)}" '
-            f'data-dis="{int(r.disagree)}" data-flip="{int(r.flip)}" data-err="{int(r.error)}" '
+            f'data-dis="{int(r.disagree)}" data-flip="{int(r.flip)}" data-err="{int(r.error)}"{full}'
             f'><td><span class="tw">▸</span>'
             f'<span class="qid">{_e(r.question_id)}</span> '
-            f"{_e(r.question)}</td><td>{_e(r.doc)}<br><span class='muted'>{_e(r.question_type)}</span></td>"
+            f"{_e(shown)}</td><td>{_e(r.doc)}<br><span class='muted'>{_e(r.question_type)}</span></td>"
             + "".join(f'<td class="cell">{_badges(c)}</td>' for c in r.cells)
             + "</tr>"
         )

@@ -409,3 +409,31 @@ def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do
 
     assert md_text(said) in render_markdown([a, b]).split("\n## ")[0]
     assert "no verdict" not in render_html([a])
+
+
+def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path: Path) -> None:
+    """Review 20: with 5 runs x 3 retrievers the questions table set no column widths and the question
+    got 1/17 of it (a word per line); a 10,000-character question filled its row whole."""
+    long_question = "Why " + "very " * 2000 + "long zebra?"
+    runs = []
+    for name in "VWXYZ":
+        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
+        for s in rows:
+            s.question = long_question if s.question_id == "q002" else s.question
+        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        table = "document.querySelector('table.questions')"
+        share = page.js(f"{table}.querySelector('th').offsetWidth / {table}.offsetWidth")
+        assert share > 0.27, share
+        assert page.js("document.querySelector('tr#q-q002').offsetHeight") < 200
+        assert "…" in page.js("document.querySelector('tr#q-q002 td').innerText")
+        page.js("const s = document.querySelector('#q-search'); s.value = 'zebra'; "
+                "s.dispatchEvent(new Event('input'))")  # fmt: skip
+        assert page.js(
+            "Array.from(document.querySelectorAll('tr.q')).filter(r => !r.hidden).map(r => r.id)"
+        ) == ["q-q002"]
+        assert page.js("document.documentElement.scrollWidth") <= 1280
