@@ -119,6 +119,7 @@ function card(s,cols){
     esc(v)+'</span></h4><dl>'+
     field('Answer', s.answer?esc(s.answer):'<span class="muted">(none)</span>')+
     field('Judge', esc(s.judge)+(s.jr?': '+esc(s.jr):''))+
+    field('Judge failed', s.jerr?esc(s.jerr):'')+
     field('Why it failed', s.reason?esc(s.reason):'')+
     field('Error', s.error?esc(s.error):'')+
     field('Pages fetched', esc(s.pages)+
@@ -362,6 +363,7 @@ def _sample_data(s: Sample, col: int, traces: dict[str, int]) -> dict[str, Any]:
         "answer": s.answer,
         "judge": s.judge or NO_VALUE,
         "jr": s.judge_reasoning,
+        "jerr": s.judge_error,  # why an answer has no verdict (unjudged)
         "reason": s.reason,
         "error": s.error,
         "pages": ", ".join(map(str, s.pages_fetched)) or NO_VALUE,

@@ -437,3 +437,20 @@ def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path:
             "Array.from(document.querySelectorAll('tr.q')).filter(r => !r.hidden).map(r => r.id)"
         ) == ["q-q002"]
         assert page.js("document.documentElement.scrollWidth") <= 1280
+
+
+def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> None:
+    """Review 20: the card of an answer without a verdict said "Judge: judge_error" and nothing of the
+    failure the run recorded (`judge_error`), which is what decides whether a rejudge can mend it."""
+    rows = outcomes("cc")
+    failed = "timeout: judge <b>x</b>"
+    rows[1] = sample("q001", verdict=None, status="answer", judge="rules", judge_error=failed)
+    run = write_run(tmp_path / "B", rows, info=run_info("B"))
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        page.js("document.querySelector('tr#q-q001').click()")
+        page.wait_for("!!document.querySelector('tr#q-q001 + tr.detail-row .card')")
+        card = page.js("document.querySelector('tr#q-q001 + tr.detail-row .card').innerText")
+    assert "unjudged" in card and "Judge failed\ntimeout: judge <b>x</b>" in card
