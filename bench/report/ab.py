@@ -96,7 +96,9 @@ def combined_rows(runs: Sequence[Run], by: str = "retriever_model") -> list[dict
     """One display row per run x group (``retriever_model``, ``question_type`` or ``doc_type``)."""
     every: list[tuple[Run, GroupSummary]] = []
     for run in runs:
-        groups: list[GroupSummary] = run.summary.groups(by) or [run.summary.overall]  # type: ignore[arg-type]
+        # a run without samples has no group: one row says so (it said "all", n 0)
+        none = run.summary.overall.model_copy(update={"group": "(no samples)"})
+        groups: list[GroupSummary] = run.summary.groups(by) or [none]  # type: ignore[arg-type]
         every += [(run, g) for g in groups]
     # the uncertain and unjudged columns of summary_rows, where any run has such answers (trial 14: the
     # report's tables had no uncertain column while the summary's did)

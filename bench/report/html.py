@@ -302,6 +302,8 @@ def _figures(runs: Sequence[Run]) -> str:
             "Questions asked several times: how many repeats were judged correct.",
         ),
     ]
+    if not any(svg for svg, _ in figs):
+        return "<p class='muted'>No samples: nothing to chart.</p>"
     return (
         '<div class="figs">'
         + "".join(

@@ -98,9 +98,12 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 
 @styled
-def accuracy_vs_tokens(runs: Sequence[Run]) -> str:
+def accuracy_vs_tokens(runs: Sequence[Run]) -> str | None:
     """Accuracy (95% CI) against mean retriever tokens per question, one point per retriever
-    + model of each run; the Pareto front (no point is both cheaper and more accurate) is joined."""
+    + model of each run; the Pareto front (no point is both cheaper and more accurate) is joined.
+    None when no run has a sample (an empty plot with made-up axes says nothing)."""
+    if not any(run.samples for run in runs):
+        return None
     fig = Figure(figsize=(6.4, 3.8))
     ax = fig.subplots()
     points: list[tuple[float, float]] = []
@@ -139,9 +142,11 @@ def accuracy_vs_tokens(runs: Sequence[Run]) -> str:
 
 
 @styled
-def accuracy_by(runs: Sequence[Run], field: str) -> str:
+def accuracy_by(runs: Sequence[Run], field: str) -> str | None:
     """Accuracy per ``field`` value (question_type or doc_type) with 95% intervals: one row
-    per value, one dot and interval per retriever + model (of each run)."""
+    per value, one dot and interval per retriever + model (of each run). None without samples."""
+    if not any(run.samples for run in runs):
+        return None
     rows = []
     for i, (label, frame) in enumerate(series_frames(runs)):
         for value, grp in frame.groupby(field, sort=True):
@@ -208,10 +213,12 @@ def _integer_histogram(ax: Axes, series: list[tuple[int, str, list[float]]], wha
 
 
 @styled
-def effort_distribution(runs: Sequence[Run]) -> str:
+def effort_distribution(runs: Sequence[Run]) -> str | None:
     """Histograms of iterations and tool calls per sample (share of samples at each count), one bar
-    per retriever + model (of each run)."""
+    per retriever + model (of each run). None without samples."""
     frames = series_frames(runs)
+    if not frames:
+        return None
     fig = Figure(figsize=(8.4, 3.0))
     axes = fig.subplots(1, 2)
     for ax, column, name in ((axes[0], "iterations", "iterations"), (axes[1], "tool_calls", "tool calls")):

@@ -454,3 +454,16 @@ def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> N
         page.wait_for("!!document.querySelector('tr#q-q001 + tr.detail-row .card')")
         card = page.js("document.querySelector('tr#q-q001 + tr.detail-row .card').innerText")
     assert "unjudged" in card and "Judge failed\ntimeout: judge <b>x</b>" in card
+
+
+def test_a_run_without_samples_draws_no_empty_charts(tmp_path: Path) -> None:
+    """Review 20: a run with no samples got four empty charts with made-up axes (0%, 0%, 1%, 1%) and a
+    summary row named "all"; beside a run with samples, that run's row looked like a group."""
+    empty = load_run(write_run(tmp_path / "E", [], info=run_info("E")))
+    html = render_html([empty])
+    assert "<svg" not in html and "No samples: nothing to chart." in html
+    assert "<td>(no samples)</td>" in html
+    full = load_run(write_run(tmp_path / "F", outcomes("cci"), info=run_info("F")))
+    both = render_html([full, empty])
+    assert both.count('<figure class="chart">') == 4 and "<td>E</td>\n      <td>(no samples)</td>" in both
+    assert "| E | (no samples) | 0 |" in render_markdown([full, empty])
