@@ -50,17 +50,20 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
         title: str | None = typer.Option(None, "--title", help="Title of the HTML report."),
     ) -> None:
+        # the runs first: a RUN that is no run folder is said as such, not as a default --out under it
+        # (`bench report RUN/run.json` said "--out RUN/run.json/report.html: ... is a file")
+        loaded = _load(runs)
         path = None
         if output is None or str(output) != "-":
             from bench.report import is_report_file
             from bench.rundir import run_file_of
 
-            path = output or runs[0] / f"report.{(fmt or Format.html).value}"
+            name = f"report.{(fmt or Format.html).value}"
+            path = output or runs[0] / name
             if (owner := run_file_of(path)) is not None:
                 fail(f"--out {path}: is a file of run {owner}; write the report to another file")
-            output_file("--out", path, replaces=is_report_file, kind="a report")
+            output_file("--out", path, replaces=is_report_file, kind="a report", example=name)
         fmt = _format(output, fmt)
-        loaded = _load(runs)
         if fmt == Format.md:
             from bench.report.markdown import render_markdown
 

@@ -467,3 +467,19 @@ def test_a_run_without_samples_draws_no_empty_charts(tmp_path: Path) -> None:
     both = render_html([full, empty])
     assert both.count('<figure class="chart">') == 4 and "<td>E</td>\n      <td>(no samples)</td>" in both
     assert "| E | (no samples) | 0 |" in render_markdown([full, empty])
+
+
+def test_a_run_file_given_as_the_run_is_said_as_such_and_a_folder_out_names_a_report_file(
+    tmp_path: Path,
+) -> None:
+    """Review 20: `bench report RUN/run.json` said "--out RUN/run.json/report.html: ... is a file, not a
+    folder" (no --out was given: the default under the file was checked before the runs), and `-o
+    FOLDER` suggested FOLDER/out, a name the report then refuses for its suffix."""
+    run = write_run(tmp_path / "run", outcomes("cc"), info=run_info("run"))
+    runner = CliRunner()
+    res = runner.invoke(app, ["bench", "report", str(run / "run.json")])
+    assert res.exit_code == 2 and res.output.startswith(f"error: {run / 'run.json'} is a file, not a run")
+    assert "--out" not in res.output
+    for args, name in (([], "report.html"), (["--format", "md"], "report.md")):
+        res = runner.invoke(app, ["bench", "report", str(run), "-o", str(tmp_path), *args])
+        assert res.exit_code == 2 and res.output.strip().endswith(f"(e.g. {tmp_path / name})"), res.output
