@@ -553,7 +553,10 @@ over whole questions when they were repeated) unless said otherwise.</p>
 
 
 def write_html(runs: Sequence[Run], path: str | Path, title: str | None = None) -> Path:
+    """Write the report to ``path`` whole (a temp file renamed over it, as ``bench report`` writes):
+    a failure part-way leaves an earlier report as it was."""
+    from pageindex.atomic import write_atomic
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(runs, title), encoding="utf-8")
+    write_atomic(path, render_html(runs, title))
     return path

@@ -483,3 +483,29 @@ def test_a_run_file_given_as_the_run_is_said_as_such_and_a_folder_out_names_a_re
     for args, name in (([], "report.html"), (["--format", "md"], "report.md")):
         res = runner.invoke(app, ["bench", "report", str(run), "-o", str(tmp_path), *args])
         assert res.exit_code == 2 and res.output.strip().endswith(f"(e.g. {tmp_path / name})"), res.output
+
+
+def test_write_html_replaces_a_report_whole_or_not_at_all(tmp_path: Path, monkeypatch) -> None:
+    """Review 20: `write_html` (the Python API) wrote in place: a failure while writing left a torn
+    report where the earlier one was; `bench report` writes whole."""
+    from bench.report import html as html_report
+
+    run = load_run(write_run(tmp_path / "run", outcomes("cc"), info=run_info("run")))
+    out = html_report.write_html([run], tmp_path / "r" / "report.html")
+    before = out.read_text()
+    assert before.startswith("<!DOCTYPE html>")
+
+    def broken(runs, title=None):
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(html_report, "render_html", broken)
+    with pytest.raises(RuntimeError):
+        html_report.write_html([run], out)
+    assert out.read_text() == before
+    real_replace = __import__("os").replace
+    monkeypatch.setattr(html_report, "render_html", lambda runs, title=None: "<!DOCTYPE html>new")
+    monkeypatch.setattr("os.replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
+    with pytest.raises(OSError):
+        html_report.write_html([run], out)
+    monkeypatch.setattr("os.replace", real_replace)
+    assert out.read_text() == before and [p.name for p in out.parent.iterdir()] == ["report.html"]
