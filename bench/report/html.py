@@ -191,6 +191,22 @@ def row_id(question_id: str) -> str:
     return "q-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in question_id)
 
 
+def row_ids(question_ids: Sequence[str]) -> dict[str, str]:
+    """Each question's row id, distinct: ids that :func:`row_id` makes alike (``a|b`` and ``a_b``)
+    get ``-2``, ``-3``... in the order given, so a flip's link opens its own question's row."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for qid in question_ids:
+        base = candidate = row_id(qid)
+        k = 1
+        while candidate in taken:
+            k += 1
+            candidate = f"{base}-{k}"
+        taken.add(candidate)
+        out[qid] = candidate
+    return out
+
+
 # ----------------------------------------------------------------------------- runs
 def _run_info(runs: Sequence[Run]) -> str:
     letters = letters_of(runs)
@@ -244,11 +260,11 @@ def _summary(runs: Sequence[Run]) -> str:
 
 
 # ----------------------------------------------------------------------------- A vs B
-def _flip_list(flips: Sequence[Any], title: str) -> str:
+def _flip_list(flips: Sequence[Any], title: str, ids: dict[str, str]) -> str:
     if not flips:
         return f"<p class='muted'>{_e(title)}: none</p>"
     items = [
-        f'<li><a class="qid" href="#{row_id(f.question_id)}">{_e(f.question_id)}</a> '
+        f'<li><a class="qid" href="#{ids[f.question_id]}">{_e(f.question_id)}</a> '
         f"{_e(f.retriever)}{f' #{f.repeat}' if f.repeat else ''} "
         f"<span class='muted'>({_e(f.verdict_a)} &rarr; {_e(f.verdict_b)})</span> "
         f"{_e(short_question(f.question))}</li>"
@@ -258,7 +274,7 @@ def _flip_list(flips: Sequence[Any], title: str) -> str:
     return f"<h4>{_e(title)}: {len(flips)}</h4><ul class='flips'>{''.join(items)}{more}</ul>"
 
 
-def _ab(ab: Sequence[ABSection | str], letters: dict[str, str]) -> str:
+def _ab(ab: Sequence[ABSection | str], letters: dict[str, str], ids: dict[str, str]) -> str:
     parts = []
     for item in ab:
         if isinstance(item, str):
@@ -276,8 +292,8 @@ def _ab(ab: Sequence[ABSection | str], letters: dict[str, str]) -> str:
             f"whole documents; McNemar is exact on the discordant pairs.</p>"
             + _table(pd.DataFrame(rows), "ab")
             + "<div class='flipped'>"
-            + _flip_list(improved, f"Correct only in {lb} (improved)")
-            + _flip_list(regressed, f"Correct only in {la} (regressed)")
+            + _flip_list(improved, f"Correct only in {lb} (improved)", ids)
+            + _flip_list(regressed, f"Correct only in {la} (regressed)", ids)
             + "</div>"
         )
     return "".join(parts)
@@ -442,7 +458,7 @@ def _badges(verdicts: list[str]) -> str:
     )
 
 
-def _questions(labels: list[str], rows: list[QuestionRow], several: bool) -> str:
+def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: dict[str, str]) -> str:
     filters = [("all", "all"), ("dis", "disagreements"), ("flip", "flips"), ("err", "errors")]
     if not several:
         filters = [f for f in filters if f[0] != "flip"]
@@ -480,7 +496,7 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool) -> str
         shown = short_question(r.question, MAX_ROW_QUESTION)
         full = f' data-full="{_e(r.question)}"' if shown != r.question else ""
         body.append(
-            f'<tr class="q" id="{row_id(r.question_id)}" data-qid="{_e(r.question_id)}" '
+            f'<tr class="q" id="{ids[r.question_id]}" data-qid="{_e(r.question_id)}" '
             f'data-dis="{int(r.disagree)}" data-flip="{int(r.flip)}" data-err="{int(r.error)}"{full}'
             f'><td><span class="tw">▸</span>'
             f'<span class="qid">{_e(r.question_id)}</span> '
@@ -529,7 +545,8 @@ def render_html(runs: Sequence[Run], title: str | None = None) -> str:
     }
     labels, rows, data = question_rows(runs, flipped)
     n = sum(len(r.samples) for r in runs)
-    ab_section = f'<section id="ab"><h2>A vs B</h2>{_ab(ab, letters)}</section>' if several else ""
+    ids = row_ids([r.question_id for r in rows])
+    ab_section = f'<section id="ab"><h2>A vs B</h2>{_ab(ab, letters, ids)}</section>' if several else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -544,7 +561,7 @@ over whole questions when they were repeated) unless said otherwise.</p>
 {ab_section}
 <section id="charts"><h2>Charts</h2>{_figures(runs)}</section>
 <section id="questions"><h2>Questions ({len(rows)} questions, {n} samples)</h2>
-{_questions(labels, rows, several)}</section>
+{_questions(labels, rows, several, ids)}</section>
 <section id="dropped"><h2>Dropped questions</h2>{_dropped(runs)}</section>
 <script type="application/octet-stream" id="report-data">{pack(data)}</script>
 <script>{JS}</script>

@@ -509,3 +509,15 @@ def test_write_html_replaces_a_report_whole_or_not_at_all(tmp_path: Path, monkey
         html_report.write_html([run], out)
     monkeypatch.setattr("os.replace", real_replace)
     assert out.read_text() == before and [p.name for p in out.parent.iterdir()] == ["report.html"]
+
+
+def test_question_ids_alike_once_made_row_ids_keep_rows_and_links_apart(tmp_path: Path) -> None:
+    """Review 20: row ids keep letters, digits and -_. only, so `a|b` and `a_b` both had the row id
+    `q-a_b`: two rows with one id, and the flip link of `a|b` opened `a_b`."""
+    a = load_run(write_run(tmp_path / "A", [sample("a_b"), sample("a|b")], info=run_info("A")))
+    b_rows = [sample("a_b"), sample("a|b", verdict="incorrect")]
+    b = load_run(write_run(tmp_path / "B", b_rows, info=run_info("B")))
+    page = render_html([a, b])
+    ids = re.findall(r'<tr class="q" id="([^"]+)" data-qid="([^"]+)"', page)
+    assert ids == [("q-a_b", "a_b"), ("q-a_b-2", "a|b")]
+    assert re.findall(r'<a class="qid" href="#([^"]+)">([^<]+)</a>', page) == [("q-a_b-2", "a|b")]
