@@ -84,7 +84,7 @@ dt{font-weight:600;color:#3a4256} dd{margin:0;white-space:pre-wrap;overflow-wrap
 pre{background:#f6f8fa;padding:6px;font-size:11px;margin:2px 0;white-space:pre-wrap;overflow-wrap:anywhere;
 max-height:220px;overflow:auto;max-width:100%}
 ol.trace{font-size:12px;padding-left:20px;margin:0;max-height:420px;overflow:auto}
-ul.flips{font-size:13px;columns:2 420px}
+ul.flips{font-size:13px;columns:2 420px;column-gap:3em}
 .scroll{max-width:100%;overflow-x:auto}
 """
 
