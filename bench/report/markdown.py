@@ -77,7 +77,8 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
             out += [
                 f"## A vs B: {la} = {md_text(m.run_a)}, {lb} = {md_text(m.run_b)}",
                 "",
-                f"{md_text(m.shared_text)}; paired bootstrap CI (resampling documents), exact McNemar p.",
+                f"{md_text(m.shared_text)}; only in {la}: {m.only_a}, only in {lb}: {m.only_b}; "
+                "paired bootstrap CI (resampling documents), exact McNemar p.",
                 "",
                 md_table(ab_rows(item, la, lb)),
                 f"Flipped: {', '.join(flips) if flips else 'none'}",

@@ -521,3 +521,13 @@ def test_question_ids_alike_once_made_row_ids_keep_rows_and_links_apart(tmp_path
     ids = re.findall(r'<tr class="q" id="([^"]+)" data-qid="([^"]+)"', page)
     assert ids == [("q-a_b", "a_b"), ("q-a_b-2", "a|b")]
     assert re.findall(r'<a class="qid" href="#([^"]+)">([^<]+)</a>', page) == [("q-a_b-2", "a|b")]
+
+
+def test_markdown_a_vs_b_says_what_only_one_run_has(tmp_path: Path) -> None:
+    """Review 20: the Markdown A-vs-B section said "12 shared samples" of a run with 24 (its second
+    repeats had no pair) without saying the rest were left out; the HTML and `bench compare` say it."""
+    a_rows = [sample(f"q{k}", repeat=rep) for k in range(3) for rep in (0, 1)]
+    a = load_run(write_run(tmp_path / "A", a_rows, info=run_info("A")))
+    b = load_run(write_run(tmp_path / "B", [sample(f"q{k}") for k in range(4)], info=run_info("B")))
+    md = render_markdown([a, b])
+    assert "3 shared samples; only in A: 3, only in B: 1; paired bootstrap CI" in md
