@@ -384,7 +384,8 @@ def signed(x: float | None, digits: int = 1, pct: bool = False) -> str:
     """A difference with its sign: ``+0.04`` (``digits`` places), or ``+4.0 pp`` for a share (``pct``)."""
     if x is None:
         return NO_VALUE
-    return f"{100 * x:+.{digits}f} pp" if pct else f"{x:+,.{digits}f}"
+    value = round(100 * x if pct else x, digits) or 0.0  # rounded to nothing: +0.00, never -0.00
+    return f"{value:+.{digits}f} pp" if pct else f"{value:+,.{digits}f}"
 
 
 def diff_interval(test: PairedTest) -> str:

@@ -29,6 +29,7 @@ from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
 from bench.samples import Sample, question_unit
 from bench.stats import Proportion, accuracy_interval, cluster_bootstrap_interval
+from pageindex.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +368,8 @@ def unjudged_warning(summary: Summary, rejudge: str | None = None) -> str | None
         return None
     again = rejudge or f"pageindex bench rejudge RUN --judge {summary.judge} -o NEW_RUN"
     return (
-        f"{unjudged} answers have no verdict (their judge call failed) and count as not correct; "
+        f"{counted(unjudged, 'answer')} without a verdict (a failed judge call) "
+        f"{'counts' if unjudged == 1 else 'count'} as not correct; "
         f"judge them again with: {again}"
     )
 

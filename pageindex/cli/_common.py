@@ -330,15 +330,13 @@ def parse_fraction(option: str, raw: str, *, significance: bool = False) -> floa
         value = math.nan
     if percent:
         value /= 100
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        hint = (
-            f" (to mean {text} percent, write {text}%)"
-            if not percent and math.isfinite(value) and 1 < value <= 100
-            else ""
-        )
-        raise ValueError(f"{option} must be {FRACTION_HELP}; got {raw!r}{hint}")
-    if significance and not SIGNIFICANCE[0] <= value <= SIGNIFICANCE[1]:
-        raise ValueError(f"{option} must be a significance level from 0.001 to 0.5 (0.1%-50%); got {raw!r}")
+    low, high = SIGNIFICANCE if significance else (0.0, 1.0)
+    allowed = "a significance level from 0.001 to 0.5 (0.1%-50%)" if significance else FRACTION_HELP
+    if not math.isfinite(value) or not low <= value <= high:
+        # "50" for 50%: said how to write it, where that is allowed
+        taken = not percent and low <= value / 100 <= high
+        hint = f" (to mean {text} percent, write {text}%)" if taken else ""
+        raise ValueError(f"{option} must be {allowed}; got {raw!r}{hint}")
     return value
 
 

@@ -205,3 +205,13 @@ def test_flips_grouped_by_anything_but_the_retriever_name_their_retriever(tmp_pa
     assert lines == ["q000 agent  [correct -> error]", "q000 planner  [correct -> incorrect]"]
     by_retriever = CliRunner().invoke(app, ["bench", "compare", str(a), str(b)], terminal_width=200)
     assert "  q000  [correct -> error]" in by_retriever.output  # its group already says which
+
+
+def test_a_difference_that_rounds_to_nothing_has_no_minus_sign() -> None:
+    """`d latency s` said -0.00 for a difference of -0.0001 s (review of reports, session 16)."""
+    from bench.compare import signed
+
+    assert [signed(-0.0001, 2), signed(-0.00001, pct=True), signed(0.0)] == ["+0.00", "+0.0 pp", "+0.0"]
+    assert [signed(-0.5), signed(-1234.5), signed(0.04, pct=True), signed(None)] == [
+        "-0.5", "-1,234.5", "+4.0 pp", "-",
+    ]  # fmt: skip

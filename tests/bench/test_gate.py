@@ -344,7 +344,16 @@ def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
         (["--min-accuracy", "abc"], "error: --min-accuracy must be a fraction from 0 to 1"),
         (["--max-drop", "-0.1"], "error: --max-drop must be a fraction from 0 to 1"),
         (["--min-answered", "150%"], "error: --min-answered must be a fraction from 0 to 1"),
-        (["--alpha", "nan"], "error: --alpha must be a fraction from 0 to 1"),
+        (["--alpha", "nan"], "error: --alpha must be a significance level from 0.001 to 0.5"),
+        # a significance level is never said to be "a fraction ... (e.g. 60%)", which it refuses;
+        # "write N%" only where N% is taken
+        (["--alpha", "5"], (
+            "error: --alpha must be a significance level from 0.001 to 0.5 (0.1%-50%); got '5' "
+            "(to mean 5 percent, write 5%)"
+        )),
+        (["--alpha", "60"], (
+            "error: --alpha must be a significance level from 0.001 to 0.5 (0.1%-50%); got '60'"
+        )),
         # a significance level of 0 calls no drop significant: max-drop could never fail
         (["--alpha", "0"], (
             "error: --alpha must be a significance level from 0.001 to 0.5 (0.1%-50%); got '0'"

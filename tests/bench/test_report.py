@@ -400,7 +400,7 @@ def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do
     a = load_run(write_run(tmp_path / "A", outcomes("cccc"), info=run_info("A")))
     b = load_run(write_run(tmp_path / "B", rows, info=run_info("B")))
     said = (
-        f"B: 1 answers have no verdict (their judge call failed) and count as not correct; judge them "
+        f"B: 1 answer without a verdict (a failed judge call) counts as not correct; judge them "
         f"again with: pageindex bench rejudge {b.path} --judge rules -o {b.path}-rejudged"
     )
     assert said.split(": ", 1)[1] in CliRunner().invoke(app, ["bench", "summary", str(b.path)]).output

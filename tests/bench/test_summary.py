@@ -175,7 +175,7 @@ def test_answers_whose_judge_call_failed_are_counted_and_said(tmp_path: Path) ->
 
     print_summary(run.summary, console, rejudge=rejudge_command(tmp_path / "u", run.info))
     text = console.export_text()
-    assert "warning: 1 answers have no verdict (their judge call failed)" in text
+    assert "warning: 1 answer without a verdict (a failed judge call) counts as not correct" in text
     # a command that runs as printed: the run, its judge, an output folder
     again = f"pageindex bench rejudge {tmp_path / 'u'} --judge rules -o {tmp_path / 'u'}-rejudged"
     assert f"judge them again with: {again}" in " ".join(text.split())

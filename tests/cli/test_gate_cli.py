@@ -67,7 +67,7 @@ def test_compare_refuses_runs_scored_differently(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--alpha", "5"], "error: --alpha must be a fraction from 0 to 1"),
+        (["--alpha", "5"], "error: --alpha must be a significance level from 0.001 to 0.5 (0.1%-50%)"),
         (["--alpha", "100%"], "error: --alpha must be a significance level from 0.001 to 0.5"),
         (["--by", "colour"], "error: --by must be one of retriever, model, question_type, doc_type, overall"),
         (["--test", "t"], "error: --test must be one of mcnemar, bootstrap; got 't'"),
