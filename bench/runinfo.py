@@ -16,6 +16,7 @@ then warn that they cannot check them instead of refusing.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -110,6 +111,11 @@ def stored_config(info: RunInfo) -> dict[str, Any]:
         return config
     from bench.judges.base import judge_model_need
 
+    if (start := _started_in(info, config)) is not None:  # stored before the paths were made absolute
+        for name in ("data_dir", "out", "cache_path", "tree_cache_dir"):
+            if config.get(name) and not Path(config[name]).is_absolute():
+                config[name] = str(start / config[name])
+
     if not config.get("model") and info.model:
         config["model"] = info.model
     if not config.get("judge") and info.judge:
@@ -123,6 +129,20 @@ def stored_config(info: RunInfo) -> dict[str, Any]:
 
 
 RESUME_KEEPS = ("judge version", "tree builder version", "dataset content hash")
+
+
+def _started_in(info: RunInfo, config: dict[str, Any]) -> Path | None:
+    """The folder a run was started from, where its stored settings hold relative paths (runs made
+    before commit 13b703d stored ``--data-dir ds`` as given): the recorded absolute dataset path
+    without the stored relative one. None when the stored paths are absolute or the two do not
+    match."""
+    given = config.get("data_dir")
+    if not given or Path(given).is_absolute() or not Path(info.dataset.path).is_absolute():
+        return None
+    tail, full = Path(os.path.normpath(given)).parts, Path(info.dataset.path).parts
+    if ".." in tail or full[-len(tail):] != tail:
+        return None
+    return Path(*full[: -len(tail)])
 
 
 def resume_changes(stored: RunInfo, now: dict[str, str | None]) -> list[str]:

@@ -311,3 +311,31 @@ def test_a_resume_with_other_versions_is_refused_before_the_trees_in_one_line(en
         "(and bench rejudge the old one)"
     ]
     assert {name: (run / name).read_bytes() for name in before} == before
+
+
+def test_a_run_that_stored_its_relative_data_dir_as_given_resumes_from_anywhere(env, tmp_path, monkeypatch):
+    """Runs made before the paths were stored absolute kept `--data-dir ds` as given, so they resumed
+    only from the folder they were started in ("left for later" in session 15): the folder is the
+    recorded absolute dataset path without the relative one."""
+    import shutil
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(demo_dataset_dir(), work / "ds")
+    run = tmp_path / "run"
+    monkeypatch.chdir(work)
+    args = ("-r", "extractive", "--judge", "rules", "--limit", "3", "-o", str(run))
+    code, output = invoke(env, "-d", "ds", *args)
+    assert code == 0, output
+    info = json.loads((run / "run.json").read_text())
+    info["extra"]["config"]["data_dir"] = "./ds"  # as an older install stored it
+    (run / "run.json").write_text(json.dumps(info))
+    keep_first_sample(run)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert len(rows(run)) == 3
+    assert json.loads((run / "run.json").read_text())["extra"]["config"]["data_dir"] == str(work / "ds")
