@@ -16,6 +16,7 @@ _EXPORTS = {
     "PDFError": "pageindex.tree.errors",
     "PDFMissingError": "pageindex.tree.errors",
     "PDFNoTextError": "pageindex.tree.errors",
+    "PDFUnreadableError": "pageindex.tree.errors",
     "BUILDER_VERSION": "pageindex.tree.build",
     "Node": "pageindex.tree.model",
     "NodeKind": "pageindex.tree.model",
@@ -38,6 +39,7 @@ __all__ = [
     "PDFError",
     "PDFMissingError",
     "PDFNoTextError",
+    "PDFUnreadableError",
     "Tree",
     "TreeCache",
     "build_tree",
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
         PDFError,
         PDFMissingError,
         PDFNoTextError,
+        PDFUnreadableError,
     )
     from pageindex.tree.model import Node, NodeKind, Tree
 

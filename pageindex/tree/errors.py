@@ -23,6 +23,12 @@ class PDFMissingError(PDFError):
     problem = "file not found"
 
 
+class PDFUnreadableError(PDFError):
+    """The file system would not let it be read (a name too long, no permission, an I/O error)."""
+
+    problem = "cannot be opened"
+
+
 class NotAPDFError(PDFError):
     problem = "not a PDF file"
 

@@ -22,6 +22,7 @@ from pageindex.tree.errors import (
     PDFEncryptedError,
     PDFMissingError,
     PDFNoTextError,
+    PDFUnreadableError,
 )
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|-bd\b|,bd\b", re.IGNORECASE)
@@ -131,15 +132,20 @@ class PdfDocument:
 def open_pdf(path: str | Path) -> pymupdf.Document:
     """Open ``path`` as a PDF or raise the matching :class:`PDFError`."""
     p = Path(path)
-    if not p.exists():
-        raise PDFMissingError(p)
-    if not p.is_file():
-        raise PDFMissingError(p, "not a regular file")
-    size = p.stat().st_size
-    with p.open("rb") as fh:
-        head = fh.read(1024)
-        fh.seek(max(0, size - 4096))
-        tail = fh.read()
+    try:
+        if not p.exists():
+            raise PDFMissingError(p)
+        if not p.is_file():
+            raise PDFMissingError(p, "not a regular file")
+        size = p.stat().st_size
+        with p.open("rb") as fh:
+            head = fh.read(1024)
+            fh.seek(max(0, size - 4096))
+            tail = fh.read()
+    except OSError as exc:  # a name too long for the file system, no permission, an I/O error
+        raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
+    if not head:
+        raise NotAPDFError(p, "empty file, 0 bytes")
     if b"%PDF-" not in head:
         raise NotAPDFError(p, "no %PDF header")
     if b"%%EOF" not in tail:

@@ -199,3 +199,20 @@ def test_a_row_that_is_not_utf8_is_dropped_not_the_dataset(planted: Path) -> Non
     assert malformed[f"line-{bad_line}"] == f"line {bad_line} is not UTF-8 text (byte 23)"
     assert set(malformed) == {"line-4", "no_answer", "bad_page", f"line-{bad_line}"}
     assert len(ds.questions) == before > 0
+
+
+def test_a_pdf_name_the_file_system_refuses_is_that_question_s_drop_not_a_crash(tmp_path: Path) -> None:
+    """A doc_name longer than a file name may be (ENAMETOOLONG) stopped `datasets validate` and `bench
+    run` with "internal error: OSError: File name too long"; an empty file was "no %PDF header"."""
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / "EMPTY.pdf").write_bytes(b"")
+    long_name = "L" * 300
+    rows = [_row("long", "Net sales?", long_name, [0]), _row("empty", "Cash?", "EMPTY", [0])]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = validate_dataset(load_financebench(root))
+    dropped = {d.question_id: d for d in result.dropped}
+    assert dropped["long"].reason == "pdf_unreadable"
+    assert "cannot be opened (File name too long)" in dropped["long"].detail
+    assert dropped["empty"].reason == "pdf_unreadable"
+    assert dropped["empty"].detail.endswith("EMPTY.pdf: not a PDF file (empty file, 0 bytes)")
