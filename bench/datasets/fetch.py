@@ -21,7 +21,13 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, Field
 
-from bench.datasets.financebench import DOCUMENTS_FILE, INFO_FILE, PDF_DIR, QUESTIONS_FILE
+from bench.datasets.financebench import (
+    DOCUMENTS_FILE,
+    INFO_FILE,
+    PDF_DIR,
+    QUESTIONS_FILE,
+    doc_name_problem,
+)
 from pageindex.atomic import write_atomic
 from pageindex.llm.redact import redact, redact_url
 
@@ -230,13 +236,22 @@ class _Fetcher:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
+    """The rows of a downloaded JSONL file; one that is not UTF-8 JSON objects, one a line, is a
+    :class:`FetchError` naming the line (it was an internal error: a list row, a byte that is not UTF-8)."""
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FetchError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise FetchError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise FetchError(f"{path}: line {number} is not a JSON object")
+            rows.append(row)
     return rows
 
 
@@ -272,6 +287,10 @@ def fetch_financebench(
                 raise FetchError(fetcher.report.failed[-1].detail)
         questions = _read_jsonl(root / raw_questions)
         doc_names = list(dict.fromkeys(str(q["doc_name"]) for q in questions if q.get("doc_name")))
+        for name in [n for n in doc_names if doc_name_problem(n)]:  # never a file outside pdfs/
+            doc_names.remove(name)
+            detail = f"not downloaded: {doc_name_problem(name)}"
+            fetcher.emit(FetchEvent(path=f"{PDF_DIR}/{name}.pdf", status="failed", detail=detail))
         used = set(doc_names)
         documents = [d for d in _read_jsonl(root / raw_documents) if d.get("doc_name") in used]
         _write_jsonl(root / QUESTIONS_FILE, questions)

@@ -55,10 +55,26 @@ def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str:
     return str(value)
 
 
+def doc_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a filing's name, or None. A filing is ``pdfs/{doc_name}.pdf``, so its
+    name is one file name: with a ``/`` (or ``\\``), ``../../x`` reaches a file outside ``pdfs/``, and a
+    download from a mirror would write there."""
+    if "/" in name or "\\" in name or "\0" in name:
+        return f"doc_name {name!r} is not a file name: the filing must be pdfs/<doc_name>.pdf, with no folder"
+    return None
+
+
+def _doc_name(row: dict[str, Any]) -> str:
+    name = _text(row, "doc_name")
+    if problem := doc_name_problem(name):
+        raise MalformedRow(problem)
+    return name
+
+
 def parse_document(row: dict[str, Any]) -> Document:
     """One ``documents.jsonl`` row -> ``Document``."""
     return Document(
-        doc_id=_text(row, "doc_name"),
+        doc_id=_doc_name(row),
         company=_text(row, "company", required=False),
         doc_type=_text(row, "doc_type", required=False).lower(),
         period=_text(row, "doc_period", required=False),
@@ -95,7 +111,7 @@ def _evidence(row: dict[str, Any], doc_id: str) -> tuple[list[int], list[str], l
 def parse_question(row: dict[str, Any], documents: dict[str, Document]) -> Question:
     """One ``questions.jsonl`` row (upstream FinanceBench fields) -> ``Question`` with 1-based pages."""
     question_id = _text(row, "financebench_id")
-    doc_id = _text(row, "doc_name")
+    doc_id = _doc_name(row)
     pages, texts, other_docs = _evidence(row, doc_id)
     extra = {k: v for k, v in row.items() if k not in _QUESTION_KEYS}
     if other_docs:

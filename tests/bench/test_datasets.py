@@ -216,3 +216,23 @@ def test_a_pdf_name_the_file_system_refuses_is_that_question_s_drop_not_a_crash(
     assert "cannot be opened (File name too long)" in dropped["long"].detail
     assert dropped["empty"].reason == "pdf_unreadable"
     assert dropped["empty"].detail.endswith("EMPTY.pdf: not a PDF file (empty file, 0 bytes)")
+
+
+def test_a_doc_name_with_folders_is_malformed_even_when_the_file_is_there(tmp_path: Path, fb_pdf) -> None:
+    """``pdfs/{doc_name}.pdf`` is one file of pdfs/: ``../../other/pdfs/X`` was kept and read a PDF
+    outside the dataset (and fetch wrote there)."""
+    (tmp_path / "other" / "pdfs").mkdir(parents=True)
+    (tmp_path / "other" / "pdfs" / "X.pdf").symlink_to(fb_pdf("AMCOR_2023Q2_10Q"))
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    rows = [_row("escape", "Net sales?", "../../other/pdfs/X", [0])]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "documents.jsonl").write_text(json.dumps({"doc_name": "../../other/pdfs/X"}) + "\n")
+    ds = load_financebench(root)
+    assert ds.questions == [] and ds.documents == {}
+    [bad] = ds.malformed
+    assert bad.question_id == "escape"
+    assert bad.detail == (
+        "questions.jsonl line 1: doc_name '../../other/pdfs/X' is not a file name: "
+        "the filing must be pdfs/<doc_name>.pdf, with no folder"
+    )

@@ -312,3 +312,37 @@ def test_credentials_in_the_source_url_are_masked_where_it_is_named(server, tmp_
     stored = "".join(p.read_text() for p in (tmp_path / "fb").glob("*.json"))
     assert "tokSECRET42" not in stored
     assert json.loads((tmp_path / "fb" / "dataset.json").read_text())["source"] == masked
+
+
+def test_a_doc_name_with_folders_is_never_fetched_outside_the_dataset(server, upstream, tmp_path) -> None:
+    """A mirror's questions file naming ``sub/../../../escaped/X`` made the fetcher GET /escaped/X.pdf and
+    write it at tmp/escaped/X.pdf, over whatever was there; now that filing fails alone (its question is
+    then a malformed row) and the others are fetched."""
+    url, state = server
+    rows = [json.loads(line) for line in upstream["/" + REMOTE_QUESTIONS].decode().splitlines()]
+    rows[0]["doc_name"] = "sub/../../../escaped/X"
+    state.files["/" + REMOTE_QUESTIONS] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    state.files["/escaped/X.pdf"] = upstream[f"/pdfs/{DOCS[0]}.pdf"]
+    victim = tmp_path / "escaped" / "X.pdf"
+    victim.parent.mkdir()
+    victim.write_bytes(b"mine")
+    report = _fetch(tmp_path / "fb", url)
+    assert victim.read_bytes() == b"mine" and not state.requests("/escaped/X.pdf")
+    [failed] = report.failed
+    assert failed.path == "pdfs/sub/../../../escaped/X.pdf" and "is not a file name" in failed.detail
+    assert report.count("downloaded") == 5
+    ds = load_financebench(tmp_path / "fb")
+    [bad] = ds.malformed
+    assert bad.question_id == rows[0]["financebench_id"] and "is not a file name" in bad.detail
+
+
+def test_a_questions_file_of_other_rows_is_one_error_not_a_crash(server, tmp_path: Path) -> None:
+    """A row that is no JSON object (a list) was "internal error: AttributeError"; a byte that is not
+    UTF-8, "internal error: UnicodeDecodeError"."""
+    url, state = server
+    state.files["/" + REMOTE_QUESTIONS] = state.files["/" + REMOTE_QUESTIONS] + b"[1, 2]\n"
+    with pytest.raises(FetchError, match=r"financebench_open_source.jsonl: line 19 is not a JSON object"):
+        _fetch(tmp_path / "a", url)
+    state.files["/" + REMOTE_QUESTIONS] = b'{"doc_name": "caf\xe9"}\n'
+    with pytest.raises(FetchError, match=r"financebench_open_source.jsonl: not UTF-8 text \(byte 18\)"):
+        _fetch(tmp_path / "b", url)
