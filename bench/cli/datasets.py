@@ -57,7 +57,8 @@ def fetch(
 
     if dataset.lower() != "financebench":
         fail(f"unknown dataset {dataset!r}; available: financebench")
-    out_dir = output_dir(out_dir, out)
+    out_dir = _dataset_folder(output_dir(out_dir, out), "datasets/financebench")
+    _never_over_what_fetch_did_not_write(out_dir)
 
     failed: list[FetchEvent] = []  # listed after the run: a fetch that cannot start is one error line
 
@@ -91,6 +92,32 @@ def fetch(
     if report.failed:
         fail(
             f"{len(report.failed)} file(s) failed; run the same command again to resume", code=ExitCode.ERRORS
+        )
+
+
+def _dataset_folder(out_dir: Path, example: str) -> Path:
+    """``out_dir``, unless it names no folder of its own: ``-o ''`` (an unset variable) is ``.``, and
+    wrote the dataset's files among whatever the current folder holds."""
+    if out_dir.name in {"", ".", ".."}:
+        fail(f"--out {str(out_dir)!r}: give the dataset a folder of its own, e.g. {example}")
+    return out_dir
+
+
+def _never_over_what_fetch_did_not_write(out_dir: Path) -> None:
+    """A folder holding a dataset (``questions.jsonl``, ``documents.jsonl`` or a PDF in ``pdfs/``) with
+    no ``manifest.json`` was not written by fetch: its files would be written over (a dataset of the
+    user's own, its PDFs "replaced")."""
+    from bench.datasets.fetch import MANIFEST_FILE
+
+    if (out_dir / MANIFEST_FILE).exists():
+        return  # an earlier fetch: resumed and verified
+    held = [name for name in ("questions.jsonl", "documents.jsonl") if (out_dir / name).exists()]
+    if (out_dir / "pdfs").is_dir() and any((out_dir / "pdfs").glob("*.pdf")):
+        held.append("pdfs/*.pdf")
+    if held:
+        fail(
+            f"--out {out_dir}: holds a dataset that fetch did not write ({', '.join(held)}, and no "
+            f"{MANIFEST_FILE}); choose another folder"
         )
 
 
@@ -135,7 +162,7 @@ def demo(
     from bench.datasets.badfiles import write_bad_dataset
     from bench.datasets.demo import write_demo_dataset
 
-    out_dir = output_dir(out_dir, out)
+    out_dir = _dataset_folder(output_dir(out_dir, out), "datasets/demo")
     _never_over_a_real_dataset(out_dir)
     try:
         ds = (write_bad_dataset if bad else write_demo_dataset)(out_dir, hostile=hostile, seed=seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pageindex.cli import app
@@ -109,3 +110,39 @@ def test_demo_never_writes_over_a_dataset_that_is_not_a_demo(tmp_path: Path) -> 
     for seed in ("1", "2"):  # a demo folder is rewritten as before
         again = runner.invoke(app, ["bench", "datasets", "demo", "-o", str(demo), "--seed", seed])
         assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("given", ["", ".", ".."])
+def test_demo_and_fetch_want_a_folder_of_their_own(tmp_path: Path, monkeypatch, given: str) -> None:
+    """``-o "$UNSET"`` is ``.``: demo wrote questions.jsonl, documents.jsonl, dataset.json and pdfs/ among
+    the files of the current folder (bench run refuses the same ``-o``)."""
+    monkeypatch.chdir(tmp_path)
+    fetch = ["fetch", "financebench", "-o", given, "--base-url", "http://127.0.0.1:9"]
+    for args in (["demo", "-o", given], fetch):
+        res = runner.invoke(app, ["bench", "datasets", *args])
+        assert res.exit_code == 2, res.output
+        head = f"error: --out '{given or '.'}': give the dataset a folder of its own"
+        assert res.output.strip().startswith(head), res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fetch_never_writes_over_a_dataset_it_did_not_fetch(tmp_path: Path) -> None:
+    """A folder holding the user's own dataset had its questions.jsonl and documents.jsonl written over
+    and its PDFs "replaced" by fetch (demo refused the same folder)."""
+    out = tmp_path / "mine"
+    (out / "pdfs").mkdir(parents=True)
+    (out / "pdfs" / "X.pdf").write_bytes(b"%PDF-1.4 mine")
+    res = runner.invoke(app, ["bench", "datasets", "fetch", "financebench", "-o", str(out),
+                              "--base-url", "http://127.0.0.1:9"])  # fmt: skip
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        f"error: --out {out}: holds a dataset that fetch did not write (pdfs/*.pdf, and no manifest.json); "
+        "choose another folder"
+    )
+    mine = '{"financebench_id": "m1", "question": "Mine?"}\n'
+    (out / "questions.jsonl").write_text(mine)
+    res = runner.invoke(app, ["bench", "datasets", "fetch", "financebench", "-o", str(out),
+                              "--base-url", "http://127.0.0.1:9"])  # fmt: skip
+    assert "(questions.jsonl, pdfs/*.pdf, and no manifest.json)" in res.output
+    assert (out / "questions.jsonl").read_text() == mine
+    assert (out / "pdfs" / "X.pdf").read_bytes() == b"%PDF-1.4 mine"
