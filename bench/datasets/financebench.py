@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str:
         return ""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise MalformedRow(f"field {key!r} must be text, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):  # JSON's NaN: a gold answer "nan"
+        raise MalformedRow(f"field {key!r} must be text, got {value!r}")
     return str(value)
 
 
@@ -206,7 +209,8 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
     for number, row in _rows(questions_file):
         where = f"{QUESTIONS_FILE} line {number}"
         if isinstance(row, str):
-            malformed.append(DroppedQuestion(question_id=f"line-{number}", reason="malformed", detail=row))
+            detail = f"{QUESTIONS_FILE} {row}"  # as a row's own problems: "questions.jsonl line 3: ..."
+            malformed.append(DroppedQuestion(question_id=f"line-{number}", reason="malformed", detail=detail))
             continue
         try:
             questions.append(parse_question(row, documents))

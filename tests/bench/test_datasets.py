@@ -196,7 +196,7 @@ def test_a_row_that_is_not_utf8_is_dropped_not_the_dataset(planted: Path) -> Non
     ds = load_financebench(planted)
     malformed = {d.question_id: d.detail for d in ds.malformed}
     bad_line = good.count(b"\n") + 1
-    assert malformed[f"line-{bad_line}"] == f"line {bad_line} is not UTF-8 text (byte 23)"
+    assert malformed[f"line-{bad_line}"] == f"questions.jsonl line {bad_line} is not UTF-8 text (byte 23)"
     assert set(malformed) == {"line-4", "no_answer", "bad_page", f"line-{bad_line}"}
     assert len(ds.questions) == before > 0
 
@@ -236,3 +236,21 @@ def test_a_doc_name_with_folders_is_malformed_even_when_the_file_is_there(tmp_pa
         "questions.jsonl line 1: doc_name '../../other/pdfs/X' is not a file name: "
         "the filing must be pdfs/<doc_name>.pdf, with no folder"
     )
+
+
+def test_a_gold_answer_of_nan_is_malformed_and_every_drop_names_its_file(tmp_path: Path) -> None:
+    """JSON's NaN (Python's json reads it) became the gold answer "nan", kept; a line that is not JSON
+    said "line 2 ..." where a row's own problem says "questions.jsonl line 3: ..."."""
+    root = tmp_path / "ds"
+    root.mkdir()
+    rows = [json.dumps(_row("nan", "Net sales?", "X", [0])).replace('"answer": "1"', '"answer": NaN')]
+    rows += ["{not json", json.dumps(_row("inf", "Cash?", "X", [0], answer="1")).replace('"1"', "Infinity")]
+    (root / "questions.jsonl").write_text("\n".join(rows) + "\n")
+    ds = load_financebench(root)
+    assert ds.questions == []
+    assert [(d.question_id, d.detail) for d in ds.malformed] == [
+        ("nan", "questions.jsonl line 1: field 'answer' must be text, got nan"),
+        ("line-2", "questions.jsonl line 2 is not valid JSON (Expecting property name enclosed in double"
+         " quotes)"),
+        ("inf", "questions.jsonl line 3: field 'answer' must be text, got inf"),
+    ]
