@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pageindex.cli._common import ExitCode, console, examples, fail, out_option, output_dir, timeout_option
+from pageindex.cli._common import (
+    ExitCode,
+    console,
+    err_console,
+    examples,
+    fail,
+    out_option,
+    output_dir,
+    timeout_option,
+)
 
 if TYPE_CHECKING:
     from bench.datasets.validation import ValidationResult
@@ -209,6 +218,8 @@ def validate(
         highlight=False,
         soft_wrap=True,
     )
+    for problem in ds.problems:  # drops no question, but a summary by doc type would be wrong
+        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
     if result.dropped:
         table = Table("question", "reason", "detail", title="Dropped questions")
         for d in result.dropped:

@@ -158,22 +158,49 @@ def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
     return out
 
 
-def load_documents(path: Path) -> dict[str, Document]:
+def load_documents(path: Path, problems: list[str] | None = None) -> dict[str, Document]:
     """``documents.jsonl`` as a dict by doc id; malformed rows are skipped (questions on them
-    still load, with a bare document)."""
+    still load, with a bare document), each said in ``problems`` when given, as is a repeated doc_name
+    (the first row is kept)."""
     file = path / DOCUMENTS_FILE
     documents: dict[str, Document] = {}
+    lines: dict[str, int] = {}
+    said = problems if problems is not None else []
     if not file.exists():
         return documents
-    for _, row in _rows(file):
+    for number, row in _rows(file):
         if isinstance(row, str):
+            said.append(f"{DOCUMENTS_FILE} {row}; the row is ignored")
             continue
         try:
             doc = parse_document(row)
-        except MalformedRow:
+        except MalformedRow as exc:
+            said.append(f"{DOCUMENTS_FILE} line {number}: {exc}; the row is ignored")
             continue
-        documents.setdefault(doc.doc_id, doc)
+        if doc.doc_id in documents:
+            said.append(
+                f"{DOCUMENTS_FILE} line {number}: doc_name {doc.doc_id!r} repeats line {lines[doc.doc_id]}; "
+                "the first row is kept"
+            )
+            continue
+        documents[doc.doc_id] = doc
+        lines[doc.doc_id] = number
     return documents
+
+
+def _unlisted(path: Path, questions: list[Question], documents: dict[str, Document]) -> list[str]:
+    """The filings questions name that ``documents.jsonl`` does not list (they have no doc type,
+    so a summary files them under none), said in one line."""
+    missing = [doc for doc in dict.fromkeys(q.doc_id for q in questions) if doc not in documents]
+    if not missing:
+        return []
+    if not (path / DOCUMENTS_FILE).exists():
+        return [f"no {DOCUMENTS_FILE}: the questions' filings have no doc type, company or period"]
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return [
+        f"{DOCUMENTS_FILE} does not list {len(missing)} of the questions' filings ({shown}): their doc "
+        "type, company and period are unknown"
+    ]
 
 
 def _dataset_name(path: Path, name: str | None) -> str:
@@ -203,7 +230,8 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
         raise DatasetError(f"{root}: no such dataset directory")
     if not questions_file.exists():
         raise DatasetError(f"{root}: no {QUESTIONS_FILE} (expected a FinanceBench-format directory)")
-    documents = load_documents(root)
+    problems: list[str] = []
+    documents = load_documents(root, problems)
     questions: list[Question] = []
     malformed: list[DroppedQuestion] = []
     for number, row in _rows(questions_file):
@@ -225,4 +253,5 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
         questions=questions,
         documents=documents,
         malformed=malformed,
+        problems=[*problems, *_unlisted(root, questions, documents)],
     )

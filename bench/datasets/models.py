@@ -68,6 +68,8 @@ class Dataset(BaseModel):
     questions: list[Question] = Field(default_factory=list)
     documents: dict[str, Document] = Field(default_factory=dict)
     malformed: list[DroppedQuestion] = Field(default_factory=list)  # rows the loader could not parse
+    # what is wrong that drops no question (a documents.jsonl row ignored, a filing it does not list)
+    problems: list[str] = Field(default_factory=list)
 
     def pdf_path(self, doc_id: str) -> Path:
         """Where the PDF of ``doc_id`` is (or should be): ``<path>/pdfs/<doc_id>.pdf``."""

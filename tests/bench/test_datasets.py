@@ -254,3 +254,39 @@ def test_a_gold_answer_of_nan_is_malformed_and_every_drop_names_its_file(tmp_pat
          " quotes)"),
         ("inf", "questions.jsonl line 3: field 'answer' must be text, got inf"),
     ]
+
+
+def test_documents_rows_that_are_ignored_are_said_not_silent(tmp_path: Path, fb_pdf) -> None:
+    """A documents.jsonl row that could not be read, or repeated a doc_name, was skipped without a word:
+    its filing's questions lost their doc type (a summary by doc type filed them under none)."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    for doc in ("A", "B", "C"):
+        (root / "pdfs" / f"{doc}.pdf").symlink_to(fb_pdf("AMCOR_2023Q2_10Q"))
+    rows = [_row("q1", "Net sales?", "A", [0]), _row("q2", "Cash?", "B", [0]), _row("q3", "Debt?", "C", [0])]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    docs = [{"doc_name": "A", "doc_type": "10k"}, {"doc_name": "B", "doc_type": ["10q"]}, "{broken",
+            {"doc_name": "A", "doc_type": "8k"}]  # fmt: skip
+    lines = [d if isinstance(d, str) else json.dumps(d) for d in docs]
+    (root / "documents.jsonl").write_text("\n".join(lines) + "\n")
+    ds = load_financebench(root)
+    assert ds.documents["A"].doc_type == "10k" and len(ds.questions) == 3
+    assert ds.problems == [
+        "documents.jsonl line 2: field 'doc_type' must be text, got list; the row is ignored",
+        "documents.jsonl line 3 is not valid JSON (Expecting property name enclosed in double quotes); "
+        "the row is ignored",
+        "documents.jsonl line 4: doc_name 'A' repeats line 1; the first row is kept",
+        "documents.jsonl does not list 2 of the questions' filings (B, C): their doc type, company and "
+        "period are unknown",
+    ]
+    res = CliRunner().invoke(app, ["bench", "datasets", "validate", str(root)], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "warning: documents.jsonl line 4: doc_name 'A' repeats line 1; the first row is kept" in res.output
+    (root / "documents.jsonl").unlink()
+    assert load_financebench(root).problems == [
+        "no documents.jsonl: the questions' filings have no doc type, company or period"
+    ]
