@@ -149,14 +149,33 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     if factory is None:
         choices = ", ".join(judge_names())
         raise ValueError(f"unknown judge {name!r}; choose one of {choices}{registry.missing_hint()}")
+    module = getattr(factory, "__module__", "?")
     try:
-        return factory(model_client=model_client, **options)
+        judge = factory(model_client=model_client, **options)
     except ValueError:  # a judge's own word on its options ("needs a model client"): as it is
         raise
     except Exception as exc:  # a plug-in's factory that breaks: say whose (trial 14: "internal error")
-        module = getattr(factory, "__module__", "?")
         why = f"{type(exc).__name__}: {exc}"
-        raise ValueError(f"judge {name!r} (from {module}) could not be built: {why}") from exc
+        if isinstance(exc, TypeError):  # a judge class decorated itself, taking no model_client
+            why += f"; {FACTORY_CONTRACT}"
+        raise JudgeBuildError(f"judge {name!r} (from {module}) could not be built: {why}") from exc
+    if not callable(getattr(judge, "assess", None)) and not callable(getattr(judge, "judge", None)):
+        raise JudgeBuildError(  # every answer would be a judge failure, found only once judged
+            f"judge {name!r} (from {module}) has neither assess(JudgeInput) nor judge(question, gold_answer, "
+            f"answer); {FACTORY_CONTRACT}"
+        )
+    return judge
+
+
+FACTORY_CONTRACT = (
+    "@register_judge decorates a factory called as factory(model_client=..., **options) that returns the "
+    "judge (see README, Adding a judge)"
+)
+
+
+class JudgeBuildError(registry.PluginError, ValueError):
+    """A registered judge that cannot be built: its factory failed, or returned no judge. One line
+    naming the judge and its module (the CLI's plug-in error, exit 2; a ``ValueError`` as before)."""
 
 
 def gold_text(gold_answer: str | float | int) -> str:

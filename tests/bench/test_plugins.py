@@ -270,3 +270,61 @@ def test_a_plugin_module_not_on_the_path_says_how_to_make_it_importable(tmp_path
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and "no_such_dependency_xyz" in done.stderr
     assert "PYTHONPATH" not in done.stderr, done.stderr
+
+
+def _run_with_plugin(tmp_path: Path, module: str, source: str, *args: str) -> subprocess.CompletedProcess:
+    """``pageindex bench run`` with ``module`` (written from ``source`` into tmp_path) as the plug-in."""
+    (tmp_path / f"{module}.py").write_text(source)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env |= {"PYTHONPATH": str(tmp_path), "PAGEINDEX_PLUGINS": module,
+            "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    cmd = [sys.executable, "-m", "pageindex.cli", "bench", "run", "--quiet", "--limit", "2",
+           "--out", str(tmp_path / "run"), "-r", "extractive", *args]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+
+
+def test_the_readme_s_judge_plugin_runs_as_written(tmp_path: Path) -> None:
+    """README, Adding a judge: its module, copied as it is, judges a bench run."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("# my_judges.py")
+    source = readme[start : readme.index("```", start)]
+    done = _run_with_plugin(tmp_path, "my_judges", source, "--judge", "contains")
+    assert done.returncode == 0, done.stderr + done.stdout
+    samples = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == 2 and all(s.judge == "contains" and s.verdict is not None for s in samples)
+
+
+BROKEN_JUDGES = """
+from bench.judges.base import JudgeVerdict, register_judge
+
+@register_judge("classy")  # the class itself, not a factory: called with model_client=...
+class Classy:
+    name = "classy"
+    version = "1"
+    def assess(self, inp):
+        return JudgeVerdict(verdict="correct", judge=self.name)
+
+class Mute:
+    name = "mute"
+    version = "1"
+
+@register_judge("mute")
+def make_mute(**options):
+    return Mute()
+"""
+
+
+def test_a_plugin_judge_that_cannot_be_built_is_one_line_before_any_sample(tmp_path: Path) -> None:
+    """Trial-style: a judge class decorated in place of its factory was "internal error: ValueError: judge
+    'classy' ... could not be built" once the trees were built; a judge with neither assess nor judge made
+    every answer a judge failure (exit 4) instead of being refused."""
+    for name, says in (
+        ("classy", "could not be built: TypeError: Classy() takes no arguments; @register_judge decorates"),
+        ("mute", "has neither assess(JudgeInput) nor judge(question, gold_answer, answer)"),
+    ):
+        done = _run_with_plugin(tmp_path, "broken_judges", BROKEN_JUDGES, "--judge", name)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 2 and len(lines) == 1, done.stderr + done.stdout
+        assert lines[0].startswith(f"error: judge '{name}' (from broken_judges) "), lines[0]
+        assert says in lines[0], lines[0]
+        assert not (tmp_path / "run").exists()
