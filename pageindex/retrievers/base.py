@@ -184,6 +184,10 @@ def register_retriever(
 ) -> Callable[[Any], Any]:
     """Register a retriever function or class under ``name`` (see the module docstring)."""
 
+    if not name or name != name.strip() or any(c in name for c in ", =\t\n"):
+        # --retrievers splits at commas and --opt at "=": such a name could never be asked for
+        raise TypeError(f"retriever {name!r}: a name is a word without spaces, commas or '=' (e.g. 'mine')")
+
     def decorate(obj: Any) -> Any:
         if inspect.isclass(obj):
             instance = obj()

@@ -81,6 +81,19 @@ def test_a_retriever_that_does_not_take_run_and_opts_is_refused_when_it_register
     assert "test_badsig" not in available_retrievers()
 
 
+@pytest.mark.parametrize("name", ["", "a,b", "my retriever", " mine", "x=1"])
+def test_a_retriever_name_no_option_can_ask_for_is_refused_when_it_registers(name):
+    """A plug-in's "a,b" was listed by `pageindex retrievers` but `-r a,b` asked for a and b; "" was
+    offered as a choice (`choose from , a,b, agent, ...`)."""
+    with pytest.raises(TypeError, match="a name is a word without spaces, commas or '='"):
+
+        @register_retriever(name, needs_llm=False)
+        async def named(run, opts):  # pragma: no cover
+            return run.result("fail")
+
+    assert name not in available_retrievers()
+
+
 def test_a_class_retriever_is_checked_on_its_bound_run():
     class Fine:
         async def run(self, run, opts):
