@@ -221,7 +221,16 @@ def _import_plugin(module: str, where: str) -> None:
         importlib.import_module(module)
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ModuleNotFoundError) and exc.name and (module + ".").startswith(exc.name + "."):
+        a_file = module.endswith(".py") or "/" in module or "\\" in module  # a path where a name goes
+        if isinstance(exc, ModuleNotFoundError) and a_file:
+            path = module.replace("\\", "/")
+            folder, _, file = path.rpartition("/")
+            stem = file.removesuffix(".py")
+            reason += (
+                f" (${PLUGINS_ENV} names modules, not files: for {module} write "
+                f"PYTHONPATH={folder or '.'} {PLUGINS_ENV}={stem})"
+            )
+        elif isinstance(exc, ModuleNotFoundError) and exc.name and (module + ".").startswith(exc.name + "."):
             # the plug-in itself, not one of its imports: the `pageindex` command does not look in the
             # current folder (a console script, unlike `python -m`), so a my_plugin.py there is not found
             reason += (

@@ -328,3 +328,18 @@ def test_a_plugin_judge_that_cannot_be_built_is_one_line_before_any_sample(tmp_p
         assert lines[0].startswith(f"error: judge '{name}' (from broken_judges) "), lines[0]
         assert says in lines[0], lines[0]
         assert not (tmp_path / "run").exists()
+
+
+def test_a_plugin_named_by_its_file_says_to_name_the_module(tmp_path: Path) -> None:
+    """``PAGEINDEX_PLUGINS=plug/my_plugin.py`` was told to use PYTHONPATH=. "for plug/my_plugin.py in the
+    current folder", which does not help: the variable wants the module's name."""
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "my_plugin.py").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for given, hint in (("plug/my_plugin.py", "PYTHONPATH=plug PAGEINDEX_PLUGINS=my_plugin"),
+                        ("my_plugin.py", "PYTHONPATH=. PAGEINDEX_PLUGINS=my_plugin")):  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                              text=True, env={**env, "PAGEINDEX_PLUGINS": given}, timeout=120, cwd=tmp_path)
+        assert done.returncode == 2
+        says = f"($PAGEINDEX_PLUGINS names modules, not files: for {given} write {hint})"
+        assert done.stderr.strip().endswith(says), done.stderr
