@@ -19,8 +19,9 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pageindex.llm.types import LLMConfigError, Usage
 from pageindex.wording import first_error
@@ -29,7 +30,10 @@ _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 class ModelPrice(BaseModel):
-    # a price is a finite number >= 0: a negative or NaN one made every cost of the model wrong
+    # a price is a finite number >= 0: a negative or NaN one made every cost of the model wrong; an
+    # unknown key is refused (a misspelt "cahced_input" left cached tokens at the input price, unsaid)
+    model_config = ConfigDict(extra="forbid")
+
     input: float = Field(ge=0, allow_inf_nan=False)
     output: float = Field(ge=0, allow_inf_nan=False)
     cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -42,8 +46,19 @@ class ModelPrice(BaseModel):
         ) / 1_000_000
 
 
+UNIT = "USD per 1M tokens"
+
+
 class PricingFile(BaseModel):
+    """The shipped table's format: ``models``, and what it says about itself (``unit``, which must be
+    :data:`UNIT` when given, ``as_of``, ``source``); any other key is refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
     models: dict[str, ModelPrice]
+    unit: Literal["USD per 1M tokens"] = UNIT  # a file priced per 1K tokens would cost 1000x too little
+    as_of: str | None = None
+    source: str | None = None
 
 
 class Pricing(BaseModel):

@@ -112,6 +112,12 @@ def test_pricing_lookup_and_override(tmp_path, monkeypatch):
         (b"\x92\xff{}", "not UTF-8"),
         (b'{"models": {"m": {"input": -1, "output": 1}}}', "models.m.input: must be at least 0"),
         (b'{"models": {"m": {"input": NaN, "output": 1}}}', "models.m.input: must be a finite number"),
+        # a misspelt key was dropped without a word: cached tokens priced as input
+        (b'{"models": {"m": {"input": 1, "output": 1, "cahced_input": 0.1}}}',
+         r"models.m.cahced_input: is not a key it takes \(a misspelling\?\)"),
+        (b'{"modles": {}, "models": {}}', "modles: is not a key it takes"),
+        # prices per 1K tokens would make every cost 1000 times too small
+        (b'{"unit": "USD per 1K tokens", "models": {}}', "unit: must be 'USD per 1M tokens'"),
     ],
 )
 def test_an_unusable_pricing_file_is_one_config_error_naming_it(tmp_path, content, message):
