@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pageindex.llm.cache import CacheMode
 
@@ -18,6 +18,9 @@ LLM_RETRIEVERS = ["agent", "planner", "iterative"]
 
 
 class RunConfig(BaseModel):
+    # a key it does not have is refused: RunConfig(retriever=["bm25"]) ran the default retrievers
+    model_config = ConfigDict(extra="forbid")
+
     data_dir: Path | None = None  # None = the generated demo dataset
     retrievers: list[str] = Field(default_factory=list)  # empty = the defaults for the model set-up
     model: str | None = None

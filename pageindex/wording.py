@@ -22,7 +22,7 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"Input should be less than or equal to "), "must be at most "),
     (re.compile(r"Input should be less than "), "must be less than "),
     (re.compile(r"Input should be "), "must be "),
-    (re.compile(r"^Extra inputs are not permitted$"), "is not a key it takes (a misspelling?)"),
+    (re.compile(r"^Extra inputs are not permitted$"), "is not a known key"),
 ]
 
 

@@ -1,0 +1,40 @@
+"""RunConfig, the settings of a run (stored in run.json for --resume): a key it does not have is an error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from bench.config import RunConfig
+from pageindex.cli import app
+
+
+def test_a_setting_runconfig_does_not_have_is_refused() -> None:
+    """``RunConfig(retriever=["bm25"])`` (for retrievers) ran the default retrievers without a word."""
+    with pytest.raises(ValidationError, match="retriever\\n  Extra inputs are not permitted"):
+        RunConfig(retriever=["bm25"])
+    assert RunConfig(retrievers="bm25, extractive").retrievers == ["bm25", "extractive"]
+
+
+def test_a_stored_setting_this_version_does_not_know_is_refused_on_resume(tmp_path: Path) -> None:
+    """A run.json whose stored settings hold a key this install does not have (written by a newer one, or
+    edited) resumed with that setting dropped; now the resume is one line naming it, files untouched."""
+    env = {"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    run = tmp_path / "run"
+    args = ["bench", "run", "-q", "-r", "extractive", "--judge", "rules", "--limit", "1", "-o", str(run)]
+    assert CliRunner().invoke(app, args, env=env).exit_code == 0
+    info = json.loads((run / "run.json").read_text())
+    info["status"] = "interrupted"
+    info["extra"]["config"]["max_cost_per_sample"] = 0.5
+    (run / "run.json").write_text(json.dumps(info))
+    before = (run / "samples.jsonl").read_text()
+    res = CliRunner().invoke(app, ["bench", "run", "--resume", str(run)], env=env)
+    assert res.exit_code == 2, res.output
+    assert res.output.strip() == (
+        f"error: cannot resume {run}: its stored settings: max_cost_per_sample 0.5 is not a known key"
+    )
+    assert (run / "samples.jsonl").read_text() == before
