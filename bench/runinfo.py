@@ -43,7 +43,11 @@ def dataset_content_hash(path: str | Path) -> str:
     pdf_dir = root / CONTENT_HASH_PDF_DIR
     pdfs = sorted(pdf_dir.glob("*.pdf")) if pdf_dir.is_dir() else []
     for pdf in pdfs:
-        digest.update(f"{CONTENT_HASH_PDF_DIR}/{pdf.name}\0{pdf.stat().st_size}\0".encode())
+        try:
+            size = str(pdf.stat().st_size)
+        except OSError:  # a dangling link no question uses stopped every run ("No such file or directory")
+            size = "unreadable"
+        digest.update(f"{CONTENT_HASH_PDF_DIR}/{pdf.name}\0{size}\0".encode())
     return digest.hexdigest()
 
 

@@ -290,3 +290,26 @@ def test_documents_rows_that_are_ignored_are_said_not_silent(tmp_path: Path, fb_
     assert load_financebench(root).problems == [
         "no documents.jsonl: the questions' filings have no doc type, company or period"
     ]
+
+
+def test_a_dangling_link_in_pdfs_that_no_question_uses_does_not_stop_a_run(tmp_path: Path, fb_pdf) -> None:
+    """The dataset content hash took the size of every pdfs/*.pdf: a dangling link there (a filing moved
+    away) stopped `bench run` with "error: [Errno 2] No such file or directory" and nothing run."""
+    from typer.testing import CliRunner
+
+    from bench.runinfo import dataset_content_hash
+    from pageindex.cli import app
+
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / "A.pdf").symlink_to(fb_pdf("AMCOR_2023Q2_10Q"))
+    (root / "questions.jsonl").write_text(json.dumps(_row("q1", "Net sales?", "A", [0])) + "\n")
+    before = dataset_content_hash(root)
+    (root / "pdfs" / "GONE.pdf").symlink_to(tmp_path / "nowhere.pdf")
+    assert dataset_content_hash(root) != before
+    env = {"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["bench", "run", "-q", "-d", str(root), "-r", "extractive", "--judge", "rules"]
+    args += ["-o", str(tmp_path / "r")]
+    res = CliRunner().invoke(app, args, env=env)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "r" / "samples.jsonl").read_text().count("\n") == 1
