@@ -130,6 +130,17 @@ def _never_over_what_fetch_did_not_write(out_dir: Path) -> None:
         )
 
 
+def _demo_filings(out_dir: Path) -> set[str]:
+    """The filings of the demo dataset ``out_dir`` holds (none if it holds none): a demo written over
+    a ``--bad`` one removes the bad filings, which were left in pdfs/ and changed the dataset's
+    content hash (so runs over it and over a fresh demo did not compare)."""
+    from bench.datasets.financebench import load_documents
+
+    if not (out_dir / "questions.jsonl").exists():
+        return set()
+    return set(load_documents(out_dir))
+
+
 def _never_over_a_real_dataset(out_dir: Path) -> None:
     """A folder that holds a dataset other than a demo one (its ``dataset.json`` does not name a
     ``demo`` dataset, or there is none beside ``questions.jsonl``) is never written over."""
@@ -173,8 +184,11 @@ def demo(
 
     out_dir = _dataset_folder(output_dir(out_dir, out), "datasets/demo")
     _never_over_a_real_dataset(out_dir)
+    earlier = _demo_filings(out_dir)
     try:
         ds = (write_bad_dataset if bad else write_demo_dataset)(out_dir, hostile=hostile, seed=seed)
+        for doc_id in sorted(earlier - set(ds.documents)):  # the earlier demo's own: --bad's filings
+            ds.pdf_path(doc_id).unlink(missing_ok=True)
     except OSError as exc:
         fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     console.print(

@@ -146,3 +146,18 @@ def test_fetch_never_writes_over_a_dataset_it_did_not_fetch(tmp_path: Path) -> N
     assert "(questions.jsonl, pdfs/*.pdf, and no manifest.json)" in res.output
     assert (out / "questions.jsonl").read_text() == mine
     assert (out / "pdfs" / "X.pdf").read_bytes() == b"%PDF-1.4 mine"
+
+
+def test_a_demo_written_over_a_bad_demo_leaves_no_bad_filing(tmp_path: Path) -> None:
+    """`demo --bad` then `demo` into one folder left the seven BAD_*.pdf in pdfs/: the dataset's content
+    hash (which names every pdfs/*.pdf) then differed from a fresh demo's, so their runs did not compare."""
+    from bench.runinfo import dataset_content_hash
+
+    fresh, reused = tmp_path / "fresh", tmp_path / "reused"
+    assert runner.invoke(app, ["bench", "datasets", "demo", "-o", str(fresh)]).exit_code == 0
+    assert runner.invoke(app, ["bench", "datasets", "demo", "-o", str(reused), "--bad"]).exit_code == 0
+    res = runner.invoke(app, ["bench", "datasets", "demo", "-o", str(reused)])
+    assert res.exit_code == 0, res.output
+    names = [sorted(p.name for p in (folder / "pdfs").iterdir()) for folder in (reused, fresh)]
+    assert names[0] == names[1] and len(names[0]) == 3
+    assert dataset_content_hash(reused) == dataset_content_hash(fresh)
