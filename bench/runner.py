@@ -189,18 +189,10 @@ def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], 
     return run, skipped
 
 
-def select_questions(questions: list[Question], config: RunConfig) -> list[Question]:
-    if config.question_types:
-        questions = [q for q in questions if q.question_type in config.question_types]
-    if config.question_ids:
-        questions = [q for q in questions if q.question_id in config.question_ids]
-    return questions
-
-
-def explain_empty_selection(dataset: Dataset, selected: list[Question], config: RunConfig) -> None:
+def explain_empty_selection(dataset: Dataset, selected: Dataset, config: RunConfig) -> None:
     """Raise :class:`RunSetupError` naming why nothing was selected (empty file, a filter that
-    matches nothing); a selection that is not empty passes."""
-    if selected:
+    matches nothing); a selection that is not empty (a malformed row asked for included) passes."""
+    if selected.questions or selected.malformed:
         return
     if not dataset.questions:
         bad = f" ({len(dataset.malformed)} malformed rows dropped)" if dataset.malformed else ""
@@ -818,12 +810,9 @@ class Runner:
         dataset = load_dataset(cfg)
         from bench.datasets.validation import validate_dataset
 
-        selected = select_questions(dataset.questions, cfg)
+        selected = dataset.select(cfg.question_types, cfg.question_ids)
         explain_empty_selection(dataset, selected, cfg)
-        validation = validate_dataset(
-            dataset.model_copy(update={"questions": selected}),
-            similarity_threshold=cfg.similarity_threshold,
-        )
+        validation = validate_dataset(selected, similarity_threshold=cfg.similarity_threshold)
         questions = validation.kept[: cfg.limit] if cfg.limit else validation.kept
         if not questions:
             raise RunSetupError(f"no question can run: {_drop_counts(validation.dropped, dataset)}")

@@ -245,7 +245,11 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
         except MalformedRow as exc:
             qid = row.get("financebench_id")
             qid = str(qid) if isinstance(qid, str | int) and str(qid).strip() else f"line-{number}"
-            malformed.append(DroppedQuestion(question_id=qid, reason="malformed", detail=f"{where}: {exc}"))
+            kind = row.get("question_type")  # kept where readable: a --question-type selection takes it
+            malformed.append(DroppedQuestion(
+                question_id=qid, reason="malformed", detail=f"{where}: {exc}",
+                question_type=kind if isinstance(kind, str) and kind.strip() else None,
+            ))  # fmt: skip
     return Dataset(
         name=_dataset_name(root, name),
         path=root,

@@ -6,6 +6,7 @@ loader converts).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,24 @@ class Dataset(BaseModel):
     def document(self, doc_id: str) -> Document:
         """The document row, or a bare one when ``documents.jsonl`` does not list it."""
         return self.documents.get(doc_id) or Document(doc_id=doc_id)
+
+    def select(self, question_types: Sequence[str] = (), question_ids: Sequence[str] = ()) -> Dataset:
+        """This dataset with only the questions of these types and ids (``--question-type``,
+        ``--question-id``; none given: all), and only the malformed rows they would take: a row
+        whose type or id could be read and matches, so a run of one question does not report every
+        bad row of the file as its own drops, and a malformed row asked for by id is said as such."""
+
+        def taken(row: Question | DroppedQuestion) -> bool:
+            return (not question_types or row.question_type in question_types) and (
+                not question_ids or row.question_id in question_ids
+            )
+
+        return self.model_copy(
+            update={
+                "questions": [q for q in self.questions if taken(q)],
+                "malformed": [m for m in self.malformed if taken(m)],
+            }
+        )
 
     def doc_ids(self) -> list[str]:
         """The documents the questions use, in order of first use."""

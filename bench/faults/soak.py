@@ -85,15 +85,13 @@ def expected_keys(run_dir: Path) -> set[str]:
     from bench.config import RunConfig
     from bench.datasets.validation import validate_dataset
     from bench.rundir import RunDir
-    from bench.runner import load_dataset, select_questions
+    from bench.runner import load_dataset
 
     info = RunDir(run_dir).read_info()
     cfg = RunConfig.model_validate(info.extra["config"])
     dataset = load_dataset(cfg)
-    kept = validate_dataset(
-        dataset.model_copy(update={"questions": select_questions(dataset.questions, cfg)}),
-        similarity_threshold=cfg.similarity_threshold,
-    ).kept
+    selected = dataset.select(cfg.question_types, cfg.question_ids)
+    kept = validate_dataset(selected, similarity_threshold=cfg.similarity_threshold).kept
     kept = kept[: cfg.limit] if cfg.limit else kept
     tree_dropped = {
         row["question_id"]

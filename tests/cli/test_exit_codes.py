@@ -181,6 +181,40 @@ def test_a_filter_that_matches_nothing_exits_2(filter_, tmp_path, quiet_env):
     assert f"{filter_[0]} {filter_[1]} matched none of the 18 questions" in output
 
 
+def test_a_selection_reports_only_the_malformed_rows_it_takes(tmp_path, quiet_env):
+    """`--question-id q1` on a dataset with malformed rows said every bad row of the file was dropped
+    (and "all 16 selected questions were dropped" when q1's PDF was missing); a malformed row asked for
+    by id said "matched none" rather than that the row is malformed (review of datasets, session 16)."""
+    data = copy_demo(tmp_path)
+    lines = (data / "questions.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    bad = [
+        json.dumps({**first, "financebench_id": "broken_a", "evidence": "not a list"}),
+        json.dumps({**first, "financebench_id": "broken_b", "question": None}),
+        json.dumps({**first, "financebench_id": "broken_c", "question": None, "question_type": "other"}),
+        "not json at all",
+    ]
+    (data / "questions.jsonl").write_text("\n".join([*lines, *bad]) + "\n")
+    run = tmp_path / "r1"
+    args = ["bench", "run", "-d", str(data), "-r", "extractive", "--judge", "rules", "-q"]
+    code, output = invoke([*args, "--question-id", first["financebench_id"], "--out", str(run)])
+    assert code == 0, output
+    assert (run / "dropped.jsonl").read_text().strip() == ""
+    assert json.loads((run / "run.json").read_text())["dataset"]["dropped"] == 0
+
+    code, output = invoke([*args, "--question-id", "broken_a", "--out", str(tmp_path / "r2")])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert "all 1 selected questions were dropped (1 malformed)" in output
+
+    kind = first["question_type"]
+    run = tmp_path / "r3"
+    code, output = invoke([*args, "--question-type", kind, "--out", str(run)])
+    assert code == 0, output
+    dropped = [json.loads(line) for line in (run / "dropped.jsonl").read_text().splitlines()]
+    assert {d["question_id"] for d in dropped if d["reason"] == "malformed"} == {"broken_a", "broken_b"}
+
+
 def test_a_static_file_server_is_not_an_openai_api_for_bench_run(static_site, tmp_path, quiet_env):
     code, output = invoke(
         ["bench", "run", "-r", "agent", "--model", "openai/x", "--base-url", static_site, "--limit", "2",
