@@ -215,6 +215,19 @@ def test_a_selection_reports_only_the_malformed_rows_it_takes(tmp_path, quiet_en
     assert {d["question_id"] for d in dropped if d["reason"] == "malformed"} == {"broken_a", "broken_b"}
 
 
+def test_bench_run_says_the_documents_rows_it_ignores(tmp_path, quiet_env):
+    """`datasets validate` warned of documents.jsonl rows it ignores (their filings lose their doc type,
+    so a summary by doc type is wrong); `bench run` said nothing (review of datasets, session 16)."""
+    data = copy_demo(tmp_path)
+    with (data / "documents.jsonl").open("a") as docs:
+        docs.write("not json\n")
+    code, output = invoke(["bench", "run", "-d", str(data), "-r", "extractive", "--judge", "rules", "-q",
+                           "--limit", "1", "--out", str(tmp_path / "r")])  # fmt: skip
+    assert code == 0, output
+    warned = [line for line in output.splitlines() if line.startswith("warning: documents.jsonl")]
+    assert len(warned) == 1 and warned[0].endswith("the row is ignored"), output
+
+
 def test_a_static_file_server_is_not_an_openai_api_for_bench_run(static_site, tmp_path, quiet_env):
     code, output = invoke(
         ["bench", "run", "-r", "agent", "--model", "openai/x", "--base-url", static_site, "--limit", "2",
