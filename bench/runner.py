@@ -1,6 +1,7 @@
 """``pageindex bench run``: questions x retrievers x repeats, judged, written as they finish.
 
-This module owns a run's flow; the run directory's files belong to :mod:`bench.rundir`. The
+This module owns a run's flow; the run directory's files belong to :mod:`bench.rundir`, what a
+``--resume`` may continue to :mod:`bench.resume`. The
 flow, top to bottom (the named steps of :meth:`Runner.run`): open the run directory, settle the
 settings, choose retrievers, load and validate the dataset (drops with reasons), make the model
 clients (one budget and ledger for the run), build or load one tree per document, describe the
@@ -21,15 +22,15 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from bench import resume
 from bench import runinfo as provenance
 from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
@@ -42,7 +43,7 @@ from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
 from pageindex.llm.profile import endpoint_url
-from pageindex.llm.redact import MASK, redact, redact_argv, redact_handler, redact_url, url_secrets
+from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded
 from pageindex.retrievers.base import (
@@ -53,9 +54,9 @@ from pageindex.retrievers.base import (
     get_retriever,
 )
 from pageindex.tree.model import Tree
-from pageindex.wording import plainly
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # After a call timed out against a server on this machine: how many call timeouts to wait for it to
@@ -218,80 +219,12 @@ def _drop_counts(dropped: list[DroppedQuestion], dataset: Dataset) -> str:
     )
 
 
-def foreign_samples(rundir: RunDir, info: RunInfo) -> str | None:
-    """Why ``samples.jsonl`` cannot be continued under ``run.json`` (None: it can): a row of
-    another run (its ``run_id``), or of a retriever or model the run does not have, means the
-    files of two runs were put together, and resuming would adopt samples the run never made.
-    Rows without a run id or model (older runs), or with model ``-`` (a retriever that calls no model),
-    are not held against it."""
-    try:
-        samples, _ = rundir.read_samples()  # no file: no samples, nothing foreign
-    except RunLoadError as exc:
-        return str(exc)
-    model = info.model or "none"
-    for i, s in enumerate(samples):
-        why = None
-        if s.run_id and s.run_id != info.run_id:
-            why = f"run {s.run_id}"
-        elif info.retrievers and s.retriever not in info.retrievers:
-            why = f"retriever {s.retriever}"
-        elif info.model and s.model and s.model not in (info.model, NO_VALUE):  # "-": a model-free retriever
-            why = f"model {s.model}"
-        if why:
-            return (
-                f"sample {i + 1} of {rundir.samples_path} is of {why}, but {rundir.info_path} is run "
-                f"{info.run_id} (retrievers {', '.join(info.retrievers) or 'unknown'}, model {model}); "
-                "resume only a run directory as bench run wrote it, or start a new run"
-            )
-    return None
-
-
 def absolute_paths(config: RunConfig) -> dict[str, Path]:
     """The config's paths (dataset, run folder, caches) made absolute, as a run stores them: a resume
     from another folder must find the same files (a relative ``--data-dir ds`` resumed elsewhere read
     another folder's, or none)."""
     paths = {name: getattr(config, name) for name in RunConfig.model_fields}
     return {name: Path(os.path.abspath(p)) for name, p in paths.items() if isinstance(p, Path)}
-
-
-def _rejudged_remedy(made: dict[str, Any]) -> str:
-    """How to go on with a folder ``bench rejudge`` wrote (its ``extra["rejudge"]``): the command that
-    made it, again with ``--resume`` (as recorded: a URL's credentials masked)."""
-    import shlex
-
-    said = f"bench rejudge wrote it (from {made.get('from_path')}); continue it with bench rejudge --resume"
-    command = [str(part) for part in made.get("command") or []]
-    if "rejudge" not in command:
-        return f"{said}, the source, judge options and -o it was made with, or resume the run it rejudged"
-    again = shlex.join([*command, *([] if "--resume" in command else ["--resume"])])
-    masked = " (give its URL's credentials again)" if MASK in again else ""
-    return f"{said}: {again}{masked}"
-
-
-def _same_endpoint_as_stored(spec: str, role: str, stored: str) -> None:
-    """A resumed run's model was called at ``stored``, stored masked: the environment gives its
-    credentials again, and must still name that endpoint (another would answer the rest of the run)."""
-    now = redact_url(endpoint_url(spec, None))
-    if now != stored:
-        option = "--base-url" if role == "retriever" else "--judge-base-url"
-        variable = "OLLAMA_BASE_URL" if spec.split("/", 1)[0] == "ollama" else "OPENAI_BASE_URL"
-        raise RunSetupError(
-            f"cannot resume: {spec} was called at {stored} (its credentials are not stored), but the "
-            f"environment now gives {now or 'no base URL'}; set ${variable} back, or give {option} "
-            "with its credentials"
-        )
-
-
-def masked_url(url: str | None) -> bool:
-    """Whether ``url`` is a stored URL whose credentials were masked (``http://***@host/v1``,
-    ``?api-key=***``): a display form, never a URL to send requests to."""
-    if not url or MASK not in url:
-        return False
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    return parts.netloc.rpartition("@")[0] == MASK or MASK in dict(parse_qsl(parts.query)).values()
 
 
 def new_run_id(config: RunConfig) -> str:
@@ -373,41 +306,18 @@ class Runner:
                 info = rundir.read_info()
             except RunLoadError as exc:
                 raise RunSetupError(f"cannot resume: {exc}") from None
-            if isinstance(made := info.extra.get("rejudge"), dict):  # its settings are its source's
-                raise RunSetupError(f"cannot resume {run_dir}: {_rejudged_remedy(made)}")
-            foreign = foreign_samples(rundir, info)
-            if foreign:
-                raise RunSetupError(f"cannot resume {run_dir}: {foreign}")
-            stored = provenance.stored_config(info)  # with the model, judge and retrievers it resolved
-            if stored:
-                try:
-                    self.config = RunConfig.model_validate(stored)
-                except ValidationError as exc:  # e.g. a plug-in judge that is not loaded now
-                    problems = "; ".join(
-                        f"{'.'.join(map(str, e['loc']))} {e.get('input')!r} {plainly(e['msg'])}"
-                        for e in exc.errors()
-                    )
-                    raise RunSetupError(f"cannot resume {run_dir}: its stored settings: {problems}") from None
             try:
-                self.config = self.config.with_overrides(self.resume_overrides)
+                resume.check_records(rundir, info)
+                config = resume.stored_settings(info, self.config)
+            except resume.ResumeRefused as exc:
+                raise RunSetupError(f"cannot resume {run_dir}: {exc}") from None
+            try:
+                self.config = config.with_overrides(self.resume_overrides)
             except ValueError as exc:
                 raise RunSetupError(str(exc)) from None
-            cfg = self.config
-            for option, url in (("--base-url", cfg.base_url), ("--judge-base-url", cfg.judge_base_url)):
-                if masked_url(url):  # stored without its credentials: *** would be sent as them
-                    raise RunSetupError(
-                        f"cannot resume {run_dir}: it was started with {option} {url}, whose credentials "
-                        f"are not stored; give {option} again, credentials included"
-                    )
+            self._resumed(resume.check_credentials, self.config)
             # said with the header, as a new run says its profile and the doctor's settings
-            self.setting_notes.append(
-                f"resumed with its stored settings (flags given now win): concurrency {cfg.concurrency}, "
-                f"timeout {cfg.timeout_s:g}s, {cfg.max_retries} retries"
-                f"{'' if cfg.retry_timeouts else ' (timeouts not retried)'}"
-                f"{f', time limit {cfg.time_limit_s:g}s per sample' if cfg.time_limit_s else ''}"
-                f"{', JSON mode' if cfg.json_mode else ''}"
-                f"{f', model {cfg.model}' if cfg.model else ''}"
-            )
+            self.setting_notes.append(resume.settings_note(self.config))
             return run_dir, info
         run_dir = self.config.out or Path("results") / new_run_id(self.config)
         if problem := RunDir(run_dir).problem():
@@ -459,11 +369,7 @@ class Runner:
             if spec.split("/", 1)[0] == "scripted":
                 return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
             if base_url is None:  # the endpoint the run resolved when it started
-                stored = cfg.resolved_urls.get(spec)
-                if stored is not None and not masked_url(stored):
-                    base_url = stored
-                elif stored is not None:  # its credentials come from the environment again
-                    _same_endpoint_as_stored(spec, role, stored)
+                base_url = self._resumed(resume.stored_endpoint, spec, role, cfg.resolved_urls.get(spec))
             return make_client(spec, role=role, base_url=base_url, **common)
 
         retriever_llm = self._retriever_llm
@@ -689,16 +595,12 @@ class Runner:
                 self._claim.release()
                 self._claim = None
 
-    @staticmethod
-    def _refuse_other_versions(run_dir: Path, previous: RunInfo, now: dict[str, str | None]) -> None:
-        """A resume that would score its samples with another judge, tree builder or dataset than
-        the run's first samples is refused (:func:`bench.runinfo.resume_changes`)."""
-        if changed := provenance.resume_changes(previous, now):
-            raise RunSetupError(
-                f"cannot resume {run_dir}: its samples were scored with other versions "
-                f"({'; '.join(changed)}); finish it with the install that started it, or start a new "
-                "run (and bench rejudge the old one)"
-            )
+    def _resumed(self, check: Callable[..., T], *args: Any) -> T:
+        """``check(*args)`` of :mod:`bench.resume`, its refusal said as ``cannot resume RUN: why``."""
+        try:
+            return check(*args)
+        except resume.ResumeRefused as exc:
+            raise RunSetupError(f"cannot resume {self.resume_dir}: {exc}") from None
 
     def _claim_folder(self, run_dir: Path, busy: str, *, make: bool = False) -> None:
         """Hold ``run_dir`` for this run (made first when ``make``), or fail with ``busy`` (another
@@ -732,7 +634,7 @@ class Runner:
         judge = make_judge(judge_name, model_client=judge_llm)
         if previous is not None:  # before the preflight and the trees (minutes on a real dataset);
             # the trees are built by today's builder (the tree cache is keyed by its version)
-            self._refuse_other_versions(run_dir, previous, {
+            self._resumed(resume.check_versions, previous, {
                 "judge version": provenance.judge_version(judge),
                 "tree builder version": provenance.builder_version(()),
                 "dataset content hash": provenance.dataset_content_hash(dataset.path),

@@ -276,8 +276,8 @@ def test_a_masked_endpoint_from_the_environment_must_still_be_the_environments_o
             code, output = invoke(env, "--resume", str(run), **key, **{variable: elsewhere})
             assert code == ExitCode.BAD_INPUT, output
             assert output.startswith(
-                f"error: cannot resume: {spec} was called at {masked} (its credentials are not stored), "
-                f"but the environment now gives {elsewhere or default}; set ${variable} back"
+                f"error: cannot resume {run}: {spec} was called at {masked} (its credentials are not "
+                f"stored), but the environment now gives {elsewhere or default}; set ${variable} back"
             ), output
             assert not other.chat_requests and {p.name: p.read_bytes() for p in run.iterdir()} == before
         code, output = invoke(env, "--resume", str(run), **key, **{variable: url})
