@@ -247,13 +247,22 @@ def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Can
     if not cands:
         return []
     counts = Counter(c.style for c in cands if not c.scheme)
+    pages_of: dict[tuple, set[int]] = {}
+    for c in cands:
+        if not c.scheme:
+            pages_of.setdefault(c.style, set()).add(c.page)
+    spread = len({c.page for c in cands}) >= 4
     schemes = list(dict.fromkeys(c.scheme for c in cands if c.scheme))
-    # a style used once in a long document is more often a title page or a pull quote
+    # a style used once in a long document is more often a title page or a pull quote; one used on
+    # a single page and more prominent than every style used on several pages, a title page's or a
+    # filing service's cover block ("Filer NVIDIA CORP", "Form Type DEF 14A"): as level 1 it would
+    # hold the whole document
     styles = sorted(counts, key=_prominence)
     level_of: dict[tuple, int] = {}
     rank = 0
     for style in styles:
-        if counts[style] < 2 and len(cands) > 12:
+        title_block = spread and not rank and len(pages_of[style]) < 2
+        if len(cands) > 12 and (counts[style] < 2 or title_block):
             continue
         rank += 1
         level_of[style] = rank

@@ -515,3 +515,42 @@ def test_a_line_that_closes_a_bracket_it_did_not_open_is_no_title(text, closes):
         assert not is_subheading(bold, frozenset()) and not _title_shaped(text)
     elif text[0].isdigit():  # a numbered heading stays one
         assert is_subheading(bold, frozenset()) and _title_shaped(text)
+
+
+LISTED = {
+    "Market Overview": ["Regional Demand", "Pricing Environment", "Customer Trends"],
+    "Operations Review": ["Manufacturing Sites", "Supply Chain Resilience", "Workforce"],
+    "Governance and Risk": ["Board Oversight", "Principal Risks", "Internal Controls"],
+    "Sustainability": ["Climate Targets", "Community Programmes", "Product Stewardship"],
+}
+
+
+def _sections_pdf(path: Path, chapters: dict[str, list[str]], cover: list[str]) -> Path:
+    """A report without an outline: ``cover`` lines 14 pt regular on page 1, then per chapter a page
+    with its title 12 pt bold and each section 10.5 pt bold over body text 10 pt."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 80.0
+    for text in cover:
+        page.insert_text((72, y), text, fontname="helv", fontsize=14)
+        y = _body(page, y + 22, 2) + 16
+    for chapter, sections in chapters.items():
+        page = doc.new_page()
+        page.insert_text((72, 70), chapter, fontname="hebo", fontsize=12)
+        y = _body(page, 92.0, 3) + 8
+        for section in sections:
+            page.insert_text((72, y + 12), section, fontname="hebo", fontsize=10.5)
+            y = _body(page, y + 30, 8) + 8
+    return save_pdf(doc, path)
+
+
+def test_a_style_on_one_page_above_every_other_is_a_title_block_not_level_one(tmp_path):
+    """A filing service's cover sheet sets two lines larger than any heading, on page 1 only ("Filer
+    EXAMPLE CORP", "Form Type ANNUAL REVIEW"): a title block, not a level whose last heading holds the
+    whole document. The chapters are the top sections."""
+    pdf = _sections_pdf(tmp_path / "review.pdf", LISTED, ["Filer EXAMPLE CORP", "Form Type ANNUAL REVIEW"])
+    tree = build_tree(pdf, use_cache=False)
+    assert tree.strategy == "layout"
+    tops = [n.title for n in tree.nodes if n.node_id != "opening"]
+    assert tops == list(LISTED), tops
+    assert not [n for n in tree.walk() if n.title.startswith("Form Type")]
