@@ -266,6 +266,8 @@ def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Can
             continue
         rank += 1
         level_of[style] = rank
+    for rank, style in enumerate(_entries_below_sections(list(level_of), pages_of, counts), 1):
+        level_of[style] = rank
     out: list[tuple[Candidate, int]] = []
     last_numbered: dict[str, tuple[int, int]] = {}  # scheme -> (its last number, that heading's level)
     for c in cands:
@@ -285,6 +287,35 @@ def assign_levels(cands: list[Candidate], max_levels: int = 3) -> list[tuple[Can
             out.append((c, level))
         elif level > max_levels:
             out.append((c, max_levels))
+    return out
+
+
+def _entries_below_sections(
+    ranked: list[tuple], pages_of: dict[tuple, set[int]], counts: Counter[tuple]
+) -> list[tuple]:
+    """``ranked`` (styles, most prominent first) with each style confined to the middle of the
+    document moved to just below the first less prominent style that heads sections on both sides of
+    it. Confined: all its headings within a stretch of pages at most half as long as the part of the
+    document before it and the part after it (counted over the pages that have headings). Such a style names
+    the entries of a list inside one section (a proxy's directors, set larger than its section
+    titles, on 6 of 75 pages): ranked above the section titles, its last entry held every section
+    after the list."""
+    if not pages_of:
+        return ranked
+    lo = min(min(p) for p in pages_of.values())
+    hi = max(max(p) for p in pages_of.values())
+    out = list(ranked)
+    for style in ranked:
+        first, last = min(pages_of[style]), max(pages_of[style])
+        stretch = last - first + 1
+        if counts[style] < 2 or first - lo < 2 * stretch or hi - last < 2 * stretch:
+            continue
+        at = out.index(style)
+        for other in out[at + 1 :]:
+            if min(pages_of[other]) < first and max(pages_of[other]) > last:
+                out.remove(style)
+                out.insert(out.index(other) + 1, style)
+                break
     return out
 
 

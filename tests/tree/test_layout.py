@@ -554,3 +554,35 @@ def test_a_style_on_one_page_above_every_other_is_a_title_block_not_level_one(tm
     tops = [n.title for n in tree.nodes if n.node_id != "opening"]
     assert tops == list(LISTED), tops
     assert not [n for n in tree.walk() if n.title.startswith("Form Type")]
+
+
+def test_a_style_confined_to_the_middle_is_a_list_inside_a_section(tmp_path):
+    """A report's directors are set 14 pt bold capitals, larger than its 12 pt chapter titles, on two
+    pages in the middle of ten: a list inside the "Board of Directors" chapter. Ranked by size alone,
+    the last name held every chapter after the list; the chapters stay the top sections, the names
+    under theirs."""
+    chapters = ["Overview", "Strategy", "Markets", "Operations", "Board of Directors",
+                "Remuneration", "Audit", "Shareholders", "Outlook"]  # fmt: skip
+    names = ["JANE Q. EXAMPLE", "JOHN R. SAMPLE", "MARY T. PLACEHOLDER", "PAUL V. DUMMY"]
+    doc = pymupdf.open()
+    for chapter in chapters:
+        page = doc.new_page()
+        page.insert_text((72, 70), chapter, fontname="hebo", fontsize=12)
+        y = _body(page, 92.0, 3) + 8
+        for section in (f"{chapter} Highlights", f"{chapter} Priorities"):
+            page.insert_text((72, y + 12), section, fontname="hebo", fontsize=10.5)
+            y = _body(page, y + 30, 4) + 8
+        if chapter == "Board of Directors":
+            for i, name in enumerate(names):
+                if i == 2:  # the list goes on over the next page
+                    page = doc.new_page()
+                    y = 60.0
+                page.insert_text((72, y + 16), name, fontname="hebo", fontsize=14)
+                y = _body(page, y + 36, 6) + 8
+    pdf = save_pdf(doc, tmp_path / "board.pdf")
+    tree = build_tree(pdf, use_cache=False)
+    tops = [n.title for n in tree.nodes if n.node_id != "opening"]
+    assert tops == chapters, tops
+    board = tree.get("board_of_directors")
+    assert (board.start_page, board.end_page) == (5, 6)
+    assert [n.title for n in board.children if n.title in names] == names
