@@ -33,6 +33,7 @@ from pageindex.tree.split import (
     repeated_labels,
     right_of_middle,
     set_as_rows_below,
+    years_as_one_figure,
 )
 
 _NUMBERISH = re.compile(r"[\d$%€£¥]")
@@ -99,7 +100,7 @@ def _title_shaped(text: str) -> bool:
     letters = sum(c.isalpha() for c in text)
     if letters < 3:
         return False
-    if len(_NUMBERISH.findall(text)) > max(4, len(text) * 0.15):
+    if len(_NUMBERISH.findall(years_as_one_figure(text))) > max(4, len(text) * 0.15):
         return False
     words = text.split()
     if len(words) > 14:

@@ -32,7 +32,7 @@ COLUMN_HEAD = re.compile(
 
 __all__ = [
     "SubheadingRules", "attach", "figure_callout", "repeated_labels", "right_of_middle", "slug",
-    "split_long", "subheading_drafts", "window_drafts",
+    "split_long", "subheading_drafts", "window_drafts", "years_as_one_figure",
 ]  # fmt: skip
 
 # A figure set large as a call-out ("32.6Mt CO2e", "1TWh", "$4.2bn", "12.5 %"): a number with its unit
@@ -74,6 +74,14 @@ def repeated_labels(text: str) -> bool:
 
 
 _NUMBERISH = re.compile(r"[\d$%()]")
+_YEAR = re.compile(r"(?<![\d.,$€£¥])(?:19|20)\d{2}(?!\d|[.,]\d)")
+
+
+def years_as_one_figure(text: str) -> str:
+    """``text`` with each year (1900-2099) written as one figure, for counting a line's figures: a
+    year is a word of a title ("Summary Compensation Table for Fiscal 2024, 2023, and 2022"), where
+    an amount's digits are figures of a table row."""
+    return _YEAR.sub("0", text)
 # a heading numbered in brackets, "(6) Decision Policy ..." (the layout rules take them too); lettered
 # ones, "(c) Lump Sum Distributions", are mostly the clauses of a plan or agreement filed as an exhibit
 _PAREN_NUMBER = re.compile(r"^\(\d{1,2}\)\s*[A-Z]")

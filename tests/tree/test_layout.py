@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pageindex.cli import app
 from pageindex.tree import build_tree
 from pageindex.tree.pdf import Line, Page
-from pageindex.tree.split import SubheadingRules, is_table_header
+from pageindex.tree.split import SubheadingRules, is_table_header, years_as_one_figure
 from tests.tree.pdf_factory import save_pdf
 
 BODY = (
@@ -586,3 +586,20 @@ def test_a_style_confined_to_the_middle_is_a_list_inside_a_section(tmp_path):
     board = tree.get("board_of_directors")
     assert (board.start_page, board.end_page) == (5, 6)
     assert [n.title for n in board.children if n.title in names] == names
+
+
+def test_years_in_a_title_are_words_not_figures(tmp_path):
+    """A heading naming the years it covers ("... for Fiscal 2031, 2030, and 2029": 12 digits in 56
+    characters) is a title: each year counts as one figure. A ZIP code or an amount stays figures."""
+    chapters = {
+        "Executive Compensation": ["Summary Compensation Table for Fiscal 2031, 2030, and 2029", "Pay Ratio"],
+        "Board Matters": ["Director Compensation for Fiscal 2031", "Board Meetings"],
+        "Audit Matters": ["Fees Billed in 2031 and 2030", "Pre-Approval Policies"],
+    }
+    tree = build_tree(_sections_pdf(tmp_path / "proxy.pdf", chapters, []), use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    for sections in chapters.values():
+        assert set(sections) <= set(titles), titles
+    assert years_as_one_figure("Table for Fiscal 2031, 2030, and 2029") == "Table for Fiscal 0, 0, and 0"
+    for figures in ("Washington, D.C. 20549", "$2024.5", "1,2030", "2030.25"):
+        assert years_as_one_figure(figures) == figures
