@@ -12,7 +12,9 @@ Levels come from consistent style: every candidate's style (size rounded to half
 bold, capitals, accent colour) is ranked by prominence (size first, then bold, capitals,
 colour); numbered headings take the level of their numbering scheme ("1." above "(1)" above
 "1)"), in the order the schemes first appear. The most prominent styles become levels 1, 2 and
-3; rarer styles that are less prominent than the body's own emphasis are dropped.
+3; rarer styles that are less prominent than the body's own emphasis are dropped, and so are a style
+used once and a one-page style above every spread one (a title block). A style confined to the middle
+of the document (a list's entries: a proxy's directors) ranks below the section titles around it.
 """
 
 from __future__ import annotations
