@@ -53,11 +53,20 @@ def split_inputs(args: list[str]) -> tuple[list[Path], str | None]:
     when nothing follows them: an interactive session)."""
     files: list[Path] = []
     rest = list(args)
-    while rest and (rest[0].lower().endswith((".pdf", ".json")) or Path(rest[0]).is_file()):
+    while rest and (rest[0].lower().endswith((".pdf", ".json")) or _is_file(rest[0])):
         files.append(Path(rest.pop(0)))
     if not rest:
         return files, None
     return files, " ".join(rest).strip()  # "" when given but blank: refused, not a session
+
+
+def _is_file(arg: str) -> bool:
+    """Whether ``arg`` names an existing file. A question is no file name: one longer than a file
+    name may be (255 bytes without a '/') made ``is_file`` raise, and ask ended in an internal error."""
+    try:
+        return Path(arg).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:

@@ -166,6 +166,18 @@ def test_a_blank_question_or_an_evidence_page_off_the_filing_is_refused(fb_pdf, 
         assert out.output.strip() == f"error: --evidence-page {page}: the filing's pages are 1-160"
 
 
+def test_a_question_longer_than_a_file_name_is_asked(fb_pdf, analyst_tree):
+    """ask tells the filings from the question by asking whether each argument is a file: a question
+    of more than 255 bytes without a '/' (a file name's limit) made that raise, and ask ended in
+    'error: internal error: OSError: [Errno 36] File name too long: ...' with the question in it."""
+    analyst_tree("3M_2018_10K")
+    question = "Considering the statement of cash flows and the notes on property, plant and equipment, " * 4
+    assert len(question.encode()) > 255 and "/" not in question
+    out = ask(str(fb_pdf("3M_2018_10K")), question, "-r", "extractive", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["query"] == question.strip()
+
+
 def test_a_reopened_session_shows_the_last_saved_answers_sources(fb_pdf, analyst_tree):
     """/sources and /trace before any question of this sitting: the session's last turn (trial 2)."""
     analyst_tree("3M_2018_10K")
