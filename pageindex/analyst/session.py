@@ -266,6 +266,12 @@ class AnalystSession(BaseModel):
                     node_id=node_id, title=node.title, pages=pages, chars=chars, turn=turn, added_at=now
                 )
             )
+        if result.status == "error" or result.error_kind:
+            # The retrieval broke down (a timeout, a lost server) or the model's output was unusable:
+            # its searches did not come back empty, they never ran as asked. Kept as failures, the
+            # same question asked again was answered "Not found in this filing ... already searched"
+            # with no model call (and ask exited 0), though the filing was never read.
+            return
         searches = list(result.failed_searches)
         if result.status == "fail":
             searches.append(

@@ -94,6 +94,24 @@ def test_not_found_then_the_same_search_is_not_repeated(analyst_tree):
     assert len(sm.requests) > asked
 
 
+def test_a_question_whose_answer_was_unusable_is_asked_again_not_called_not_found(analyst_tree):
+    # Review (real llama.cpp server, gemma-3-270m): the model's output was unusable (invalid_reply),
+    # and the same question asked again was answered "Not found in this filing ... already searched
+    # in this session" with no model call, though the filing was never read.
+    tree = analyst_tree("3M_2018_10K")
+    sm = ScriptedModel(policy=lambda request: "The answer is somewhere in the filing.")
+    analyst = Analyst(tree, llm=make_client("scripted", scripted=sm), options={"max_iterations": 1})
+    first = asyncio.run(analyst.ask(CAPEX_Q))
+    assert first.result.status == "fail" and first.result.error_kind == "invalid_reply"
+    assert analyst.session.failures == []  # no search came back empty: none ran as asked
+
+    asked = len(sm.requests)
+    again = asyncio.run(analyst.ask(CAPEX_Q))
+    assert again.use.mode == "cold" and len(sm.requests) > asked  # asked again, not "already searched"
+    assert "already searched" not in (again.result.reason or "")
+    assert [t.status for t in analyst.session.turns] == ["fail", "fail"]  # both turns are still recorded
+
+
 def test_idle_session_expires(analyst_tree, tmp_path):
     tree = analyst_tree("3M_2018_10K")
     clock = Clock()
