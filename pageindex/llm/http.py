@@ -84,6 +84,22 @@ def is_context_overflow(status: int | None, message: str) -> bool:
     return status in (400, 413, 422, 500) and bool(_CONTEXT_OVERFLOW.search(message or ""))
 
 
+# Where such an error states the server's window: vLLM, llama-cpp-python and OpenAI ("maximum context
+# length is 8192 tokens"), llama.cpp ("exceed context window of 8192"; its JSON error's "n_ctx": 8192).
+_STATED_WINDOW = re.compile(
+    r"maximum context length is (\d[\d,]*)|context window of (\d[\d,]*)|\"n_ctx\"\s*:\s*(\d+)",
+    re.IGNORECASE,
+)
+
+
+def stated_context_window(text: str) -> int | None:
+    """The context window (tokens) a server's context-overflow error states, if it states one."""
+    found = _STATED_WINDOW.search(text or "")
+    if found is None:
+        return None
+    return int(next(g for g in found.groups() if g).replace(",", ""))
+
+
 def server_message(text: str, *, limit: int = 600) -> str:
     """The server's own message out of an error body: ``error.message`` / ``error`` / ``detail`` /
     ``message`` of a JSON body (FastAPI validation lists keep their ``msg`` and field), else the

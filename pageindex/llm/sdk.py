@@ -28,6 +28,7 @@ from pageindex.llm.http import (
     make_http_client,
     server_message,
     shorten,
+    stated_context_window,
 )
 from pageindex.llm.providers.base import PassThrough
 from pageindex.llm.redact import redact_library_logs
@@ -130,7 +131,7 @@ def translate_error(
         body = client.model_spec.redact(exc.response.text) if exc.response is not None else ""
         message = client.model_spec.redact(server_message(body) if body else shorten(exc.message, 600))
         if is_context_overflow(exc.status_code, message):
-            window = f" (context window {client.context_window})" if client.context_window else ""
+            window = _window_said(client, body or message)
             return ContextLengthError(
                 f"{where}: the prompt does not fit the model's context{window}: "
                 f"HTTP {exc.status_code}: {message}",
@@ -151,6 +152,18 @@ def translate_error(
     if isinstance(exc, json.JSONDecodeError):
         return LLMCallError(f"{where}: the reply is not JSON ({exc.msg})", raw=exc.doc[:2000])
     return exc
+
+
+def _window_said(client: LLMClient, error: str) -> str:
+    """The window the prompt was sized for, and the server's where its error states another: a
+    llama.cpp server started with a smaller context than the model's (gemma-3-270m at 8192 where the
+    table of known models says 32768) refused every prompt, and the message named only the 32768."""
+    assumed, stated = client.context_window, stated_context_window(error)
+    if stated is None or stated == assumed:
+        return f" (context window {assumed})" if assumed else ""
+    source = f" ({client.context_window_source})" if client.context_window_source else ""
+    was = f"not {assumed} as assumed{source}" if assumed else "which pageindex did not know"
+    return f": the server's window is {stated} tokens, {was}; give --context-window {stated}"
 
 
 def validation_messages(exc: Any, *, limit: int = 600) -> str:

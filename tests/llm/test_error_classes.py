@@ -29,7 +29,7 @@ from pageindex.llm import (
     is_model_failure,
     make_client,
 )
-from pageindex.llm.http import server_message, shorten
+from pageindex.llm.http import server_message, shorten, stated_context_window
 from pageindex.llm.tokens import TokenCounter, context_window_from_models, known_context_window
 from pageindex.llm.wire import REQUEST_FORMAT, message_to_wire
 
@@ -102,6 +102,31 @@ def test_context_overflow_is_its_own_class_and_not_retried(serve):
         run(client.chat(ask()))
     assert info.value.kind == "context_length" and len(server.chat_requests) == 1
     assert "exceed context window of 8192" in str(info.value) and "context window 8192" in str(info.value)
+
+
+def test_a_context_overflow_names_the_servers_window_when_it_is_not_the_one_assumed(serve):
+    """Review: a llama.cpp server running gemma-3-270m with an 8k context refused every prompt of a
+    10-K (sized for the 32768 of the table of known models), and the error said "(context window
+    32768)" above the server's "maximum context length is 8192 tokens", with no way out named."""
+    said = (
+        "This model's maximum context length is 8192 tokens. However, you requested 16583 tokens "
+        "(15559 in the messages, 1024 in the completion). Please reduce the length of the messages."
+    )
+    server = serve(ScriptedModel.http_error(400, message=said))
+    client = make_client("openai/gemma-3-270m", base_url=server.base_url, max_retries=0)
+    assert run(client.ensure_limits()) == 32768  # what retrievers size their prompts by
+    with pytest.raises(ContextLengthError) as info:
+        run(client.chat(ask()))
+    assert str(info.value).split(": ", 1)[1].startswith(
+        "the prompt does not fit the model's context: the "
+        "server's window is 8192 tokens, not 32768 as assumed (known model table); give "
+        "--context-window 8192: HTTP 400: This model's maximum context length is 8192 tokens."
+    )
+    # llama.cpp's own wording and JSON field; a window the server does not state is not guessed
+    assert stated_context_window("Requested tokens (9123) exceed context window of 4,096") == 4096
+    body = {"error": {"message": "the request exceeds the available context size", "n_ctx": 2048}}
+    assert stated_context_window(json.dumps(body)) == 2048
+    assert stated_context_window("prompt is too long") is None
 
 
 def test_invalid_reply_carries_the_validation_messages():
