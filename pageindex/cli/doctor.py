@@ -133,7 +133,7 @@ def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]
         latency = f"{check.latency_s:.2f}s" if check.latency_s is not None else ""
         table.add_row(check.label, f"[{style}]{MARK[check.status]}[/]", check.detail, latency)
     console.print(table)
-    if not report.cached:
+    if not report.cached and report.calls:  # none counted when the preflight failed (it made some)
         console.print(f"{report.calls} calls, about {report.tokens_used:,} tokens", highlight=False)
     settings = report.settings
     if report.verdict == "unusable":

@@ -86,6 +86,7 @@ class Findings(BaseModel):
     openai_compatible: bool = False
     model_listed: bool | None = None
     chat: bool = False
+    chat_empty: bool = False  # the plain reply was empty: the server answered, the model said nothing
     usage: bool | None = None
     tool_call: bool | None = None
     tool_result_null: bool | None = None
@@ -256,6 +257,7 @@ class _Prober:
         self.calls = 0
         self.tokens = 0
         self.latencies: list[float] = []
+        self.generated: list[tuple[int, float]] = []  # (completion tokens, seconds) of each usable reply
         self.transient: list[str] = []  # probes that met server trouble on every try
 
     async def chat(
@@ -310,6 +312,7 @@ class _Prober:
             answer.error = self.spec.redact(describe_response(response))
         else:
             self.latencies.append(latency)
+            self.generated.append((answer.completion_tokens(), latency))
             chars = sum(len(json.dumps(m)) for m in messages)
             self.tokens += answer.prompt_tokens(chars) + answer.completion_tokens()
         return answer, response
@@ -442,12 +445,19 @@ async def _probe_all(
     ping = [{"role": "user", "content": "Reply with exactly the word PONG."}]
     chat = await prober.chat(ping, max_tokens=16)
     if not chat.ok:
-        add("chat", "plain chat", "fail", f"POST /chat/completions: {chat.why()}", chat.latency_s)
+        slow = " (a server that is slow, or busy with another request, needs a larger --timeout)"
+        detail = f"POST /chat/completions: {chat.why()}" + (slow if chat.timed_out else "")
+        add("chat", "plain chat", "fail", detail, chat.latency_s)
         for key, label in (("tools", "tool calls"), ("json", "JSON output")):
             add(key, label, "skip", "not probed: plain chat failed")
         return
     facts.chat = True
-    add("chat", "plain chat", "ok", f"replied {_gist(chat.content)!r}", chat.latency_s)
+    facts.chat_empty = not chat.content.strip() and not chat.tool_calls
+    if facts.chat_empty:
+        detail = "an empty reply: the server answered, but the model said nothing"
+        add("chat", "plain chat", "warn", detail, chat.latency_s)
+    else:
+        add("chat", "plain chat", "ok", f"replied {_gist(chat.content)!r}", chat.latency_s)
     if chat.usage:
         facts.usage = True
         u = chat.usage
@@ -514,22 +524,22 @@ async def _probe_all(
         ("tool_result_empty", "", 'tool result (content "")'),
     ):
         answer = await prober.chat(_round_trip(content), tools=[SECRET_WORD_TOOL], max_tokens=32)
-        accepted = answer.ok and bool(answer.content or answer.tool_calls)
+        # the server took the message (a chat completion came back): what the model then said is its
+        # skill. An empty reply was taken for a rejection, and a server that accepts content "" was
+        # said to reject tool results (llama-cpp-python with gemma-3-270m, which says nothing here)
+        accepted = answer.ok
         setattr(facts, key, accepted)
-        if accepted:
+        if accepted and not (answer.content or answer.tool_calls):
+            detail = "accepted; the reply was empty (the model said nothing after the result)"
+            add(key, label, "info", detail, answer.latency_s)
+        elif accepted:
             used = "PLUM" in answer.content.upper()
             detail = f"accepted; replied {_gist(answer.content)!r}" + (
                 "" if used else " (the result was not used)"
             )
             add(key, label, "ok", detail, answer.latency_s)
         else:
-            add(
-                key,
-                label,
-                "fail",
-                f"rejected: {answer.why()}" if not answer.ok else "an empty reply",
-                answer.latency_s,
-            )
+            add(key, label, "fail", f"rejected: {answer.why()}", answer.latency_s)
 
     # -- parallel tool calls
     parallel = await prober.chat(
@@ -683,16 +693,26 @@ async def _probe_all(
             f"a {PROMPT_SPEED_TOKENS}-token prompt failed: {prompt_run.why()}",
             prompt_run.latency_s,
         )
-    if capped.ok:
-        g_tokens = capped.completion_tokens()
-        # a short prompt, so nearly all of the call is generation (a lower bound)
-        facts.generation_tps = round(g_tokens / max(capped.latency_s, 1e-3), 1)
+    # a short prompt, so nearly all of the call is generation (a lower bound): the capped reply, else
+    # the probe reply that generated most (a model that stops at once gave "0.0 tokens/s", and the
+    # timeout was then sized without it)
+    sample = (capped.completion_tokens(), capped.latency_s) if capped.ok else (0, 0.0)
+    if sample[0] == 0:
+        sample = max(prober.generated, default=(0, 0.0))
+        source = ", the longest reply of the probes" if sample[0] else ""
+    else:
+        source = ""
+    if sample[0] > 0:
+        g_tokens, g_seconds = sample
+        facts.generation_tps = round(g_tokens / max(g_seconds, 1e-3), 1)
         add(
             "generation_speed",
             "generation speed",
             "info",
-            f"{facts.generation_tps:,.1f} tokens/s ({g_tokens} tokens in {capped.latency_s:.2f}s)",
+            f"{facts.generation_tps:,.1f} tokens/s ({g_tokens} tokens in {g_seconds:.2f}s{source})",
         )
+    elif capped.ok:
+        add("generation_speed", "generation speed", "info", "not measured: the model generated no tokens")
 
     # -- two requests at once: served side by side or one after the other
     serial, detail = await _concurrency(prober)
@@ -712,7 +732,13 @@ async def _probe_all(
         add("context_probe", "context probe", "info", detail)
     if facts.context_window is None:
         hint = "" if probe_context else " (--probe-context finds a lower bound)"
-        add("context_window", "context window", "info", f"unknown: the server does not say{hint}")
+        detail = f"unknown: the server does not say{hint}"
+        if known := known_context_window(report.model):  # what the client will size prompts by
+            detail += (
+                f"; runs assume {known:,} tokens (known model table): a server started with a smaller "
+                "context refuses their longer prompts, give --context-window N"
+            )
+        add("context_window", "context window", "info", detail)
     else:
         where = f"{source_key} in /models" if facts.context_source == "metadata" else "at least, by probe"
         small = _small_context(facts)
@@ -886,6 +912,10 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, li
         )
     elif facts.tool_result_empty is False:
         limits.append('rejects content "" on assistant tool-call messages (null works)')
+    if facts.chat_empty:
+        limits.append(
+            "the model answered a plain request with an empty message: its answers may be empty too"
+        )
     if facts.usage is False:
         limits.append("no usage reported: token budgets and costs cannot be counted")
     if facts.max_tokens is False:
@@ -941,7 +971,7 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     timeout = 60.0
     # the server's window, unless the context probe only bounds it from below
     sure_window = facts.context_window if not facts.context_lower_bound or facts.context_refused else None
-    if facts.prompt_tps and facts.generation_tps:
+    if facts.prompt_tps:
         overhead = facts.latency_s or 0.0
         # The largest prompt a run sends: retrievers fill the window the client knows (the server's,
         # else the model table's) less room for the reply, so a timeout sized on a typical prompt
@@ -949,12 +979,19 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         # prompt is the context budget below, also when the window is smaller than a typical prompt.
         window = sure_window or known_context_window(report.model)
         prompt = _prompt_room(window) if window else TYPICAL_PROMPT_TOKENS
-        estimate = prompt / facts.prompt_tps + TYPICAL_COMPLETION_TOKENS / facts.generation_tps
+        # a model that generated nothing leaves the reply's time unknown: the prompt alone sizes it
+        # (it was left out, and a 53 tokens/s server was advised the default 60 s)
+        generation = TYPICAL_COMPLETION_TOKENS / facts.generation_tps if facts.generation_tps else 0.0
+        estimate = prompt / facts.prompt_tps + generation
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
         which = f" (a {window}-token window less {window - prompt} for the reply)" if window else ""
+        took = f"about {estimate + overhead:.0f}s here"
         notes.append(
             f"timeout {timeout:g}s: a {prompt}-token prompt{which} and a {TYPICAL_COMPLETION_TOKENS}-token "
-            f"reply take about {estimate + overhead:.0f}s here"
+            f"reply take {took}"
+            if facts.generation_tps
+            else f"timeout {timeout:g}s: a {prompt}-token prompt{which} takes {took} (the reply's time is "
+            "not counted: the model generated no tokens to measure)"
         )
     elif facts.latency_s:
         timeout = float(min(max(60, math.ceil(10 * facts.latency_s / 10) * 10), 900))

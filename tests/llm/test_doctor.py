@@ -749,3 +749,85 @@ def test_a_pair_with_a_failed_request_is_said_and_a_local_server_is_advised_one_
     assert doctor.suggest_settings(report).concurrency == 1
     report.findings.serial = False
     assert doctor.suggest_settings(report).concurrency == 2
+
+
+class SaysNothing:
+    """A model like gemma-3-270m behind llama-cpp-python (review of ask and doctor on a real server):
+    every free reply is an empty message (0 completion tokens), while a forced tool call and JSON mode,
+    which the server's grammar shapes, come back as asked. The server rejects content: null."""
+
+    def __init__(self) -> None:
+        self.capable = CompetentPolicy()
+
+    def __call__(self, chat):
+        from bench.faults.protocol import Reply
+
+        if chat.forced_tool() or chat.response_format:
+            return self.capable(chat)
+        return Reply(content="", finish_reason="stop")
+
+
+def test_a_model_that_says_nothing_is_not_taken_for_a_server_that_rejects_tool_results():
+    """The doctor said 'tool result (content "") no: an empty reply' and then 'tool results are
+    rejected: use --json-mode ... run planner' of a server that accepted them; 'plain chat yes:
+    replied ''', and 'generation speed 0.0 tokens/s (0 tokens)', which left the timeout at 60 s for
+    a server whose 400-token prompt took 7 s."""
+    with FaultServer(SaysNothing(), limits=ServerLimits(reject_null_content=True)) as srv:
+        spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+        report = asyncio.run(diagnose(spec, timeout=10))
+    facts = report.findings
+    assert facts.chat and facts.chat_empty and status(report, "chat") == "warn"
+    assert report.check("chat").detail == "an empty reply: the server answered, but the model said nothing"
+    assert facts.tool_call and facts.tool_result_empty and facts.tools_usable
+    assert status(report, "tool_result_empty") == "info"
+    assert report.check("tool_result_empty").detail.startswith("accepted; the reply was empty")
+    assert status(report, "tool_result_null") == "fail"  # HTTP 400: this one is a rejection
+    assert report.verdict == "limited"
+    assert report.reasons[0].startswith("rejects content: null")
+    assert "the model answered a plain request with an empty message: its answers may be empty too" in (
+        report.reasons
+    )
+    assert not any("tool results are rejected" in r for r in report.reasons)
+    assert report.settings.json_mode is False
+    assert report.settings.retrievers == ["agent", "planner", "iterative"]
+    # the generation speed comes from a reply that generated tokens (the forced tool call's)
+    assert facts.generation_tps and facts.generation_tps > 0
+    assert "the longest reply of the probes" in report.check("generation_speed").detail
+
+
+def test_the_timeout_is_sized_from_the_prompt_speed_when_no_token_was_generated():
+    report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
+    facts = report.findings
+    facts.chat = facts.tool_call = facts.tool_result_empty = True
+    facts.prompt_tps, facts.generation_tps, facts.latency_s = 53.0, None, 0.4
+    settings = suggest_settings(report)
+    # 4000/53 + 0.4 = 75.9 s; three times that, rounded up to 10 s (it was the default 60)
+    assert settings.timeout_s == 230
+    assert "the reply's time is not counted: the model generated no tokens to measure" in settings.notes[-1]
+
+
+def test_a_plain_chat_that_times_out_says_to_give_a_larger_timeout():
+    with FaultServer(CompetentPolicy(), rate=1.0, faults=["stall"], stall_seconds=5) as srv:
+        spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+        report = asyncio.run(diagnose(spec, timeout=1))
+    assert report.verdict == "unusable"
+    assert report.check("chat").detail == (
+        "POST /chat/completions: no answer within 1s (a server that is slow, or busy with another "
+        "request, needs a larger --timeout)"
+    )
+
+
+def test_an_unknown_window_says_what_runs_will_assume(server):
+    spec = parse_spec("openai/gemma-3-270m", base_url=server.base_url, env={})
+    report = asyncio.run(diagnose(spec, timeout=10))
+    assert report.check("context_window").detail == (
+        "unknown: the server does not say (--probe-context finds a lower bound); runs assume 32,768 "
+        "tokens (known model table): a server started with a smaller context refuses their longer "
+        "prompts, give --context-window N"
+    )
+
+
+def test_a_failed_preflight_counts_no_calls_it_did_not_count(unused_port):
+    out = cli("-m", MODEL, "--base-url", f"http://127.0.0.1:{unused_port}/v1")
+    assert out.exit_code == 2
+    assert "0 calls" not in out.output  # the preflight tried; '0 calls, about 0 tokens' said otherwise
