@@ -209,6 +209,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 fail(f"model {model}: {exc}")
             for note in notes:  # said once the endpoint passed its preflight: an error stays one line
                 err_console.print(f"[dim]{note}[/]", highlight=False)
+            _warn_unlisted(llm)
         import time
 
         limits = SessionLimits(idle_ttl_s=session_ttl * 60, max_chars=session_max_chars)
@@ -377,6 +378,21 @@ def _load_trees(files: list[Path]):
         return combine_trees(trees)
     except ValueError as exc:
         fail(str(exc))
+
+
+def _warn_unlisted(llm: Any) -> None:
+    """A model the server does not list (a typo, another server) is said before any work: a
+    llama.cpp server answers any name with the one model it serves, so ``-m openai/gemma-9b``
+    against it answered with gemma-3-270m, in silence."""
+    found = getattr(llm, "preflight_result", None)
+    if found is None or found.model_listed is not False:
+        return
+    shown = ", ".join(found.models[:4]) + (" …" if len(found.models) > 4 else "")
+    err_console.print(
+        f"[yellow]warning:[/] {llm.model} is not among the models {found.url} lists "
+        f"({shown or 'none'}): the server may answer with another model, or refuse it",
+        highlight=False,
+    )
 
 
 def _client(

@@ -218,3 +218,27 @@ def test_a_question_past_its_time_limit_is_an_error_of_kind_time_limit(fb_pdf, a
     assert "within its time limit of 0.5s" in data["error"]
     bad = ask(str(fb_pdf("3M_2018_10K")), CAPEX_Q, "--time-limit", "0")
     assert bad.exit_code == 2 and "--time-limit" in bad.output
+
+
+def test_a_model_the_server_does_not_list_is_said_before_any_work(tmp_path):
+    """Review: a llama.cpp server answers any model name with the one it serves, so a mistyped
+    ``-m openai/gemma-9b`` was answered by gemma-3-270m in silence (the doctor said 'not listed')."""
+    from bench.faults import FaultServer
+    from bench.faults.competent import CompetentPolicy
+    from tests.tree.pdf_factory import make_pdf
+
+    pdf = make_pdf(
+        tmp_path / "acme.pdf",
+        [["ACME Corp Annual Report"], ["Item 7. Results", "Revenue was $120 million in 2023."]],
+        bold_first=True,
+    )
+    with FaultServer(CompetentPolicy()) as srv:
+        args = ["ask", str(pdf), "What was revenue in 2023?", "-r", "planner", "--base-url", srv.base_url]
+        typo = runner.invoke(app, [*args, "-m", "openai/fault-modle"], env={"COLUMNS": "200"})
+        listed = runner.invoke(app, [*args, "-m", "openai/fault-model"], env={"COLUMNS": "200"})
+    assert typo.exit_code == 0, typo.output
+    assert (
+        f"warning: fault-modle is not among the models {srv.base_url} lists (fault-model): the server "
+        "may answer with another model, or refuse it"
+    ) in typo.output
+    assert listed.exit_code == 0 and "warning:" not in listed.output
