@@ -53,7 +53,9 @@ from pageindex.llm.tokens import DEFAULT_MAX_TOKENS, context_window_from_metadat
 from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error
 
-REPORT_VERSION = 1
+# 2: a tool result the server took is accepted, whatever the model then said (1 read an empty reply as
+# a rejection, and bench run and ask took JSON mode from such a cached report)
+REPORT_VERSION = 2
 CACHE_TTL = timedelta(days=7)
 SMALL_CONTEXT = 16_384  # below this the index and fetched sections may not fit: a limit
 LLM_RETRIEVERS = ("agent", "planner", "iterative")

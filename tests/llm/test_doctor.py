@@ -831,3 +831,14 @@ def test_a_failed_preflight_counts_no_calls_it_did_not_count(unused_port):
     out = cli("-m", MODEL, "--base-url", f"http://127.0.0.1:{unused_port}/v1")
     assert out.exit_code == 2
     assert "0 calls" not in out.output  # the preflight tried; '0 calls, about 0 tokens' said otherwise
+
+
+def test_a_report_cached_before_empty_replies_were_told_from_rejections_is_not_used(server):
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    report = probe(server, ServerLimits())
+    path = save_report(report, spec)
+    old = json.loads(path.read_text())
+    old["version"] = 1  # its tool_result_empty may be an empty reply read as a rejection
+    path.write_text(json.dumps(old))
+    assert cached_findings(spec) is None
+    assert doctor_defaults(spec) == ({}, [])
