@@ -387,10 +387,9 @@ def _warn_unlisted(llm: Any) -> None:
     found = getattr(llm, "preflight_result", None)
     if found is None or found.model_listed is not False:
         return
-    shown = ", ".join(found.models[:4]) + (" …" if len(found.models) > 4 else "")
     err_console.print(
         f"[yellow]warning:[/] {llm.model} is not among the models {found.url} lists "
-        f"({shown or 'none'}): the server may answer with another model, or refuse it",
+        f"({found.shown_models()}): the server may answer with another model, or refuse it",
         highlight=False,
     )
 

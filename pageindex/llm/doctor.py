@@ -414,8 +414,7 @@ async def diagnose(
     elif found.model_listed:
         add("model_listed", "model listed", "ok", f"{spec.model} is listed")
     else:
-        shown = ", ".join(found.models[:4]) + (" …" if len(found.models) > 4 else "")
-        add("model_listed", "model listed", "warn", f"{spec.model} is not among: {shown or 'no models'}")
+        add("model_listed", "model listed", "warn", f"{spec.model} is not among: {found.shown_models()}")
 
     prober = _Prober(spec, timeout, transport)
     try:
@@ -698,12 +697,9 @@ async def _probe_all(
     # a short prompt, so nearly all of the call is generation (a lower bound): the capped reply, else
     # the probe reply that generated most (a model that stops at once gave "0.0 tokens/s", and the
     # timeout was then sized without it)
-    sample = (capped.completion_tokens(), capped.latency_s) if capped.ok else (0, 0.0)
-    if sample[0] == 0:
-        sample = max(prober.generated, default=(0, 0.0))
-        source = ", the longest reply of the probes" if sample[0] else ""
-    else:
-        source = ""
+    sample, source = (capped.completion_tokens(), capped.latency_s) if capped.ok else (0, 0.0), ""
+    if sample[0] == 0 and (longest := max(prober.generated, default=(0, 0.0)))[0]:
+        sample, source = longest, ", the longest reply of the probes"
     if sample[0] > 0:
         g_tokens, g_seconds = sample
         facts.generation_tps = round(g_tokens / max(g_seconds, 1e-3), 1)

@@ -43,6 +43,10 @@ class PreflightResult(BaseModel):
     )
     latency_s: float = 0.0
 
+    def shown_models(self, most: int = 4) -> str:
+        """The listed model ids for a message: the first ``most`` of them ("no models" for none)."""
+        return ", ".join(self.models[:most]) + (" …" if len(self.models) > most else "") or "no models"
+
 
 def describe_response(response: httpx.Response) -> str:
     """A short, one-line account of an HTTP answer: status, kind of body and its gist."""
