@@ -4,7 +4,7 @@ inline JavaScript; nothing is fetched from the network and no server is needed.
 Sections: the runs; one summary table (runs x retrievers); for two or more runs an A-vs-B section
 per later run against the first (paired difference with its bootstrap CI, exact McNemar p, the
 flipped questions linked to their rows); charts; the questions, one row per question with every
-run's verdicts side by side, filterable (all / disagreements / flips / errors) and searchable.
+run's verdicts side by side, filterable (all / disagreements / flips / errors or no verdict) and searchable.
 A row's details (answers, sources, traces) are stored once, gzip-compressed and base64-encoded,
 and rendered only when the row is opened, which keeps 3 runs x 300 samples well under 1 MB.
 
@@ -459,7 +459,8 @@ def _badges(verdicts: list[str]) -> str:
 
 
 def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: dict[str, str]) -> str:
-    filters = [("all", "all"), ("dis", "disagreements"), ("flip", "flips"), ("err", "errors")]
+    # "errors": a sample in error, or an answer without a verdict (its judge call failed): the rows to look at
+    filters = [("all", "all"), ("dis", "disagreements"), ("flip", "flips"), ("err", "errors or no verdict")]
     if not several:
         filters = [f for f in filters if f[0] != "flip"]
     counts = {

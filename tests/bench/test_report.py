@@ -408,7 +408,9 @@ def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do
     from bench.report.markdown import md_text
 
     assert md_text(said) in render_markdown([a, b]).split("\n## ")[0]
-    assert "no verdict" not in render_html([a])
+    assert "without a verdict" not in render_html([a])
+    # the rows to look at: the filter that shows the unjudged answer says it does ("errors" alone did not)
+    assert 'data-f="err" class="">errors or no verdict (1)</button>' in render_html([b])
 
 
 def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path: Path) -> None:
