@@ -46,6 +46,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from pageindex.cachedir import cache_root
+from pageindex.llm.http import stated_context_window
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.spec import ModelSpec
@@ -723,8 +724,10 @@ async def _probe_all(
     if window is not None:
         facts.context_window, facts.context_source = window, "metadata"
     if probe_context:
-        bound, refused, detail = await _probe_context(prober)
-        if bound is not None and facts.context_window is None:
+        bound, refused, stated, detail = await _probe_context(prober)
+        if stated is not None and facts.context_window is None:  # the server's own figure
+            facts.context_window, facts.context_source = stated, "probe"
+        elif bound is not None and facts.context_window is None:
             facts.context_window, facts.context_source, facts.context_lower_bound = bound, "probe", True
             facts.context_refused = refused
         add("context_probe", "context probe", "info", detail)
@@ -738,7 +741,11 @@ async def _probe_all(
             )
         add("context_window", "context window", "info", detail)
     else:
-        where = f"{source_key} in /models" if facts.context_source == "metadata" else "at least, by probe"
+        where = (
+            f"{source_key} in /models" if facts.context_source == "metadata"
+            else "at least, by probe" if facts.context_lower_bound
+            else "as the server said refusing a longer prompt"
+        )  # fmt: skip
         small = _small_context(facts)
         add(
             "context_window",
@@ -1014,9 +1021,10 @@ def _small_context(facts: Findings) -> bool:
     return not facts.context_lower_bound or facts.context_refused
 
 
-async def _probe_context(prober: _Prober) -> tuple[int | None, bool, str]:
-    """Up to 4 calls doubling a filler prompt; the largest accepted prompt is a lower bound.
-    Returns (bound, whether a larger prompt was refused, the account)."""
+async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None, str]:
+    """Up to 4 calls doubling a filler prompt; the largest accepted prompt is a lower bound, and a
+    refusal that states the window (llama.cpp, vLLM, OpenAI do) gives the window itself.
+    Returns (bound, whether a larger prompt was refused, the window the refusal states, the account)."""
     best: int | None = None
     size = CONTEXT_PROBE_START
     tried: list[str] = []
@@ -1034,10 +1042,13 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, str]:
         tried.append(f"{accepted:,} ok")
         size *= 2
     refused = len(tried) > 0 and "refused" in tried[-1]
+    stated = stated_context_window(answer.why()) if refused else None
+    if stated is not None:
+        return best, refused, stated, f"{stated:,} tokens, as the refusal states: " + "; ".join(tried)
     if best is None:
         what = "were refused" if refused else "got no answer"
-        return None, refused, f"even ~{CONTEXT_PROBE_START:,} tokens {what}: " + "; ".join(tried)
-    return best, refused, f"at least {best:,} tokens: " + "; ".join(tried)
+        return None, refused, None, f"even ~{CONTEXT_PROBE_START:,} tokens {what}: " + "; ".join(tried)
+    return best, refused, None, f"at least {best:,} tokens: " + "; ".join(tried)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -148,15 +148,31 @@ def test_small_context_from_metadata(server):
     assert report.settings.context_window == 4096 and report.settings.context_budget_tokens == 3072
 
 
-def test_context_probe_finds_a_lower_bound(server):
+def test_context_probe_takes_the_window_a_refusal_states(server):
+    """A refusal that states the window (llama.cpp's "exceed context window of 8192", vLLM's and
+    OpenAI's "maximum context length is N") gives the window itself: it was reported as the largest
+    accepted prompt, a lower bound (~2,000 for a 3,000-token window), and the runs' prompt budget
+    was sized on that (review of the doctor on a real llama.cpp server, session 16)."""
     report = probe(server, ServerLimits(context_window=3000, advertise_context=False), probe_context=True)
     facts = report.findings
-    assert facts.context_source == "probe" and facts.context_lower_bound and facts.context_refused
-    assert 2000 < facts.context_window < 3000
+    assert (facts.context_window, facts.context_source, facts.context_lower_bound) == (3000, "probe", False)
     detail = report.check("context_probe").detail
-    assert "~4,096 refused" in detail and "maximum context length is 3000" in detail
+    assert detail.startswith("3,000 tokens, as the refusal states: ") and "~4,096 refused" in detail
+    window = report.check("context_window").detail
+    assert window == "3,000 tokens (as the server said refusing a longer prompt): small for index + sections"
     assert report.verdict == "limited"
-    assert any("(lower bound)" in r for r in report.reasons)
+    assert not any("(lower bound)" in r for r in report.reasons)
+    assert report.settings.context_window == 3000 and report.settings.context_budget_tokens == 3000 - 1024
+
+
+def test_context_probe_finds_a_lower_bound_where_nothing_is_refused(server):
+    report = probe(server, ServerLimits(context_window=40000, advertise_context=False), probe_context=True)
+    facts = report.findings
+    assert facts.context_source == "probe" and facts.context_lower_bound and not facts.context_refused
+    assert 7000 < facts.context_window < 9000
+    assert report.check("context_probe").detail.startswith(f"at least {facts.context_window:,} tokens: ")
+    assert report.check("context_window").detail.endswith("(at least, by probe)")
+    assert report.settings.context_budget_tokens is None  # a lower bound sizes no budget
 
 
 def test_max_tokens_ignored_and_no_model_list(server):
