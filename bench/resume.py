@@ -11,6 +11,7 @@ files, :mod:`bench.runinfo` what ``run.json`` records.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -79,12 +80,19 @@ def rejudged_remedy(made: dict[str, Any]) -> str:
     return f"{said}: {again}{masked}"
 
 
-def stored_settings(info: RunInfo, config: RunConfig) -> RunConfig:
+def stored_settings(info: RunInfo, config: RunConfig, run_dir: Path | None = None) -> RunConfig:
     """The settings the run stored (with the model, judge and retrievers it resolved), or ``config``
     where it stored none (an old run); flags given now are put on by the caller
-    (:meth:`RunConfig.with_overrides`). A stored URL whose credentials were masked must be given again."""
-    stored = provenance.stored_config(info)
+    (:meth:`RunConfig.with_overrides`). A stored URL whose credentials were masked must be given again.
+    ``run_dir`` is the run folder resumed: an old run's relative paths are found from it."""
+    stored = provenance.stored_config(info, run_dir)
     if stored:
+        given = stored.get("data_dir")
+        if given and not Path(given).is_absolute() and not Path(given).is_dir():
+            raise ResumeRefused(  # read from the current folder, it was "ds: no such dataset directory"
+                f"its stored --data-dir {given} is relative to the folder it was started in (a run made "
+                "before paths were stored absolute); resume it from that folder"
+            )
         try:
             config = RunConfig.model_validate(stored)
         except ValidationError as exc:  # e.g. a plug-in judge that is not loaded now

@@ -103,19 +103,21 @@ def provenance(info: RunInfo) -> dict[str, str | None]:
     }
 
 
-def stored_config(info: RunInfo) -> dict[str, Any]:
+def stored_config(info: RunInfo, run_dir: str | Path | None = None) -> dict[str, Any]:
     """The settings a run keeps for ``--resume`` (``extra.config``), with what the run resolved for
     itself where the stored config left it to the defaults: the answering model, the judge and its
     model, the retrievers (those that ran, then those skipped). A run stores these since review 16;
     for an older run.json they come from its recorded ``model``, ``judge``, ``judge_model``,
     ``retrievers`` and ``skipped_retrievers``, so a resume never takes them from today's environment
-    (``$PAGEINDEX_MODEL``, ``OPENAI_API_KEY``). Empty: the run stored no config."""
+    (``$PAGEINDEX_MODEL``, ``OPENAI_API_KEY``). Relative paths, stored by runs made before they were
+    stored absolute, are taken from the folder the run was started in where the recorded dataset path
+    or ``run_dir`` (the run folder being resumed) says which. Empty: the run stored no config."""
     config = dict(info.extra.get("config") or {})
     if not config:
         return config
     from bench.judges.base import judge_model_need
 
-    if (start := _started_in(info, config)) is not None:  # stored before the paths were made absolute
+    if (start := _started_in(info, config, run_dir)) is not None:  # stored before paths were absolute
         for name in ("data_dir", "out", "cache_path", "tree_cache_dir"):
             if config.get(name) and not Path(config[name]).is_absolute():
                 config[name] = str(start / config[name])
@@ -135,18 +137,33 @@ def stored_config(info: RunInfo) -> dict[str, Any]:
 RESUME_KEEPS = ("judge version", "tree builder version", "dataset content hash")
 
 
-def _started_in(info: RunInfo, config: dict[str, Any]) -> Path | None:
-    """The folder a run was started from, where its stored settings hold relative paths (runs made
-    before commit 13b703d stored ``--data-dir ds`` as given): the recorded absolute dataset path
-    without the stored relative one. None when the stored paths are absolute or the two do not
-    match."""
+def _started_in(info: RunInfo, config: dict[str, Any], run_dir: str | Path | None = None) -> Path | None:
+    """The folder a run was started from, where its stored settings hold a relative ``--data-dir``
+    (runs made before commit 13b703d stored it, ``--out`` and the dataset path as given): the recorded
+    dataset path without the stored relative one where it is absolute, else the run folder resumed
+    (``run_dir``) without its stored ``--out`` (``results/RUN_ID`` where none was given). None when
+    the stored paths are absolute or neither matches (the run folder was moved)."""
     given = config.get("data_dir")
-    if not given or Path(given).is_absolute() or not Path(info.dataset.path).is_absolute():
+    if not given or Path(given).is_absolute():
         return None
-    tail, full = Path(os.path.normpath(given)).parts, Path(info.dataset.path).parts
-    if ".." in tail or full[-len(tail):] != tail:
+    anchors = [(given, info.dataset.path)]
+    if run_dir is not None:
+        out = config.get("out") or str(Path("results") / info.run_id)
+        anchors.append((out, os.path.abspath(run_dir)))
+    for relative, full in anchors:
+        if start := _without_tail(Path(full), Path(relative)):
+            return start
+    return None
+
+
+def _without_tail(full: Path, relative: Path) -> Path | None:
+    """``full`` (absolute) without its last parts ``relative``, or None where they are not its end."""
+    if relative.is_absolute() or not full.is_absolute():
         return None
-    return Path(*full[: -len(tail)])
+    tail, parts = Path(os.path.normpath(relative)).parts, Path(os.path.normpath(full)).parts
+    if not tail or ".." in tail or tail == (".",) or parts[-len(tail) :] != tail or len(parts) <= len(tail):
+        return None
+    return Path(*parts[: -len(tail)])
 
 
 def resume_changes(stored: RunInfo, now: dict[str, str | None]) -> list[str]:

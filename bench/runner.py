@@ -308,7 +308,7 @@ class Runner:
                 raise RunSetupError(f"cannot resume: {exc}") from None
             try:
                 resume.check_records(rundir, info)
-                config = resume.stored_settings(info, self.config)
+                config = resume.stored_settings(info, self.config, run_dir)
             except resume.ResumeRefused as exc:
                 raise RunSetupError(f"cannot resume {run_dir}: {exc}") from None
             try:

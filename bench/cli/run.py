@@ -408,7 +408,7 @@ def _changed_on_resume(resume: Path, given: dict[str, tuple[object, str, object]
     from bench.runinfo import stored_config
 
     try:  # with the model, judge and retrievers the run resolved (the ones it goes on with)
-        stored = stored_config(RunDir(resume).read_info())
+        stored = stored_config(RunDir(resume).read_info(), resume)
     except (RunLoadError, OSError):
         stored = {}
     changed = []

@@ -6,6 +6,7 @@ no change (review 16)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -339,3 +340,66 @@ def test_a_run_that_stored_its_relative_data_dir_as_given_resumes_from_anywhere(
     assert code == 0, output
     assert len(rows(run)) == 3
     assert json.loads((run / "run.json").read_text())["extra"]["config"]["data_dir"] == str(work / "ds")
+
+
+def as_an_old_install_stored_it(run: Path, data_dir: str, out: str | None) -> None:
+    """run.json as installs before the paths were stored absolute wrote it: --data-dir and --out as
+    given, and the dataset path recorded as the loader was given it (relative too)."""
+    info = json.loads((run / "run.json").read_text())
+    info["extra"]["config"].update(data_dir=data_dir, out=out)
+    info["dataset"]["path"] = data_dir
+    (run / "run.json").write_text(json.dumps(info))
+    keep_first_sample(run)
+
+
+@pytest.mark.parametrize("out", ["runs/r1", None])
+def test_a_real_old_run_with_relative_paths_resumes_from_anywhere(env, tmp_path, monkeypatch, out):
+    """Such a run recorded its dataset path relative too, so the recorded dataset path could not say
+    where it was started (the test above made it absolute by hand): from another folder its resume
+    said `error: ds: no such dataset directory`. The run folder resumed can: it is the stored --out
+    (or results/RUN_ID) as given, under the folder the run was started in."""
+    import shutil
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(demo_dataset_dir(), work / "ds")
+    monkeypatch.chdir(work)
+    code, output = invoke(env, "-d", "ds", "-r", "extractive", "--judge", "rules", "--limit", "3",
+                          *(["-o", out] if out else []))  # fmt: skip
+    assert code == 0, output
+    run = work / out if out else next((work / "results").iterdir())
+    as_an_old_install_stored_it(run, "ds", out)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, output = invoke(env, "--resume", os.path.relpath(run))
+    assert code == 0, output
+    assert len(rows(run)) == 3
+    config = json.loads((run / "run.json").read_text())["extra"]["config"]
+    assert (config["data_dir"], config["out"]) == (str(work / "ds"), str(run) if out else None)
+
+
+def test_an_old_relative_run_moved_elsewhere_says_where_to_resume_it(env, tmp_path, monkeypatch):
+    """Where neither the dataset path nor the run folder says where the run was started (the folder
+    was moved), the refusal says the stored path is relative, in one line, files untouched."""
+    import shutil
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copytree(demo_dataset_dir(), work / "ds")
+    monkeypatch.chdir(work)
+    code, output = invoke(env, "-d", "ds", "-r", "extractive", "--judge", "rules", "--limit", "2", "-o", "r1")
+    assert code == 0, output
+    as_an_old_install_stored_it(work / "r1", "ds", "r1")
+    moved = tmp_path / "moved"
+    (work / "r1").rename(moved)
+    before = {p.name: p.read_bytes() for p in moved.iterdir()}
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(app, ["bench", "run", "-q", "--resume", "moved"], env=env)
+    assert out.exit_code == ExitCode.BAD_INPUT, out.output
+    assert [line for line in out.output.splitlines() if line.strip()] == [
+        "error: cannot resume moved: its stored --data-dir ds is relative to the folder it was started in "
+        "(a run made before paths were stored absolute); resume it from that folder"
+    ]
+    assert {p.name: p.read_bytes() for p in moved.iterdir()} == before
