@@ -26,6 +26,7 @@ from pageindex.cli._common import (
     max_error_rate_option,
     out_option,
 )
+from pageindex.wording import counted
 
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
@@ -117,18 +118,18 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
         earlier = outcome.judged_in_all != outcome.judged
         console.print(
-            f"rejudged {outcome.judged} answers"
-            + (f" ({outcome.judged_in_all} with the earlier attempts)" if earlier else "")
+            f"rejudged {counted(outcome.judged, 'answer')}"
+            + (f" ({outcome.judged_in_all:,} with the earlier attempts)" if earlier else "")
             + f" of {outcome.source_run_id} with {judge_name} "
-            f"(version {outcome.judge_version}): {outcome.changed} verdicts changed, "
-            f"{outcome.kept} samples kept as they were; "
+            f"(version {outcome.judge_version}): {counted(outcome.changed, 'verdict')} changed, "
+            f"{counted(outcome.kept, 'sample')} kept as they were; "
             f"accuracy {accuracy} -> {outcome.run_dir}",
             highlight=False,
             markup=False,
         )
         if outcome.judged and outcome.judge_errors / outcome.judged > rate:
             err_console.print(
-                f"judge errors: {outcome.judge_errors} of {outcome.judged} answers "
+                f"judge errors: {outcome.judge_errors:,} of {counted(outcome.judged, 'answer')} "
                 f"(more than --max-error-rate {rate:g})",
                 highlight=False,
                 markup=False,

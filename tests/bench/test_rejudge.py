@@ -637,3 +637,16 @@ def test_a_refused_rejudge_removes_every_folder_it_made(tmp_path: Path, monkeypa
     assert res.exit_code == 2, res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "kept"]
     assert not any((tmp_path / "kept").iterdir())
+
+
+def test_the_rejudge_line_says_one_answer_in_the_singular(tmp_path: Path) -> None:
+    """'rejudged 1 answers ... 1 verdicts changed' (the summary's '1 answers have' was fixed in 5696e18;
+    this line said its counts the same way)."""
+    base = write_run(tmp_path / "base", [sample("q000", verdict="incorrect", answer=RIGHT)],
+                     info=run_info("base", judge_version="rules-0"))  # fmt: skip
+    res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new")
+    assert res.exit_code == 0, res.output
+    assert _lines(res) == [
+        f"rejudged 1 answer of base with rules (version {CURRENT}): 1 verdict changed, "
+        f"0 samples kept as they were; accuracy 100.0% -> {tmp_path / 'new'}"
+    ]
