@@ -15,6 +15,7 @@ from pageindex.cli._common import (
     fail,
     out_option,
     output_dir,
+    plain,
     timeout_option,
 )
 
@@ -77,7 +78,8 @@ def fetch(
             return
         style = {"skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(event.status, "green")
         size = f"{event.size / 1e6:.1f} MB" if event.size else ""
-        console.print(f"[{style}]{event.status:>10}[/] {event.path} {size} {event.detail}", highlight=False)
+        said = plain(f"{event.path} {size} {event.detail}")
+        console.print(f"[{style}]{event.status:>10}[/] {said}", highlight=False)
 
     try:
         report = fetch_financebench(
@@ -88,7 +90,7 @@ def fetch(
     except OSError as exc:
         fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     for event in failed:
-        console.print(f"[red]{event.status:>10}[/] {event.path} {event.detail}", highlight=False)
+        console.print(f"[red]{event.status:>10}[/] {plain(f'{event.path} {event.detail}')}", highlight=False)
     counts = ", ".join(
         f"{report.count(s)} {s}"
         for s in ("downloaded", "resumed", "replaced", "skipped", "failed")
@@ -233,7 +235,7 @@ def validate(
         soft_wrap=True,
     )
     for problem in ds.problems:  # drops no question, but a summary by doc type would be wrong
-        err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {plain(problem)}", highlight=False)
     if result.dropped:
         table = Table("question", "reason", "detail", title="Dropped questions")
         for d in result.dropped:

@@ -26,6 +26,7 @@ from pageindex.cli._common import (
     max_error_rate_option,
     opt_option,
     out_option,
+    plain,
     scripted_policy_option,
     setup_logging,
     split_retriever_option,
@@ -290,7 +291,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 err_console.print(f"[dim]{profile_line}[/]", highlight=False)
             said["header"] = True
             for note in runner.setting_notes[said["notes"] :]:
-                err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+                err_console.print(f"[yellow]note:[/] {plain(note)}", highlight=False)
             said["notes"] = len(runner.setting_notes)
 
         events.subscribe(_say_header)
@@ -351,7 +352,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise
 
         for warning in outcome.warnings:
-            err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+            err_console.print(f"[yellow]warning:[/] {plain(warning)}", highlight=False)
         print_summary(outcome.summary, console=console, rejudge=_rejudge_hint(outcome.run_dir))
         if outcome.skipped_retrievers:
             skipped = outcome.skipped_retrievers

@@ -28,6 +28,7 @@ from pageindex.cli._common import (
     err_console,
     examples,
     one_line,
+    plain,
     setup_logging,
 )
 from pageindex.registry import PluginError
@@ -95,7 +96,7 @@ class OneLineErrors(TyperGroup):
             if _PLUGIN_ERROR is not None:
                 raise _PLUGIN_ERROR
             for failure in registry.plugin_failures():  # an installed package's broken entry point
-                err_console.print(f"[yellow]warning:[/] {one_line(failure)}", highlight=False)
+                err_console.print(f"[yellow]warning:[/] {plain(one_line(failure))}", highlight=False)
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except click_exc.NoArgsIsHelpError as exc:
@@ -107,10 +108,10 @@ class OneLineErrors(TyperGroup):
         except click_exc.ClickException as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
             message = one_line(_usage_message(exc, args))
-            err_console.print(f"[bold red]error:[/] {message}{where}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {plain(message + where)}", highlight=False)
             code = ExitCode.BAD_INPUT
         except PluginError as exc:
-            err_console.print(f"[bold red]error:[/] {one_line(str(exc))}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {plain(one_line(str(exc)))}", highlight=False)
             code = ExitCode.BAD_INPUT
         except Abort:
             err_console.print("interrupted", highlight=False)
@@ -128,7 +129,7 @@ class OneLineErrors(TyperGroup):
             if os.environ.get(DEBUG_ENV):
                 raise
             err_console.print(
-                f"[bold red]error:[/] internal error: {type(exc).__name__}: {one_line(str(exc))} "
+                f"[bold red]error:[/] internal error: {type(exc).__name__}: {plain(one_line(str(exc)))} "
                 f"(set {DEBUG_ENV}=1 for the traceback)",
                 highlight=False,
             )

@@ -87,6 +87,15 @@ def setup_logging(verbose: bool = False) -> None:
         root.setLevel(logging.INFO)
 
 
+def plain(text: object) -> str:
+    """``text`` to print after a markup prefix (``[bold red]error:[/] ...``) as written: a path, a
+    doc_name or a server's reply with ``[/b]`` in it crashed the print (a traceback, exit 1), and one
+    with ``[red]`` lost it."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
 def one_line(text: str) -> str:
     """``text`` folded onto one line (error messages never span lines)."""
     return " ".join(str(text).split())
@@ -94,7 +103,7 @@ def one_line(text: str) -> str:
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> NoReturn:
     """Print one clear error line and exit with ``code`` (2 = bad input)."""
-    err_console.print(f"[bold red]error:[/] {one_line(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {plain(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))
 
 
@@ -102,7 +111,7 @@ def warn_tree(tree: Tree) -> None:
     """The tree's warnings (what its PDF did not let the builder read), one ``warning:`` line each on
     standard error: build, tree and ask say them."""
     for line in tree.warnings:
-        err_console.print(f"[yellow]warning:[/] {tree.doc_id}: {one_line(line)}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {plain(f'{tree.doc_id}: {one_line(line)}')}", highlight=False)
 
 
 def validation_message(exc: Exception, options: dict[str, str] | None = None) -> str:

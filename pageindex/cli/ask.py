@@ -20,6 +20,7 @@ from pageindex.cli._common import (
     load_tree_file,
     model_client,
     opt_option,
+    plain,
     scripted_policy_option,
     split_retriever_option,
     time_limit_option,
@@ -347,7 +348,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex import registry
 
         for line in registry.conflicts("retriever"):  # asked for, such a name is an error
-            err_console.print(f"[yellow]warning:[/] {line}", highlight=False)
+            err_console.print(f"[yellow]warning:[/] {plain(line)}", highlight=False)
 
 
 def _load_trees(files: list[Path]):

@@ -565,3 +565,32 @@ def test_concurrency_is_one_option_with_one_wording_everywhere(command, tmp_path
         assert output.strip() == "error: --concurrency 0: must be at least 1"
     code, output = invoke([*command, "-c", "many"])
     assert code == ExitCode.BAD_INPUT and "'--concurrency' / '-c': 'many' must be a whole number" in output
+
+
+def test_a_name_that_looks_like_markup_is_said_as_written(tmp_path, quiet_env):
+    """Messages were printed as Rich markup: `bench summary 'nope[/b]'` crashed while saying its
+    error (a traceback, exit 1, which is a failed gate's code), `'nope[red]x'` lost its `[red]`; a
+    documents.jsonl row with such a doc_name crashed `datasets validate` and ended a finished `bench
+    run` the same way (session 16's warnings of the rows it ignores)."""
+    code, output = invoke(["bench", "summary", str(tmp_path / "nope[/b]")])
+    assert code == ExitCode.BAD_INPUT, output
+    assert_one_error_line(output)
+    assert "nope[/b] does not exist" in output
+    code, output = invoke(["bench", "summary", str(tmp_path / "nope[red]x")])
+    assert code == ExitCode.BAD_INPUT and "nope[red]x does not exist" in output, output
+
+    data = copy_demo(tmp_path)
+    with (data / "documents.jsonl").open("a") as docs:
+        docs.write('{"doc_name": "x[/b]y"}\n')
+    lines = len((data / "documents.jsonl").read_text().splitlines())
+    said = (
+        f"warning: documents.jsonl line {lines}: doc_name 'x[/b]y' is not a file name: the filing must be "
+        "pdfs/<doc_name>.pdf, with no folder; the row is ignored"
+    )
+    code, output = invoke(["bench", "datasets", "validate", str(data)])
+    assert code == 0, output
+    assert said in output.splitlines() and "Traceback" not in output
+    code, output = invoke(["bench", "run", "-d", str(data), "-r", "extractive", "--judge", "rules", "-q",
+                           "--limit", "1", "--out", str(tmp_path / "r")])  # fmt: skip
+    assert code == 0, output
+    assert said in output.splitlines() and "Traceback" not in output
