@@ -37,6 +37,17 @@ class CliConsole(Console):
     def size(self, new_size: tuple[int, int]) -> None:
         self._width, self._height = new_size
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """As rich prints, but a line whose text reads as broken markup (a path or name with ``[/b]``
+        in it, printed where :func:`plain` was not used) is printed as written rather than raising:
+        it ended a finished ``bench run -o 'r[/b]x'`` with an internal error."""
+        from rich.errors import MarkupError
+
+        try:
+            super().print(*objects, **kwargs)
+        except MarkupError:
+            super().print(*objects, **{**kwargs, "markup": False})
+
 
 console = CliConsole(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
 err_console = CliConsole(stderr=True, soft_wrap=True)

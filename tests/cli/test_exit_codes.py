@@ -594,3 +594,14 @@ def test_a_name_that_looks_like_markup_is_said_as_written(tmp_path, quiet_env):
                            "--limit", "1", "--out", str(tmp_path / "r")])  # fmt: skip
     assert code == 0, output
     assert said in output.splitlines() and "Traceback" not in output
+
+
+def test_a_finished_run_in_a_folder_named_like_markup_exits_0(tmp_path, quiet_env):
+    """A line that prints a path in Rich markup crashed on a closing tag in it: `bench run -o 'r[/b]x'`
+    ran every sample, then 'error: internal error: MarkupError', exit 2. Such a line is printed as
+    written instead."""
+    run = tmp_path / "r[" / "b]x"
+    code, output = invoke(["bench", "run", "-r", "extractive", "--judge", "rules", "-q", "--limit", "1",
+                           "--out", str(run)])  # fmt: skip
+    assert code == 0, output
+    assert "MarkupError" not in output and f"-> {run}" in output
