@@ -110,8 +110,8 @@ def stored_config(info: RunInfo, run_dir: str | Path | None = None) -> dict[str,
     for an older run.json they come from its recorded ``model``, ``judge``, ``judge_model``,
     ``retrievers`` and ``skipped_retrievers``, so a resume never takes them from today's environment
     (``$PAGEINDEX_MODEL``, ``OPENAI_API_KEY``). Relative paths, stored by runs made before they were
-    stored absolute, are taken from the folder the run was started in where the recorded dataset path
-    or ``run_dir`` (the run folder being resumed) says which. Empty: the run stored no config."""
+    stored absolute, are taken from the folder the run was started in where ``run_dir`` (the run
+    folder being resumed) says which. Empty: the run stored no config."""
     config = dict(info.extra.get("config") or {})
     if not config:
         return config
@@ -139,21 +139,14 @@ RESUME_KEEPS = ("judge version", "tree builder version", "dataset content hash")
 
 def _started_in(info: RunInfo, config: dict[str, Any], run_dir: str | Path | None = None) -> Path | None:
     """The folder a run was started from, where its stored settings hold a relative ``--data-dir``
-    (runs made before commit 13b703d stored it, ``--out`` and the dataset path as given): the recorded
-    dataset path without the stored relative one where it is absolute, else the run folder resumed
-    (``run_dir``) without its stored ``--out`` (``results/RUN_ID`` where none was given). None when
-    the stored paths are absolute or neither matches (the run folder was moved)."""
+    (runs made before commit 13b703d stored it, ``--out`` and the dataset path as given): the run
+    folder resumed (``run_dir``) without its stored ``--out`` (``results/RUN_ID`` where none was
+    given). None when the stored paths are absolute, or the folder was moved (they do not match)."""
     given = config.get("data_dir")
-    if not given or Path(given).is_absolute():
+    if not given or Path(given).is_absolute() or run_dir is None:
         return None
-    anchors = [(given, info.dataset.path)]
-    if run_dir is not None:
-        out = config.get("out") or str(Path("results") / info.run_id)
-        anchors.append((out, os.path.abspath(run_dir)))
-    for relative, full in anchors:
-        if start := _without_tail(Path(full), Path(relative)):
-            return start
-    return None
+    out = config.get("out") or str(Path("results") / info.run_id)
+    return _without_tail(Path(os.path.abspath(run_dir)), Path(out))
 
 
 def _without_tail(full: Path, relative: Path) -> Path | None:

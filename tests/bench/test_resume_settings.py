@@ -151,14 +151,20 @@ def test_a_base_url_with_credentials_must_be_given_again_on_resume(env, tmp_path
     assert all("s3cret-pass" not in p.read_text() for p in run.iterdir())
 
 
-def test_a_run_started_with_a_relative_data_dir_resumes_from_anywhere(env, tmp_path, monkeypatch):
-    """The dataset folder is stored absolute; the same folder given again, spelt another way, is no
-    change."""
+def dataset_in_work(tmp_path: Path) -> Path:
+    """A folder ``work`` holding a copy of the demo dataset as ``ds`` (runs started there give ``-d ds``)."""
     import shutil
 
     work = tmp_path / "work"
     work.mkdir()
     shutil.copytree(demo_dataset_dir(), work / "ds")
+    return work
+
+
+def test_a_run_started_with_a_relative_data_dir_resumes_from_anywhere(env, tmp_path, monkeypatch):
+    """The dataset folder is stored absolute; the same folder given again, spelt another way, is no
+    change."""
+    work = dataset_in_work(tmp_path)
     run = tmp_path / "run"
     monkeypatch.chdir(work)
     args = ("-r", "extractive", "--judge", "rules", "--limit", "3", "-o", str(run))
@@ -314,34 +320,6 @@ def test_a_resume_with_other_versions_is_refused_before_the_trees_in_one_line(en
     assert {name: (run / name).read_bytes() for name in before} == before
 
 
-def test_a_run_that_stored_its_relative_data_dir_as_given_resumes_from_anywhere(env, tmp_path, monkeypatch):
-    """Runs made before the paths were stored absolute kept `--data-dir ds` as given, so they resumed
-    only from the folder they were started in ("left for later" in session 15): the folder is the
-    recorded absolute dataset path without the relative one."""
-    import shutil
-
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copytree(demo_dataset_dir(), work / "ds")
-    run = tmp_path / "run"
-    monkeypatch.chdir(work)
-    args = ("-r", "extractive", "--judge", "rules", "--limit", "3", "-o", str(run))
-    code, output = invoke(env, "-d", "ds", *args)
-    assert code == 0, output
-    info = json.loads((run / "run.json").read_text())
-    info["extra"]["config"]["data_dir"] = "./ds"  # as an older install stored it
-    (run / "run.json").write_text(json.dumps(info))
-    keep_first_sample(run)
-
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    code, output = invoke(env, "--resume", str(run))
-    assert code == 0, output
-    assert len(rows(run)) == 3
-    assert json.loads((run / "run.json").read_text())["extra"]["config"]["data_dir"] == str(work / "ds")
-
-
 def as_an_old_install_stored_it(run: Path, data_dir: str, out: str | None) -> None:
     """run.json as installs before the paths were stored absolute wrote it: --data-dir and --out as
     given, and the dataset path recorded as the loader was given it (relative too)."""
@@ -355,14 +333,10 @@ def as_an_old_install_stored_it(run: Path, data_dir: str, out: str | None) -> No
 @pytest.mark.parametrize("out", ["runs/r1", None])
 def test_a_real_old_run_with_relative_paths_resumes_from_anywhere(env, tmp_path, monkeypatch, out):
     """Such a run recorded its dataset path relative too, so the recorded dataset path could not say
-    where it was started (the test above made it absolute by hand): from another folder its resume
+    where it was started: from another folder its resume
     said `error: ds: no such dataset directory`. The run folder resumed can: it is the stored --out
     (or results/RUN_ID) as given, under the folder the run was started in."""
-    import shutil
-
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copytree(demo_dataset_dir(), work / "ds")
+    work = dataset_in_work(tmp_path)
     monkeypatch.chdir(work)
     code, output = invoke(env, "-d", "ds", "-r", "extractive", "--judge", "rules", "--limit", "3",
                           *(["-o", out] if out else []))  # fmt: skip
@@ -383,11 +357,7 @@ def test_a_real_old_run_with_relative_paths_resumes_from_anywhere(env, tmp_path,
 def test_an_old_relative_run_moved_elsewhere_says_where_to_resume_it(env, tmp_path, monkeypatch):
     """Where neither the dataset path nor the run folder says where the run was started (the folder
     was moved), the refusal says the stored path is relative, in one line, files untouched."""
-    import shutil
-
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copytree(demo_dataset_dir(), work / "ds")
+    work = dataset_in_work(tmp_path)
     monkeypatch.chdir(work)
     code, output = invoke(env, "-d", "ds", "-r", "extractive", "--judge", "rules", "--limit", "2", "-o", "r1")
     assert code == 0, output
