@@ -21,6 +21,7 @@ from pageindex.cli._common import (
     model_client,
     out_option,
     output_file,
+    plain,
 )
 from pageindex.wording import counted
 
@@ -205,7 +206,8 @@ def judge(
         markup=False,
     )
     for r in errors[:10]:
-        console.print(f"  [red]line {r.line}[/] ({r.id or 'no id'}): {r.error}", highlight=False)
+        row = f"({plain(r.id or 'no id')}): {plain(r.error)}"
+        console.print(f"  [red]{plain(r.where)}[/] {row}", highlight=False)
     if per_file:
         print_label_report(console, rows, holdout=set(holdout))
     else:
@@ -224,7 +226,7 @@ def judge(
         err_console.print(
             f"[bold red]judge errors:[/] {len(failed)} of {len(rows)} rows got no verdict "
             f"({', '.join(why)}; more than --max-error-rate {rate:g}); "
-            f"first: line {failed[0].line}: {failed[0].error}",
+            f"first: {plain(failed[0].where)}: {plain(failed[0].error)}",
             highlight=False,
         )
         raise typer.Exit(ExitCode.ERRORS)

@@ -44,6 +44,7 @@ class ParsedRow(BaseModel):
     row: AnswerRow | None = None
     raw_id: str | None = None
     error: str | None = None
+    source: str | None = None  # the label file's stem (--labels), also for a row that did not parse
 
 
 class VerdictRow(BaseModel):
@@ -65,6 +66,11 @@ class VerdictRow(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
 
+    @property
+    def where(self) -> str:
+        """The row's place in what was read: ``line 3``, or ``gpt-4_oracle line 3`` for a label file."""
+        return f"{self.source} line {self.line}" if self.source else f"line {self.line}"
+
 
 def label_files(directory: Path, *, exclude: set[str] | frozenset[str] = frozenset()) -> list[Path]:
     """The label files of a FinanceBench-format directory, sorted: ``DIR/labels/*.jsonl`` when DIR has
@@ -85,6 +91,7 @@ def read_label_dir(
     out: list[ParsedRow] = []
     for path in label_files(directory, exclude=exclude):
         for parsed in read_answer_rows(path):
+            parsed.source = path.stem
             if parsed.row is not None:
                 parsed.row.source = path.stem
             out.append(parsed)
@@ -147,7 +154,9 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
 
     async def one(parsed: ParsedRow) -> VerdictRow:
         if parsed.row is None:
-            return VerdictRow(line=parsed.line, id=parsed.raw_id, status="error", error=parsed.error)
+            return VerdictRow(
+                line=parsed.line, id=parsed.raw_id, status="error", error=parsed.error, source=parsed.source
+            )
         row = parsed.row
         async with gate:
             try:

@@ -401,3 +401,18 @@ def test_a_verdicts_file_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None
         write_verdict_rows(out, [first, Broken()])  # type: ignore[list-item]
     assert out.read_bytes() == before and is_verdicts_file(out)
     assert [p.name for p in tmp_path.iterdir()] == ["verdicts.jsonl"]
+
+
+def test_a_label_files_row_without_a_verdict_is_named_by_its_file(tmp_path: Path) -> None:
+    """`--labels` reads several files: "first: line 2" did not say which (review of the session's
+    diff, session 16). The row's file is named in the list of errors and in the exit-4 line."""
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    row = {"question": "Q?", "gold_answer": "1", "model_answer": "1", "label": "Correct"}
+    (labels / "model_a.jsonl").write_text(json.dumps(row) + "\n")
+    (labels / "model_b.jsonl").write_text(json.dumps(row) + "\nnot json\n")
+    result = CliRunner().invoke(app, ["bench", "judge", "--labels", str(tmp_path)])
+    assert result.exit_code == 4, result.output
+    assert "  model_b line 2 (no id): not JSON" in result.output
+    said = " ".join(result.output.split())
+    assert "more than --max-error-rate 0.2); first: model_b line 2: not JSON" in said
