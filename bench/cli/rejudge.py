@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import sys
 from pathlib import Path
 
 import typer
@@ -16,6 +15,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    command_line,
     concurrency_option,
     console,
     err_console,
@@ -94,7 +94,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     judge_name=judge_name,
                     judge_model=recorded_model,
                     concurrency=concurrency,
-                    command=list(sys.argv),
+                    command=command_line(),
                     resume=resume,
                 )
             )
@@ -103,10 +103,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except KeyboardInterrupt:
             from pageindex.llm.redact import redact_argv
 
-            shown = redact_argv(sys.argv)
+            typed = command_line()
+            shown = redact_argv(typed)
             again = " ".join(shlex.quote(a) for a in shown if a != "--resume")
             # secrets are not printed: the line says to give them again where it masks them
-            hidden = "; give again what it shows as ***" if shown != list(sys.argv) else ""
+            hidden = "; give again what it shows as ***" if shown != typed else ""
             console.print(
                 f"interrupted: the answers judged so far are in {output}; to go on: {again} --resume{hidden}",
                 highlight=False,

@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    command_line,
     concurrency_option,
     console,
     err_console,
@@ -272,7 +273,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         events = EventBus()
         runner = Runner(
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None,
-            retry_errors=retry_errors,
+            retry_errors=retry_errors, command=command_line(),
         )
         # The header (the local-server profile, settings from the doctor) is said once the run starts
         # (trees or samples), i.e. after the endpoint's preflight passed: a server that is no OpenAI

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 from pathlib import Path
@@ -96,6 +97,16 @@ def setup_logging(verbose: bool = False) -> None:
         loud._pageindex_verbose = True  # type: ignore[attr-defined]
         root.addHandler(loud)
         root.setLevel(logging.INFO)
+
+
+def command_line() -> list[str]:
+    """This command as the user would type it again: ``sys.argv`` with the program named
+    ``pageindex`` where it is the console script or the package run as ``python -m pageindex.cli``
+    (whose argv[0] is the path of ``__main__.py``), for the commands a run records and prints."""
+    argv = list(sys.argv)
+    if argv and (Path(argv[0]).name == "pageindex" or argv[0].endswith(f"cli{os.sep}__main__.py")):
+        argv[0] = "pageindex"
+    return argv
 
 
 def plain(text: object) -> str:

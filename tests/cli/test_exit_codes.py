@@ -99,6 +99,22 @@ def test_the_cli_runs_as_a_module_without_being_on_path():
     assert "Exit codes: 0 done" in done.stdout and "130 interrupted" in done.stdout
 
 
+def test_a_run_started_as_a_module_records_the_command_as_pageindex(tmp_path):
+    """`python -m pageindex.cli bench run ...` recorded the path of `__main__.py` as the program, so
+    the commands a run prints to go on (resume, rejudge) began with a path no one types (review of
+    the session's diff, session 16)."""
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "bench", "run", "-r", "extractive", "--judge", "rules",
+         "--limit", "1", "-q", "-o", str(out)],
+        capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    command = json.loads((out / "run.json").read_text())["command"]
+    assert command[:3] == ["pageindex", "bench", "run"] and command[-2:] == ["-o", str(out)]
+
+
 def test_every_command_help_ends_with_the_exit_code_table():
     for args in (
         ["--help"],
