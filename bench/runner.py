@@ -427,6 +427,11 @@ class Runner:
                     self._stop_before_sampling("while waiting for the model endpoint to answer")
             except LLMError as exc:
                 raise RunSetupError(str(exc)) from None
+            found = getattr(client, "preflight_result", None)
+            if found is not None and (said := found.unlisted(client.model)) and said not in self.warnings:
+                # with the header, before the samples, and again with the run's closing warnings
+                self.setting_notes.append(said)
+                self.warnings.append(said)
 
     async def _answered(self, client: Any, why: str, *, say: bool = True) -> bool:
         """``client.check()``, said when it has not answered within :data:`PREFLIGHT_NOTICE_S` (a

@@ -386,13 +386,8 @@ def _warn_unlisted(llm: Any) -> None:
     llama.cpp server answers any name with the one model it serves, so ``-m openai/gemma-9b``
     against it answered with gemma-3-270m, in silence."""
     found = getattr(llm, "preflight_result", None)
-    if found is None or found.model_listed is not False:
-        return
-    err_console.print(
-        f"[yellow]warning:[/] {llm.model} is not among the models {found.url} lists "
-        f"({found.shown_models()}): the server may answer with another model, or refuse it",
-        highlight=False,
-    )
+    if found is not None and (said := found.unlisted(llm.model)):
+        err_console.print(f"[yellow]warning:[/] {plain(said)}", highlight=False)
 
 
 def _client(

@@ -47,6 +47,18 @@ class PreflightResult(BaseModel):
         """The listed model ids for a message: the first ``most`` of them ("no models" for none)."""
         return ", ".join(self.models[:most]) + (" …" if len(self.models) > most else "") or "no models"
 
+    def unlisted(self, model: str) -> str | None:
+        """What to say of ``model`` when the server lists models but not it (a typo, another server),
+        else None: a llama.cpp server answers any name with the one model it serves, so
+        ``-m openai/gemma-9b`` against it was answered by gemma-3-270m, in silence (and a run's
+        results were filed under the wrong model)."""
+        if self.model_listed is not False:
+            return None
+        return (
+            f"{model} is not among the models {self.url} lists ({self.shown_models()}): the server may "
+            "answer with another model, or refuse it"
+        )
+
 
 def describe_response(response: httpx.Response) -> str:
     """A short, one-line account of an HTTP answer: status, kind of body and its gist."""

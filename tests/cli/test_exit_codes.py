@@ -621,3 +621,25 @@ def test_a_finished_run_in_a_folder_named_like_markup_exits_0(tmp_path, quiet_en
                            "--out", str(run)])  # fmt: skip
     assert code == 0, output
     assert "MarkupError" not in output and f"-> {run}" in output
+
+
+def test_bench_run_says_a_model_the_server_does_not_list(tmp_path, quiet_env):
+    """`ask` warned that a server does not list the model (a llama.cpp server answers any name with the
+    one it serves); `bench run` filed a whole run's answers under the mistyped name in silence (session
+    16). Said with the header, before the samples, and with the closing warnings."""
+    from bench.faults import FaultServer
+    from bench.faults.competent import CompetentPolicy
+
+    with FaultServer(CompetentPolicy()) as srv:
+        args = ["bench", "run", "-r", "planner", "--judge", "rules", "-n", "1", "--base-url", srv.base_url]
+        typo = invoke([*args, "-m", "openai/fault-modle", "--out", str(tmp_path / "typo")])
+        listed = invoke([*args, "-m", "openai/fault-model", "--out", str(tmp_path / "listed")])
+    said = (
+        f"fault-modle is not among the models {srv.base_url} lists (fault-model): the server may answer "
+        "with another model, or refuse it"
+    )
+    assert typo[0] == 0, typo[1]
+    lines = [" ".join(line.split()) for line in typo[1].splitlines()]
+    assert f"note: {said}" in lines and f"warning: {said}" in lines
+    assert lines.index(f"note: {said}") < lines.index(f"warning: {said}")
+    assert listed[0] == 0 and "is not among the models" not in listed[1], listed[1]
