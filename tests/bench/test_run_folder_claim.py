@@ -81,7 +81,9 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_claim(tmp_path: P
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not (run / "run.json").exists():  # written once the samples begin
+        # run.json is written once the samples begin, then dropped.jsonl, then samples.jsonl is
+        # created: wait for the last, or a loaded machine reads between them (trial 3: FileNotFoundError)
+        while not (run / "samples.jsonl").exists():
             assert first.poll() is None and time.monotonic() < deadline, "the first run did not start"
             time.sleep(0.1)
         before = {name: (run / name).read_bytes() for name in ("run.json", "samples.jsonl")}
