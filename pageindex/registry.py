@@ -234,8 +234,8 @@ def _import_plugin(module: str, where: str) -> None:
             # the plug-in itself, not one of its imports: the `pageindex` command does not look in the
             # current folder (a console script, unlike `python -m`), so a my_plugin.py there is not found
             reason += (
-                " (a plug-in module must be importable: put its folder on PYTHONPATH, e.g."
-                f" PYTHONPATH=. for {module.split('.')[0]}.py in the current folder, or install its package)"
+                " (a plug-in module must be importable: put its folder on PYTHONPATH, e.g. PYTHONPATH=."
+                f" for {module.replace('.', '/')}.py in the current folder, or install its package)"
             )
         raise PluginError(f"plug-in {module!r} ({where}) failed to import: {reason}") from exc
 

@@ -343,3 +343,15 @@ def test_a_plugin_named_by_its_file_says_to_name_the_module(tmp_path: Path) -> N
         assert done.returncode == 2
         says = f"($PAGEINDEX_PLUGINS names modules, not files: for {given} write {hint})"
         assert done.stderr.strip().endswith(says), done.stderr
+
+
+def test_the_hint_for_a_dotted_plugin_module_names_its_file_in_its_folder() -> None:
+    """``PAGEINDEX_PLUGINS=tests.plugin_example`` without ``PYTHONPATH=.`` said "PYTHONPATH=. for
+    tests.py in the current folder" (trial 3): the module is tests/plugin_example.py."""
+    import pytest
+
+    from pageindex.registry import PluginError, _import_plugin
+
+    with pytest.raises(PluginError) as caught:
+        _import_plugin("no_such_pkg_xyz.my_plugin", "$PAGEINDEX_PLUGINS")
+    assert "PYTHONPATH=. for no_such_pkg_xyz/my_plugin.py in the current folder" in str(caught.value)
