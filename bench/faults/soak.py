@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 
 from bench.faults.stats import StatsSnapshot
+from pageindex.cli._common import CliConsole
 
 TERMINAL = ("answer", "fail", "error")
 SOAK_RETRIEVERS = ("agent", "planner", "iterative")
@@ -502,7 +503,7 @@ def main(
     workdir: Path = typer.Option(None, help="Where to put runs and the cache (default: a temp dir)."),
 ) -> None:
     """Run the soak and print its figures; exit 1 if a target is missed."""
-    console = Console()
+    console = CliConsole()
     root = workdir or Path(tempfile.mkdtemp(prefix="pageindex-soak-"))
     root.mkdir(parents=True, exist_ok=True)
     console.print(f"soak in {root}: rate {rate}, {kills} kills, {limit} questions x 3 retrievers, "

@@ -18,11 +18,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from bench.datasets.financebench import load_financebench
 from bench.datasets.models import DatasetError, Question
+from pageindex.cli._common import CliConsole
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import retrieve
 from pageindex.retrievers.numbers import find_numbers
@@ -30,7 +30,7 @@ from pageindex.tree import build_tree
 
 KS = (1, 3, 5)
 STAND_IN = {"status": "answer", "answer": "(scripted stand-in: no model was called)", "sources": []}
-console = Console()
+console = CliConsole()
 
 
 def recall_row(hits: list[dict[int, bool]]) -> list[str]:

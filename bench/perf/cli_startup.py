@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from pageindex.cli._common import CliConsole
 
 BIN = Path(sys.executable).parent
 FLOOR = [sys.executable, "-c", "import typer, rich.console, pydantic"]
@@ -61,7 +62,7 @@ def main(
     run: Path = typer.Option(None, "--run", help="A run directory (default: a small generated one)."),
     repeats: int = typer.Option(5, "--repeats", "-n", help="Best of N runs of each command."),
 ) -> None:
-    console = Console()
+    console = CliConsole()
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = run or make_run(Path(tmp), env)

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from bench.config import RunConfig
 from bench.faults.scripted import policy as plausible
 from bench.runner import Runner
+from pageindex.cli._common import CliConsole
 
 
 class TimedPolicy:
@@ -50,7 +50,7 @@ def main(
     retrievers: str = typer.Option("agent,iterative,oracle", help="Comma-separated retrievers."),
 ) -> None:
     """Print the harness overhead per sample."""
-    console = Console()
+    console = CliConsole()
     if data_dir is None:
         fb = Path(os.environ.get("PAGEINDEX_FINANCEBENCH", "/work/shared/financebench"))
         data_dir = fb if (fb / "questions.jsonl").exists() else None

@@ -17,9 +17,9 @@ from pathlib import Path
 import pdfplumber
 import pymupdf
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from pageindex.cli._common import CliConsole
 from pageindex.tree.tables import is_fragmented, page_tables
 
 DEFAULT_PAGES = [
@@ -55,7 +55,7 @@ def main(
     data_dir: Path = typer.Argument(..., help="FinanceBench directory (holds pdfs/)"),
     pages: list[str] = typer.Argument(None, help="DOC:PAGE specs, e.g. 3M_2018_10K:60"),
 ) -> None:
-    console = Console(width=max(Console().width, 120))
+    console = CliConsole(width=max(CliConsole().width, 120))
     table = Table("page", "pdfplumber s", "tables (rows)", "pymupdf s", "tables", "page_tables s", "chose")
     for spec in pages or DEFAULT_PAGES:
         doc, _, num = spec.rpartition(":")

@@ -19,13 +19,13 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from bench.perf.outline_recovery import HOLDOUT
+from pageindex.cli._common import CliConsole
 from pageindex.tree import Node, PDFError, build_tree
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
-console = Console()
+console = CliConsole()
 
 
 def _pdfs(folders: list[Path], with_holdout: bool) -> list[Path]:
@@ -97,7 +97,7 @@ def _read(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        err = Console(stderr=True)
+        err = CliConsole(stderr=True)
         message = f"error: {path}: not a snapshot of tree_changes.py snapshot ({exc})"
         err.print(message, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import jsonlines
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from pageindex.cli._common import CliConsole
 from pageindex.tree import PDFError, Tree, build_tree
 
 _UNNAMED = {"window", "cover"}
@@ -68,7 +68,7 @@ def main(
     no_cache: bool = typer.Option(False, "--no-cache", help="Rebuild every tree."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List evidence pages that miss a target."),
 ) -> None:
-    console = Console()
+    console = CliConsole()
     rows = evidence_pages(data_dir)
     trees: dict[str, Tree] = {}
     for doc in sorted({d for _, d, _ in rows}):

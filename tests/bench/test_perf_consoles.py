@@ -1,0 +1,34 @@
+"""The perf scripts and the soak print their tables as the CLI does: piped into a file or a CI log they
+are laid out 200 columns wide (``CliConsole``), not rich's 80. ``baselines.py | tee`` cut the answers
+table into columns nine characters wide ("Depreciat / ion and / amortizat / ion:", trial 3)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted((ROOT / "bench" / "perf").glob("*.py")) + [ROOT / "bench" / "faults" / "soak.py"]
+
+
+def _eighty_column_consoles(path: Path) -> list[int]:
+    """Lines where a plain rich ``Console`` is made without a width of its own."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Console":
+            if not any(k.arg in ("width", "stderr") for k in node.keywords):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_perf_script_prints_at_rich_default_width() -> None:
+    bad = {p.relative_to(ROOT).as_posix(): lines for p in SCRIPTS if (lines := _eighty_column_consoles(p))}
+    assert not bad, f"use pageindex.cli._common.CliConsole (200 columns when piped): {bad}"
+
+
+def test_the_cli_console_is_wide_when_piped(monkeypatch) -> None:
+    from bench.perf import baselines
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert not baselines.console.is_terminal  # pytest captures the output
+    assert baselines.console.size.width == 200
