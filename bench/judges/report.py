@@ -44,7 +44,7 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
             return
     a = agreement(frame["label"].tolist(), frame["verdict"].tolist())
     summary = Table(title="Agreement with human labels")
-    for col in ("rows", "accuracy", "Cohen's kappa", *(f"recall {v}" for v in VERDICTS)):
+    for col in ("rows", "agreement", "Cohen's kappa", *(f"recall {v}" for v in VERDICTS)):
         summary.add_column(col, justify="right")
     recalls = [("-" if a.per_label_recall[v] is None else f"{a.per_label_recall[v]:.1%}") for v in VERDICTS]
     summary.add_row(str(a.n), f"{a.accuracy:.1%}", f"{a.kappa:.3f}", *recalls)
@@ -58,7 +58,7 @@ def print_agreement(console: Console, rows: list[VerdictRow], *, by: str | None 
     if group and group in frame.columns and frame[group].notna().any():
         per = agreement_by(frame, group)
         table = Table(title=f"Agreement by {group}")
-        for col in (group, "rows", "accuracy", "kappa"):
+        for col in (group, "rows", "agreement", "Cohen's kappa"):
             table.add_column(col, justify="right" if col != group else "left")
         for rec in per.itertuples(index=False):
             table.add_row(str(rec[0]), str(rec.n), f"{rec.accuracy:.1%}", f"{rec.kappa:.3f}")

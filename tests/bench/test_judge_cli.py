@@ -62,6 +62,10 @@ def test_judge_command_writes_one_verdict_per_row_and_prints_agreement(tmp_path:
     assert "2 rows with errors" in text
     assert "Agreement with human labels" in text and "100.0%" in text
     assert "Confusion matrix" in text and "Agreement by model_name" in text
+    # agreement is agreement, as --per-file says it: a column headed "accuracy" read as the answers'
+    # accuracy (trial 3)
+    assert "accuracy" not in text and "rows ┃ agreement ┃ Cohen's kappa" in text, text
+    assert "model_name ┃ rows ┃ agreement ┃ Cohen's kappa" in text, text
 
 
 def test_judge_command_errors_are_one_clear_line(tmp_path: Path) -> None:
@@ -278,7 +282,7 @@ def test_a_label_that_is_no_verdict_is_said_not_dropped_in_silence(tmp_path: Pat
         result.output
     )
     # the agreement is over the one row with a usable label, and both rows were judged
-    assert "│    1 │   100.0%" in result.output
+    assert "│    1 │    100.0%" in result.output  # agreement column
     assert len((tmp_path / "v.jsonl").read_text().splitlines()) == 2
 
 
