@@ -14,7 +14,8 @@ thousand tokens in all, more with ``probe_context``) and returns a :class:`Docto
   on a server that answers one request at a time only with ``probe_tool_cap``, since a server that
   ignores it there generates to the end of its context and stays busy for minutes);
 * the context window from metadata (vLLM's ``max_model_len``, LM Studio's ``context_length``,
-  ...), and with ``probe_context`` a lower bound found by up to 4 calls doubling a filler prompt;
+  ...), and with ``probe_context`` the window a refusal states (else a lower bound) found by up to
+  4 calls doubling a filler prompt;
 * latency per call, prompt and generation tokens per second, and whether two requests are
   served side by side; the price known or not (``pricing.py``).
 
@@ -131,6 +132,9 @@ class SuggestedSettings(BaseModel):
     timeout_s: float = 60.0
     context_window: int | None = None
     context_budget_tokens: int | None = None  # prompt tokens to aim for per call (index + sections)
+    # the --context-window to give: a window the probe found that runs do not learn by themselves
+    # (they read /models metadata, else assume the known model table's)
+    context_flag: int | None = None
     retrievers: list[str] = Field(default_factory=list)  # the LLM retrievers that can run here
     notes: list[str] = Field(default_factory=list)
 
@@ -138,6 +142,8 @@ class SuggestedSettings(BaseModel):
         """The command-line flags these settings mean, for the verdict line."""
         parts = ["--json-mode"] if self.json_mode else []
         parts += [f"--concurrency {self.concurrency}", f"--timeout {self.timeout_s:g}"]
+        if self.context_flag is not None:
+            parts.append(f"--context-window {self.context_flag}")
         if self.retrievers and len(self.retrievers) < len(LLM_RETRIEVERS):
             parts.append(f"-r {','.join(self.retrievers)}")
         return " ".join(parts)
@@ -732,7 +738,7 @@ async def _probe_all(
             facts.context_refused = refused
         add("context_probe", "context probe", "info", detail)
     if facts.context_window is None:
-        hint = "" if probe_context else " (--probe-context finds a lower bound)"
+        hint = "" if probe_context else " (--probe-context probes it)"
         detail = f"unknown: the server does not say{hint}"
         if known := known_context_window(report.model):  # what the client will size prompts by
             detail += (
@@ -747,12 +753,13 @@ async def _probe_all(
             else "as the server said refusing a longer prompt"
         )  # fmt: skip
         small = _small_context(facts)
-        add(
-            "context_window",
-            "context window",
-            "warn" if small else "ok",
-            f"{facts.context_window:,} tokens ({where})" + (": small for index + sections" if small else ""),
-        )
+        detail = f"{facts.context_window:,} tokens ({where})"
+        detail += ": small for index + sections" if small else ""
+        if (flag := _context_flag(report)) is not None:  # runs do not probe: they need the flag
+            known = known_context_window(report.model)
+            assumed = f"runs assume {known:,} tokens (known model table)" if known else "runs do not know it"
+            detail += f"; {assumed}: give --context-window {flag}"
+        add("context_window", "context window", "warn" if small else "ok", detail)
 
     # -- max_tokens with tools offered: last, since a server that ignores it may still be generating
     # the reply after the doctor stopped waiting for it. A one-at-a-time server would then be busy
@@ -974,8 +981,7 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     else:
         concurrency = 4
     timeout = 60.0
-    # the server's window, unless the context probe only bounds it from below
-    sure_window = facts.context_window if not facts.context_lower_bound or facts.context_refused else None
+    sure_window = _sure_window(facts)
     if facts.prompt_tps:
         overhead = facts.latency_s or 0.0
         # The largest prompt a run sends: retrievers fill the window the client knows (the server's,
@@ -1002,6 +1008,7 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         timeout = float(min(max(60, math.ceil(10 * facts.latency_s / 10) * 10), 900))
     budget = _prompt_room(sure_window) if sure_window else None
     return SuggestedSettings(
+        context_flag=_context_flag(report),
         json_mode=json_mode,
         concurrency=concurrency,
         timeout_s=timeout,
@@ -1012,13 +1019,30 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     )
 
 
+def _sure_window(facts: Findings) -> int | None:
+    """The server's window, unless the context probe only bounds it from below (a bound counts
+    when the next doubling was refused: the window is then below twice the bound)."""
+    if facts.context_lower_bound and not facts.context_refused:
+        return None
+    return facts.context_window
+
+
+def _context_flag(report: DoctorReport) -> int | None:
+    """The ``--context-window`` runs need: a window the probe found (a run does not probe; it reads
+    /models metadata, else assumes the known model table's), when it differs from what runs assume.
+    llama-cpp-python with gemma-3-270m at ``--n_ctx 4096``: the doctor said 4,096 and a 3,072-token
+    budget, but not the flag, and runs sized their prompts for the table's 32,768."""
+    window = _sure_window(report.findings)
+    if window is None or report.findings.context_source != "probe":
+        return None
+    return None if window == known_context_window(report.model) else window
+
+
 def _small_context(facts: Findings) -> bool:
     """A known window under :data:`SMALL_CONTEXT` (a probed lower bound counts only when the
     next doubling was refused, so the real window is below twice the bound)."""
-    window = facts.context_window
-    if window is None or window >= SMALL_CONTEXT:
-        return False
-    return not facts.context_lower_bound or facts.context_refused
+    window = _sure_window(facts)
+    return window is not None and window < SMALL_CONTEXT
 
 
 async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None, str]:

@@ -159,10 +159,35 @@ def test_context_probe_takes_the_window_a_refusal_states(server):
     detail = report.check("context_probe").detail
     assert detail.startswith("3,000 tokens, as the refusal states: ") and "~4,096 refused" in detail
     window = report.check("context_window").detail
-    assert window == "3,000 tokens (as the server said refusing a longer prompt): small for index + sections"
+    assert window == (
+        "3,000 tokens (as the server said refusing a longer prompt): small for index + sections; "
+        "runs do not know it: give --context-window 3000"
+    )
     assert report.verdict == "limited"
     assert not any("(lower bound)" in r for r in report.reasons)
     assert report.settings.context_window == 3000 and report.settings.context_budget_tokens == 3000 - 1024
+    assert report.settings.flags().endswith(" --context-window 3000")
+
+
+def test_a_probed_window_is_advised_as_the_flag_runs_need(server):
+    """A run does not probe: it reads /models metadata, else the known model table. llama-cpp-python
+    with gemma-3-270m at --n_ctx 4096: the doctor found 4,096 and a 3,072-token budget, but its
+    'use:' line left out --context-window, and runs sized prompts for the table's 32,768 (trial on a
+    real server). A window the server's metadata states needs no flag."""
+    server.set_limits(ServerLimits(context_window=4096, advertise_context=False))
+    spec = parse_spec("openai/gemma-3-270m", base_url=server.base_url, env={})
+    report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
+    assert report.settings.context_flag == 4096 and "--context-window 4096" in report.settings.flags()
+    assert report.check("context_window").detail.endswith(
+        "; runs assume 32,768 tokens (known model table): give --context-window 4096"
+    )
+    out = cli("-m", "openai/gemma-3-270m", "--base-url", server.base_url, "--probe-context", "--refresh")
+    assert re.search(r"use: --concurrency \d+ --timeout \d+ --context-window 4096\n", out.output), out.output
+    assert "context budget: about 3,072 prompt tokens per call (window 4,096)" in out.output
+
+    told = probe(server, ServerLimits(context_window=4096), probe_context=True)  # in /models too
+    assert told.findings.context_source == "metadata" and told.settings.context_flag is None
+    assert "--context-window" not in told.settings.flags() + told.check("context_window").detail
 
 
 def test_context_probe_finds_a_lower_bound_where_nothing_is_refused(server):
@@ -837,7 +862,7 @@ def test_an_unknown_window_says_what_runs_will_assume(server):
     spec = parse_spec("openai/gemma-3-270m", base_url=server.base_url, env={})
     report = asyncio.run(diagnose(spec, timeout=10))
     assert report.check("context_window").detail == (
-        "unknown: the server does not say (--probe-context finds a lower bound); runs assume 32,768 "
+        "unknown: the server does not say (--probe-context probes it); runs assume 32,768 "
         "tokens (known model table): a server started with a smaller context refuses their longer "
         "prompts, give --context-window N"
     )
