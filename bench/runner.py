@@ -287,6 +287,7 @@ class Runner:
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
+        self.endpoint_warnings: list[str] = []  # what the preflight found wrong (run.json, extra)
         self._claim: FolderClaim | None = None  # the run folder, held while this run lasts
 
     # -- set-up ------------------------------------------------------------------
@@ -429,9 +430,11 @@ class Runner:
                 raise RunSetupError(str(exc)) from None
             found = getattr(client, "preflight_result", None)
             if found is not None and (said := found.unlisted(client.model)) and said not in self.warnings:
-                # with the header, before the samples, and again with the run's closing warnings
+                # with the header, before the samples, again with the run's closing warnings, and in
+                # run.json (its answers are filed under a name the server may not have answered with)
                 self.setting_notes.append(said)
                 self.warnings.append(said)
+                self.endpoint_warnings.append(said)
 
     async def _answered(self, client: Any, why: str, *, say: bool = True) -> bool:
         """``client.check()``, said when it has not answered within :data:`PREFLIGHT_NOTICE_S` (a
@@ -795,6 +798,7 @@ class Runner:
                 "extra": {
                     **(previous.extra if previous else {}),
                     **({"doctor": doctor_notes} if doctor_notes else {}),
+                    **({"endpoint_warnings": self.endpoint_warnings} if self.endpoint_warnings else {}),
                     **({"resumes": resumes} if resumes else {}),
                     "config": cfg.model_copy(
                         update={

@@ -643,3 +643,7 @@ def test_bench_run_says_a_model_the_server_does_not_list(tmp_path, quiet_env):
     assert f"note: {said}" in lines and f"warning: {said}" in lines
     assert lines.index(f"note: {said}") < lines.index(f"warning: {said}")
     assert listed[0] == 0 and "is not among the models" not in listed[1], listed[1]
+    # and in run.json: once the console is gone, the run still says its model was not the server's
+    recorded = json.loads((tmp_path / "typo" / "run.json").read_text())["extra"]
+    assert recorded["endpoint_warnings"] == [said]
+    assert "endpoint_warnings" not in json.loads((tmp_path / "listed" / "run.json").read_text())["extra"]
