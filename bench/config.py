@@ -86,6 +86,10 @@ class RunConfig(BaseModel):
         return comma_list(value) if isinstance(value, str) else value
 
 
+# The settings that are paths (the dataset, the run folder, the caches): a run stores them absolute.
+PATH_SETTINGS = tuple(name for name, f in RunConfig.model_fields.items() if f.annotation == Path | None)
+
+
 def comma_list(text: str | None) -> list[str]:
     """The items of a comma-separated option value (``"agent, bm25,"`` -> ``["agent", "bm25"]``):
     stripped, empty ones dropped; ``None`` is no items."""

@@ -118,7 +118,9 @@ def stored_config(info: RunInfo, run_dir: str | Path | None = None) -> dict[str,
     from bench.judges.base import judge_model_need
 
     if (start := _started_in(info, config, run_dir)) is not None:  # stored before paths were absolute
-        for name in ("data_dir", "out", "cache_path", "tree_cache_dir"):
+        from bench.config import PATH_SETTINGS
+
+        for name in PATH_SETTINGS:
             if config.get(name) and not Path(config[name]).is_absolute():
                 config[name] = str(start / config[name])
 
@@ -150,11 +152,12 @@ def _started_in(info: RunInfo, config: dict[str, Any], run_dir: str | Path | Non
 
 
 def _without_tail(full: Path, relative: Path) -> Path | None:
-    """``full`` (absolute) without its last parts ``relative``, or None where they are not its end."""
-    if relative.is_absolute() or not full.is_absolute():
+    """``full`` (absolute, normalized) without its last parts ``relative``, or None where they are
+    not its end."""
+    if relative.is_absolute():
         return None
-    tail, parts = Path(os.path.normpath(relative)).parts, Path(os.path.normpath(full)).parts
-    if not tail or ".." in tail or tail == (".",) or parts[-len(tail) :] != tail or len(parts) <= len(tail):
+    tail, parts = Path(os.path.normpath(relative)).parts, full.parts
+    if not tail or ".." in tail or parts[-len(tail) :] != tail or len(parts) <= len(tail):
         return None
     return Path(*parts[: -len(tail)])
 

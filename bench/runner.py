@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from bench import resume
 from bench import runinfo as provenance
-from bench.config import LLM_RETRIEVERS, RunConfig, apply_doctor_findings, configured_model
+from bench.config import LLM_RETRIEVERS, PATH_SETTINGS, RunConfig, apply_doctor_findings, configured_model
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
@@ -223,8 +223,8 @@ def absolute_paths(config: RunConfig) -> dict[str, Path]:
     """The config's paths (dataset, run folder, caches) made absolute, as a run stores them: a resume
     from another folder must find the same files (a relative ``--data-dir ds`` resumed elsewhere read
     another folder's, or none)."""
-    paths = {name: getattr(config, name) for name in RunConfig.model_fields}
-    return {name: Path(os.path.abspath(p)) for name, p in paths.items() if isinstance(p, Path)}
+    paths = {name: getattr(config, name) for name in PATH_SETTINGS}
+    return {name: Path(os.path.abspath(p)) for name, p in paths.items() if p is not None}
 
 
 def new_run_id(config: RunConfig) -> str:
@@ -307,11 +307,8 @@ class Runner:
                 info = rundir.read_info()
             except RunLoadError as exc:
                 raise RunSetupError(f"cannot resume: {exc}") from None
-            try:
-                resume.check_records(rundir, info)
-                config = resume.stored_settings(info, self.config, run_dir)
-            except resume.ResumeRefused as exc:
-                raise RunSetupError(f"cannot resume {run_dir}: {exc}") from None
+            self._resumed(resume.check_records, rundir, info)
+            config = self._resumed(resume.stored_settings, info, self.config, run_dir)
             try:
                 self.config = config.with_overrides(self.resume_overrides)
             except ValueError as exc:
@@ -721,7 +718,7 @@ class Runner:
         from bench.datasets.validation import validate_dataset
 
         # what is wrong that drops no question (a documents.jsonl row ignored): said with the run's end
-        self.warnings += [problem for problem in dataset.problems if problem not in self.warnings]
+        self.warnings += dataset.problems
         selected = dataset.select(cfg.question_types, cfg.question_ids)
         explain_empty_selection(dataset, selected, cfg)
         validation = validate_dataset(selected, similarity_threshold=cfg.similarity_threshold)
