@@ -704,7 +704,8 @@ async def _probe_all(
     # a short prompt, so nearly all of the call is generation (a lower bound): the capped reply, else
     # the probe reply that generated most (a model that stops at once gave "0.0 tokens/s", and the
     # timeout was then sized without it)
-    sample, source = (capped.completion_tokens(), capped.latency_s) if capped.ok else (0, 0.0), ""
+    sample = (capped.completion_tokens(), capped.latency_s) if capped.ok else (0, 0.0)
+    source = ""
     if sample[0] == 0 and (longest := max(prober.generated, default=(0, 0.0)))[0]:
         sample, source = longest, ", the longest reply of the probes"
     if sample[0] > 0:
@@ -740,10 +741,10 @@ async def _probe_all(
     if facts.context_window is None:
         hint = "" if probe_context else " (--probe-context probes it)"
         detail = f"unknown: the server does not say{hint}"
-        if known := known_context_window(report.model):  # what the client will size prompts by
+        if assumed := _runs_assume(report.model):  # what the client will size prompts by
             detail += (
-                f"; runs assume {known:,} tokens (known model table): a server started with a smaller "
-                "context refuses their longer prompts, give --context-window N"
+                f"; {assumed}: a server started with a smaller context refuses their longer prompts, "
+                "give --context-window N"
             )
         add("context_window", "context window", "info", detail)
     else:
@@ -756,9 +757,7 @@ async def _probe_all(
         detail = f"{facts.context_window:,} tokens ({where})"
         detail += ": small for index + sections" if small else ""
         if (flag := _context_flag(report)) is not None:  # runs do not probe: they need the flag
-            known = known_context_window(report.model)
-            assumed = f"runs assume {known:,} tokens (known model table)" if known else "runs do not know it"
-            detail += f"; {assumed}: give --context-window {flag}"
+            detail += f"; {_runs_assume(report.model) or 'runs do not know it'}: give --context-window {flag}"
         add("context_window", "context window", "warn" if small else "ok", detail)
 
     # -- max_tokens with tools offered: last, since a server that ignores it may still be generating
@@ -1017,6 +1016,12 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         retrievers=retrievers,
         notes=notes,
     )
+
+
+def _runs_assume(model: str) -> str | None:
+    """The window runs size prompts by where the server states none (the known model table's)."""
+    known = known_context_window(model)
+    return f"runs assume {known:,} tokens (known model table)" if known else None
 
 
 def _sure_window(facts: Findings) -> int | None:
