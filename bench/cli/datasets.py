@@ -119,12 +119,13 @@ def _never_over_what_fetch_did_not_write(out_dir: Path) -> None:
     no ``manifest.json`` was not written by fetch: its files would be written over (a dataset of the
     user's own, its PDFs "replaced")."""
     from bench.datasets.fetch import MANIFEST_FILE
+    from bench.datasets.financebench import DOCUMENTS_FILE, PDF_DIR, QUESTIONS_FILE
 
     if (out_dir / MANIFEST_FILE).exists():
         return  # an earlier fetch: resumed and verified
-    held = [name for name in ("questions.jsonl", "documents.jsonl") if (out_dir / name).exists()]
-    if (out_dir / "pdfs").is_dir() and any((out_dir / "pdfs").glob("*.pdf")):
-        held.append("pdfs/*.pdf")
+    held = [name for name in (QUESTIONS_FILE, DOCUMENTS_FILE) if (out_dir / name).exists()]
+    if (out_dir / PDF_DIR).is_dir() and any((out_dir / PDF_DIR).glob("*.pdf")):
+        held.append(f"{PDF_DIR}/*.pdf")
     if held:
         fail(
             f"--out {out_dir}: holds a dataset that fetch did not write ({', '.join(held)}, and no "
@@ -136,9 +137,9 @@ def _demo_filings(out_dir: Path) -> set[str]:
     """The filings of the demo dataset ``out_dir`` holds (none if it holds none): a demo written over
     a ``--bad`` one removes the bad filings, which were left in pdfs/ and changed the dataset's
     content hash (so runs over it and over a fresh demo did not compare)."""
-    from bench.datasets.financebench import load_documents
+    from bench.datasets.financebench import QUESTIONS_FILE, load_documents
 
-    if not (out_dir / "questions.jsonl").exists():
+    if not (out_dir / QUESTIONS_FILE).exists():
         return set()
     return set(load_documents(out_dir))
 
