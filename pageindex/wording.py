@@ -9,6 +9,7 @@ allowed, so those phrases are said once here, plainly: "must be at least 1", "mu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
@@ -36,6 +37,14 @@ def plainly(message: str) -> str:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun``, in the plural unless ``n`` is 1: "1 sample", "3 samples", "1,392 samples"."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def shortened(items: Iterable[str], most: int) -> str:
+    """``items`` joined by commas, the first ``most`` of them and how many more: "a, b and 3 more";
+    "" for none. One way to shorten a list in a message, whatever lists it."""
+    items = list(items)
+    shown = ", ".join(items[:most])
+    return f"{shown} and {len(items) - most:,} more" if len(items) > most else shown
 
 
 def first_error(exc: Any) -> str:

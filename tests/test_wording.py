@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from pageindex.wording import counted, plainly
+from pageindex.wording import counted, plainly, shortened
 
 
 class _Settings(BaseModel):
@@ -44,3 +44,25 @@ def test_a_count_says_its_noun_in_the_plural_unless_it_is_one() -> None:
     assert counted(12345, "reply", "replies") == "12,345 replies"
     assert counted(2, "query", "queries") == "2 queries"
     assert counted(1, "query", "queries") == "1 query"
+
+
+@pytest.mark.parametrize(
+    ("items", "most", "said"),
+    [
+        ([], 3, ""),
+        (["a"], 3, "a"),
+        (["a", "b", "c"], 3, "a, b, c"),
+        (["a", "b", "c", "d", "e"], 3, "a, b, c and 2 more"),
+        ([f"m{i}" for i in range(1_502)], 1, "m0 and 1,501 more"),
+    ],
+)
+def test_a_long_list_is_shortened_one_way(items: list[str], most: int, said: str) -> None:
+    assert shortened(items, most) == said
+
+
+def test_the_models_a_server_lists_are_shortened_the_same_way() -> None:
+    from pageindex.llm.preflight import PreflightResult
+
+    found = PreflightResult.model_construct(models=["m1", "m2", "m3", "m4", "m5", "m6"], url="http://x/v1")
+    assert found.shown_models() == "m1, m2, m3, m4 and 2 more"
+    assert PreflightResult.model_construct(models=[], url="http://x/v1").shown_models() == "no models"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets.models import Dataset, DatasetError, Document, DroppedQuestion, Question
+from pageindex.wording import shortened
 
 QUESTIONS_FILE = "questions.jsonl"
 DOCUMENTS_FILE = "documents.jsonl"
@@ -196,10 +197,9 @@ def _unlisted(path: Path, questions: list[Question], documents: dict[str, Docume
         return []
     if not (path / DOCUMENTS_FILE).exists():
         return [f"no {DOCUMENTS_FILE}: the questions' filings have no doc type, company or period"]
-    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     return [
-        f"{DOCUMENTS_FILE} does not list {len(missing)} of the questions' filings ({shown}): their doc "
-        "type, company and period are unknown"
+        f"{DOCUMENTS_FILE} does not list {len(missing)} of the questions' filings ({shortened(missing, 5)}): "
+        "their doc type, company and period are unknown"
     ]
 
 

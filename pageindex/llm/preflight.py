@@ -22,6 +22,7 @@ from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
 from pageindex.llm.types import LLMConfigError
+from pageindex.wording import shortened
 
 NO_LIST_STATUSES = (404, 405, 501)
 
@@ -45,7 +46,7 @@ class PreflightResult(BaseModel):
 
     def shown_models(self, most: int = 4) -> str:
         """The listed model ids for a message: the first ``most`` of them ("no models" for none)."""
-        return ", ".join(self.models[:most]) + (" …" if len(self.models) > most else "") or "no models"
+        return shortened(self.models, most) or "no models"
 
     def unlisted(self, model: str) -> str | None:
         """What to say of ``model`` when the server lists models but not it (a typo, another server),
