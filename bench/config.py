@@ -127,10 +127,10 @@ def resumable_options_text() -> str:
 def configured_model(explicit: str | None) -> str | None:
     """The answering model: ``--model``, else ``$PAGEINDEX_MODEL``, else
     ``openai/gpt-4o-mini`` when ``OPENAI_API_KEY`` is set, else none (offline mode)."""
-    if explicit:
-        return explicit
-    if os.environ.get("PAGEINDEX_MODEL"):
-        return os.environ["PAGEINDEX_MODEL"]
+    from pageindex.llm.spec import model_choice
+
+    if chosen := model_choice(explicit)[0]:
+        return chosen
     if os.environ.get("OPENAI_API_KEY"):
         return DEFAULT_MODEL_WITH_KEY
     return None

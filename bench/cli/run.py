@@ -16,6 +16,7 @@ from pageindex.cli._common import (
     ExitCode,
     cache_option,
     cache_path_option,
+    checked_model,
     command_line,
     concurrency_option,
     console,
@@ -185,6 +186,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail("--retry-errors runs again the errored samples of an earlier run: give it with --resume RUN")
         if resume is None:
             _refuse_unused(retrievers, model, judge_model, judge_models, scripted_policy, json_mode)
+            checked_model(model, base_url, None)  # a bad spec named by where it came from (resumes: stored)
         if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:

@@ -53,6 +53,27 @@ class CliConsole(Console):
 console = CliConsole(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
 err_console = CliConsole(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
+def checked_model(model: str | None, base_url: str | None, missing: str | None) -> str | None:
+    """:func:`pageindex.llm.spec.model_choice`'s spec once it parses, else one line naming where it
+    came from (``--model`` or ``$PAGEINDEX_MODEL``). ``missing`` is said when neither gives one (None:
+    none is fine, None is returned). A base URL no server can have is said as its own error (it names
+    the URL)."""
+    from pageindex.llm import LLMError
+    from pageindex.llm.spec import model_choice, parse_spec
+    from pageindex.llm.types import BaseURLError
+
+    model, source = model_choice(model)
+    if not model:
+        if missing is None:
+            return None
+        fail(missing)
+    try:
+        parse_spec(model, base_url=base_url)
+    except BaseURLError as exc:
+        fail(str(exc))
+    except LLMError as exc:
+        fail(f"{source}: {exc}")
+    return model
 
 
 class ExitCode(IntEnum):

@@ -3,7 +3,6 @@ interactive analyst session (see :mod:`pageindex.analyst`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import typer
 from pageindex.cli._common import (
     NO_LIMIT,
     ExitCode,
+    checked_model,
     concurrency_option,
     console,
     err_console,
@@ -194,9 +194,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 unused = f"retriever {retriever!r} uses no model: --model {model} is not used"
                 err_console.print(f"[dim]{unused}[/]", highlight=False)
         else:
-            model = model or os.environ.get("PAGEINDEX_MODEL")
-            if not model:
-                fail(f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
+            from pageindex.llm.spec import MODEL_ENV
+
+            needs = f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini) or set "
+            needs += f"${MODEL_ENV}"
+            model = checked_model(model, base_url, needs)
             settings, notes = _client_settings(
                 model, base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency,
                 json_mode=json_mode,

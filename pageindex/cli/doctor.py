@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import typer
 from rich.table import Table
@@ -69,25 +68,26 @@ def doctor(
 ) -> None:
     from pageindex.llm import LLMError
     from pageindex.llm.doctor import run_doctor
-    from pageindex.llm.spec import parse_spec
+    from pageindex.llm.spec import MODEL_ENV, model_choice, parse_spec
     from pageindex.llm.types import BaseURLError
 
-    wanted = model or os.environ.get("PAGEINDEX_MODEL")
+    wanted, source = model_choice(model)
     if not wanted:
-        fail("--model is required (e.g. --model openai/<model> --base-url http://127.0.0.1:8080/v1)")
-    targets = [("model", wanted, base_url)]
+        example = "--model openai/<model> --base-url http://127.0.0.1:8080/v1"
+        fail(f"--model is required (e.g. {example}), or ${MODEL_ENV}")
+    targets = [("model", wanted, base_url, source)]
     if judge_base_url and not judge_model:
         fail("--judge-base-url is the endpoint of --judge-model: give --judge-model too, or drop it")
     if judge_model:
-        targets.append(("judge", judge_model, judge_base_url or base_url))
+        targets.append(("judge", judge_model, judge_base_url or base_url, "--judge-model"))
     reports = {}
-    for role, text, url in targets:
+    for role, text, url, source in targets:
         try:
             spec = parse_spec(text, base_url=url)
         except BaseURLError as exc:  # it names the URL
             fail(str(exc))
         except LLMError as exc:
-            fail(f"--{'judge-' if role == 'judge' else ''}model: {exc}")
+            fail(f"{source}: {exc}")
         if spec.base_url is None:
             fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
         same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)

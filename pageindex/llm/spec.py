@@ -10,6 +10,7 @@ and those URL credentials wherever a server or library echoes them (see ``redact
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,6 +23,15 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 PLACEHOLDER_KEY = "not-needed"
 SPEC_HELP = "expected openai/<model>, ollama/<model>, replay/<model> or scripted"
+MODEL_ENV = "PAGEINDEX_MODEL"  # the default answering model of ask, doctor and bench run
+
+
+def model_choice(explicit: str | None) -> tuple[str | None, str]:
+    """The model spec a command uses, and the name to say it by in an error: ``--model``, else
+    ``$PAGEINDEX_MODEL`` (a bad spec in the variable was said as if typed, naming no variable)."""
+    if explicit:
+        return explicit, "--model"
+    return os.environ.get(MODEL_ENV) or None, f"${MODEL_ENV}"
 
 
 class ModelSpec(BaseModel):

@@ -242,3 +242,19 @@ def test_a_model_the_server_does_not_list_is_said_before_any_work(tmp_path):
         "may answer with another model, or refuse it"
     ) in typo.output
     assert listed.exit_code == 0 and "warning:" not in listed.output
+
+
+def test_a_bad_model_in_the_variable_is_said_as_the_variable(fb_pdf, analyst_tree, monkeypatch):
+    """A bad ``$PAGEINDEX_MODEL`` was said as a bad spec the user never typed: the line now names the
+    variable; without a model, the line says both ways to give one."""
+    args = ["ask", str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "planner"]
+    monkeypatch.setenv("PAGEINDEX_MODEL", "bad model!")
+    out = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert out.exit_code == 2
+    assert out.output.strip().startswith("error: $PAGEINDEX_MODEL: bad model spec 'bad model!'"), out.output
+    monkeypatch.setenv("PAGEINDEX_MODEL", "")
+    out = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert out.exit_code == 2 and out.output.strip() == (
+        "error: retriever 'planner' needs a model: pass --model (e.g. openai/gpt-4o-mini) or set "
+        "$PAGEINDEX_MODEL"
+    ), out.output

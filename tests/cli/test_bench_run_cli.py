@@ -100,3 +100,18 @@ def test_credentials_in_the_base_url_reach_no_line_of_a_verbose_run(tmp_path, mo
     everything = out.output + "".join(p.read_text() for p in (tmp_path / "run").iterdir() if p.is_file())
     assert password not in everything and "bob:" not in everything
     assert json.loads((tmp_path / "run" / "run.json").read_text())["base_urls"]["retriever"] == masked
+
+
+def test_a_bad_model_in_the_variable_is_said_as_the_variable(tmp_path, monkeypatch):
+    """A bad ``$PAGEINDEX_MODEL`` was said as a bad spec the user never typed; it is refused before any
+    work, naming the variable (a typed one names --model), and no run folder is made."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PAGEINDEX_MODEL", "gpt-4o")
+    args = ["bench", "run", "--quiet", "-r", "bm25", "--out", str(tmp_path / "run")]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 2
+    assert out.output.strip().startswith("error: $PAGEINDEX_MODEL: bad model spec 'gpt-4o'"), out.output
+    typed = CliRunner().invoke(app, [*args, "--model", "x/y"])
+    assert typed.exit_code == 2
+    assert typed.output.startswith("error: --model: bad model spec 'x/y'"), typed.output
+    assert not (tmp_path / "run").exists()

@@ -883,3 +883,13 @@ def test_a_report_cached_before_empty_replies_were_told_from_rejections_is_not_u
     path.write_text(json.dumps(old))
     assert cached_findings(spec) is None
     assert doctor_defaults(spec) == ({}, [])
+
+
+def test_a_bad_model_in_the_variable_is_said_as_the_variable(monkeypatch):
+    """A bad spec from ``$PAGEINDEX_MODEL`` was said as ``--model: bad model spec ...``, an option the
+    user never typed."""
+    monkeypatch.setenv("PAGEINDEX_MODEL", "gpt-4o")
+    result = cli()
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: $PAGEINDEX_MODEL: bad model spec 'gpt-4o'"), result.output
+    assert cli("--model", "bad/x").output.startswith("error: --model: bad model spec 'bad/x'")
