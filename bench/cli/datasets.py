@@ -108,8 +108,9 @@ def fetch(
 
 def _dataset_folder(out_dir: Path, example: str) -> Path:
     """``out_dir``, unless it names no folder of its own: ``-o ''`` (an unset variable) is ``.``, and
-    wrote the dataset's files among whatever the current folder holds."""
-    if out_dir.name in {"", ".", ".."}:
+    wrote the dataset's files among whatever the current folder holds; ``-o "$PWD"``, ``-o ~`` when
+    there, or any folder the current one lies in, did the same by another name."""
+    if out_dir.name in {"", ".", ".."} or Path.cwd().is_relative_to(out_dir.expanduser().resolve()):
         fail(f"--out {str(out_dir)!r}: give the dataset a folder of its own, e.g. {example}")
     return out_dir
 

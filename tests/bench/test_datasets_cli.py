@@ -112,11 +112,13 @@ def test_demo_never_writes_over_a_dataset_that_is_not_a_demo(tmp_path: Path) -> 
         assert again.exit_code == 0, again.output
 
 
-@pytest.mark.parametrize("given", ["", ".", ".."])
+@pytest.mark.parametrize("given", ["", ".", "..", "$PWD", "$PWD/.."])
 def test_demo_and_fetch_want_a_folder_of_their_own(tmp_path: Path, monkeypatch, given: str) -> None:
     """``-o "$UNSET"`` is ``.``: demo wrote questions.jsonl, documents.jsonl, dataset.json and pdfs/ among
-    the files of the current folder (bench run refuses the same ``-o``)."""
+    the files of the current folder (bench run refuses the same ``-o``); ``-o "$PWD"`` (or a folder the
+    current one lies in) did the same by its absolute name."""
     monkeypatch.chdir(tmp_path)
+    given = given.replace("$PWD", str(tmp_path))
     fetch = ["fetch", "financebench", "-o", given, "--base-url", "http://127.0.0.1:9"]
     for args in (["demo", "-o", given], fetch):
         res = runner.invoke(app, ["bench", "datasets", *args])
