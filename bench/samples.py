@@ -21,7 +21,7 @@ from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage, error_kind_name
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
-from pageindex.wording import first_error
+from pageindex.wording import error_text, first_error
 
 if TYPE_CHECKING:
     from bench.datasets.models import Question
@@ -39,7 +39,7 @@ def unjudged_answers(samples: Sequence[Sample]) -> tuple[list[Sample], list[Samp
 def judge_error_text(exc: BaseException) -> str:
     """What ``judge_error`` records for a failed judge call: the error's kind (``timeout``,
     ``http_error``, ...) or class name, and its message."""
-    return f"{getattr(exc, 'kind', None) or type(exc).__name__}: {exc}"
+    return error_text(exc, getattr(exc, "kind", None))
 
 
 class Sample(BaseModel):

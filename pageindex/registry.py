@@ -36,6 +36,8 @@ import pkgutil
 import sys
 from typing import Any
 
+from pageindex.wording import error_text
+
 PLUGINS_ENV = "PAGEINDEX_PLUGINS"
 ENTRY_POINT_GROUP = "pageindex.plugins"
 COMMAND_KIND = "command"
@@ -158,7 +160,7 @@ def _scan(kind: str) -> None:
             try:
                 importlib.import_module(f"{source}.{info.name}")
             except Exception as exc:  # a half-written module must not break the others
-                _import_errors.setdefault(kind, {})[info.name] = f"{type(exc).__name__}: {exc}"
+                _import_errors.setdefault(kind, {})[info.name] = error_text(exc)
 
 
 def plugin_modules() -> list[str]:
@@ -220,7 +222,7 @@ def _import_plugin(module: str, where: str) -> None:
     try:
         importlib.import_module(module)
     except Exception as exc:
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = error_text(exc)
         a_file = module.endswith(".py") or "/" in module or "\\" in module  # a path where a name goes
         if isinstance(exc, ModuleNotFoundError) and a_file:
             path = module.replace("\\", "/")

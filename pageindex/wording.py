@@ -47,6 +47,20 @@ def shortened(items: Iterable[str], most: int) -> str:
     return f"{shown} and {len(items) - most:,} more" if len(items) > most else shown
 
 
+def error_text(exc: BaseException, kind: str | None = None) -> str:
+    """One line for a failure a message or a record states: its ``kind`` (else its class name) and
+    its message, folded onto one line. A pydantic ``ValidationError`` says its model and first problem
+    (``ValidationError: JudgeVerdict judge: Field required``), not its multi-line dump with a link."""
+    from pydantic import ValidationError
+
+    message = str(exc)
+    if isinstance(exc, ValidationError):
+        message = f"{exc.title} {first_error(exc)}"
+        if (more := exc.error_count() - 1) > 0:
+            message += f" (and {counted(more, 'more problem')})"
+    return f"{kind or type(exc).__name__}: {' '.join(message.split())}"
+
+
 def first_error(exc: Any) -> str:
     """A pydantic ``ValidationError``'s first problem, named by its field ("run_id: Field required")
     and said plainly; a text that is no JSON at all says so ("not JSON: EOF while parsing an object

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from pageindex.wording import counted, plainly, shortened
+from pageindex.wording import counted, error_text, plainly, shortened
 
 
 class _Settings(BaseModel):
@@ -66,3 +66,19 @@ def test_the_models_a_server_lists_are_shortened_the_same_way() -> None:
     found = PreflightResult.model_construct(models=["m1", "m2", "m3", "m4", "m5", "m6"], url="http://x/v1")
     assert found.shown_models() == "m1, m2, m3, m4 and 2 more"
     assert PreflightResult.model_construct(models=[], url="http://x/v1").shown_models() == "no models"
+
+
+def test_a_failure_is_recorded_on_one_line_with_its_kind() -> None:
+    """A plug-in judge that built ``JudgeVerdict(verdict=...)`` without ``judge=`` left pydantic's
+    four-line dump, with a link, in samples.jsonl's ``judge_error``; every recorded failure is one line."""
+    from bench.judges.base import JudgeVerdict
+    from bench.samples import judge_error_text
+
+    with pytest.raises(ValidationError) as caught:
+        JudgeVerdict(verdict="correct")
+    assert judge_error_text(caught.value) == "ValidationError: JudgeVerdict judge: Field required"
+    with pytest.raises(ValidationError) as caught:
+        _Settings.model_validate({"limit": 0, "rate": 9})
+    said = error_text(caught.value)
+    assert said == "ValidationError: _Settings limit: must be at least 1 (and 1 more problem)"
+    assert error_text(ValueError("two\n  lines"), "invalid_reply") == "invalid_reply: two lines"

@@ -8,6 +8,7 @@ import typer
 
 from bench.faults.limits import LIMIT_NAMES
 from pageindex.cli._common import console, examples, fail, validation_message
+from pageindex.wording import error_text
 
 # FaultConfig's fields as the command's options, for one-line errors
 _OPTIONS = {"retry_after_seconds": "--retry-after", "echo_api_key": "--echo-key", "rates": "--faults"}
@@ -71,7 +72,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except ValueError as exc:
             fail(f"--policy: {exc}".replace("\n", " "))
         except Exception as exc:  # a user policy module that fails on import
-            fail(f"--policy {policy}: cannot load it: {type(exc).__name__}: {exc}".replace("\n", " "))
+            fail(f"--policy {policy}: cannot load it: {error_text(exc)}")
         if context_window is not None and context_window < 16:
             fail(f"--context-window must be at least 16 tokens, not {context_window}")
         try:

@@ -44,6 +44,7 @@ from bench.faults.protocol import ChatRequest, Reply, completion_body, count_tok
 from bench.faults.stats import RequestStats, StatsSnapshot
 from pageindex.llm.fakeserver import LoopbackServer, NonLoopbackError, bearer_key, ensure_loopback, openai_app
 from pageindex.llm.wire import error_body, model_entry
+from pageindex.wording import error_text
 
 __all__ = ["FaultApp", "FaultServer", "NonLoopbackError", "ensure_loopback"]
 
@@ -165,7 +166,7 @@ class FaultApp:
             log.exception("fault server policy failed")
             if not stalled:
                 self.stats.outcome(key, "policy_error", answered=False)
-            message = f"policy error: {type(exc).__name__}: {exc}"[:300]
+            message = f"policy error: {error_text(exc)}"[:300]
             return web.json_response(error_body(message, kind="server_error"), status=500)
         if not stalled:
             answered = fault not in {FaultKind.TRUNCATED, FaultKind.WRONG_SHAPE}

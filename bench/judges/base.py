@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from pageindex import registry
 from pageindex.llm.types import Usage
 from pageindex.retrievers.result import Source
+from pageindex.wording import error_text
 
 Verdict = Literal["correct", "incorrect", "refusal", "uncertain"]
 # The three classes humans label with; ``uncertain`` is a judge abstaining, never a human label.
@@ -155,7 +156,7 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     except ValueError:  # a judge's own word on its options ("needs a model client"): as it is
         raise
     except Exception as exc:  # a plug-in's factory that breaks: say whose (trial 14: "internal error")
-        why = f"{type(exc).__name__}: {exc}"
+        why = error_text(exc)
         if isinstance(exc, TypeError):  # a judge class decorated itself, taking no model_client
             why += f"; {FACTORY_CONTRACT}"
         raise JudgeBuildError(f"judge {name!r} (from {module}) could not be built: {why}") from exc

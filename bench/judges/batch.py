@@ -18,6 +18,7 @@ from bench.judges.base import Judge, JudgeInput, JudgeVerdict, Verdict, judge_sa
 from bench.judges.calibration import normalize_label
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage
+from pageindex.wording import error_text
 
 
 class AnswerRow(BaseModel):
@@ -170,7 +171,7 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
                     label=normalize_label(row.label),
                     model_name=row.model_name,
                     source=row.source,
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=error_text(exc),
                 )
         return _verdict_row(parsed, verdict)
 

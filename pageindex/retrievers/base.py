@@ -86,7 +86,7 @@ from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, Trac
 from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
 from pageindex.retrievers.verify import verify_result
 from pageindex.tree.model import Tree
-from pageindex.wording import plainly
+from pageindex.wording import error_text, plainly
 
 if TYPE_CHECKING:
     from pageindex.llm import LLMClient
@@ -501,7 +501,7 @@ class QuestionRun:
         usage = getattr(exc, "usage", None)
         self.event(
             "error",
-            f"{role}: model call failed: {type(exc).__name__}: {exc}",
+            f"{role}: model call failed: {error_text(exc)}",
             role=role,
             kind=getattr(exc, "kind", None),
             raw=(getattr(exc, "raw", None) or "")[:500],
@@ -666,11 +666,11 @@ async def aretrieve(
         raise
     except LLMError as exc:
         kind = _error_kind(exc)
-        run.event("error", f"{type(exc).__name__}: {exc}", kind=kind)
+        run.event("error", error_text(exc), kind=kind)
         if is_model_failure(kind):  # the model answered, but unusably: a result, not an error
             result = run.result("fail", reason=f"the model's reply was unusable: {exc}", error_kind=kind)
         else:
-            result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=kind)
+            result = run.result("error", error=error_text(exc), error_kind=kind)
     except (asyncio.CancelledError, SystemExit) as exc:
         task = asyncio.current_task()
         if isinstance(exc, asyncio.CancelledError) and (task is None or task.cancelling()):
@@ -689,13 +689,13 @@ async def aretrieve(
             run.event("error", message, kind=TIME_LIMIT)
             result = run.result("error", error=message, error_kind=TIME_LIMIT)
         else:
-            run.event("error", f"{type(exc).__name__}: {exc}", kind=_error_kind(exc))
-            result = run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
+            run.event("error", error_text(exc), kind=_error_kind(exc))
+            result = run.result("error", error=error_text(exc), error_kind=_error_kind(exc))
     try:
         return run.finalize(result)
     except Exception as exc:  # e.g. a retriever citing nonsense the verifier cannot read
         return run.finalize(
-            run.result("error", error=f"{type(exc).__name__}: {exc}", error_kind=_error_kind(exc))
+            run.result("error", error=error_text(exc), error_kind=_error_kind(exc))
         )
 
 
