@@ -18,7 +18,9 @@ one :class:`RuleResult` per check and retriever:
   measured against answers counted wrong.
 - ``min-accuracy``, ``max-tokens-per-question``: as given.
 - ``max-drop`` (with a baseline): a drop fails only when it is larger than ``max_drop`` AND the
-  paired test calls it significant at ``alpha``, so one flaky question does not fail a build.
+  paired test calls it significant at ``alpha``, so one flaky question does not fail a build; where
+  the test could not call any drop significant (too few questions or documents: its ``smallest_p`` is
+  at least ``alpha``), on ``max_drop`` alone.
 - ``min-answered``: share of samples with status ``answer`` (errors, replay misses included, and
   ``fail`` count against it). With a baseline and no ``min_answered``, the default is
   :data:`DEFAULT_ANSWERED_FACTOR` times the baseline's answered share on the same samples.
@@ -50,6 +52,7 @@ from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
 from pageindex.atomic import write_atomic
+from pageindex.wording import counted
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9
@@ -293,8 +296,19 @@ def _drop_rule(
         )
     drop = -cmp.diff
     too_big = drop > max_drop + 1e-12
-    failed = too_big and cmp.significant
-    if failed:
+    # a test that could not call any drop significant here (too few questions or documents) would pass
+    # every drop, 100% -> 0% included (the bootstrap over the demo's 3 documents): the threshold decides
+    powerless = cmp.test.smallest_p >= rules.alpha
+    failed = too_big and (cmp.significant or powerless)
+    if failed and not cmp.significant:
+        unit = "question" if rules.method == "mcnemar" else "document"
+        other = "" if rules.method == "mcnemar" else "--test mcnemar, "
+        verdict = (
+            f"regression: the test over {counted(cmp.test.units, unit)} cannot call any drop significant "
+            f"at alpha {rules.alpha} (smallest p {cmp.test.smallest_p:.3g}), so a drop above the allowed "
+            f"fails (use {other}more {unit}s, or a larger --max-drop)"
+        )
+    elif failed:
         verdict = f"significant at alpha {rules.alpha}: regression"
     elif too_big:
         verdict = f"not significant at alpha {rules.alpha}: treated as noise"

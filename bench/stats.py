@@ -49,6 +49,11 @@ class PairedTest(BaseModel):
     p_value: float
     ci_low: float | None = None  # of the difference (bootstrap only)
     ci_high: float | None = None
+    # what the test counts as independent observations: questions (McNemar; repeats of one counted
+    # once) or documents (the bootstrap's sign-flip test); and the smallest p-value it could give on
+    # them whatever the outcomes (2 / 2**units): at or above alpha no difference can be significant
+    units: int = 0
+    smallest_p: float = 1.0
 
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_value < alpha
@@ -176,7 +181,11 @@ def mcnemar_exact(
     discordant = a_only + b_only
     p = 1.0 if discordant == 0 else _binomial_two_sided_half(b_only, discordant)
     diff = float(xb.mean() - xa.mean()) if len(xa) else 0.0
-    return PairedTest(method="mcnemar", n=len(xa), a_only=a_only, b_only=b_only, diff=diff, p_value=p)
+    m = len(set(units)) if units is not None else len(xa)
+    return PairedTest(
+        method="mcnemar", n=len(xa), a_only=a_only, b_only=b_only, diff=diff, p_value=p,
+        units=m, smallest_p=smallest_p(m),
+    )  # fmt: skip
 
 
 def _binomial_two_sided_half(k: int, n: int) -> float:
@@ -187,9 +196,22 @@ def _binomial_two_sided_half(k: int, n: int) -> float:
 
 
 _EXACT_FLIPS = 16  # up to 2**16 sign patterns are enumerated; more are sampled
+_FLIP_DRAWS = 20000  # random sign patterns beyond _EXACT_FLIPS
 
 
-def sign_flip_p(contributions: Sequence[float], *, n_draws: int = 20000, seed: int = 0) -> float:
+def smallest_p(units: int, method: Literal["mcnemar", "bootstrap"] = "mcnemar") -> float:
+    """The smallest two-sided p-value a paired test over ``units`` independent observations can give,
+    whatever their outcomes: every one of them changed the same way, 2 / 2**units (one unit or none: 1).
+    Beyond :data:`_EXACT_FLIPS` documents the sign-flip test samples patterns and can say no less than
+    1 / (draws + 1). At or above alpha the test can never call a difference significant: with 5
+    questions (McNemar) or 5 documents (bootstrap) not even every answer turning wrong is, at 0.05."""
+    p = min(1.0, math.ldexp(1.0, 1 - units)) if units > 0 else 1.0
+    if method == "bootstrap" and units > _EXACT_FLIPS:
+        p = max(p, 1 / (_FLIP_DRAWS + 1))
+    return p
+
+
+def sign_flip_p(contributions: Sequence[float], *, n_draws: int = _FLIP_DRAWS, seed: int = 0) -> float:
     """Two-sided p-value of a paired randomization (sign-flip) test: under H0 (A and B exchangeable
     within each cluster) every cluster's summed difference is as likely negative as positive, so the
     p-value is the share of sign patterns whose total is at least as far from zero as the observed.
@@ -235,9 +257,10 @@ def paired_bootstrap(
     idx, m = _cluster_index(clusters) if clusters is not None else (np.arange(n), n)
     sums = np.bincount(idx, weights=d, minlength=m)
     p = sign_flip_p(sums, seed=seed)
+    power = {"units": m, "smallest_p": smallest_p(m, "bootstrap")}
     if m < 2:
         return PairedTest(
-            method="bootstrap", n=n, a_only=a_only, b_only=b_only, diff=observed, p_value=p
+            method="bootstrap", n=n, a_only=a_only, b_only=b_only, diff=observed, p_value=p, **power
         )
     counts = np.bincount(idx, minlength=m).astype(float)
     draws = rng.integers(0, m, size=(n_boot, m))
@@ -253,6 +276,7 @@ def paired_bootstrap(
         p_value=p,
         ci_low=float(low),
         ci_high=float(high),
+        **power,
     )
 
 

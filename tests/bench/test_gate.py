@@ -221,23 +221,24 @@ def _missed(pattern: str, **fields) -> list:
 
 
 def test_all_replay_misses_fail_with_max_drop_alone(tmp_path: Path) -> None:
-    base = write_run(tmp_path / "base", outcomes("cccc"))
-    cand = write_run(tmp_path / "cand", _missed("mmmm"), info=run_info("cand"))
-    res = _gate(cand, "--baseline", base, "--max-drop", "0.5")
+    base = write_run(tmp_path / "base", outcomes("cc" + "i" * 8))
+    cand = write_run(tmp_path / "cand", _missed("m" * 10), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.1")
     assert res.exit_code == 1, res.output
-    # 4 lost pairs are not significant (p = 0.125): the drop alone would pass ...
-    assert "PASS  max-drop [agent]: drop +100.0 pp" in res.output and "p=0.125" in res.output
+    # 2 lost pairs of 10 questions are not significant (p = 0.5): the drop alone would pass ...
+    assert "PASS  max-drop [agent]: drop +20.0 pp" in res.output and "p=0.5)" in res.output
     # ... the error and answered checks do not
     assert (
-        "FAIL  errors [agent]: 4 of 4 samples ended in an error, 4 of them replay misses (required: not all)"
+        "FAIL  errors [agent]: 10 of 10 samples ended in an error, 10 of them replay misses "
+        "(required: not all)"
     ) in res.output
     assert (
         "FAIL  min-answered [agent]: 0.0% (required >= 90.0%, default 0.9 x the baseline's 100.0%): "
-        "0 of 4 answered, 4 errors (4 replay misses), 0 fails"
+        "0 of 10 answered, 10 errors (10 replay misses), 0 fails"
     ) in res.output
     assert "failed: errors[agent], min-answered[agent]" in res.output
     # an explicit --min-answered 0 does not make an all-miss run pass
-    res = _gate(cand, "--baseline", base, "--max-drop", "0.5", "--min-answered", "0")
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.1", "--min-answered", "0")
     assert res.exit_code == 1 and "failed: errors[agent]" in res.output
 
 
@@ -501,17 +502,18 @@ def test_junit_that_is_a_directory_is_refused_before_any_verdict(tmp_path: Path)
 
 
 def test_max_drop_counts_a_repeated_question_once(tmp_path: Path) -> None:
-    """``--repeats 3``: the candidate loses 2 of 5 questions in all three repeats. That is the evidence
-    of 2 questions (McNemar p = 0.5: noise at alpha 0.05), not of 6 independent samples (p = 0.031)."""
+    """``--repeats 3``: the candidate loses 2 of 10 questions in all three repeats. That is the evidence
+    of 2 questions (McNemar p = 0.5: noise at alpha 0.05), not of 6 independent samples (p = 0.031).
+    (10 questions: over 5 no drop could be significant, and the threshold alone decides.)"""
 
     def repeated(pattern: str) -> list:
         return [s.model_copy(update={"repeat": r}) for r in range(3) for s in outcomes(pattern)]
 
-    base = write_run(tmp_path / "base", repeated("ccccc"))
-    cand = write_run(tmp_path / "cand", repeated("iiccc"), info=run_info("cand"))
+    base = write_run(tmp_path / "base", repeated("c" * 10))
+    cand = write_run(tmp_path / "cand", repeated("ii" + "c" * 8), info=run_info("cand"))
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
     assert res.exit_code == 0, res.output
-    assert "PASS  max-drop [agent]: drop +40.0 pp" in res.output
+    assert "PASS  max-drop [agent]: drop +20.0 pp" in res.output
     assert "6 lost / 0 gained, 2 lost / 0 gained by question, McNemar p=0.5)" in res.output
 
 
@@ -561,3 +563,39 @@ def test_junit_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
                                                     warnings=[], baseline_id=None))  # fmt: skip
     assert out.read_bytes() == before and ET.parse(out).getroot().tag == "testsuites"
     assert [p.name for p in tmp_path.iterdir()] == ["gate.xml"]
+
+
+def test_a_drop_no_test_could_call_significant_fails_on_the_threshold(tmp_path: Path) -> None:
+    """Review (rev-gate): the sign-flip test of `--test bootstrap` counts documents, and over 3 of them
+    its smallest p is 0.25, so the demo's 38.9% -> 0% collapse passed as noise (exit 0); so did any drop
+    over 5 questions with McNemar. Where the test could not call any drop significant at alpha, a drop
+    above --max-drop fails on the threshold alone, and the line says why."""
+    base = write_run(tmp_path / "base", outcomes("c" * 18, docs=3))
+    cand = write_run(tmp_path / "cand", outcomes("i" * 18, docs=3), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--test", "bootstrap")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  max-drop [agent]: drop +100.0 pp vs baseline base (100.0% -> 0.0% on 18 shared samples, "
+        "18 lost / 0 gained, paired bootstrap p=0.25) (allowed <= 0.0 pp); regression: the test over "
+        "3 documents cannot call any drop significant at alpha 0.05 (smallest p 0.25), so a drop above the "
+        "allowed fails (use --test mcnemar, more documents, or a larger --max-drop)"
+    ) in res.output
+    assert res.output.splitlines()[-1] == "gate FAILED: 7/8 rules hold; failed: max-drop[agent]"
+    # McNemar over the same 18 questions: p = 2 / 2**18, a regression the test itself calls
+    res = _gate(cand, "--baseline", base)
+    assert res.exit_code == 1 and "significant at alpha 0.05: regression" in res.output
+    # McNemar over 5 questions: smallest p 0.0625; one question lost fails, none lost passes
+    small = write_run(tmp_path / "small", outcomes("ccccc"), info=run_info("small"))
+    lost = write_run(tmp_path / "lost", outcomes("icccc"), info=run_info("lost"))
+    res = _gate(lost, "--baseline", small)
+    assert res.exit_code == 1, res.output
+    assert "the test over 5 questions cannot call any drop significant at alpha 0.05 (smallest p 0.0625)" in (
+        res.output
+    )
+    res = _gate(lost, "--baseline", small, "--max-drop", "20%")  # the threshold allows it
+    assert res.exit_code == 0 and "within the allowed drop" in res.output, res.output
+    # where the test can call a drop significant, a small drop is still noise (one flaky question)
+    big = write_run(tmp_path / "big", outcomes("c" * 10), info=run_info("big"))
+    flaky = write_run(tmp_path / "flaky", outcomes("i" + "c" * 9), info=run_info("flaky"))
+    res = _gate(flaky, "--baseline", big)
+    assert res.exit_code == 0 and "not significant at alpha 0.05: treated as noise" in res.output, res.output

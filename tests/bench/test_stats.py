@@ -9,6 +9,7 @@ from bench.stats import (
     mcnemar_exact,
     paired_bootstrap,
     sign_flip_p,
+    smallest_p,
     wilson_interval,
 )
 
@@ -111,3 +112,17 @@ def test_mcnemar_counts_each_question_once_when_it_was_repeated() -> None:
     # every question once: the plain test
     once = mcnemar_exact(a, b, units=[f"q{k}" for k in range(15)])
     assert (once.a_only, once.p_value) == (plain.a_only, plain.p_value)
+
+
+def test_smallest_p_is_what_every_unit_changing_one_way_gives() -> None:
+    """A test's smallest attainable p (every unit changed the same way) is recorded with it: the gate
+    reads it to know when no drop could be significant (5 questions: 0.0625 > 0.05)."""
+    assert [smallest_p(m) for m in (0, 1, 2, 5, 6)] == [1.0, 1.0, 0.5, 0.0625, 0.03125]
+    assert smallest_p(40, "bootstrap") == pytest.approx(1 / 20001)
+    every = mcnemar_exact([1.0] * 5, [0.0] * 5)
+    assert (every.units, every.smallest_p, every.p_value) == (5, 0.0625, 0.0625)
+    # repeats of one question count once: 3 questions x 2 repeats
+    rep = mcnemar_exact([1.0] * 6, [0.0] * 6, units=["q1", "q1", "q2", "q2", "q3", "q3"])
+    assert (rep.units, rep.smallest_p) == (3, 0.25)
+    boot = paired_bootstrap([1.0] * 18, [0.0] * 18, clusters=["A", "B", "C"] * 6)
+    assert (boot.units, boot.smallest_p, boot.p_value) == (3, 0.25, 0.25)
