@@ -33,6 +33,7 @@ builder or dataset: see :func:`bench.compare.check_comparable`) unless ``allow_c
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -143,6 +144,14 @@ def _scopes(run: Run, rules: GateRules, baseline: Run | None) -> list[str]:
             f"{runs} has no samples of retriever {rules.retriever!r} (it has: {', '.join(sorted(wanted))})"
         )
     return [rules.retriever]
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    """Whether two run paths name one folder (the same path, a symlink to it, ``./x`` and ``x``)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _check(rule: str, scope: str, measured: float | None, threshold: float, upper: bool, fmt) -> RuleResult:
@@ -351,6 +360,11 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
         if not baseline.samples:
             raise GateInputError(
                 f"baseline {baseline.run_id} ({baseline.path}) has no samples{baseline.why_no_samples()}"
+            )
+        if _same_folder(run.path, baseline.path):  # every check against itself holds: nothing is gated
+            raise GateInputError(
+                f"run {run.path} and baseline {baseline.path} are the same run folder: a run compared with "
+                "itself passes every check against the baseline; give the baseline's own folder"
             )
         try:
             provenance = check_comparable(baseline, run, allow_changed=rules.allow_changed)

@@ -599,3 +599,24 @@ def test_a_drop_no_test_could_call_significant_fails_on_the_threshold(tmp_path: 
     flaky = write_run(tmp_path / "flaky", outcomes("i" + "c" * 9), info=run_info("flaky"))
     res = _gate(flaky, "--baseline", big)
     assert res.exit_code == 0 and "not significant at alpha 0.05: treated as noise" in res.output, res.output
+
+
+def test_a_run_gated_against_its_own_folder_is_bad_input(tmp_path: Path) -> None:
+    """Review (rev-gate): `bench gate results/ci --baseline results/ci` (or a symlink to it) passed every
+    check against the baseline (drop +0.0 pp, exit 0) whatever the run held: nothing was gated."""
+    run = write_run(tmp_path / "ci", outcomes("ciiiiiiiii"), info=run_info("ci"))
+    (tmp_path / "link").symlink_to(run)
+    for baseline in (run, tmp_path / "link", tmp_path / "." / "ci"):
+        res = _gate(run, "--baseline", baseline, "--max-drop", "0.02")
+        assert res.exit_code == 2, res.output
+        assert res.output == (
+            f"error: run {run} and baseline {baseline} are the same run folder: a run compared with itself "
+            "passes every check against the baseline; give the baseline's own folder\n"
+        )
+    # a copy of the run in another folder is a baseline like any other (a first baseline is one)
+    import shutil
+
+    shutil.copytree(run, tmp_path / "copy")
+    res = _gate(run, "--baseline", tmp_path / "copy")
+    assert res.exit_code == 0 and res.output.splitlines()[-1] == "gate passed: 8/8 rules hold", res.output
+
