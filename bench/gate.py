@@ -143,6 +143,14 @@ def _scopes(run: Run, rules: GateRules, baseline: Run | None) -> list[str]:
         raise GateInputError(
             f"{runs} has no samples of retriever {rules.retriever!r} (it has: {', '.join(sorted(wanted))})"
         )
+    if baseline is not None and rules.retriever not in (kept := {s.retriever for s in baseline.samples}):
+        # the one retriever asked for shares no sample with the baseline: no coverage, drop or answered
+        # check could be made, and the gate passed on errors and judged alone (exit 0)
+        raise GateInputError(
+            f"baseline {baseline.run_id} ({baseline.path}) has no samples of retriever {rules.retriever!r} "
+            f"(it has: {', '.join(sorted(kept))}): no drop can be measured; gate {rules.retriever} "
+            "without --baseline, or against a baseline that ran it"
+        )
     return [rules.retriever]
 
 

@@ -620,3 +620,24 @@ def test_a_run_gated_against_its_own_folder_is_bad_input(tmp_path: Path) -> None
     res = _gate(run, "--baseline", tmp_path / "copy")
     assert res.exit_code == 0 and res.output.splitlines()[-1] == "gate passed: 8/8 rules hold", res.output
 
+
+def test_a_retriever_the_baseline_lacks_is_not_passed_unchecked(tmp_path: Path) -> None:
+    """Review (rev-gate): `--retriever bm25 --baseline B --max-drop 0.02` with B holding no bm25 sample
+    (recorded without a model, which skips it) made no coverage, drop or answered check and passed on
+    `errors` and `judged` alone (4/4 rules, exit 0) with bm25 at 0%. Asked for by name, it is bad
+    input, as runs sharing no samples are; unnamed, it is a warning, as before."""
+    base = write_run(tmp_path / "base", outcomes("cccccccccc", "extractive"))
+    rows = outcomes("cccccccccc", "extractive") + outcomes("iiiiiiiiii", "bm25")
+    cand = write_run(tmp_path / "cand", rows, info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.02", "--retriever", "bm25")
+    assert res.exit_code == 2, res.output
+    assert res.output == (
+        f"error: baseline base ({base}) has no samples of retriever 'bm25' (it has: extractive): no drop "
+        "can be measured; gate bm25 without --baseline, or against a baseline that ran it\n"
+    )
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.02", "--retriever", "extractive")
+    assert res.exit_code == 0, res.output
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.02")
+    assert res.exit_code == 0, res.output
+    assert "baseline base has no samples of retriever 'bm25': no coverage or drop check" in res.output
+    assert "max-drop [bm25]" not in res.output and "PASS  max-drop [extractive]" in res.output
