@@ -44,6 +44,19 @@ def parse_count(option: str, raw: str) -> float:
     return value
 
 
+def parse_max_drop(raw: str) -> float:
+    """``--max-drop`` as :func:`parse_fraction` reads it, but a bare ``1`` is refused: read as the
+    fraction it allows a drop of 100 points (the check can never fail), where a CI script that wrote it
+    meant one point as likely (``--max-drop 2`` is refused as 200%, ``1`` was silently 100%)."""
+    value = parse_fraction("--max-drop", raw)
+    if value == 1 and not raw.strip().endswith("%"):
+        raise ValueError(
+            f"--max-drop {raw.strip()} is ambiguous: write 1% for a drop of one point, or 100% to allow "
+            "any drop"
+        )
+    return value
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
         "gate",
@@ -69,7 +82,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         max_drop: str | None = typer.Option(
             None,
             "--max-drop",
-            help=f"Largest accuracy drop vs --baseline allowed: {FRACTION_HELP}; default 0. A larger "
+            help=f"Largest accuracy drop vs --baseline allowed: {FRACTION_HELP} (a bare 1 is refused: "
+            "write 1% or 100%); default 0. A larger "
             "drop fails only when the paired test says it is significant at --alpha.",
         ),
         max_tokens_per_question: str | None = typer.Option(
@@ -135,7 +149,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 raise ValueError(f"--test must be one of {', '.join(TESTS)}; got {test!r}")
             rules = GateRules(
                 min_accuracy=fraction("--min-accuracy", min_accuracy),
-                max_drop=fraction("--max-drop", max_drop),
+                max_drop=None if max_drop is None else parse_max_drop(max_drop),
                 max_tokens_per_question=None
                 if max_tokens_per_question is None
                 else parse_count("--max-tokens-per-question", max_tokens_per_question),

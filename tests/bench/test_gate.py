@@ -344,6 +344,10 @@ def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
         ),
         (["--min-accuracy", "abc"], "error: --min-accuracy must be a fraction from 0 to 1"),
         (["--max-drop", "-0.1"], "error: --max-drop must be a fraction from 0 to 1"),
+        # review (rev-gate): a bare 1 was 100%, a drop check that never fails, where 1 point was as meant
+        (["--max-drop", "1"], "error: --max-drop 1 is ambiguous: write 1% for a drop of one point, or 100% "
+         "to allow any drop"),
+        (["--max-drop", " 1.0 "], "error: --max-drop 1.0 is ambiguous: write 1% for a drop of one point"),
         (["--min-answered", "150%"], "error: --min-answered must be a fraction from 0 to 1"),
         (["--alpha", "nan"], "error: --alpha must be a significance level from 0.001 to 0.5"),
         # a significance level is never said to be "a fraction ... (e.g. 60%)", which it refuses;
@@ -383,6 +387,12 @@ def test_percentages_are_accepted(tmp_path: Path) -> None:
     res = _gate(run, "--min-accuracy", "75%", "--min-answered", "0.5", "--max-tokens-per-question", "1,200")
     assert res.exit_code == 0, res.output
     assert "PASS  min-accuracy [agent]: 75.0% (required >= 75.0%)" in res.output
+    # --max-drop 100% allows any drop, said so; 0.5 is half: 50 points
+    base = write_run(tmp_path / "base", outcomes("cccc"))
+    res = _gate(run, "--baseline", base, "--max-drop", "100%")
+    assert res.exit_code == 0 and "(allowed <= 100.0 pp)" in res.output, res.output
+    res = _gate(run, "--baseline", base, "--max-drop", "0.5")
+    assert "(allowed <= 50.0 pp)" in res.output, res.output
     res = _gate(run, "--min-accuracy", "80 %")
     assert res.exit_code == 1 and "FAIL  min-accuracy [agent]: 75.0% (required >= 80.0%)" in res.output
     # token counts as --budget takes them (trial 13: 10k was refused here and accepted there)
