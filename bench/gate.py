@@ -221,17 +221,40 @@ def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
     )
 
 
+def _listed_samples(run: Run) -> tuple[int, int]:
+    """(the samples ``run.json`` says a finished run holds: questions x retrievers x repeats, the number
+    of them ``samples.jsonl`` holds); (0, 0) for a run that does not record its question count."""
+    info = run.info
+    if not info.dataset.questions or not info.retrievers:
+        return 0, 0
+    repeats = max(info.repeats, 1)
+    held = {s.key for s in run.samples if s.retriever in info.retrievers and s.repeat < repeats}
+    return info.dataset.questions * len(info.retrievers) * repeats, len(held)
+
+
 def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleResult:
     """``role`` is ``run`` (the run gated) or ``baseline`` (the run it is compared with)."""
     status = run.info.status
     done = status == "finished"
     head = f"complete [{role}]: {run.run_id} is {status} with {len(run.samples)} samples"
+    listed, held = _listed_samples(run)
+    lost = done and held < listed  # a finished run holds every sample it lists: these were lost since
+    if lost:
+        info = run.info
+        head = (
+            f"complete [{role}]: {run.run_id} is finished but holds {held} of the {listed} samples its "
+            f"run.json lists ({counted(info.dataset.questions, 'question')} x "
+            f"{counted(len(info.retrievers), 'retriever')} x {counted(info.repeats, 'repeat')}): "
+            f"{run.path}/samples.jsonl lost some since the run ended (cut short, or a torn last line)"
+        )
+        done = False
     if done:
         tail = ""
     elif allow_partial:
         tail = "; --allow-partial: the checks below use the samples it has"
     else:
-        tail = "; required: finished (--allow-partial judges the samples it has)"
+        required = "all of them" if lost else "finished"
+        tail = f"; required: {required} (--allow-partial judges the samples it has)"
     return RuleResult(
         rule="complete",
         scope=role,

@@ -651,3 +651,36 @@ def test_a_retriever_the_baseline_lacks_is_not_passed_unchecked(tmp_path: Path) 
     assert res.exit_code == 0, res.output
     assert "baseline base has no samples of retriever 'bm25': no coverage or drop check" in res.output
     assert "max-drop [bm25]" not in res.output and "PASS  max-drop [extractive]" in res.output
+
+
+def test_a_finished_run_that_lost_samples_fails_complete(tmp_path: Path) -> None:
+    """Review (rev-gate): a finished baseline whose samples.jsonl was cut after the run (a partial copy,
+    `head`, a torn last line) passed `complete` ("finished with 9 samples") and `coverage` (measured
+    against the baseline itself), so the gate checked half the questions and passed. A finished run
+    holds every sample its run.json lists (questions x retrievers x repeats); fewer fails `complete`."""
+    from bench.runinfo import DatasetInfo
+
+    def info(run_id: str, questions: int = 10):
+        dataset = DatasetInfo(name="handmade", sha256="abc123", content_sha256="c0ffee", questions=questions)
+        return run_info(run_id, dataset=dataset)
+
+    cand = write_run(tmp_path / "cand", outcomes("c" * 10), info=info("cand"))
+    cut = write_run(tmp_path / "cut", outcomes("c" * 5), info=info("cut"))
+    res = _gate(cand, "--baseline", cut)
+    assert res.exit_code == 1, res.output
+    assert (
+        f"FAIL  complete [baseline]: cut is finished but holds 5 of the 10 samples its run.json lists "
+        f"(10 questions x 1 retriever x 1 repeat): {cut}/samples.jsonl lost some since the run ended (cut "
+        "short, or a torn last line); required: all of them (--allow-partial judges the samples it has)"
+    ) in res.output
+    assert res.output.splitlines()[-1] == "gate FAILED: 7/8 rules hold; failed: complete[baseline]"
+    # a torn last line in a finished run: the same (the line is dropped with a warning)
+    torn = write_run(tmp_path / "torn", outcomes("c" * 9), info=info("torn"), torn_tail='{"run_id": "to')
+    res = _gate(torn, "--min-accuracy", "0.5")
+    assert res.exit_code == 1 and "FAIL  complete [run]: torn is finished but holds 9 of the 10" in res.output
+    res = _gate(torn, "--min-accuracy", "0.5", "--allow-partial")
+    assert res.exit_code == 0 and "--allow-partial: the checks below use the samples it has" in res.output
+    # the whole run passes; a run that does not record its question count is not checked
+    assert _gate(cand, "--min-accuracy", "0.5").exit_code == 0
+    old = write_run(tmp_path / "old", outcomes("c" * 5), info=info("old", 0))
+    assert _gate(old, "--min-accuracy", "0.5").exit_code == 0
