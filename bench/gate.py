@@ -34,6 +34,7 @@ builder or dataset: see :func:`bench.compare.check_comparable`) unless ``allow_c
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +59,17 @@ from pageindex.wording import counted
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9
 _LISTED_MISSING = 5
+
+
+# control characters (C0, DEL, C1) and code points XML 1.0 cannot hold
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``, ``\\n``): a judge error,
+    a question id or a folder name may hold one, which made the JUnit XML unparseable (an ESC or NUL is
+    no XML 1.0 character), coloured the terminal or split a PASS/FAIL line in two."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class GateInputError(ValueError):
@@ -108,14 +120,14 @@ class GateResult(BaseModel):
         return EXIT_OK if self.passed else EXIT_FAILED
 
     def lines(self) -> list[str]:
-        return [("PASS  " if r.passed else "FAIL  ") + r.message for r in self.rules]
+        return [("PASS  " if r.passed else "FAIL  ") + printable(r.message) for r in self.rules]
 
     def verdict_line(self) -> str:
         held = sum(r.passed for r in self.rules)
         line = f"gate {'passed' if self.passed else 'FAILED'}: {held}/{len(self.rules)} rules hold"
         if not self.passed:
             line += "; failed: " + ", ".join(r.name for r in self.failed)
-        return line
+        return printable(line)
 
 
 def is_replay_miss(sample: Sample) -> bool:
@@ -478,10 +490,11 @@ def write_junit(path: str | Path, result: GateResult | None, error: str | None =
     """JUnit XML: one test case per rule (a ``failure`` when it fails); an unusable input is one
     test case with an ``error``."""
     path = Path(path)
+    error = None if error is None else printable(error)
     suite = ET.Element("testsuite", name="pageindex-bench-gate")
     cases: list[ET.Element] = []
     failures = errors = 0
-    run_id = result.run_id if result else "input"
+    run_id = printable(result.run_id) if result else "input"
     if error is not None:
         case = ET.Element("testcase", classname=f"gate.{run_id}", name="input", time="0")
         ET.SubElement(case, "error", message=error, type="GateInputError").text = error
@@ -489,19 +502,20 @@ def write_junit(path: str | Path, result: GateResult | None, error: str | None =
         errors = 1
     if result is not None:
         for r in result.rules:
-            case = ET.Element("testcase", classname=f"gate.{run_id}", name=r.name, time="0")
+            case = ET.Element("testcase", classname=f"gate.{run_id}", name=printable(r.name), time="0")
+            message = printable(r.message)
             if not r.passed:
-                ET.SubElement(case, "failure", message=r.message, type="GateRuleFailed").text = r.message
+                ET.SubElement(case, "failure", message=message, type="GateRuleFailed").text = message
                 failures += 1
             else:
-                ET.SubElement(case, "system-out").text = r.message
+                ET.SubElement(case, "system-out").text = message
             cases.append(case)
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.extend(cases)
     if result is not None and result.warnings:
-        ET.SubElement(suite, "system-err").text = "\n".join(result.warnings)
+        ET.SubElement(suite, "system-err").text = "\n".join(printable(w) for w in result.warnings)
     root = ET.Element("testsuites", tests=str(len(cases)), failures=str(failures), errors=str(errors))
     root.append(suite)
     ET.indent(root)

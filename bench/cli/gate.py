@@ -123,6 +123,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             GateRules,
             evaluate_gate,
             is_junit_file,
+            printable,
             write_junit,
         )
         from bench.rundir import RunLoadError, load_run
@@ -171,7 +172,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if junit is not None:  # written first: a file that cannot be written never follows a verdict
             write(result)
         for w in result.warnings:
-            err_console.print(Text.assemble(("WARNING: ", "bold red"), w), highlight=False)
+            err_console.print(Text.assemble(("WARNING: ", "bold red"), printable(w)), highlight=False)
         for line in result.lines():
             style = "green" if line.startswith("PASS") else "bold red"
             console.print(Text.assemble((line[:4], style), line[4:]), highlight=False, soft_wrap=True)

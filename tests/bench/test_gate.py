@@ -684,3 +684,23 @@ def test_a_finished_run_that_lost_samples_fails_complete(tmp_path: Path) -> None
     assert _gate(cand, "--min-accuracy", "0.5").exit_code == 0
     old = write_run(tmp_path / "old", outcomes("c" * 5), info=info("old", 0))
     assert _gate(old, "--min-accuracy", "0.5").exit_code == 0
+
+
+def test_control_characters_in_messages_keep_junit_parseable_and_lines_whole(tmp_path: Path) -> None:
+    """Review (rev-gate): a judge error holding an ESC or a NUL (a server's reply, quoted) went into the
+    `judged` line and the JUnit XML as it was: the XML was not well-formed (a CI test reporter cannot read
+    it) and the terminal took the escape. Control characters are written as their escapes."""
+    rows = outcomes("cc")
+    rows[1] = rows[1].model_copy(
+        update={"verdict": None, "judge_error": "http_error: \x1b[31mbad\x00 gate\nway\x07"}
+    )
+    run = write_run(tmp_path / "run", rows)
+    junit = tmp_path / "gate.xml"
+    res = _gate(run, "--min-accuracy", "0", "--junit", junit)
+    assert res.exit_code == 1, res.output
+    assert "1 have none (judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07); required" in res.output
+    assert "\x1b" not in res.output and "\x00" not in res.output
+    failure = ET.parse(junit).getroot().find(".//failure")
+    assert failure is not None and "judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07)" in (
+        failure.get("message") or ""
+    )
