@@ -419,6 +419,8 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 f"run {run.run_id} and baseline {baseline.run_id} ({baseline.path}) share no samples "
                 "(same question_id, retriever and repeat)"
             )
+        # the baseline's own load warnings (a torn last line, a repeated sample row) as the run's are
+        warnings += baseline.warnings
         warnings += run_differences(baseline, run, allowed=rules.allow_changed) + provenance
     scopes = _scopes(run, rules, baseline)
     result = GateResult(

@@ -704,3 +704,23 @@ def test_control_characters_in_messages_keep_junit_parseable_and_lines_whole(tmp
     assert failure is not None and "judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07)" in (
         failure.get("message") or ""
     )
+
+
+def test_the_baselines_load_warnings_are_shown_as_the_runs_are(tmp_path: Path) -> None:
+    """Review (rev-gate): a baseline whose samples.jsonl repeats a sample (a row left out: the first is
+    kept) or ends in a torn line was gated against with no word of it (the run's own warnings were
+    shown; `bench compare` shows both)."""
+    base = write_run(tmp_path / "base", outcomes("cccc"), torn_tail='{"question_id": "q0')
+    with (base / "samples.jsonl").open("r+", encoding="utf-8") as fh:
+        text = fh.read()
+        fh.seek(0)
+        fh.write(text.split("\n")[0] + "\n" + text)
+    cand = write_run(tmp_path / "cand", outcomes("cccc"), info=run_info("cand"))
+    junit = tmp_path / "gate.xml"
+    res = _gate(cand, "--baseline", base, "--junit", junit)
+    assert res.exit_code == 0, res.output
+    assert f"WARNING: {base}/samples.jsonl: line 2 repeats sample ('q000', 'agent', 0); kept the first" in (
+        res.output
+    )
+    assert f"WARNING: {base}/samples.jsonl: dropped a partial last line (19 bytes)" in res.output
+    assert "line 2 repeats sample" in (ET.parse(junit).getroot().findtext(".//system-err") or "")
