@@ -290,7 +290,8 @@ def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
         missing = []
         if unjudged:
-            missing.append(f"{len(unjudged)} have none" + (f" (judge failed: {first})" if first else ""))
+            have = "has" if len(unjudged) == 1 else "have"
+            missing.append(f"{len(unjudged)} {have} none" + (f" (judge failed: {first})" if first else ""))
         if uncertain:
             n = len(uncertain)
             missing.append(f"{n} {'is' if n == 1 else 'are'} uncertain (the judge abstained)")
@@ -323,7 +324,8 @@ def _answered_rule(
         default = f", default {DEFAULT_ANSWERED_FACTOR:g} x the baseline's {_pct(baseline_share)}"
     rule.message = (
         f"min-answered [{scope}]: {'n/a' if not n else _pct(answered / n)} (required >= {_pct(threshold)}"
-        f"{default}): {answered} of {n} answered, {errors} errors ({misses} replay misses), {fails} fails"
+        f"{default}): {answered} of {n} answered, {counted(errors, 'error')} "
+        f"({counted(misses, 'replay miss', 'replay misses')}), {counted(fails, 'fail')}"
     )
     return rule
 

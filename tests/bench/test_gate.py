@@ -698,7 +698,7 @@ def test_control_characters_in_messages_keep_junit_parseable_and_lines_whole(tmp
     junit = tmp_path / "gate.xml"
     res = _gate(run, "--min-accuracy", "0", "--junit", junit)
     assert res.exit_code == 1, res.output
-    assert "1 have none (judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07); required" in res.output
+    assert "1 has none (judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07); required" in res.output
     assert "\x1b" not in res.output and "\x00" not in res.output
     failure = ET.parse(junit).getroot().find(".//failure")
     assert failure is not None and "judge failed: http_error: \\x1b[31mbad\\x00 gate\\nway\\x07)" in (
@@ -724,3 +724,11 @@ def test_the_baselines_load_warnings_are_shown_as_the_runs_are(tmp_path: Path) -
     )
     assert f"WARNING: {base}/samples.jsonl: dropped a partial last line (19 bytes)" in res.output
     assert "line 2 repeats sample" in (ET.parse(junit).getroot().findtext(".//system-err") or "")
+
+
+def test_counts_of_one_are_said_in_the_singular(tmp_path: Path) -> None:
+    rows = _missed("cmr" + "c" * 7)
+    rows[3] = rows[3].model_copy(update={"verdict": None, "judge_error": "timeout: 30 s"})
+    res = _gate(write_run(tmp_path / "run", rows), "--min-answered", "0.5")
+    assert "8 of 10 answered, 1 error (1 replay miss), 1 fail" in res.output, res.output
+    assert "1 has none (judge failed: timeout: 30 s)" in res.output
