@@ -438,7 +438,8 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
                 + "\nAccuracy differences may come from these, not from the change.",
                 title="WARNING: these runs are not like for like",
                 border_style="bold red",
-            )
+            ),
+            soft_wrap=False,  # wrapped inside the box: the CLI's console crops it (the remedy was cut off)
         )
     console.print(
         f"A = [bold]{escape(cmp.run_a)}[/]  B = [bold]{escape(cmp.run_b)}[/]  {escape(cmp.shared_text)}  "

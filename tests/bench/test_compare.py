@@ -215,3 +215,27 @@ def test_a_difference_that_rounds_to_nothing_has_no_minus_sign() -> None:
     assert [signed(-0.5), signed(-1234.5), signed(0.04, pct=True), signed(None)] == [
         "-0.5", "-1,234.5", "+4.0 pp", "-",
     ]  # fmt: skip
+
+
+def test_a_warning_wider_than_the_terminal_is_wrapped_in_its_box_not_cut(tmp_path: Path) -> None:
+    """Review (rev-gate): the CLI's console does not wrap long lines (logs, pipes), which cropped the
+    WARNING box's lines at the terminal's width: at 80 columns the `bench rejudge` remedy was cut off."""
+    rows = outcomes("c" * 10)
+    rows[0] = rows[0].model_copy(update={"verdict": None, "judge_error": "timeout: 30 s"})
+    a = write_run(tmp_path / "A", outcomes("c" * 10))
+    b = write_run(tmp_path / "B", rows, info=run_info("B"))
+    import io
+
+    from rich.console import Console
+
+    from bench.compare import print_comparison
+
+    out = io.StringIO()  # as the CLI's console: long lines are not wrapped (soft_wrap)
+    print_comparison(compare_runs(load_run(a), load_run(b)), Console(file=out, width=80, soft_wrap=True))
+    lines = out.getvalue().splitlines()
+    box = lines[: next(i for i, line in enumerate(lines) if line.startswith("A = "))]
+    assert len(box) > 3 and max(len(line) for line in box) <= 80
+    flat = "".join("".join(box).replace("│", "").split())
+    remedy = f"re-score with `pageindex bench rejudge {b} --judge rules -o {b}-rejudged`"
+    assert "".join(remedy.split()) in flat
+
