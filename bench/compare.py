@@ -18,6 +18,7 @@ from bench.runinfo import provenance, rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
 from bench.summary import NO_VALUE, ci_text
+from pageindex.wording import counted
 
 CompareBy = Literal["retriever", "model", "question_type", "doc_type", "overall"]
 TestMethod = Literal["mcnemar", "bootstrap"]
@@ -70,6 +71,8 @@ class Comparison(BaseModel):
     method: str
     alpha: float
     warnings: list[str] = Field(default_factory=list)
+    # groups whose paired test could not call any difference significant (see powerless_notes)
+    notes: list[str] = Field(default_factory=list)
     shared: int
     only_a: int
     only_b: int
@@ -339,6 +342,26 @@ def unjudged_warnings(a: Run, b: Run, pairs: Sequence[tuple[Sample, Sample]]) ->
     return out
 
 
+def powerless_notes(groups: Sequence[GroupComparison], method: str, alpha: float) -> list[str]:
+    """A note naming the groups whose paired test could not call any difference significant at
+    ``alpha`` (too few questions, or documents for the bootstrap: its smallest p is at least alpha), where
+    "significant: no" says nothing of the difference (the demo's 3 documents under the bootstrap)."""
+    unit = "question" if method == "mcnemar" else "document"
+    weak = [
+        f"{'ALL' if g.by == 'overall' else g.group} ({counted(g.test.units, unit)}, smallest p "
+        f"{g.test.smallest_p:.3g})"
+        for g in groups
+        if g.n_pairs and g.test.smallest_p >= alpha
+    ]
+    if not weak:
+        return []
+    return [
+        f"the {method} test cannot call any difference significant at alpha {alpha} in: {', '.join(weak)}; "
+        f"there 'significant: no' is no evidence of no change"
+        + (" (--test mcnemar counts questions, not documents)" if method == "bootstrap" else "")
+    ]
+
+
 def compare_runs(
     a: Run,
     b: Run,
@@ -362,6 +385,9 @@ def compare_runs(
     grouped: dict[str, list[tuple[Sample, Sample]]] = {}
     for sa, sb in pairs:
         grouped.setdefault(_group_key(by, sa, sb, a.info.model, b.info.model), []).append((sa, sb))
+    overall = compare_pairs(pairs, "overall", "all", method, alpha)
+    groups = [compare_pairs(grouped[g], by, g, method, alpha) for g in sorted(grouped)]
+    shown = groups if by != "overall" else []
     return Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
@@ -371,11 +397,12 @@ def compare_runs(
         method=method,
         alpha=alpha,
         warnings=run_differences(a, b, allowed=allow_changed) + unjudged_warnings(a, b, pairs),
+        notes=powerless_notes([*shown, overall], method, alpha),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),
         only_b=len(keys_b - keys_a),
-        overall=compare_pairs(pairs, "overall", "all", method, alpha),
-        groups=[compare_pairs(grouped[g], by, g, method, alpha) for g in sorted(grouped)],
+        overall=overall,
+        groups=groups,
     )
 
 
@@ -446,6 +473,8 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
         f"only in A: {cmp.only_a}  only in B: {cmp.only_b}  test: {cmp.method} (alpha {cmp.alpha})",
         highlight=False,
     )
+    for note in cmp.notes:
+        console.print(f"note: {note}", highlight=False, markup=False, style="yellow")
     rows = comparison_rows(cmp)
     table = Table(title=f"accuracy by {cmp.by} (B - A)", title_justify="left")
     for i, col in enumerate(rows[0]):

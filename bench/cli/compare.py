@@ -80,6 +80,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if as_json:
             for w in cmp.warnings:
                 err_console.print(f"WARNING: {w}", highlight=False, markup=False, style="bold red")
+            for note in cmp.notes:
+                err_console.print(f"note: {note}", highlight=False, markup=False, style="yellow")
             print(cmp.model_dump_json(indent=2))
         else:
             print_comparison(cmp, console, max_flips=flips)

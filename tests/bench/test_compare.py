@@ -239,3 +239,25 @@ def test_a_warning_wider_than_the_terminal_is_wrapped_in_its_box_not_cut(tmp_pat
     remedy = f"re-score with `pageindex bench rejudge {b} --judge rules -o {b}-rejudged`"
     assert "".join(remedy.split()) in flat
 
+
+def test_a_test_that_could_not_call_any_difference_significant_is_noted(tmp_path: Path) -> None:
+    """Review (rev-gate): over 3 documents the bootstrap's smallest p is 0.25, so every difference, all
+    answers lost included, read `significant: no`; compare now notes where that says nothing."""
+    a = write_run(tmp_path / "A", outcomes("c" * 18, docs=3))
+    b = write_run(tmp_path / "B", outcomes("i" * 18, docs=3), info=run_info("B"))
+    cmp = compare_runs(load_run(a), load_run(b), method="bootstrap")
+    assert not cmp.overall.significant
+    assert cmp.notes == [
+        "the bootstrap test cannot call any difference significant at alpha 0.05 in: agent (3 documents, "
+        "smallest p 0.25), ALL (3 documents, smallest p 0.25); there 'significant: no' is no evidence of no "
+        "change (--test mcnemar counts questions, not documents)"
+    ]
+    assert cmp.warnings == []  # the runs are like for like: no WARNING box
+    mcnemar = compare_runs(load_run(a), load_run(b))
+    assert mcnemar.overall.significant and mcnemar.notes == []
+    args = ["bench", "compare", str(a), str(b), "--test", "bootstrap"]
+    res = CliRunner().invoke(app, args, terminal_width=250)
+    assert res.exit_code == 0 and "note: the bootstrap test cannot call any difference" in res.output
+    assert "WARNING" not in res.output
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert json.loads(res.stdout)["notes"] == cmp.notes
