@@ -442,6 +442,11 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             base_keys, run_keys = {s.key for s in base}, {s.key for s in mine}
             coverage = _coverage_rule(scope, base_keys, run_keys, baseline, rules.allow_partial)
             result.rules.append(coverage)
+            if extra := len(run_keys - base_keys):  # a baseline of a subset: said, not silently unchecked
+                result.warnings.append(
+                    f"run {run.run_id} has {counted(extra, 'sample')} of retriever {scope!r} that baseline "
+                    f"{baseline.run_id} lacks: no drop is measured on them"
+                )
             if rules.allow_partial and base_keys - run_keys:
                 mine = [s for s in mine if s.key in base_keys]
             judged = {s.key for s in mine}

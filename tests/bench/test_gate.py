@@ -732,3 +732,18 @@ def test_counts_of_one_are_said_in_the_singular(tmp_path: Path) -> None:
     res = _gate(write_run(tmp_path / "run", rows), "--min-answered", "0.5")
     assert "8 of 10 answered, 1 error (1 replay miss), 1 fail" in res.output, res.output
     assert "1 has none (judge failed: timeout: 30 s)" in res.output
+
+
+def test_samples_the_baseline_lacks_are_said_to_be_unchecked(tmp_path: Path) -> None:
+    """Review (rev-gate): against a baseline of a subset (`--question-type`, `--limit`), the run's other
+    samples were in no drop check and nothing said so (`bench compare` says "only in B")."""
+    base = write_run(tmp_path / "base", outcomes("cccccc"))
+    cand = write_run(tmp_path / "cand", outcomes("cccccc" + "i" * 12), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base)
+    assert res.exit_code == 0, res.output
+    assert "WARNING: run cand has 12 samples of retriever 'agent' that baseline base lacks: no drop is " in (
+        res.output
+    )
+    same = write_run(tmp_path / "same", outcomes("cccccc"), info=run_info("same"))
+    res = _gate(same, "--baseline", base)
+    assert res.exit_code == 0 and "lacks" not in res.output, res.output
