@@ -54,7 +54,7 @@ from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
 from pageindex.atomic import write_atomic
-from pageindex.wording import counted
+from pageindex.wording import counted, shortened
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9
@@ -199,9 +199,7 @@ def _coverage_rule(
         return RuleResult(
             rule="coverage", scope=scope, passed=True, measured=measured, threshold=1.0, message=head
         )
-    listed = ", ".join(_key_text(k) for k in missing[:_LISTED_MISSING])
-    more = f", ... {len(missing) - _LISTED_MISSING} more" if len(missing) > _LISTED_MISSING else ""
-    head += f" (missing {len(missing)}: {listed}{more})"
+    head += f" (missing {len(missing)}: {shortened(map(_key_text, missing), _LISTED_MISSING)})"
     passed = allow_partial and bool(shared)
     if passed:
         tail = f"; --allow-partial: the checks below use the {len(shared)} shared samples"

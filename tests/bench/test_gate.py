@@ -150,7 +150,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert res.exit_code == 1, res.output
     assert (
         "FAIL  coverage [agent]: 2 of 10 samples of baseline base (missing 8: q002, q003, q004, q005, "
-        "q006, ... 3 more); required: all (--allow-partial judges the shared samples only)"
+        "q006 and 3 more); required: all (--allow-partial judges the shared samples only)"
     ) in res.output
     assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
     assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
