@@ -10,6 +10,7 @@ incorporated by reference), its contents pages and front matter (:mod:`pageindex
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from functools import cache
@@ -17,16 +18,15 @@ from importlib import metadata
 from pathlib import Path
 
 from pageindex.digest import code_digest
-from pageindex.tree.cache import TreeCache, file_sha256
+from pageindex.tree.cache import TreeCache
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
-from pageindex.tree.errors import NotAPDFError, PDFMissingError
 from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import absorb_row_labels, layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
-from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf
+from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf, read_pdf_bytes
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
@@ -91,18 +91,16 @@ def build_tree(
     :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
     """
     p = Path(path)
-    if p.is_dir():
-        raise NotAPDFError(p, "a directory: give one filing's PDF")
-    if not p.is_file():
-        raise PDFMissingError(p)
-    sha = file_sha256(p)
+    data = read_pdf_bytes(p)  # read once: the tree is built from the bytes its cache key hashes
+    sha = hashlib.sha256(data).hexdigest()
     cache = TreeCache(cache_dir) if use_cache else None
     version = _version(max_leaf_pages, use_outline)
     if cache is not None:
         cached = cache.get(sha, version)
         if cached is not None:
             return cached.model_copy(update={"doc_id": p.stem, "source": str(p)})
-    doc = read_pdf(p)
+    doc = read_pdf(p, data)
+    del data
     if not use_outline:
         doc.toc = []
     tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)

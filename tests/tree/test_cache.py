@@ -54,7 +54,9 @@ def test_another_pymupdf_release_misses_the_cache(small_pdf, tmp_path, monkeypat
     try:
         parsed = []
         real_read = build_module.read_pdf
-        monkeypatch.setattr(build_module, "read_pdf", lambda path: parsed.append(path) or real_read(path))
+        monkeypatch.setattr(
+            build_module, "read_pdf", lambda path, *data: parsed.append(path) or real_read(path, *data)
+        )
         second = build_tree(small_pdf, cache_dir=cache_dir)
     finally:
         build_module.code_version.cache_clear()
@@ -121,3 +123,35 @@ def test_a_cache_that_cannot_be_written_never_costs_the_tree(small_pdf, tmp_path
     assert res.exit_code == 2
     assert res.output.strip() == f"error: --cache-dir {blocker}: is a file; give a folder for the tree cache"
     assert not (tmp_path / "t.json").exists()
+
+
+def test_a_pdf_changed_on_disk_is_rebuilt_not_served_stale(tmp_path):
+    """The same path with other content between two builds: the second build is the new file's tree."""
+    path = make_pdf(tmp_path / "x.pdf", [["Item 1. Business", "ALPHA text"]])
+    first = build_tree(path, cache_dir=tmp_path / "cache")
+    make_pdf(path, [["Item 1. Business", "BRAVO text"]])
+    second = build_tree(path, cache_dir=tmp_path / "cache")
+    assert "ALPHA" in first.page_text(1) and "BRAVO" in second.page_text(1)
+    assert second.sha256 == file_sha256(path) != first.sha256
+
+
+def test_a_pdf_rewritten_while_it_is_built_never_files_one_version_under_the_other(tmp_path, monkeypatch):
+    """The file was hashed, then read again to build: a writer finishing another version in between
+    had that version's tree cached under the first version's sha256, and every later build of the first
+    version (any copy of it) was served the other's pages. Now the bytes hashed are the bytes read."""
+    alpha = make_pdf(tmp_path / "alpha.pdf", [["Item 1. Business", "ALPHA text"]])
+    bravo = make_pdf(tmp_path / "bravo.pdf", [["Item 1. Business", "BRAVO text"]])
+    path = tmp_path / "filing.pdf"
+    path.write_bytes(alpha.read_bytes())
+    real_read = build_module.read_pdf
+
+    def read_while_rewritten(p, *args, **kwargs):
+        path.write_bytes(bravo.read_bytes())  # the writer finishes its new version now
+        return real_read(p, *args, **kwargs)
+
+    monkeypatch.setattr(build_module, "read_pdf", read_while_rewritten)
+    tree = build_tree(path, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(build_module, "read_pdf", real_read)
+    assert tree.sha256 == file_sha256(alpha) and "ALPHA" in tree.page_text(1)
+    again = build_tree(alpha, cache_dir=tmp_path / "cache")  # a copy of the first version: from the cache
+    assert "ALPHA" in again.page_text(1) and "BRAVO" not in again.page_text(1)
