@@ -9,6 +9,8 @@ EDGAR renders.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,11 +132,23 @@ class PdfDocument:
 
 
 def _check_path(p: Path) -> None:
-    """Raise the matching :class:`PDFError` unless ``p`` names a regular file."""
-    if not p.exists():
-        raise PDFMissingError(p)
-    if not p.is_file():
-        raise PDFMissingError(p, "not a regular file")
+    """Raise the matching :class:`PDFError` unless ``p`` names a regular file (through its links)."""
+    if p.is_file():
+        return
+    if p.is_dir():
+        raise NotAPDFError(p, "a directory: give one filing's PDF")
+    if p.is_symlink():
+        try:
+            p.resolve(strict=True)
+        except RuntimeError:  # Python < 3.13 says a loop so
+            raise PDFUnreadableError(p, "a loop of symbolic links") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PDFUnreadableError(p, "a loop of symbolic links") from None
+            raise PDFMissingError(p, f"a symbolic link to {os.readlink(p)}, which does not exist") from None
+    if p.exists():  # a pipe, a socket, a device
+        raise NotAPDFError(p, "not a regular file")
+    raise PDFMissingError(p)
 
 
 def read_pdf_bytes(path: str | Path) -> bytes:
@@ -142,8 +156,6 @@ def read_pdf_bytes(path: str | Path) -> bytes:
     tree is cached under (their sha256) are the bytes it was built from, even while a writer replaces
     the file. Raises :class:`PDFMissingError` or :class:`PDFUnreadableError`."""
     p = Path(path)
-    if p.is_dir():
-        raise NotAPDFError(p, "a directory: give one filing's PDF")
     try:
         _check_path(p)
         return p.read_bytes()

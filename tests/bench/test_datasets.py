@@ -313,3 +313,29 @@ def test_a_dangling_link_in_pdfs_that_no_question_uses_does_not_stop_a_run(tmp_p
     res = CliRunner().invoke(app, args, env=env)
     assert res.exit_code == 0, res.output
     assert (tmp_path / "r" / "samples.jsonl").read_text().count("\n") == 1
+
+
+def test_a_folder_or_a_broken_link_in_pdfs_is_dropped_saying_what_it_is(tmp_path: Path) -> None:
+    """A folder named X.pdf was "file not found (not a regular file)" (pdf_missing) although it was
+    there, and a link loop and a dangling link were both a bare "file not found"."""
+    root = tmp_path / "ds"
+    (root / "pdfs" / "ADIR.pdf").mkdir(parents=True)
+    (root / "pdfs" / "LOOP.pdf").symlink_to("LOOP.pdf")
+    (root / "pdfs" / "GONE.pdf").symlink_to(tmp_path / "moved" / "GONE.pdf")
+    rows = [_row(n.lower(), f"Net sales of {n}?", n, [0]) for n in ("ADIR", "LOOP", "GONE", "ABSENT")]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dropped = {d.question_id: d for d in validate_dataset(load_financebench(root)).dropped}
+    assert (dropped["adir"].reason, dropped["adir"].detail) == (
+        "pdf_unreadable", f"{root}/pdfs/ADIR.pdf: not a PDF file (a directory: give one filing's PDF)"
+    )
+    assert (dropped["loop"].reason, dropped["loop"].detail) == (
+        "pdf_unreadable", f"{root}/pdfs/LOOP.pdf: cannot be opened (a loop of symbolic links)"
+    )
+    assert (dropped["gone"].reason, dropped["gone"].detail) == (
+        "pdf_missing",
+        f"{root}/pdfs/GONE.pdf: file not found "
+        f"(a symbolic link to {tmp_path}/moved/GONE.pdf, which does not exist)",
+    )
+    assert (dropped["absent"].reason, dropped["absent"].detail) == (
+        "pdf_missing", f"{root}/pdfs/ABSENT.pdf: file not found"
+    )

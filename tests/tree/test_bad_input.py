@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,30 @@ def test_a_tree_says_what_its_pdf_did_not_let_the_builder_read(tmp_path, capsys)
             assert "cross-reference table is broken" in str(exc) and "OCR" not in str(exc)
         else:
             assert damaged.warnings[0].startswith("the PDF is damaged")
+
+
+def test_links_that_lead_nowhere_and_unreadable_files_say_so(tmp_path, monkeypatch):
+    """A dangling link and a link loop were both "file not found"; a file the process may not read
+    raised a bare PermissionError from build_tree (the CLI's own check caught it first)."""
+    from pageindex.tree import PDFUnreadableError
+
+    (tmp_path / "loop.pdf").symlink_to("loop.pdf")
+    loop = r"loop\.pdf: cannot be opened \(a loop of symbolic links\)$"
+    with pytest.raises(PDFUnreadableError, match=loop):
+        build_tree(tmp_path / "loop.pdf", use_cache=False)
+    (tmp_path / "gone.pdf").symlink_to(tmp_path / "moved.pdf")
+    gone = r"gone\.pdf: file not found \(a symbolic link to .*moved\.pdf, which does not exist\)$"
+    with pytest.raises(PDFMissingError, match=gone):
+        build_tree(tmp_path / "gone.pdf", use_cache=False)
+    locked = make_pdf(tmp_path / "locked.pdf", [["Item 1. Business"]])
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)  # as chmod 000 does for a user who is not root
+    with pytest.raises(PDFUnreadableError, match=r"locked\.pdf: cannot be opened \(Permission denied\)$"):
+        build_tree(locked, use_cache=False)
+    monkeypatch.undo()
+    os.mkfifo(tmp_path / "pipe.pdf")  # never opened: reading a pipe with no writer would wait for ever
+    with pytest.raises(NotAPDFError, match=r"pipe\.pdf: not a PDF file \(not a regular file\)$"):
+        build_tree(tmp_path / "pipe.pdf", use_cache=False)
