@@ -194,7 +194,10 @@ def open_pdf(path: str | Path, data: bytes | None = None) -> pymupdf.Document:
         doc.close()
         raise PDFEncryptedError(p)
     if doc.page_count == 0:
+        repaired = doc.is_repaired
         doc.close()
+        if repaired:  # cut short with its page tree: damaged, not a well-formed PDF without pages
+            raise PDFCorruptError(p, "its cross-reference table is broken and no page is left in it")
         raise PDFEmptyError(p)
     return doc
 

@@ -153,3 +153,23 @@ def test_links_that_lead_nowhere_and_unreadable_files_say_so(tmp_path, monkeypat
     os.mkfifo(tmp_path / "pipe.pdf")  # never opened: reading a pipe with no writer would wait for ever
     with pytest.raises(NotAPDFError, match=r"pipe\.pdf: not a PDF file \(not a regular file\)$"):
         build_tree(tmp_path / "pipe.pdf", use_cache=False)
+
+
+def test_a_file_cut_short_whose_pages_went_with_it_is_damaged_not_empty(tmp_path, fb_pdf):
+    """The first half of a filing with its end marker put back: the reader repairs it and finds no page
+    at all, which was "PDF has no pages" (pdf_empty in a dataset), as if the file were a well-formed empty
+    PDF, and no hint to get the file again. A PDF that really holds no page is still pdf_empty."""
+    from bench.datasets import check_pdf
+
+    data = fb_pdf("FOOTLOCKER_2022_8K_dated-2022-05-20").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) // 2] + b"\n%%EOF\n")
+    with pytest.raises(PDFCorruptError) as info:
+        build_tree(cut, cache_dir=tmp_path / "cache")
+    assert str(info.value) == (
+        f"{cut}: corrupt or truncated PDF (its cross-reference table is broken and no page is left in it)"
+    )
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    check = check_pdf(cut)
+    assert (check.reason, check.detail) == ("pdf_unreadable", str(info.value))
+    assert check_pdf(zero_page_pdf(tmp_path / "none.pdf")).reason == "pdf_empty"
