@@ -98,6 +98,7 @@ def fetch(
     )
     console.print(
         f"{out_dir}: {report.questions} questions over {report.documents} filings; files: {counts}",
+        markup=False,
         soft_wrap=True,
     )
     if report.failed:
@@ -198,6 +199,7 @@ def demo(
     console.print(
         f"wrote {ds.name} dataset to {out_dir}: {len(ds.questions)} questions over "
         f"{len(ds.documents)} filings (sha256 {ds.sha256[:12]})",
+        markup=False,
         soft_wrap=True,
     )
 
@@ -234,6 +236,7 @@ def validate(
         f"{len(result.dropped)} dropped; {len(result.pdfs)} filings checked{_unusable(result)} "
         f"(sha256 {ds.sha256[:12]})",
         highlight=False,
+        markup=False,
         soft_wrap=True,
     )
     for problem in ds.problems:  # drops no question, but a summary by doc type would be wrong
@@ -241,7 +244,7 @@ def validate(
     if result.dropped:
         table = Table("question", "reason", "detail", title="Dropped questions")
         for d in result.dropped:
-            table.add_row(d.question_id, d.reason, d.detail)
+            table.add_row(plain(d.question_id), d.reason, plain(d.detail))  # "[draft] x.pdf" as written
         console.print(table)
     if not result.kept:  # as `bench run` refuses it: exit 2 with or without --strict
         total = len(ds.questions) + len(ds.malformed)

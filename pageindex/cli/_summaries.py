@@ -49,12 +49,14 @@ def build_summaries(
     except (LLMError, ScriptedExhausted) as exc:  # a scripted policy's unusable reply is one too
         fail(f"model {model}: summaries failed ({exc})", code=ExitCode.ERRORS)
     if cached is not None:
-        console.print(f"summaries: {len(out.summaries)} cached in {path} (no model calls)", highlight=False)
+        said = f"summaries: {len(out.summaries)} cached in {path} (no model calls)"
+        console.print(said, highlight=False, markup=False)
     else:
         u = out.usage
         console.print(
             f"summaries: {len(out.summaries)} written to {path}; actual {u.prompt_tokens:,}+"
             f"{u.completion_tokens:,} tokens in {u.calls} calls, {_cost(u.cost_usd)}",
             highlight=False,
+            markup=False,
         )
     return apply_summaries(tree, out)

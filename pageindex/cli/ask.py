@@ -259,7 +259,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 try:
                     store.save(analyst.session)
                 except OSError as exc:
-                    err_console.print(f"[yellow]could not save session {session_name}: {exc}[/]")
+                    err_console.print(f"[yellow]could not save session {plain(f'{session_name}: {exc}')}[/]")
 
         if question is None:
             from pageindex.analyst.repl import run_repl

@@ -101,6 +101,7 @@ def build(
         f"{counted(len(leaves), 'leaf', 'leaves')}, strategy {result.strategy}"
         + (f" -> {output}" if output is not None else ""),
         highlight=False,
+        markup=False,  # a name in square brackets ("[draft] 10-K.pdf") is printed as written
     )
 
 

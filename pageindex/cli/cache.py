@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pageindex.cli._common import cache_path_option, console, examples, fail
+from pageindex.cli._common import cache_path_option, console, examples, fail, plain
 from pageindex.wording import counted
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except LLMError as exc:
             fail(str(exc))
         if not info.exists:
-            console.print(f"cache {info.path}: empty (no file yet)")
+            console.print(f"cache {info.path}: empty (no file yet)", highlight=False, markup=False)
             return
         console.print(
             f"cache {info.path}: {counted(info.entries, 'reply', 'replies')}, "
@@ -58,14 +58,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             f"{info.prompt_tokens:,} prompt + {info.completion_tokens:,} completion tokens recorded, "
             f"{_when(info.oldest)} .. {_when(info.newest)}",
             highlight=False,
+            markup=False,
         )
         if info.by_model:
             table = Table("model", "replies")
             for model, count in info.by_model.items():
-                table.add_row(model, f"{count:,}")
+                table.add_row(plain(model), f"{count:,}")
             console.print(table)
             console.print(
-                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False
+                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False,
+                markup=False,
             )
         if info.failures:
             kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())
@@ -110,6 +112,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 f"nothing deleted: {cache.path} holds no replies of {model}"
                 + (f" (it holds {', '.join(held)})" if held else " (it is empty)"),
                 highlight=False,
+                markup=False,
             )
             raise typer.Exit(0)
         what = "all replies and failures" if model is None else f"{' and '.join(names)} replies and failures"
@@ -124,6 +127,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 console.print(
                     f"cancelled: nothing deleted from {cache.path} (--yes deletes without asking)",
                     highlight=False,
+                    markup=False,
                 )
                 raise typer.Exit(0)
         try:
@@ -131,7 +135,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except LLMError as exc:
             fail(str(exc))
         said = counted(deleted, "reply or failure", "replies and failures")
-        console.print(f"deleted {said} from {cache.path}", highlight=False)
+        console.print(f"deleted {said} from {cache.path}", highlight=False, markup=False)
 
 
 def _held_models(cache: LLMCache) -> list[str]:

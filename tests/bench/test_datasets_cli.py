@@ -163,3 +163,21 @@ def test_a_demo_written_over_a_bad_demo_leaves_no_bad_filing(tmp_path: Path) -> 
     names = [sorted(p.name for p in (folder / "pdfs").iterdir()) for folder in (reused, fresh)]
     assert names[0] == names[1] and len(names[0]) == 3
     assert dataset_content_hash(reused) == dataset_content_hash(fresh)
+
+
+def test_validate_prints_bracketed_ids_and_file_names_as_written(tmp_path: Path) -> None:
+    """The dropped-questions table read its cells as markup: question "q[red]1" and the file
+    "BAD [red]x.pdf" came out as "q1" and "BAD x.pdf", naming a file that is not there."""
+    import json
+
+    root = tmp_path / "[b]set"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / "BAD [red]x.pdf").write_text("<html>404</html>")
+    evidence = [{"evidence_text": "x", "doc_name": "BAD [red]x", "evidence_page_num": 0}]
+    row = {"financebench_id": "q[red]1", "doc_name": "BAD [red]x", "question": "Net sales?", "answer": "1",
+           "evidence": evidence}  # fmt: skip
+    (root / "questions.jsonl").write_text(json.dumps(row) + "\n")
+    result = runner.invoke(app, ["bench", "datasets", "validate", str(root)], env={"COLUMNS": "250"})
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("[b]set: 1 questions, 0 kept, 1 dropped")
+    assert "q[red]1" in result.output and f"{root}/pdfs/BAD [red]x.pdf: not a PDF file" in result.output

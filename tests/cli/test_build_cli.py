@@ -137,3 +137,26 @@ def test_an_empty_out_is_named_as_the_current_folder(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["build", str(filing), "-o", "", "--cache-dir", str(tmp_path / "c")])
     assert result.exit_code == 2, result.output
     assert "error: --out . (the current folder): is a directory; give a file path (e.g. out)" in result.output
+
+
+def test_names_in_square_brackets_are_printed_as_written(tmp_path):
+    """A file name such as "[draft] 10-K.pdf" was read as markup: `build` printed ": 1 page, ..." and
+    "-> .json" (the bracketed parts dropped), and `cache stats` the same of its path."""
+    pdf = make_pdf(tmp_path / "[draft] acme.pdf", [["Item 1. Business", "We make anvils."]])
+    out = tmp_path / "[red]tree.json"
+    result = runner.invoke(app, ["build", str(pdf), "-o", str(out), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"[draft] acme: 1 page, 1 section, 1 leaf, strategy sec -> {out}\n"
+    path = tmp_path / "[b]llm.sqlite"
+    stats = runner.invoke(app, ["cache", "stats", "--cache-path", str(path)])
+    assert stats.exit_code == 0 and stats.output == f"cache {path}: empty (no file yet)\n"
+    cleared = runner.invoke(app, ["cache", "clear", "--cache-path", str(path), "--yes"])
+    assert cleared.exit_code == 0 and cleared.output == f"deleted 0 replies and failures from {path}\n"
+    from pageindex.llm import LLMCache
+
+    cache = LLMCache(path, mode="rw")
+    cache.put("k", model="[m]x", kind="chat", request={}, reply={}, prompt_tokens=1, completion_tokens=1)
+    cache.close()
+    stats = runner.invoke(app, ["cache", "stats", "--cache-path", str(path)], env={"COLUMNS": "200"})
+    assert stats.exit_code == 0 and stats.output.startswith(f"cache {path}: 1 reply, ")
+    assert "[m]x" in stats.output
