@@ -29,7 +29,7 @@ from pageindex.tree.errors import (
     PDFError,
     PDFMissingError,
 )
-from pageindex.tree.pdf import open_pdf
+from pageindex.tree.pdf import is_scanned_page, open_pdf
 
 if TYPE_CHECKING:
     import pymupdf
@@ -83,9 +83,16 @@ class ValidationResult(BaseModel):
 
 
 def _has_text(doc: pymupdf.Document) -> bool:
+    """Whether a sampled page has a text layer: some text, and more than a scanner's stamp or a page
+    number over a page image (:func:`~pageindex.tree.pdf.is_scanned_page`, as the tree builder sees it)."""
     count = doc.page_count
     step = max(1, count // TEXT_PROBE_PAGES)
-    return any(doc[i].get_text("text").strip() for i in range(0, count, step))
+    for i in range(0, count, step):
+        page = doc[i]
+        text = page.get_text("text")
+        if text.strip() and not is_scanned_page(page, text):
+            return True
+    return False
 
 
 def check_pdf(

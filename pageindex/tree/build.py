@@ -204,7 +204,9 @@ def _warnings(doc: PdfDocument, texts: list[str]) -> list[str]:
     out = []
     if doc.repaired:
         out.append("the PDF is damaged (the reader rebuilt its cross-reference table): pages may lack text")
-    empty = [n for n, text in enumerate(texts, 1) if not text.strip()]
+    # a page image under a scanner's stamp or a page number has no text layer either
+    pages = zip(doc.pages, texts, strict=True)
+    empty = [page.number for page, text in pages if page.scanned or not text.strip()]
     if len(empty) >= 2 and len(empty) >= 0.2 * len(texts):
         why = (
             "lost with the damaged part of the file (OCR cannot bring it back; get the file again)"

@@ -117,6 +117,7 @@ class Page:
     lines: list[Line] = field(default_factory=list)
     underlines_read: bool = False
     rules: list[tuple[float, float, float]] | None = None  # thin horizontal strokes (read_pdf)
+    scanned: bool = False  # an image with only a stamp or a page number of text on it (read_pdf)
 
     @property
     def text(self) -> str:
@@ -440,7 +441,8 @@ def read_pdf(path: str | Path, data: bytes | None = None) -> PdfDocument:
             rect = page.rect
             width, height = rect.width, rect.height
             lines = _page_lines(index + 1, raw, width, height)
-            pages.append(Page(index + 1, width, height, lines, rules=_vector_rules(raw)))
+            scanned = bool(lines) and is_scanned_page(page, "".join(line.text for line in lines))
+            pages.append(Page(index + 1, width, height, lines, rules=_vector_rules(raw), scanned=scanned))
         try:
             toc = doc.get_toc(simple=True)
         except Exception:
@@ -452,7 +454,29 @@ def read_pdf(path: str | Path, data: bytes | None = None) -> PdfDocument:
         if repaired:  # a file cut short loses its text with its objects: not a scan to OCR
             raise PDFCorruptError(p, "its cross-reference table is broken and no page text is readable")
         raise PDFNoTextError(p)
+    if all(page.scanned or not page.lines for page in pages):
+        detail = f"every page is an image with fewer than {SCAN_LETTERS} letters of text on it"
+        raise PDFNoTextError(p, f"{detail}: a scanner's stamp or page numbers?")
     return PdfDocument(path=p, pages=pages, toc=toc, repaired=repaired)
+
+
+SCAN_LETTERS = 100  # fewer letters than this over an image covering half the page: a scanned page
+
+
+def is_scanned_page(page: pymupdf.Page, text: str) -> bool:
+    """Whether ``page``, whose text is ``text``, is a scan: fewer than :data:`SCAN_LETTERS` letters
+    (a scanner's stamp, a page number) over images covering half of it or more. The images are looked
+    for only on pages with that little text, so a filing's text pages cost nothing more."""
+    if _letters(text) >= SCAN_LETTERS:
+        return False
+    area = abs(page.rect)
+    if not area:
+        return False
+    try:
+        covered = sum(abs(pymupdf.Rect(image["bbox"]) & page.rect) for image in page.get_image_info())
+    except Exception:  # an image the reader cannot place says nothing either way
+        return False
+    return covered >= 0.5 * area
 
 
 def _vector_rules(raw: dict) -> list[tuple[float, float, float]]:

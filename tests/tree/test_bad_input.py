@@ -173,3 +173,46 @@ def test_a_file_cut_short_whose_pages_went_with_it_is_damaged_not_empty(tmp_path
     check = check_pdf(cut)
     assert (check.reason, check.detail) == ("pdf_unreadable", str(info.value))
     assert check_pdf(zero_page_pdf(tmp_path / "none.pdf")).reason == "pdf_empty"
+
+
+def _stamped_scan(path: Path, pages: int, text_first: bool = False) -> Path:
+    """Pages that are one image each with a scanner's stamp and a page number over it (no OCR), the
+    first a text page when ``text_first``."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), False)
+    pix.clear_with(200)
+    for n in range(1, pages + 1):
+        page = doc.new_page()
+        if text_first and n == 1:
+            page.insert_text((72, 72), "Item 1. Business\nThe company sells widgets in 40 countries.")
+            continue
+        page.insert_image(page.rect, pixmap=pix)
+        page.insert_text((20, 20), "Scanned with CamScanner", fontsize=8)
+        page.insert_text((560, 780), f"Page {n}", fontsize=8)
+    doc.save(path)
+    return path
+
+
+def test_a_scan_with_a_stamp_on_every_page_is_no_text_layer_not_an_empty_tree(tmp_path):
+    """A scanner that prints "Scanned with CamScanner" and page numbers over its page images gives the
+    file a few words of text a page: it built a tree of stamps (exit 0), `ask` answered "Not found in
+    this filing" from it and `datasets validate` kept it, none saying the content was images."""
+    from bench.datasets import check_pdf
+
+    scan = _stamped_scan(tmp_path / "stamped.pdf", 4)
+    with pytest.raises(PDFNoTextError) as info:
+        build_tree(scan, cache_dir=tmp_path / "cache")
+    assert str(info.value) == (
+        f"{scan}: PDF has no text layer (scanned images only?); OCR it first (every page is an image with "
+        "fewer than 100 letters of text on it: a scanner's stamp or page numbers?)"
+    )
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    assert check_pdf(scan).reason == "pdf_no_text"
+    mostly = _stamped_scan(tmp_path / "mostly.pdf", 5, text_first=True)
+    assert build_tree(mostly, use_cache=False).warnings == [
+        "4 of 5 pages have no text layer (pages 2-5): scanned images? Their content is not in the tree; "
+        "OCR the PDF first"
+    ]
+    assert check_pdf(mostly).ok
