@@ -49,6 +49,22 @@ class CliConsole(Console):
         except MarkupError:
             super().print(*objects, **{**kwargs, "markup": False})
 
+    def on_broken_pipe(self) -> None:
+        """Standard error's reader gone (``2>&1 | head -1``): the rest of it is dropped and the command
+        goes on to its own exit code. rich's own pointed stdout at /dev/null and exited 1, which the CLI
+        takes for stdout's reader gone (exit 0): a bad input whose `error:` line met the closed pipe
+        exited 0, not 2. Standard output's closed pipe is rich's case, as before."""
+        if not self.stderr:
+            super().on_broken_pipe()
+        self.quiet = True
+        del self._buffer[:]
+        try:  # what Python still holds for the pipe would fail again as it exits
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stderr.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # no file descriptor (a test's captured stream): nothing to flush
+            pass
+
 
 console = CliConsole(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
 err_console = CliConsole(stderr=True, soft_wrap=True)

@@ -647,3 +647,23 @@ def test_bench_run_says_a_model_the_server_does_not_list(tmp_path, quiet_env):
     recorded = json.loads((tmp_path / "typo" / "run.json").read_text())["extra"]
     assert recorded["endpoint_warnings"] == [said]
     assert "endpoint_warnings" not in json.loads((tmp_path / "listed" / "run.json").read_text())["extra"]
+
+
+def test_an_error_line_sent_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
+    """``pageindex build notes.pdf 2>&1 | head -0`` (a CI step that shows the first lines of a command's
+    output) exited 0: the `error:` line met the closed pipe, rich pointed stdout at /dev/null and exited
+    1, which the CLI took for a reader of stdout gone, exit 0. The bad input still exits 2."""
+    import os
+
+    notes = tmp_path / "notes.pdf"
+    notes.write_text("not a PDF")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line
+    try:
+        asked = ["ask", str(notes), "Revenue?", "-r", "extractive"]
+        for args in (["build", str(notes)], ["tree", str(notes)], asked):
+            command = [sys.executable, "-m", "pageindex.cli", *args]
+            proc = subprocess.run(command, stdout=write_end, stderr=write_end, timeout=60)
+            assert proc.returncode == ExitCode.BAD_INPUT, args
+    finally:
+        os.close(write_end)
