@@ -447,6 +447,8 @@ def read_pdf(path: str | Path, data: bytes | None = None) -> PdfDocument:
             toc = doc.get_toc(simple=True)
         except Exception:
             toc = []
+        # a bookmark repeated one after another (level, title, page: a merge of copies) is one entry
+        toc = [row for k, row in enumerate(toc) if not k or row[:3] != toc[k - 1][:3]]
         repaired = doc.is_repaired
     finally:
         doc.close()

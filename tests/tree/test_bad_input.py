@@ -216,3 +216,23 @@ def test_a_scan_with_a_stamp_on_every_page_is_no_text_layer_not_an_empty_tree(tm
         "OCR the PDF first"
     ]
     assert check_pdf(mostly).ok
+
+
+def test_a_bookmark_repeated_by_a_merge_is_one_section(tmp_path):
+    """A PDF merged from copies repeats bookmarks (level, title and page the same, one after another):
+    each was a section of its own, "Intro", "Intro", "Intro" on page 1 (ids intro, intro_2, intro_3).
+    A title that recurs elsewhere (another page, another level) is kept."""
+    import pymupdf
+
+    from tests.tree.pdf_factory import save_pdf
+
+    doc = pymupdf.open()
+    for n in range(1, 9):
+        doc.new_page().insert_text((72, 72), f"Part {n} heading\nBody text of part {n}.")
+    toc = [[1, "Intro", 1]] * 3 + [[1, f"Part {n}", n] for n in range(2, 9)] + [[2, "Part 8", 8]]
+    tree = build_tree(save_pdf(doc, tmp_path / "merged.pdf", toc), use_cache=False)
+    assert tree.strategy == "outline"
+    firsts = [(n.node_id, n.start_page) for n in tree.walk()][:3]
+    assert firsts == [("intro", 1), ("part_2", 2), ("part_3", 3)]
+    assert sum(1 for n in tree.walk() if n.title == "Intro") == 1
+    assert [n.title for n in tree.walk()][-2:] == ["Part 8", "Part 8"]
