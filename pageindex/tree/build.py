@@ -10,7 +10,6 @@ incorporated by reference), its contents pages and front matter (:mod:`pageindex
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from functools import cache
@@ -21,17 +20,19 @@ from pageindex.digest import code_digest
 from pageindex.tree.cache import TreeCache
 from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
+from pageindex.tree.errors import PDFUnreadableError
 from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec, slug
 from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import absorb_row_labels, layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline
-from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, read_pdf, read_pdf_bytes
+from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, pdf_sha256, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
 
 log = logging.getLogger(__name__)
 BUILDER_VERSION = "2.0"
+_READS = 3  # times a PDF that changes while it is read is read again
 
 
 @cache
@@ -91,16 +92,23 @@ def build_tree(
     :class:`~pageindex.tree.errors.PDFError` subclass for unusable input.
     """
     p = Path(path)
-    data = read_pdf_bytes(p)  # read once: the tree is built from the bytes its cache key hashes
-    sha = hashlib.sha256(data).hexdigest()
+    sha = pdf_sha256(p)
     cache = TreeCache(cache_dir) if use_cache else None
     version = _version(max_leaf_pages, use_outline)
     if cache is not None:
         cached = cache.get(sha, version)
         if cached is not None:
             return cached.model_copy(update={"doc_id": p.stem, "source": str(p)})
-    doc = read_pdf(p, data)
-    del data
+    for _attempt in range(_READS):
+        doc = read_pdf(p)
+        # hashed again once read: a writer that replaced the file in between had its version cached
+        # under the first one's sha256 (any later copy of the first was served the other's pages)
+        read = pdf_sha256(p)
+        if read == sha:
+            break
+        sha = read
+    else:
+        raise PDFUnreadableError(p, f"it changed all {_READS} times it was read (still being written?)")
     if not use_outline:
         doc.toc = []
     tree = tree_from_document(doc, sha256=sha, max_leaf_pages=max_leaf_pages)

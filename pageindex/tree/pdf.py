@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pymupdf
 
+from pageindex.tree.cache import file_sha256
 from pageindex.tree.errors import (
     NotAPDFError,
     PDFCorruptError,
@@ -152,34 +153,29 @@ def _check_path(p: Path) -> None:
     raise PDFMissingError(p)
 
 
-def read_pdf_bytes(path: str | Path) -> bytes:
-    """The whole file at ``path``, read once: what :func:`read_pdf` is given (``data``), so the bytes a
-    tree is cached under (their sha256) are the bytes it was built from, even while a writer replaces
-    the file. Raises :class:`PDFMissingError` or :class:`PDFUnreadableError`."""
+def pdf_sha256(path: str | Path) -> str:
+    """The sha256 of the file at ``path`` (read in chunks, never whole) or the matching
+    :class:`PDFMissingError`, :class:`NotAPDFError` or :class:`PDFUnreadableError`."""
     p = Path(path)
     try:
         _check_path(p)
-        return p.read_bytes()
+        return file_sha256(p)
     except OSError as exc:  # a name too long for the file system, no permission, an I/O error
         raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
 
 
-def open_pdf(path: str | Path, data: bytes | None = None) -> pymupdf.Document:
-    """Open ``path`` as a PDF (from ``data``, its bytes, when given) or raise the matching
-    :class:`PDFError`."""
+def open_pdf(path: str | Path) -> pymupdf.Document:
+    """Open ``path`` as a PDF or raise the matching :class:`PDFError`."""
     p = Path(path)
-    if data is not None:
-        head, tail = data[:1024], data[-4096:]
-    else:
-        try:
-            _check_path(p)
-            size = p.stat().st_size
-            with p.open("rb") as fh:
-                head = fh.read(1024)
-                fh.seek(max(0, size - 4096))
-                tail = fh.read()
-        except OSError as exc:  # a name too long for the file system, no permission, an I/O error
-            raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
+    try:
+        _check_path(p)
+        size = p.stat().st_size
+        with p.open("rb") as fh:
+            head = fh.read(1024)
+            fh.seek(max(0, size - 4096))
+            tail = fh.read()
+    except OSError as exc:  # a name too long for the file system, no permission, an I/O error
+        raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
     if not head:
         raise NotAPDFError(p, "empty file, 0 bytes")
     if b"%PDF-" not in head:
@@ -188,7 +184,7 @@ def open_pdf(path: str | Path, data: bytes | None = None) -> pymupdf.Document:
         # mupdf would silently "repair" a cut-off file and drop what is missing
         raise PDFCorruptError(p, "no %%EOF marker at the end")
     try:
-        doc = pymupdf.open(p, filetype="pdf") if data is None else pymupdf.open(stream=data, filetype="pdf")
+        doc = pymupdf.open(p, filetype="pdf")
     except Exception as exc:  # pymupdf raises FileDataError / RuntimeError variants
         raise PDFCorruptError(p, str(exc).strip() or type(exc).__name__) from None
     if doc.needs_pass or doc.is_encrypted:
@@ -423,11 +419,10 @@ def _starts_column(prev: tuple, s: tuple, columns: list[float]) -> bool:
     )
 
 
-def read_pdf(path: str | Path, data: bytes | None = None) -> PdfDocument:
-    """Read every page of ``path`` (of ``data``, its bytes, when given) into visual lines (one
-    ``get_text('dict')`` pass)."""
+def read_pdf(path: str | Path) -> PdfDocument:
+    """Read every page of ``path`` into visual lines (one ``get_text('dict')`` pass)."""
     p = Path(path)
-    doc = open_pdf(p, data)
+    doc = open_pdf(p)
     try:
         pages: list[Page] = []
         for index in range(doc.page_count):

@@ -143,10 +143,10 @@ def test_links_that_lead_nowhere_and_unreadable_files_say_so(tmp_path, monkeypat
         build_tree(tmp_path / "gone.pdf", use_cache=False)
     locked = make_pdf(tmp_path / "locked.pdf", [["Item 1. Business"]])
 
-    def denied(self):
+    def denied(self, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(self))
 
-    monkeypatch.setattr(Path, "read_bytes", denied)  # as chmod 000 does for a user who is not root
+    monkeypatch.setattr(Path, "open", denied)  # as chmod 000 does for a user who is not root
     with pytest.raises(PDFUnreadableError, match=r"locked\.pdf: cannot be opened \(Permission denied\)$"):
         build_tree(locked, use_cache=False)
     monkeypatch.undo()

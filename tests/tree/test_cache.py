@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from pageindex.tree import PDFUnreadableError, build_tree, default_cache_dir
 from pageindex.tree import build as build_module
-from pageindex.tree import build_tree, default_cache_dir
 from pageindex.tree.cache import TreeCache, file_sha256
 from tests.tree.pdf_factory import make_pdf
 
@@ -136,9 +136,10 @@ def test_a_pdf_changed_on_disk_is_rebuilt_not_served_stale(tmp_path):
 
 
 def test_a_pdf_rewritten_while_it_is_built_never_files_one_version_under_the_other(tmp_path, monkeypatch):
-    """The file was hashed, then read again to build: a writer finishing another version in between
-    had that version's tree cached under the first version's sha256, and every later build of the first
-    version (any copy of it) was served the other's pages. Now the bytes hashed are the bytes read."""
+    """The file was hashed, then read to build: a writer finishing another version in between had that
+    version's tree cached under the first version's sha256, and every later build of the first version
+    (any copy of it) was served the other's pages. Now it is hashed again once read and, changed, read
+    again; one that never stops changing is an error, and nothing is cached."""
     alpha = make_pdf(tmp_path / "alpha.pdf", [["Item 1. Business", "ALPHA text"]])
     bravo = make_pdf(tmp_path / "bravo.pdf", [["Item 1. Business", "BRAVO text"]])
     path = tmp_path / "filing.pdf"
@@ -151,7 +152,21 @@ def test_a_pdf_rewritten_while_it_is_built_never_files_one_version_under_the_oth
 
     monkeypatch.setattr(build_module, "read_pdf", read_while_rewritten)
     tree = build_tree(path, cache_dir=tmp_path / "cache")
+    assert tree.sha256 == file_sha256(bravo) and "BRAVO" in tree.page_text(1)
     monkeypatch.setattr(build_module, "read_pdf", real_read)
-    assert tree.sha256 == file_sha256(alpha) and "ALPHA" in tree.page_text(1)
-    again = build_tree(alpha, cache_dir=tmp_path / "cache")  # a copy of the first version: from the cache
-    assert "ALPHA" in again.page_text(1) and "BRAVO" not in again.page_text(1)
+    again = build_tree(alpha, cache_dir=tmp_path / "cache")  # the first version: not the other's tree
+    assert again.sha256 == file_sha256(alpha) and "ALPHA" in again.page_text(1)
+
+    versions = iter(range(100))
+
+    def never_done(p, *args, **kwargs):
+        make_pdf(path, [["Item 1. Business", f"version {next(versions)}"]])
+        return real_read(p, *args, **kwargs)
+
+    make_pdf(path, [["Item 1. Business", "a version not cached yet"]])
+    monkeypatch.setattr(build_module, "read_pdf", never_done)
+    cached = sorted((tmp_path / "cache").iterdir())
+    changing = r"filing\.pdf: cannot be opened \(it changed all 3 times it was read \(still being"
+    with pytest.raises(PDFUnreadableError, match=changing):
+        build_tree(path, cache_dir=tmp_path / "cache")
+    assert sorted((tmp_path / "cache").iterdir()) == cached
