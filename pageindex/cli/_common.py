@@ -315,10 +315,20 @@ def load_tree_file(path: Path) -> Any:
         return load_tree(path)
     except OSError as exc:
         fail(f"{path}: cannot read ({exc.strerror or exc})")
-    except ValidationError as exc:  # the field and what it takes, not "1 validation error for Tree"
-        fail(f"{path}: not a tree JSON ({first_error(exc)})")
     except ValueError as exc:
+        if _starts_as_pdf(path):  # a filing saved under a .json name ("'utf-8' codec can't decode ...")
+            fail(f"{path}: not a tree JSON (it is a PDF file: give it a .pdf name to build its tree)")
+        if isinstance(exc, ValidationError):  # the field and what it takes, not "1 validation error for Tree"
+            fail(f"{path}: not a tree JSON ({first_error(exc)})")
         fail(f"{path}: not a tree JSON ({str(exc).splitlines()[0]})")
+
+
+def _starts_as_pdf(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return b"%PDF-" in fh.read(1024)
+    except OSError:
+        return False
 
 
 def opt_option(*, help: str) -> Any:

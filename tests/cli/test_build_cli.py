@@ -160,3 +160,18 @@ def test_names_in_square_brackets_are_printed_as_written(tmp_path):
     stats = runner.invoke(app, ["cache", "stats", "--cache-path", str(path)], env={"COLUMNS": "200"})
     assert stats.exit_code == 0 and stats.output.startswith(f"cache {path}: 1 reply, ")
     assert "[m]x" in stats.output
+
+
+def test_a_pdf_under_a_json_name_is_said_to_be_a_pdf(tmp_path):
+    """`tree x.json` and `ask x.json` read the file as a tree JSON: a filing saved under that name was
+    "not a tree JSON ('utf-8' codec can't decode byte 0xda in position 729: ...)"."""
+    pdf = make_pdf(tmp_path / "filing.pdf", [["Item 1. Business", "We make anvils."]])
+    named = tmp_path / "filing.json"
+    for tail in (bytes(range(128, 256)), b""):  # binary, as most filings are, and plain ASCII
+        named.write_bytes(pdf.read_bytes() + tail)
+        for args in (["tree", str(named)], ["ask", str(named), "Revenue?", "-r", "extractive"]):
+            result = runner.invoke(app, args)
+            assert result.exit_code == 2, result.output
+            assert result.output == (
+                f"error: {named}: not a tree JSON (it is a PDF file: give it a .pdf name to build its tree)\n"
+            )
