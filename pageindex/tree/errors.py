@@ -38,7 +38,10 @@ class PDFCorruptError(PDFError):
 
 
 class PDFEncryptedError(PDFError):
-    problem = "PDF is encrypted (password protected)"
+    problem = (
+        "PDF is encrypted (password protected); decrypt it first "
+        "(qpdf --decrypt --password=PW in.pdf out.pdf)"
+    )
 
 
 class PDFEmptyError(PDFError):

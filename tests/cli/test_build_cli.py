@@ -175,3 +175,15 @@ def test_a_pdf_under_a_json_name_is_said_to_be_a_pdf(tmp_path):
             assert result.output == (
                 f"error: {named}: not a tree JSON (it is a PDF file: give it a .pdf name to build its tree)\n"
             )
+
+
+def test_an_encrypted_pdf_says_how_to_get_a_readable_one(tmp_path):
+    """"PDF is encrypted (password protected)" said what was wrong but not what to do, as the scan's
+    "OCR it first" does: nothing here takes a password, so the line says how to decrypt it."""
+    locked = encrypted_pdf(tmp_path / "locked.pdf")
+    result = runner.invoke(app, ["build", str(locked)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: {locked}: PDF is encrypted (password protected); decrypt it first "
+        "(qpdf --decrypt --password=PW in.pdf out.pdf)\n"
+    )
