@@ -164,6 +164,21 @@ def pdf_sha256(path: str | Path) -> str:
         raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
 
 
+_KINDS = (  # (what a file that is no PDF starts with, what it is)
+    (re.compile(rb"^(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE),
+     "an HTML page (EDGAR filings are HTML: print it to PDF, or take the filing's PDF)"),
+    (re.compile(rb"^PK\x03\x04"), "a ZIP archive (a .docx or .xlsx file?)"),
+    (re.compile(rb"^\x89PNG"), "a PNG image"),
+    (re.compile(rb"^\xff\xd8\xff"), "a JPEG image"),
+    (re.compile(rb"^(?:II\*\x00|MM\x00\*)"), "a TIFF image"),
+)  # fmt: skip
+
+
+def _what_it_is(head: bytes) -> str:
+    """What a file that is no PDF is, told from its first bytes ("" when it cannot be told)."""
+    return next((kind for pattern, kind in _KINDS if pattern.match(head)), "")
+
+
 def open_pdf(path: str | Path) -> pymupdf.Document:
     """Open ``path`` as a PDF or raise the matching :class:`PDFError`."""
     p = Path(path)
@@ -179,7 +194,8 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
     if not head:
         raise NotAPDFError(p, "empty file, 0 bytes")
     if b"%PDF-" not in head:
-        raise NotAPDFError(p, "no %PDF header")
+        kind = _what_it_is(head)
+        raise NotAPDFError(p, f"no %PDF header: {kind}" if kind else "no %PDF header")
     if b"%%EOF" not in tail:
         # mupdf would silently "repair" a cut-off file and drop what is missing
         raise PDFCorruptError(p, "no %%EOF marker at the end")

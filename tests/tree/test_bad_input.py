@@ -236,3 +236,25 @@ def test_a_bookmark_repeated_by_a_merge_is_one_section(tmp_path):
     assert firsts == [("intro", 1), ("part_2", 2), ("part_3", 3)]
     assert sum(1 for n in tree.walk() if n.title == "Intro") == 1
     assert [n.title for n in tree.walk()][-2:] == ["Part 8", "Part 8"]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\xef\xbb\xbf<!DOCTYPE html>\n<html><body>10-K</body></html>", "an HTML page (EDGAR filings"),
+        (b"  <HTML><HEAD><TITLE>404 Not Found</TITLE>", "no %PDF header: an HTML page"),
+        (b"PK\x03\x04\x14\x00\x00\x00", "no %PDF header: a ZIP archive (a .docx or .xlsx file?)"),
+        (b"\x89PNG\r\n\x1a\n", "no %PDF header: a PNG image"),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF", "no %PDF header: a JPEG image"),
+        (b"just some notes\n", "no %PDF header)"),
+    ],
+    ids=["html", "html-upper", "zip", "png", "jpeg", "text"],
+)
+def test_a_file_that_is_no_pdf_says_what_it_is(tmp_path, content, says):
+    """A filing saved from EDGAR as HTML under a .pdf name, an Office file or a picture was "not a PDF
+    file (no %PDF header)" alike: what the file is, where it can be told, tells the user what to do."""
+    path = tmp_path / "filing.pdf"
+    path.write_bytes(content)
+    with pytest.raises(NotAPDFError) as info:
+        build_tree(path, use_cache=False)
+    assert str(info.value).startswith(f"{path}: not a PDF file (") and says in str(info.value)
