@@ -8,6 +8,7 @@ import importlib
 import os
 import pkgutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -44,6 +45,11 @@ def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
     """Click's message for a usage error, with a value pydantic refused said as what is allowed and
     the value given echoed: "Invalid value for '--limit': 'abc' must be a whole number"."""
     message = exc.format_message()
+    if isinstance(exc, click_exc.NoSuchOption):  # `build -annual.pdf`: a file named like an option
+        argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        named = next((a for a in argv if a.startswith(exc.option_name) and Path(a).is_file()), None)
+        if named is not None:
+            return f"{message}; {named} is a file: write ./{named} (or put -- before it)"
     if not isinstance(exc, click_exc.BadParameter) or exc.param is None:
         return message
     plain = plainly(exc.message)

@@ -187,3 +187,19 @@ def test_an_encrypted_pdf_says_how_to_get_a_readable_one(tmp_path):
         f"error: {locked}: PDF is encrypted (password protected); decrypt it first "
         "(qpdf --decrypt --password=PW in.pdf out.pdf)\n"
     )
+
+
+def test_a_file_named_like_an_option_is_told_how_to_give(tmp_path, monkeypatch):
+    """`pageindex build -annual.pdf` read the name as options: "No such option: -a", no word of the
+    file of that name there."""
+    monkeypatch.chdir(tmp_path)
+    make_pdf(tmp_path / "-annual.pdf", [["Item 1. Business", "We make anvils."]])
+    for args in (["build", "-annual.pdf"], ["ask", "-annual.pdf", "Revenue?", "-r", "extractive"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert result.output.startswith("error: No such option: -a")
+        assert "-annual.pdf is a file: write ./-annual.pdf (or put -- before it)" in result.output
+    result = runner.invoke(app, ["build", "--", "-annual.pdf"])
+    assert result.exit_code == 0 and result.output.startswith("-annual: 1 page")
+    result = runner.invoke(app, ["build", "-zzz.pdf"])  # no such file: click's line alone
+    assert result.exit_code == 2 and "is a file" not in result.output
