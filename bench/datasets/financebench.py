@@ -257,5 +257,24 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
         questions=questions,
         documents=documents,
         malformed=malformed,
-        problems=[*problems, *_unlisted(root, questions, documents)],
+        problems=[*_pdf_folder(root), *problems, *_unlisted(root, questions, documents)],
     )
+
+
+def _pdf_folder(root: Path) -> list[str]:
+    """What is wrong with ``root``'s pdfs/ when it is no folder (every question's filing is then
+    dropped as missing, one by one, and this says why), or nothing."""
+    pdfs = root / PDF_DIR
+    try:
+        if pdfs.is_dir():
+            return []
+        from pageindex.tree.pdf import broken_link  # pymupdf's import, only for a dataset this broken
+
+        link = broken_link(pdfs)
+        what = f"it is {link}" if link else "it is a file" if pdfs.exists() else "there is none"
+    except OSError as exc:
+        what = exc.strerror or str(exc)
+    return [
+        f"{pdfs} is not a folder ({what}): the filings are looked for as {PDF_DIR}/<doc_name>.pdf, so every "
+        "question's filing is missing"
+    ]

@@ -133,21 +133,33 @@ class PdfDocument:
     repaired: bool = False  # the reader rebuilt a broken cross-reference table: text may be missing
 
 
+LINK_LOOP = "a loop of symbolic links"
+
+
+def broken_link(p: Path) -> str:
+    """What ``p`` is when it is a symbolic link that leads nowhere (:data:`LINK_LOOP`, or "a symbolic
+    link to X, which does not exist"), else ""."""
+    if not p.is_symlink():
+        return ""
+    try:
+        p.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 says a loop so
+        return LINK_LOOP
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return LINK_LOOP
+        return f"a symbolic link to {os.readlink(p)}, which does not exist"
+    return ""
+
+
 def _check_path(p: Path) -> None:
     """Raise the matching :class:`PDFError` unless ``p`` names a regular file (through its links)."""
     if p.is_file():
         return
     if p.is_dir():
         raise NotAPDFError(p, "a directory: give one filing's PDF")
-    if p.is_symlink():
-        try:
-            p.resolve(strict=True)
-        except RuntimeError:  # Python < 3.13 says a loop so
-            raise PDFUnreadableError(p, "a loop of symbolic links") from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise PDFUnreadableError(p, "a loop of symbolic links") from None
-            raise PDFMissingError(p, f"a symbolic link to {os.readlink(p)}, which does not exist") from None
+    if link := broken_link(p):
+        raise PDFUnreadableError(p, link) if link == LINK_LOOP else PDFMissingError(p, link)
     if p.exists():  # a pipe, a socket, a device
         raise NotAPDFError(p, "not a regular file")
     raise PDFMissingError(p)

@@ -339,3 +339,28 @@ def test_a_folder_or_a_broken_link_in_pdfs_is_dropped_saying_what_it_is(tmp_path
     assert (dropped["absent"].reason, dropped["absent"].detail) == (
         "pdf_missing", f"{root}/pdfs/ABSENT.pdf: file not found"
     )
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "loop", "dangling"])
+def test_a_pdfs_folder_that_is_not_there_is_said_once(tmp_path: Path, kind: str) -> None:
+    """With no pdfs/ folder (or a file, a link loop, a link to nowhere there) every question was dropped
+    "file not found" one by one, and nothing said the folder itself was the problem."""
+    root = tmp_path / "ds"
+    root.mkdir()
+    pdfs = root / "pdfs"
+    if kind == "file":
+        pdfs.write_text("not a folder")
+    elif kind == "loop":
+        pdfs.symlink_to("pdfs")
+    elif kind == "dangling":
+        pdfs.symlink_to(tmp_path / "moved")
+    rows = [_row("q1", "Net sales?", "A", [0]), _row("q2", "Cash?", "B", [0])]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = load_financebench(root)
+    said = {"missing": "there is none", "file": "it is a file", "loop": "it is a loop of symbolic links",
+            "dangling": f"it is a symbolic link to {tmp_path}/moved, which does not exist"}[kind]  # fmt: skip
+    assert [p for p in ds.problems if "pdfs" in p] == [
+        f"{pdfs} is not a folder ({said}): the filings are looked for as pdfs/<doc_name>.pdf, so every "
+        "question's filing is missing"
+    ]
+    assert {d.reason for d in validate_dataset(ds).dropped} == {"pdf_missing"}
