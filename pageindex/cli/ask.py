@@ -360,9 +360,18 @@ def _load_trees(files: list[Path]):
     from pageindex.tree.combine import combine_trees
     from pageindex.tree.summaries import apply_cached_summaries
 
+    named: dict[str, Path] = {}
+    for file in files:  # a tree is known by its file's name: two alike are said before any build
+        if file.suffix.lower() == ".json":
+            continue
+        if (other := named.setdefault(file.stem, file)) is not file:
+            if other == file or _same_file(other, file):
+                fail(f"{file} is given twice")
+            fail(f"{other} and {file} are both named {file.stem}: ask tells filings apart by their file "
+                 "names; give one of them another name")  # fmt: skip
     trees = []
     for file in files:
-        if not file.exists():
+        if not file.exists() and not file.is_symlink():  # a link that leads nowhere: build_tree says where
             fail(f"{file}: file not found")
         if file.suffix.lower() == ".json":
             trees.append(apply_cached_summaries(load_tree_file(file)))
@@ -381,6 +390,13 @@ def _load_trees(files: list[Path]):
         return combine_trees(trees)
     except ValueError as exc:
         fail(str(exc))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def _warn_unlisted(llm: Any) -> None:

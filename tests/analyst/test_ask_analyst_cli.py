@@ -100,7 +100,7 @@ def test_bad_input(fb_pdf, tmp_path):
     out = ask("notes.txt", "q")
     assert out.exit_code == 2 and "notes.txt: not a PDF or tree JSON" in out.output
     out = ask(str(fb_pdf("3M_2018_10K")), str(fb_pdf("3M_2018_10K")), "q")
-    assert out.exit_code == 2 and "distinct" in out.output
+    assert out.exit_code == 2 and "3M_2018_10K.pdf is given twice" in out.output
     assert "Traceback" not in out.output
     wrong = tmp_path / "wrong.json"
     wrong.write_text('{"a": 1}')

@@ -106,3 +106,30 @@ def test_ask_exits_4_and_says_why_when_the_models_output_is_unusable(fb_pdf):
     # trial 14: the same answer said "Not found in this filing." above its error line
     assert "Not found" not in out.output
     assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
+
+
+def test_ask_names_the_files_that_share_a_name_and_the_links_that_lead_nowhere(tmp_path):
+    """Two filings named alike in two folders were "documents must be distinct, got ['x', 'x']" (they
+    are distinct: it is their names that are not), one given twice the same; a link to a moved filing
+    was "file not found", where build says where it points."""
+    from tests.tree.pdf_factory import make_pdf
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = make_pdf(tmp_path / "a" / "x.pdf", [["Item 1. Business", "Revenue was 10."]])
+    second = make_pdf(tmp_path / "b" / "x.pdf", [["Item 1. Business", "Revenue was 20."]])
+    out = ask(str(first), str(second), "Revenue?", "-r", "extractive")
+    assert out.exit_code == 2
+    assert out.output == (
+        f"error: {first} and {second} are both named x: ask tells filings apart by their file names; "
+        "give one of them another name\n"
+    )
+    out = ask(str(first), str(first), "Revenue?", "-r", "extractive")
+    assert out.exit_code == 2 and out.output == f"error: {first} is given twice\n"
+    moved = tmp_path / "moved.pdf"
+    (tmp_path / "link.pdf").symlink_to(moved)
+    out = ask(str(tmp_path / "link.pdf"), "Revenue?", "-r", "extractive")
+    assert out.exit_code == 2
+    assert out.output == (
+        f"error: {tmp_path / 'link.pdf'}: file not found (a symbolic link to {moved}, which does not exist)\n"
+    )
