@@ -1,15 +1,17 @@
 """BM25 ranking of a tree's pages or sections (``bm25s``), shared by bm25, extractive and followup.
 
 ``ranker_for(tree, unit)`` returns a cached :class:`Ranker`; ``Ranker.search(query, k)`` the best
-chunks with their PDF pages. Tokens are lower-cased words and numbers with a light suffix stemmer
-and English stop words removed; queries are widened with a few finance synonyms (capex ->
-purchases of property, plant and equipment), since filings rarely use the words questions use.
+chunks with their PDF pages. Tokens are lower-cased words and numbers of any script (accents folded,
+CJK as character bigrams) with a light suffix stemmer and English stop words removed; queries are
+widened with a few finance synonyms (capex -> purchases of property, plant and equipment), since
+filings rarely use the words questions use.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from functools import cache
 from typing import TYPE_CHECKING, Literal
 
@@ -22,7 +24,10 @@ if TYPE_CHECKING:  # bm25s, numpy and rapidfuzz are imported when a ranker is fi
 
 Unit = Literal["page", "section"]
 
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+# a word is a run of letters or digits in any script (accents folded first: see _folded); numbers keep
+# their separators; runs of CJK characters, written without spaces, are indexed as character bigrams
+_TOKEN_RE = re.compile(r"[^\W_]+(?:[.,][0-9]+)*")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 # words of question boilerplate ("Give a response to the question by relying on the details shown in ...")
 _QUESTION_WORDS = {
     "fy", "company", "give", "response", "based", "using", "answer", "question", "relying", "details",
@@ -101,13 +106,41 @@ def _stem(token: str) -> str:
     return token
 
 
+def _folded(text: str) -> str:
+    """``text`` lower-cased with its accents and compatibility forms folded: "Société" -> "societe",
+    the "ﬁ" ligature PDFs print -> "fi", full-width digits -> digits (a query typed either way matches)."""
+    if text.isascii():  # most filings' pages: nothing to fold
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _words(text: str) -> list[str]:
+    """The raw word tokens of ``text`` (folded), a CJK run split into its character bigrams (a lone
+    character stays itself): "营业收入" -> "营业", "业收", "收入"."""
+    out: list[str] = []
+    for raw in _TOKEN_RE.findall(_folded(text)):
+        if not _CJK_RUN.search(raw):
+            out.append(raw)
+            continue
+        for piece in re.split(f"({_CJK_RUN.pattern})", raw):
+            if not piece:
+                continue
+            if _CJK_RUN.fullmatch(piece):
+                out += [piece] if len(piece) == 1 else [piece[i : i + 2] for i in range(len(piece) - 1)]
+            else:
+                out.append(piece)
+    return out
+
+
 def tokenize(text: str) -> list[str]:
-    """Lower-cased, stemmed content tokens; numbers keep their separators stripped ('1,577' -> '1577')."""
+    """Lower-cased, stemmed content tokens, in any script; numbers keep their separators stripped
+    ('1,577' -> '1577')."""
     out: list[str] = []
     stop = _stop_words()
-    for raw in _TOKEN_RE.findall(text.lower()):
+    for raw in _words(text):
         token = raw.replace(",", "")
-        if token in stop or (len(token) < 2 and not token.isdigit()):
+        if token in stop or (len(token) < 2 and not token.isdigit() and not _CJK_RUN.match(token)):
             continue
         out.append(_stem(token))
     return out
@@ -254,7 +287,7 @@ def _english_stop_words() -> frozenset[str]:
 
 def _title_words(text: str) -> str:
     stop = _english_stop_words()
-    words = [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and len(w) > 1]
+    words = [_stem(w) for w in _words(text) if w not in stop and (len(w) > 1 or _CJK_RUN.match(w))]
     return " ".join(words)
 
 

@@ -237,3 +237,45 @@ def test_registering_the_retrievers_does_not_import_the_ranker() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_tokens_are_words_of_any_script():
+    """Tokens were ``[a-z0-9]+``: "dépositaire" was "d" + "positaire" (a query typed without the accent
+    never matched), the "ﬁ" ligature PDFs print cut "financial" in two, and Chinese or Japanese text had no
+    token at all. Accents and compatibility forms are folded; CJK runs are character bigrams."""
+    assert tokenize("Le dépositaire du fonds") == tokenize("le depositaire du fonds") == [
+        "le", "depositaire", "du", "fond",
+    ]  # fmt: skip
+    assert tokenize("ﬁnancial statements") == tokenize("financial statements")
+    assert tokenize("公司2023年营业收入为1,234亿元") == [
+        "公司", "2023", "年营", "营业", "业收", "收入", "入为", "1234", "亿元",
+    ]  # fmt: skip
+    assert tokenize("税") == ["税"]  # a lone character is kept: it may be the whole word
+    assert tokenize("Purchases of property, plant and equipment: 1,577") == [
+        "purchas", "property", "plant", "equipment", "1577",
+    ]  # fmt: skip
+
+
+def test_extractive_finds_an_answer_written_in_french_or_chinese(tmp_path):
+    """A filing in French (asked without its accents) or Chinese was 'Not found': no token matched."""
+    import pymupdf
+
+    from pageindex.tree import build_tree
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "Annual report 2023", fontsize=18)
+    page.insert_text((72, 110), "The company designs and sells widgets in many markets.", fontsize=10)
+    page = doc.new_page()
+    page.insert_text((72, 72), "Rapport annuel", fontsize=18)
+    page.insert_text((72, 110), "Le dépositaire du fonds est CACEIS Bank, Paris.", fontsize=10)
+    page = doc.new_page()
+    page.insert_text((72, 72), "年度报告", fontsize=18, fontname="china-s")
+    page.insert_text((72, 110), "公司2023年营业收入为1,234亿元，同比增长12%。", fontsize=10, fontname="china-s")  # noqa: E501
+    doc.save(tmp_path / "intl.pdf")
+    tree = build_tree(tmp_path / "intl.pdf", use_cache=False)
+    french = retrieve(tree, "Who is the depositaire of the fund?", retriever="extractive")
+    assert (french.status, french.sources[0].page) == ("answer", 2)
+    assert "CACEIS Bank" in french.answer and french.sources[0].verified
+    chinese = retrieve(tree, "营业收入是多少？", retriever="extractive")
+    assert (chinese.status, chinese.sources[0].page) == ("answer", 3) and "1,234亿元" in chinese.answer
