@@ -86,10 +86,15 @@ class SessionStore:
         if old is None:
             return Opened(session=fresh, status="new")
         if not old.same_documents(fresh):  # saving the fresh one would replace it: refused
+            was, now_ = (", ".join(d.doc_id for d in s.documents) for s in (old, fresh))
+            what = f"is about {was}, not {now_}"
+            if was == now_:  # the same names: a filing's bytes changed since the session was saved
+                pairs = zip(fresh.documents, old.documents, strict=True)
+                changed = [d.source for d, e in pairs if d.sha256 != e.sha256]
+                what = f"was saved about another version of {was} ({', '.join(changed)} changed since)"
             raise SessionElsewhereError(
-                f"session {name!r} is about {', '.join(d.doc_id for d in old.documents)}, not "
-                f"{', '.join(d.doc_id for d in fresh.documents)}: give another --session name, or delete "
-                f"{self.path_for(name)} to reuse this one"
+                f"session {name!r} {what}: give another --session name, or delete {self.path_for(name)} to "
+                "reuse this one"
             )
         old.limits = fresh.limits  # the limits asked for now apply, also to the expiry check
         idle = old.idle_for(now)

@@ -167,6 +167,13 @@ def test_a_saved_session_about_other_filings_is_kept_and_the_name_refused(analys
         store.open("q4", AnalystSession.for_tree(other), now=2_000.0)
     assert str(refused.value).startswith("session 'q4' is about 3M_2018_10K, not OTHER_10K: give another")
     assert store.path_for("q4").read_text() == saved
+    changed = tree.model_copy(update={"sha256": "1" * 64})  # the same filing, its file changed since
+    with pytest.raises(SessionElsewhereError) as refused:
+        store.open("q4", AnalystSession.for_tree(changed), now=2_000.0)
+    assert str(refused.value).startswith(  # was "is about 3M_2018_10K, not 3M_2018_10K"
+        f"session 'q4' was saved about another version of 3M_2018_10K ({tree.source} changed since): give "
+    ), str(refused.value)
+    assert store.path_for("q4").read_text() == saved
 
 
 def test_a_session_saved_with_another_tree_builder_starts_afresh(analyst_tree, tmp_path):
