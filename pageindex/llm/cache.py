@@ -404,8 +404,9 @@ class LLMCache:
 
     def clear(self, model: str | None = None) -> int:
         """Delete every row (or only one model's), recorded failures included; returns how many
-        replies and failures were deleted."""
-        if not self.path.exists():
+        replies and failures were deleted. A missing or empty file (``--cache-path empty.pdf``) has nothing
+        to delete and is left as it is: opening it to write made an empty file a 24 KB SQLite database."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
             return 0
         conn = self._connect()
         assert conn is not None

@@ -38,3 +38,13 @@ def test_cache_stats_and_clear(tmp_path, monkeypatch):
     assert "empty" in runner.invoke(app, ["cache", "stats", "--path", str(other)]).output
     everything = runner.invoke(app, ["cache", "clear", "-y"])
     assert "deleted 2 replies and failures" in everything.output and cache.stats().entries == 0
+
+
+def test_clearing_an_empty_file_leaves_it_as_it_is(tmp_path):
+    """``cache clear --cache-path empty.pdf --yes`` turned a 0-byte file into a 24 KB SQLite database
+    (an empty file is a valid empty SQLite file; clearing it opened it to write and made the tables)."""
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    out = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(empty), "--yes"])
+    assert out.exit_code == 0 and "deleted 0 replies and failures" in out.output
+    assert empty.read_bytes() == b""
