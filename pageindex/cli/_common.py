@@ -27,6 +27,14 @@ class CliConsole(Console):
     lays tables out :data:`PIPE_WIDTH` columns wide instead of rich's 80, so piped output keeps
     whole cells (no ``…``) and whole lines; ``COLUMNS`` or a terminal decide otherwise."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("width") is None:
+            # rich fixes the width from $COLUMNS as it was when the console was made (at import); read
+            # it when printing instead, as rich reads a terminal's: a command run in-process after the
+            # variable changed (the tests' CliRunner) laid its tables out for another test's COLUMNS
+            self._width = None
+
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size

@@ -38,3 +38,21 @@ def test_the_cli_console_is_wide_when_piped(monkeypatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
     piped = CliConsole(file=io.StringIO())
     assert not piped.is_terminal and piped.size.width == 200
+
+
+def test_the_cli_console_reads_columns_when_it_prints(monkeypatch) -> None:
+    """rich fixed the width from COLUMNS as it was when the console was made (at import): a command run
+    in-process later (CliRunner with another COLUMNS) wrapped its table cells at the first test's width,
+    and a test of long cells failed or passed by the order the tests ran in."""
+    import io
+
+    from pageindex.cli._common import CliConsole
+
+    monkeypatch.setenv("COLUMNS", "50")
+    console = CliConsole(file=io.StringIO())
+    assert console.size.width == 50
+    monkeypatch.setenv("COLUMNS", "250")
+    assert console.size.width == 250
+    monkeypatch.delenv("COLUMNS")
+    assert console.size.width == 200  # piped, no COLUMNS
+    assert CliConsole(file=io.StringIO(), width=70).size.width == 70  # a width given stays
