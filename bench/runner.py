@@ -986,7 +986,8 @@ class Runner:
                 await client.check()
             except LLMError as exc:
                 self.stopped_because = (
-                    f"the {whose} endpoint stopped answering during the run ({str(exc).splitlines()[0]})"
+                    f"the {whose} endpoint stopped answering during the run "
+                    f"({_what_cut(sample, whose, str(exc).splitlines()[0])})"
                 )
                 self.request_stop("failed")
                 return True
@@ -1031,6 +1032,23 @@ class Runner:
         await self.cancel.wait()
         for t in tasks:
             t.cancel()
+
+
+def _what_cut(sample: Sample, whose: str, probe: str) -> str:
+    """What the call that ``sample`` lost met, then what the probe after it met, in one line: ``openai/m
+    at URL: the server closed the connection without replying (attempt 1), then connection refused
+    (attempts 2-4): the server went away during the call; a probe after it: connection refused``.
+    A server killed mid-answer used to be said as only the probe's "cannot reach ...", as if it had
+    never been there."""
+    call = (sample.error if whose == "model" else sample.judge_error) or ""
+    call = call.splitlines()[0] if call else ""
+    for prefix in ("LLMCallError: ", "connection: "):
+        call = call.removeprefix(prefix)
+    call = call.replace(": no reply: ", ": ", 1).replace(": cannot connect: ", ": ", 1)
+    if not call:
+        return probe
+    reason = probe.split(": ", 1)[1] if probe.startswith("cannot reach ") and ": " in probe else probe
+    return f"{call}; a probe after it: {reason}"
 
 
 async def _let_signals_in() -> None:

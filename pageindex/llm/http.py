@@ -71,6 +71,75 @@ def _note(request: httpx2.Request, started: float, outcome: str, **fields: Any) 
     seen.append({"outcome": outcome, "latency_s": round(time.perf_counter() - started, 4), **fields})
 
 
+def transport_failure(exc: BaseException) -> str:
+    """What an HTTP request that got no reply met, in a few words, from the exception (``httpx`` or
+    ``httpx2``, by class name) and the OS error under it: a server that is not there refuses the
+    connection; one that dies while it computes the reply closes or resets a connection it had
+    accepted; one that hangs lets the request time out. These are different facts about a server
+    (a killed llama.cpp server's cut request was reported as "cannot connect"), so each is said."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    names = {type(e).__name__ for e in chain}
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in text:
+        return "connection refused"
+    if "ConnectTimeout" in names:
+        return "no connection within the timeout"
+    if "ConnectError" in names:
+        detail = next((str(e) for e in chain[1:] if str(e)), "") or str(exc)
+        return f"could not connect ({shorten(detail, 120)})" if detail else "could not connect"
+    if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
+        return "the server reset the connection before its reply was complete"
+    if "without sending a response" in text:
+        return "the server closed the connection without replying"
+    if "RemoteProtocolError" in names and "complete message body" in text:
+        return "the server closed the connection in the middle of its reply"
+    if any("Timeout" in n for n in names):
+        return "no reply within the timeout"
+    if "WriteError" in names:
+        return "the connection broke while the request was sent"
+    if "ReadError" in names:
+        return "the connection broke while waiting for the reply"
+    return shorten(str(exc), 120) or type(exc).__name__
+
+
+def connection_failures(attempts: list[dict[str, Any]] | None) -> str | None:
+    """The transport failures of a call's attempts, in order, one run of equal ones at a time:
+    ``the server closed the connection without replying (attempt 1), then connection refused
+    (attempts 2-4): the server went away during the call``. None when no attempt failed so."""
+    runs: list[list[Any]] = []  # [what, first attempt, last attempt]
+    accepted = False  # a connection was made (a reply or a cut one) before a later refusal
+    went_away = False
+    for number, attempt in enumerate(attempts or [], 1):
+        if attempt.get("outcome") != "connection":
+            accepted = True
+            continue
+        what = str(attempt.get("error") or "no connection")
+        refused = what == "connection refused" or what.startswith("could not connect")
+        if refused and accepted:
+            went_away = True
+        if not refused:
+            accepted = True
+        if runs and runs[-1][0] == what and runs[-1][2] == number - 1:
+            runs[-1][2] = number
+        else:
+            runs.append([what, number, number])
+    if not runs:
+        return None
+    total = len(attempts or [])
+    if len(runs) == 1 and runs[0][1] == 1 and runs[0][2] == total:
+        said = f"{runs[0][0]} ({'all ' if total > 1 else ''}{total} attempt{'s' if total > 1 else ''})"
+    else:
+        said = ", then ".join(
+            f"{what} (attempt{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''})"
+            for what, first, last in runs
+        )
+    return said + (": the server went away during the call" if went_away else "")
+
+
 # How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
 _CONTEXT_OVERFLOW = re.compile(
     r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
@@ -201,7 +270,7 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
                 extensions={"reason_phrase": TIMEOUT_REASON.encode()},
             )
         except httpx2.TransportError as exc:
-            _note(request, started, "connection", status=None, usage=None, error=type(exc).__name__)
+            _note(request, started, "connection", status=None, usage=None, error=transport_failure(exc))
             raise
         if response.status_code >= 400:
             content = await _read(response, request)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
+from pageindex.llm.http import transport_failure
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
@@ -181,7 +182,8 @@ async def _request(
             ) from None
         raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
     except httpx.HTTPError as exc:
-        reason = spec.redact(_squash(str(exc))) or type(exc).__name__
+        said = transport_failure(exc) if isinstance(exc, httpx.TransportError) else str(exc)
+        reason = spec.redact(_squash(said)) or type(exc).__name__
         raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
 
 

@@ -24,11 +24,13 @@ from instructor.core.exceptions import InstructorError
 from pageindex.llm.http import (
     MALFORMED_HEADER,
     TIMEOUT_HEADER,
+    connection_failures,
     is_context_overflow,
     make_http_client,
     server_message,
     shorten,
     stated_context_window,
+    transport_failure,
 )
 from pageindex.llm.providers.base import PassThrough
 from pageindex.llm.redact import redact_library_logs
@@ -116,7 +118,10 @@ def translate_error(
         retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
         return LLMTimeout(f"{where}: no reply within {client.timeout:g}s {attempts_text}{retry}")
     if isinstance(exc, openai.APIConnectionError):
-        return LLMCallError(f"{where}: cannot connect {attempts_text}", kind="connection")
+        said = connection_failures(attempts) or f"{transport_failure(exc)} ({attempts_text})"
+        if "went away" in said or "refused" not in said and "could not connect" not in said:
+            return LLMCallError(f"{where}: no reply: {said}", kind="connection")
+        return LLMCallError(f"{where}: cannot connect: {said}", kind="connection")
     if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
         return MalformedReply(
             f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",

@@ -324,3 +324,44 @@ def test_after_the_last_sample_nothing_waits_for_its_abandoned_request(demo, tmp
     samples = load_samples(tmp_path / "run" / "samples.jsonl")
     assert [(s.status, s.error_kind) for s in samples] == [("error", "timeout")]
     assert outcome.status == "finished" and took < 4.5, took
+
+
+def test_a_server_killed_mid_answer_is_said_so_and_its_sample_runs_on_resume(demo, tmp_path, monkeypatch):
+    """The server takes the second sample's request and dies before it replies (its connection reset, as
+    a SIGKILLed llama.cpp server's), so the retries are refused. The run says that, in one line, rather
+    than only "cannot connect" or the probe's "cannot reach" as if the server had never been there."""
+    import threading
+
+    import bench.faults.server as fault_server
+
+    port = _free_port()
+    out = tmp_path / "run"
+    srv = FaultServer(policy=ChatPolicy(), port=port, seed=1).start()
+    reset = fault_server._reset
+
+    def reset_then_die(request) -> None:
+        reset(request)
+        threading.Thread(target=srv.stop).start()
+
+    monkeypatch.setattr(fault_server, "_reset", reset_then_die)
+    events = EventBus()
+
+    def die_in_the_next_call(event: RunEvent) -> None:
+        if event.kind == "sample_finished" and event.progress.done == 1:
+            srv.configure(rate=1.0, faults="reset")
+
+    events.subscribe(die_in_the_next_call)
+    try:
+        outcome = _run(Runner(_config(demo, out, srv.base_url, max_retries=2), events=events))
+    finally:
+        srv.stop()
+    assert outcome.status == "failed"
+    assert outcome.stopped_because == (
+        f"the model endpoint stopped answering during the run (openai/fault-model at {srv.base_url}: the "
+        "server reset the connection before its reply was complete (attempt 1), then connection refused "
+        "(attempts 2-3): the server went away during the call; a probe after it: connection refused)"
+    )
+    assert [s.status for s in load_samples(out / "samples.jsonl")] == ["answer"]
+    with FaultServer(policy=ChatPolicy(), port=port) as back:
+        resumed = _run(Runner(_config(demo, out, back.base_url), resume_dir=out))
+    assert resumed.status == "finished" and resumed.samples_skipped == 1 and resumed.samples_written == 3
