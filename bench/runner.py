@@ -368,7 +368,10 @@ class Runner:
                 return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
             if base_url is None:  # the endpoint the run resolved when it started
                 base_url = self._resumed(resume.stored_endpoint, spec, role, cfg.resolved_urls.get(spec))
-            return make_client(spec, role=role, base_url=base_url, **common)
+            made = make_client(spec, role=role, base_url=base_url, **common)
+            if self.resume_dir is not None and hasattr(made, "keep_context_window"):
+                made.keep_context_window("a --resume keeps the window the run started with")
+            return made
 
         retriever_llm = self._retriever_llm
         if retriever_llm is None and model:

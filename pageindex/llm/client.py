@@ -174,6 +174,7 @@ class LLMClient:
             "window": context_window,
             "source": "--context-window" if context_window else None,
             "checked": bool(context_window),
+            "kept": None,  # why no flag can change the window here (a resumed run keeps its own)
         }
         self.retry_timeouts = retry_timeouts
         self.tokens = TokenCounter(
@@ -242,6 +243,15 @@ class LLMClient:
     def context_window_source(self) -> str | None:
         """Where the context window came from: --context-window, server metadata, known model table."""
         return self._limits["source"]
+
+    def keep_context_window(self, why: str) -> None:
+        """No flag can change this client's window (``why``: a resumed run keeps the one it started
+        with), so a server whose window is smaller is advised restarted, not ``--context-window N``."""
+        self._limits["kept"] = why
+
+    @property
+    def context_window_kept(self) -> str | None:
+        return self._limits.get("kept")
 
     def bind(self, **tag: Any) -> LLMClient:
         """A client sharing everything with this one whose records carry ``tag`` as well."""

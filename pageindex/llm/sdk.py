@@ -168,6 +168,13 @@ def _window_said(client: LLMClient, error: str) -> str:
         return f" (context window {assumed})" if assumed else ""
     source = f" ({client.context_window_source})" if client.context_window_source else ""
     was = f"not {assumed} as assumed{source}" if assumed else "which pageindex did not know"
+    kept = getattr(client, "context_window_kept", None)
+    if kept:  # a resume refuses --context-window: say what can be done
+        earlier = f"at least {assumed} tokens" if assumed else "the window it had"
+        return (
+            f": the server's window is {stated} tokens, {was}; {kept}: restart the server with a context "
+            f"of {earlier}, or start a new run with --context-window {stated}"
+        )
     return f": the server's window is {stated} tokens, {was}; give --context-window {stated}"
 
 

@@ -365,3 +365,29 @@ def test_a_server_killed_mid_answer_is_said_so_and_its_sample_runs_on_resume(dem
     with FaultServer(policy=ChatPolicy(), port=port) as back:
         resumed = _run(Runner(_config(demo, out, back.base_url), resume_dir=out))
     assert resumed.status == "finished" and resumed.samples_skipped == 1 and resumed.samples_written == 3
+
+
+def test_a_server_restarted_with_a_smaller_context_is_advised_restarted_on_resume(demo, tmp_path):
+    """A llama.cpp server restarted with --n_ctx 2048 under a run made with --context-window 4096: the
+    resumed samples' errors said `give --context-window 2048`, which a resume refuses (exit 2)."""
+    from bench.faults.limits import ServerLimits
+
+    out, port = tmp_path / "run", _free_port()
+    events = EventBus()
+    with FaultServer(policy=ChatPolicy(), port=port) as srv:
+        runner = Runner(_config(demo, out, srv.base_url, limit=2, context_window=4096), events=events)
+        events.subscribe(lambda e: e.kind == "sample_finished" and runner.request_stop("interrupted"))
+        first = _run(runner)
+    assert first.status == "interrupted" and first.samples_written == 1
+    with FaultServer(policy=ChatPolicy(), port=port, limits=ServerLimits(context_window=64)) as small:
+        config = _config(demo, out, small.base_url, limit=2, context_window=4096)
+        resumed = _run(Runner(config, resume_dir=out))
+    assert resumed.samples_written == 1
+    cut = load_samples(out / "samples.jsonl")[-1]
+    assert cut.status == "error" and cut.error_kind == "context_length"
+    assert (
+        "the server's window is 64 tokens, not 4096 as assumed (--context-window); a --resume keeps the "
+        "window the run started with: restart the server with a context of at least 4096 tokens, or start "
+        "a new run with --context-window 64: HTTP 400" in cut.error
+    ), cut.error
+    assert "give --context-window" not in cut.error
