@@ -246,7 +246,9 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
     """``role`` is ``run`` (the run gated) or ``baseline`` (the run it is compared with)."""
     status = run.info.status
     done = status == "finished"
-    head = f"complete [{role}]: {run.run_id} is {status} with {len(run.samples)} samples"
+    detail = run.info.status_detail if status == "failed" else None
+    why = f" ({detail.split(' (')[0].split(': ')[0]})" if detail else ""  # the cause, not its particulars
+    head = f"complete [{role}]: {run.run_id} is {status}{why} with {counted(len(run.samples), 'sample')}"
     listed, held = _listed_samples(run)
     lost = done and held < listed  # a finished run holds every sample it lists: these were lost since
     if lost:

@@ -199,13 +199,13 @@ def test_an_unfinished_baseline_fails_unless_allow_partial(tmp_path: Path) -> No
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05")
     assert res.exit_code == 1, res.output
     assert (
-        "FAIL  complete [baseline]: base is aborted_due_to_budget with 1 samples; required: finished "
+        "FAIL  complete [baseline]: base is aborted_due_to_budget with 1 sample; required: finished "
         "(--allow-partial judges the samples it has)"
     ) in res.output
     assert res.output.rstrip().endswith("failed: complete[baseline]")
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--allow-partial")
     assert res.exit_code == 0, res.output
-    assert "PASS  complete [baseline]: base is aborted_due_to_budget with 1 samples; --allow" in res.output
+    assert "PASS  complete [baseline]: base is aborted_due_to_budget with 1 sample; --allow" in res.output
 
 
 # ----------------------------------------------------------------------------- errors and replay misses
@@ -419,6 +419,26 @@ def test_each_difference_is_named_once_and_reports_see_them_too(tmp_path: Path) 
 
 
 # ----------------------------------------------------------------------------- unfinished runs, no verdicts
+def test_a_failed_run_says_why_in_its_complete_line(tmp_path: Path) -> None:
+    """A run whose model endpoint went away (a llama.cpp server killed mid-run): the gate's line says so,
+    as `bench summary` does, so a CI log shows why without the run folder; one sample is "1 sample"."""
+    detail = (
+        "the model endpoint stopped answering during the run (openai/m at http://127.0.0.1:8791/v1: "
+        "connection refused (all 4 attempts); a probe after it: connection refused): no new sample started "
+        "and the samples it cut are not recorded; once it answers, continue with: "
+        "pageindex bench run --resume cand"
+    )
+    info = run_info("cand", status="failed", status_detail=detail)
+    cand = write_run(tmp_path / "cand", outcomes("c"), info=info)
+    res = _gate(cand, "--min-accuracy", "0.5")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  complete [run]: cand is failed (the model endpoint stopped answering during the run) with 1 "
+        "sample; required: finished (--allow-partial judges the samples it has)" in res.output
+    ), res.output
+
+
+
 @pytest.mark.parametrize("status", ["interrupted", "running", "aborted_due_to_budget", "failed"])
 def test_an_unfinished_run_fails_the_gate_without_a_baseline_too(tmp_path: Path, status: str) -> None:
     """A run that was interrupted, killed (still "running"), stopped by its budget or failed is no
