@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
@@ -1003,14 +1004,16 @@ class Runner:
         and the next sample's first call would wait behind it and time out in its turn: its error
         would be the previous sample's. The wait is
         the preflight's probe (``GET /models``, which such a server answers only when idle), at most
-        :data:`ABANDONED_WAITS` call timeouts; if the server is still busy after them, the run goes on."""
+        :data:`ABANDONED_WAITS` call timeouts. A server that has not answered after them hangs (a
+        SIGSTOPped llama.cpp), or is stuck on that request for longer than the run can wait: the run
+        stops ``failed``, as for an endpoint gone, rather than charging every sample left a timeout
+        and the same wait (at the local profile's 600 s, 40 minutes a sample)."""
         from pageindex.llm import LLMError
         from pageindex.llm.profile import is_loopback
 
-        clients = (
-            self._failed_on(sample, "timeout", retriever_llm, judge_llm)[0]
-            or self._failed_on(sample, TIME_LIMIT, retriever_llm, judge_llm)[0]
-        )
+        clients, whose = self._failed_on(sample, "timeout", retriever_llm, judge_llm)
+        if not clients:
+            clients, whose = self._failed_on(sample, TIME_LIMIT, retriever_llm, judge_llm)
         for client in clients:
             if not is_loopback(getattr(client, "base_url", None)):
                 continue
@@ -1020,13 +1023,26 @@ class Runner:
                 f"it may still be computing the request sample {sample.question_id} gave up on ({cause}); "
                 "a server that answers one request at a time goes on with it"
             )
+            started, last = time.monotonic(), ""
             for attempt in range(ABANDONED_WAITS):
                 try:
                     if not await self._answered(client, why, say=attempt == 0):
                         return
                     break
-                except LLMError:
+                except LLMError as exc:
+                    last = str(exc).splitlines()[0]
                     continue
+            else:
+                said = last.split(": ", 1)[1] if last.startswith("cannot reach ") and ": " in last else ""
+                said = f" ({said})" if said else ""
+                self.stopped_because = self.stopped_because or (
+                    f"the {whose} endpoint stopped answering during the run (sample {sample.question_id}'s "
+                    f"call was abandoned ({cause}), and then the server answered none of {ABANDONED_WAITS} "
+                    f"probes in {time.monotonic() - started:.0f}s{said}: it hangs, or "
+                    "is still computing that request; restart it if it does not recover)"
+                )
+                self.request_stop("failed")
+                return
 
     async def _cancel_on_stop(self, tasks: list[asyncio.Task[None]]) -> None:
         """Budget: in-flight samples may finish (they are paid for). Interrupt, or an endpoint that

@@ -391,3 +391,39 @@ def test_a_server_restarted_with_a_smaller_context_is_advised_restarted_on_resum
         "a new run with --context-window 64: HTTP 400" in cut.error
     ), cut.error
     assert "give --context-window" not in cut.error
+
+
+def test_a_local_server_that_hangs_stops_the_run_instead_of_timing_out_every_sample(demo, tmp_path):
+    """A one-at-a-time server that stops answering altogether (a SIGSTOPped llama.cpp: a policy that
+    blocks the server's loop past the three call timeouts of the wait). The run used to go on: every
+    sample left waited three call timeouts, then timed out in its turn, all recorded as errors. Now it
+    stops ``failed`` after the first, saying why, and the samples left run on resume."""
+    import time
+
+    inner = ChatPolicy()
+    hung = {"left": 1}
+
+    def hangs_once(chat):
+        if hung["left"]:
+            hung["left"] -= 1
+            time.sleep(4)  # nothing is answered meanwhile, not even GET /models
+        return inner(chat)
+
+    out, port = tmp_path / "run", _free_port()
+    with FaultServer(policy=hangs_once, port=port) as srv:
+        config = _config(demo, out, srv.base_url, retrievers=["oracle"], limit=3, timeout_s=0.5)
+        outcome = _run(Runner(config))
+    assert outcome.status == "failed"
+    assert [(s.status, s.error_kind) for s in load_samples(out / "samples.jsonl")] == [("error", "timeout")]
+    first = load_samples(out / "samples.jsonl")[0].question_id
+    assert outcome.stopped_because.startswith(
+        f"the model endpoint stopped answering during the run (sample {first}'s call was abandoned "
+        "(timeout), and then the server answered none of 3 probes in "
+    ), outcome.stopped_because
+    assert outcome.stopped_because.endswith(
+        "s: it hangs, or is still computing that request; restart it if it does not recover)"
+    )
+    with FaultServer(policy=ChatPolicy(), port=port) as back:
+        again = _config(demo, out, back.base_url, retrievers=["oracle"], limit=3)
+        resumed = _run(Runner(again, resume_dir=out))
+    assert resumed.status == "finished" and resumed.samples_written == 2
