@@ -55,6 +55,7 @@ from pageindex.retrievers.base import (
     get_retriever,
 )
 from pageindex.tree.model import Tree
+from pageindex.wording import counted
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -865,7 +866,8 @@ class Runner:
         retried = rundir.withdraw_errors(store) if self.retry_errors else []
         if retried:
             self.setting_notes.append(
-                f"--retry-errors: {len(retried)} samples that ended in error run again "
+                f"--retry-errors: {counted(len(retried), 'sample')} that ended in error "
+                f"{'runs' if len(retried) == 1 else 'run'} again "
                 f"(their records moved to {rundir.retried_path})"
             )
         todo = [

@@ -171,18 +171,21 @@ def test_retry_errors_runs_the_errored_samples_again_and_keeps_their_records(dem
     assert (out / "retried.jsonl").read_text() == before
 
 
-def test_the_cli_says_how_many_errored_samples_run_again(demo, tmp_path):
+@pytest.mark.parametrize(
+    ("limit", "said"), [(2, "2 samples that ended in error run"), (1, "1 sample that ended in error runs")]
+)
+def test_the_cli_says_how_many_errored_samples_run_again(demo, tmp_path, limit, said):
     out = tmp_path / "run"
     with FaultServer(policy=ChatPolicy(), rate=1.0, faults="500", retry_after_seconds=0.01) as srv:
-        first = _run(Runner(_config(demo, out, srv.base_url, limit=2)))
-        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["error"] * 2 and first
+        first = _run(Runner(_config(demo, out, srv.base_url, limit=limit)))
+        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["error"] * limit and first
         srv.configure(rate=0.0)
         result = CliRunner().invoke(app, ["bench", "run", "--resume", str(out), "--retry-errors", "-q"],
                                     terminal_width=400)  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (
-        f"note: --retry-errors: 2 samples that ended in error run again (their records moved to "
-        f"{out / 'retried.jsonl'})" in result.output
+        f"note: --retry-errors: {said} again (their records moved to {out / 'retried.jsonl'})"
+        in result.output
     ), result.output
 
 
