@@ -1035,13 +1035,18 @@ class Runner:
                     last = str(exc).splitlines()[0]
                     continue
             else:
-                said = last.split(": ", 1)[1] if last.startswith("cannot reach ") and ": " in last else ""
-                said = f" ({said})" if said else ""
+                said = last.split(": ", 1)[1] if last.startswith("cannot reach ") and ": " in last else last
+                if "answer within" in last:  # each probe waited its timeout: the server is there, silent
+                    why = (
+                        f"then the server answered none of {ABANDONED_WAITS} probes in "
+                        f"{time.monotonic() - started:.0f}s: it hangs, or is still computing that request; "
+                        "restart it if it does not recover"
+                    )
+                else:  # refused, reset: it went away meanwhile
+                    why = f"then it went away; a probe after it: {said}"
                 self.stopped_because = self.stopped_because or (
                     f"the {whose} endpoint stopped answering during the run (sample {sample.question_id}'s "
-                    f"call was abandoned ({cause}), and then the server answered none of {ABANDONED_WAITS} "
-                    f"probes in {time.monotonic() - started:.0f}s{said}: it hangs, or "
-                    "is still computing that request; restart it if it does not recover)"
+                    f"call was abandoned ({cause}), and {why})"
                 )
                 self.request_stop("failed")
                 return

@@ -430,3 +430,38 @@ def test_a_local_server_that_hangs_stops_the_run_instead_of_timing_out_every_sam
         again = _config(demo, out, back.base_url, retrievers=["oracle"], limit=3)
         resumed = _run(Runner(again, resume_dir=out))
     assert resumed.status == "finished" and resumed.samples_written == 2
+
+
+def test_a_local_server_that_goes_away_during_the_wait_is_said_gone_not_hung(demo, tmp_path, monkeypatch):
+    """Killed while the run waited for it to finish an abandoned request (seen: SIGKILL of llama.cpp
+    after an agent sample hit its --time-limit): the probes are refused, and the run says it went away."""
+    import threading
+    import time
+
+    import bench.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.2)
+    inner = ChatPolicy()
+    hung = {"left": 1}
+
+    def slow_once(chat):
+        if hung["left"]:
+            hung["left"] -= 1
+            time.sleep(1.5)
+        return inner(chat)
+
+    out = tmp_path / "run"
+    srv = FaultServer(policy=slow_once).start()
+    events = EventBus()
+    events.subscribe(lambda e: e.kind == "waiting" and threading.Thread(target=srv.stop).start())
+    try:
+        config = _config(demo, out, srv.base_url, retrievers=["oracle"], limit=3, timeout_s=0.5)
+        outcome = _run(Runner(config, events=events))
+    finally:
+        srv.stop()
+    first = load_samples(out / "samples.jsonl")[0].question_id
+    assert outcome.status == "failed"
+    assert outcome.stopped_because == (
+        f"the model endpoint stopped answering during the run (sample {first}'s call was abandoned "
+        "(timeout), and then it went away; a probe after it: connection refused)"
+    )
