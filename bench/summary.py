@@ -427,7 +427,7 @@ def print_whole(console: Any, renderable: Any) -> None:
     from rich.measure import Measurement
 
     need = Measurement.get(console, console.options.update_width(100_000), renderable).maximum
-    before = console.width
+    before = console._width  # None: the width is read when printing; restoring ``console.width`` fixed it
     console.width = need
     try:
         with console.capture() as captured:
@@ -436,7 +436,7 @@ def print_whole(console: Any, renderable: Any) -> None:
         text = "\n".join(line.rstrip() for line in captured.get().splitlines())
         console.print(text, markup=False, highlight=False, soft_wrap=True, emoji=False)
     finally:
-        console.width = before
+        console._width = before
 
 
 def _column_chunks(frame: pd.DataFrame, width: int) -> list[list[str]]:

@@ -56,3 +56,24 @@ def test_the_cli_console_reads_columns_when_it_prints(monkeypatch) -> None:
     monkeypatch.delenv("COLUMNS")
     assert console.size.width == 200  # piped, no COLUMNS
     assert CliConsole(file=io.StringIO(), width=70).size.width == 70  # a width given stays
+
+
+def test_printing_a_table_whole_leaves_the_console_width_as_it_was(monkeypatch) -> None:
+    """``print_whole`` restored ``console.width`` to the number it read, which fixed the width of the
+    CLI's one console for the rest of the process: after a summary printed under COLUMNS=80, a later
+    command in the same process laid its tables out at 80 whatever COLUMNS said."""
+    import io
+
+    from rich.table import Table
+
+    from bench.summary import print_whole
+    from pageindex.cli._common import CliConsole
+
+    monkeypatch.setenv("COLUMNS", "80")
+    console = CliConsole(file=io.StringIO())
+    table = Table("a", "b")
+    table.add_row("x" * 150, "y")
+    print_whole(console, table)
+    assert "x" * 150 in console.file.getvalue()  # printed whole, wider than 80
+    monkeypatch.setenv("COLUMNS", "250")
+    assert console.size.width == 250
