@@ -248,6 +248,10 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
     done = status == "finished"
     detail = run.info.status_detail if status == "failed" else None
     why = f" ({detail.split(' (')[0].split(': ')[0]})" if detail else ""  # the cause, not its particulars
+    source = run.info.extra.get("rejudge") or {}
+    if not done and source.get("ended_at") and source.get("from_status") == status:
+        # a finished rejudge keeps the status of the run it re-scored ("running": that run was killed)
+        why += f" (kept from {source.get('from_run')}, the run it rejudged)"
     head = f"complete [{role}]: {run.run_id} is {status}{why} with {counted(len(run.samples), 'sample')}"
     listed, held = _listed_samples(run)
     lost = done and held < listed  # a finished run holds every sample it lists: these were lost since

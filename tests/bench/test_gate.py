@@ -438,6 +438,22 @@ def test_a_failed_run_says_why_in_its_complete_line(tmp_path: Path) -> None:
     ), res.output
 
 
+def test_a_rejudge_of_a_killed_run_says_whose_status_it_kept(tmp_path: Path) -> None:
+    """A finished ``bench rejudge`` keeps the status of the run it re-scored: the gate said "k-rj is
+    running" of a rejudge that had ended; the line now says the status is the source run's."""
+    rejudge = {"from_run": "k", "from_status": "running", "ended_at": "2026-11-27T07:49:40+00:00"}
+    info = run_info("k-rj", status="running", extra={"rejudge": rejudge})
+    res = _gate(write_run(tmp_path / "k-rj", outcomes("cc"), info=info), "--min-accuracy", "0.5")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  complete [run]: k-rj is running (kept from k, the run it rejudged) with 2 samples; required: "
+        "finished" in res.output
+    ), res.output
+    going = run_info("k-rj2", status="running", extra={"rejudge": {**rejudge, "ended_at": None}})
+    res = _gate(write_run(tmp_path / "k-rj2", outcomes("cc"), info=going), "--min-accuracy", "0.5")
+    assert "k-rj2 is running with 2 samples" in res.output  # a rejudge still going (or killed): its own
+
+
 
 @pytest.mark.parametrize("status", ["interrupted", "running", "aborted_due_to_budget", "failed"])
 def test_an_unfinished_run_fails_the_gate_without_a_baseline_too(tmp_path: Path, status: str) -> None:
