@@ -215,8 +215,13 @@ def _drop_counts(dropped: list[DroppedQuestion], dataset: Dataset) -> str:
     for d in dropped:
         counts[d.reason] = counts.get(d.reason, 0) + 1
     reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items())) or "none selected"
+    from bench.datasets.financebench import pdf_folder_problem
+
+    # why every filing is missing, when the dataset's pdfs/ is no folder (said before as a warning only
+    # by validate: the run stopped on "18 pdf_missing" alone)
+    why = "".join(f"; {problem}" for problem in pdf_folder_problem(Path(dataset.path))) if counts else ""
     return (
-        f"all {len(dropped)} selected questions were dropped ({reasons}); "
+        f"all {len(dropped)} selected questions were dropped ({reasons}){why}; "
         f"see pageindex bench datasets validate {dataset.path}"
     )
 

@@ -257,11 +257,11 @@ def load_financebench(path: str | Path, *, name: str | None = None) -> Dataset:
         questions=questions,
         documents=documents,
         malformed=malformed,
-        problems=[*_pdf_folder(root), *problems, *_unlisted(root, questions, documents)],
+        problems=[*pdf_folder_problem(root), *problems, *_unlisted(root, questions, documents)],
     )
 
 
-def _pdf_folder(root: Path) -> list[str]:
+def pdf_folder_problem(root: Path) -> list[str]:
     """What is wrong with ``root``'s pdfs/ when it is no folder (every question's filing is then
     dropped as missing, one by one, and this says why), or nothing."""
     pdfs = root / PDF_DIR

@@ -359,3 +359,21 @@ def test_a_run_mixing_model_and_model_free_retrievers_resumes(env, tmp_path):
     code, output = invoke(env, "--resume", str(run), "--budget", "10M")
     assert code == 0, output
     assert len((run / "samples.jsonl").read_text().splitlines()) == 36
+
+
+def test_a_dataset_without_its_pdfs_folder_says_so_when_no_question_can_run(env, tmp_path):
+    """``bench run`` over a dataset whose pdfs/ folder is missing stopped on "18 pdf_missing" alone;
+    validate said why in a warning. The one error line now says it too."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(demo_dataset_dir(), data)
+    shutil.rmtree(data / "pdfs")
+    code, output = invoke(env, "--data-dir", str(data), "-r", "extractive", "-o", str(tmp_path / "run"))
+    assert code == ExitCode.BAD_INPUT
+    assert one_error_line(output) == (
+        "error: no question can run: all 18 selected questions were dropped (18 pdf_missing); "
+        f"{data}/pdfs is not a folder (there is none): the filings are looked for as pdfs/<doc_name>.pdf, so "
+        f"every question's filing is missing; see pageindex bench datasets validate {data}"
+    )
+    assert not (tmp_path / "run").exists()
