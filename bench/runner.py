@@ -55,7 +55,7 @@ from pageindex.retrievers.base import (
     get_retriever,
 )
 from pageindex.tree.model import Tree
-from pageindex.wording import counted
+from pageindex.wording import counted, error_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -514,6 +514,7 @@ class Runner:
         self, questions: list[Question], dataset: Dataset
     ) -> tuple[dict[str, Tree], list[DroppedQuestion]]:
         from pageindex.tree import build_tree
+        from pageindex.tree.errors import PDFError
 
         trees: dict[str, Tree] = {}
         dropped: list[DroppedQuestion] = []
@@ -529,7 +530,10 @@ class Runner:
                     build_tree, dataset.pdf_path(doc_id), cache_dir=self.config.tree_cache_dir
                 )
             except Exception as exc:  # a bad filing drops its questions, never the run
-                detail = f"{dataset.pdf_path(doc_id).name}: {exc}"
+                # a PDFError names its file already ("DIR/x.pdf: not a PDF file"); anything else is named
+                detail = str(exc)
+                if not isinstance(exc, PDFError):
+                    detail = f"{dataset.pdf_path(doc_id).name}: {error_text(exc)}"
                 dropped += [
                     DroppedQuestion.of(q, "tree_build_failed", detail)
                     for q in questions

@@ -377,3 +377,29 @@ def test_a_dataset_without_its_pdfs_folder_says_so_when_no_question_can_run(env,
         f"every question's filing is missing; see pageindex bench datasets validate {data}"
     )
     assert not (tmp_path / "run").exists()
+
+
+def test_a_filing_whose_tree_cannot_be_built_is_dropped_naming_it_once(env, tmp_path, monkeypatch):
+    """A filing that passed validation but failed to build was dropped ``x.pdf: DIR/x.pdf: ...`` (the
+    PDF error names its file already); another error says its kind, after the file's name."""
+    import pageindex.tree
+    from pageindex.tree.errors import PDFCorruptError
+
+    real = pageindex.tree.build_tree
+
+    def broken(path, **kwargs):
+        if "BLUEFIN" in str(path):
+            raise PDFCorruptError(path, "no page is left in it")
+        if "GRANITEPEAK" in str(path):
+            raise RuntimeError("a bug")
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(pageindex.tree, "build_tree", broken)
+    data, run = demo_dataset_dir(), tmp_path / "r"
+    code, output = invoke(env, "--data-dir", str(data), "-r", "extractive", "-o", str(run))
+    assert code == 0, output
+    details = {json.loads(line)["detail"] for line in (run / "dropped.jsonl").read_text().splitlines()}
+    assert details == {
+        f"{data / 'pdfs' / 'BLUEFIN_2022_10K.pdf'}: corrupt or truncated PDF (no page is left in it)",
+        "GRANITEPEAK_2023_10K.pdf: RuntimeError: a bug",
+    }
