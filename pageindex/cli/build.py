@@ -145,14 +145,19 @@ def tree(
 
 
 def _check_cache_dir(given: str | None) -> Path | None:
-    """``--cache-dir`` as a path: a folder (or not there yet). A file there, or an empty value (an
-    unset shell variable: it used to mean the current folder), is one error line before any work;
+    """``--cache-dir`` as a path: a folder (or not there yet). A file there, a symbolic link that leads
+    nowhere (a loop, a moved folder), or an empty value (an unset shell variable: it used to mean the
+    current folder), is one error line before any work;
     an unwritable cache found later only costs the caching, never the tree."""
     if given is None:
         return None
     if not given.strip():
         fail("--cache-dir '': give a folder for the tree cache (--cache-dir . for the current one)")
+    from pageindex.tree.pdf import broken_link
+
     cache_dir = Path(given)
+    if link := broken_link(cache_dir):  # a loop, or a link to nowhere: nothing could be cached, unsaid
+        fail(f"--cache-dir {cache_dir}: {link}; give a folder for the tree cache")
     if cache_dir.exists() and not cache_dir.is_dir():
         fail(f"--cache-dir {cache_dir}: is a file; give a folder for the tree cache")
     return cache_dir

@@ -123,6 +123,14 @@ def test_a_cache_that_cannot_be_written_never_costs_the_tree(small_pdf, tmp_path
     assert res.exit_code == 2
     assert res.output.strip() == f"error: --cache-dir {blocker}: is a file; give a folder for the tree cache"
     assert not (tmp_path / "t.json").exists()
+    loop, gone = tmp_path / "loop", tmp_path / "gone"
+    loop.symlink_to(loop)
+    gone.symlink_to(tmp_path / "moved")
+    said = {loop: "a loop of symbolic links", gone: f"a symbolic link to {tmp_path / 'moved'}, which"}
+    for link, what in said.items():
+        res = CliRunner().invoke(app, [*args[:3], str(link), *args[4:]])  # cached nothing, said nothing
+        assert res.exit_code == 2 and res.output.startswith(f"error: --cache-dir {link}: {what}"), res.output
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_a_pdf_changed_on_disk_is_rebuilt_not_served_stale(tmp_path):
