@@ -106,12 +106,24 @@ def _stem(token: str) -> str:
     return token
 
 
+@cache
+def _raised_marks() -> dict[int, str]:
+    """A space for each character printed above or below the line (Unicode's ``<super>``/``<sub>``
+    forms: footnote marks "¹", "™", "℠", "m²"): folded as compatibility forms they would join the word
+    they are printed on ("Azure™" -> "azureTM", "1,577¹" -> "15771")."""
+    return {
+        c: " " for c in range(0x80, 0x10000)
+        if unicodedata.decomposition(chr(c)).startswith(("<super>", "<sub>"))
+    }
+
+
 def _folded(text: str) -> str:
     """``text`` lower-cased with its accents and compatibility forms folded: "Société" -> "societe",
-    the "ﬁ" ligature PDFs print -> "fi", full-width digits -> digits (a query typed either way matches)."""
+    the "ﬁ" ligature PDFs print -> "fi", full-width letters and digits -> ASCII (a query typed either way
+    matches); a superscript or subscript is a word break, as it was before folding."""
     if text.isascii():  # most filings' pages: nothing to fold
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    decomposed = unicodedata.normalize("NFKD", text.translate(_raised_marks())).lower()
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 

@@ -279,3 +279,15 @@ def test_extractive_finds_an_answer_written_in_french_or_chinese(tmp_path):
     assert "CACEIS Bank" in french.answer and french.sources[0].verified
     chinese = retrieve(tree, "营业收入是多少？", retriever="extractive")
     assert (chinese.status, chinese.sources[0].page) == ("answer", 3) and "1,234亿元" in chinese.answer
+
+
+def test_a_superscript_is_no_part_of_the_word_it_is_printed_on():
+    """Folding compatibility forms (NFKD) made a superscript part of its word: "Azure™" was "azureTM"
+    (upper case: no query matched it, where it was "azure" before), and a footnote mark on a number,
+    "1,577¹", was "15771", another number. Marks printed above or below the line are dropped."""
+    assert tokenize("Azure™ revenue grew") == tokenize("azure revenue grew") == ["azure", "revenue", "grew"]
+    assert tokenize("capital expenditure of 1,577¹ (2022: 1,373²)") == [
+        "capital", "expenditure", "1577", "2022", "1373",
+    ]  # fmt: skip
+    assert tokenize("Servicemark℠ and Ｆｕｌｌ ＷＩＤＴＨ") == ["servicemark", "full", "width"]
+    assert tokenize("ﬁnancial Société") == ["financial", "societe"]  # what the folding is for still holds
