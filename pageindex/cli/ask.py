@@ -360,15 +360,8 @@ def _load_trees(files: list[Path]):
     from pageindex.tree.combine import combine_trees
     from pageindex.tree.summaries import apply_cached_summaries
 
-    named: dict[str, Path] = {}
-    for file in files:  # a tree is known by its file's name: two alike are said before any build
-        if file.suffix.lower() == ".json":
-            continue
-        if (other := named.setdefault(file.stem, file)) is not file:
-            if other == file or _same_file(other, file):
-                fail(f"{file} is given twice")
-            fail(f"{other} and {file} are both named {file.stem}: ask tells filings apart by their file "
-                 "names; give one of them another name")  # fmt: skip
+    # a filing is known by its file's name: PDFs named alike are said before any build
+    _check_distinct([(f.stem, f, None) for f in files if f.suffix.lower() != ".json"])
     trees = []
     for file in files:
         if not file.exists() and not file.is_symlink():  # a link that leads nowhere: build_tree says where
@@ -386,10 +379,32 @@ def _load_trees(files: list[Path]):
         trees.append(apply_cached_summaries(tree))
     if len(trees) == 1:
         return trees[0]
+    # and a tree by the name of the PDF it was built from (two tree JSONs, a filing and its own tree)
+    _check_distinct([(t.doc_id, f, t.sha256) for t, f in zip(trees, files, strict=True)])
     try:
         return combine_trees(trees)
     except ValueError as exc:
         fail(str(exc))
+
+
+def _check_distinct(named: list[tuple[str, Path, str | None]]) -> None:
+    """Fail unless the (name, file, sha256 or None) given name distinct filings: two of one name are
+    said with both files (``combine_trees`` said only "documents must be distinct, got ['x', 'x']")."""
+    seen: dict[str, tuple[Path, str | None]] = {}
+    for name, file, sha in named:
+        if name not in seen:
+            seen[name] = (file, sha)
+            continue
+        other, other_sha = seen[name]
+        if other == file or _same_file(other, file):
+            fail(f"{file} is given twice")
+        if sha and sha == other_sha:  # (a tree made by hand may record none)
+            fail(f"{other} and {file} are one filing, given twice")
+        if {other.suffix.lower(), file.suffix.lower()} == {".pdf"}:
+            fail(f"{other} and {file} are both named {name}: ask tells filings apart by their file names; "
+                 "give one of them another name")  # fmt: skip
+        fail(f"{other} and {file} are both named {name}: ask tells filings apart by their names (a tree "
+             "keeps the name of the PDF it was built from); give one of them another name")  # fmt: skip
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -133,3 +133,29 @@ def test_ask_names_the_files_that_share_a_name_and_the_links_that_lead_nowhere(t
     assert out.output == (
         f"error: {tmp_path / 'link.pdf'}: file not found (a symbolic link to {moved}, which does not exist)\n"
     )
+
+
+def test_trees_of_one_name_are_said_as_filings_of_one_name_are(tmp_path):
+    """Review (rev-day): the check before any build looked at PDFs only, so two tree JSONs of filings
+    named alike, or a filing and its own tree, were still "documents must be distinct, got ['x', 'x']"."""
+    from tests.tree.pdf_factory import make_pdf
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = make_pdf(tmp_path / "a" / "x.pdf", [["Item 1. Business", "Revenue was 10."]])
+    second = make_pdf(tmp_path / "b" / "x.pdf", [["Item 1. Business", "Revenue was 20."]])
+    trees = []
+    for pdf in (first, second):
+        out = runner.invoke(app, ["build", str(pdf), "-o", str(pdf.with_suffix(".json")), "--no-cache"])
+        assert out.exit_code == 0, out.output
+        trees.append(pdf.with_suffix(".json"))
+    out = ask(str(trees[0]), str(trees[1]), "Revenue?", "-r", "extractive")
+    assert out.exit_code == 2
+    assert out.output == (
+        f"error: {trees[0]} and {trees[1]} are both named x: ask tells filings apart by their names (a tree "
+        "keeps the name of the PDF it was built from); give one of them another name\n"
+    )
+    out = ask(str(first), str(trees[1]), "Revenue?", "-r", "extractive")
+    assert out.exit_code == 2 and "are both named x: ask tells filings apart by their names" in out.output
+    out = ask(str(first), str(trees[0]), "Revenue?", "-r", "extractive")  # a filing and its own tree
+    assert out.exit_code == 2 and out.output == f"error: {first} and {trees[0]} are one filing, given twice\n"
