@@ -83,8 +83,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             None,
             "--max-drop",
             help=f"Largest accuracy drop vs --baseline allowed: {FRACTION_HELP} (a bare 1 is refused: "
-            "write 1% or 100%); default 0. A larger "
-            "drop fails only when the paired test says it is significant at --alpha.",
+            "write 1% or 100%); default 0. A larger drop fails when the paired test says it is significant "
+            "at --alpha, or when the test could not call any drop significant (5 or fewer questions or "
+            "documents at 0.05).",
         ),
         max_tokens_per_question: str | None = typer.Option(
             None, "--max-tokens-per-question", help="Highest mean retriever tokens per question."
@@ -105,7 +106,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         allow_partial: bool = typer.Option(
             False,
             "--allow-partial",
-            help="Judge an unfinished RUN (interrupted, budget-stopped) on the samples it has; with "
+            help="Judge an unfinished RUN (interrupted, budget-stopped), or a finished RUN that lost samples "
+            "since, on the samples it has; with "
             "--baseline, let RUN miss baseline samples: the checks then use the samples both runs share.",
         ),
         allow_changed: bool = typer.Option(

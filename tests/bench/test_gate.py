@@ -783,3 +783,18 @@ def test_samples_the_baseline_lacks_are_said_to_be_unchecked(tmp_path: Path) -> 
     same = write_run(tmp_path / "same", outcomes("cccccc"), info=run_info("same"))
     res = _gate(same, "--baseline", base)
     assert res.exit_code == 0 and "lacks" not in res.output, res.output
+
+
+def test_the_help_says_when_a_drop_fails_on_the_threshold_alone() -> None:
+    """Review (rev-day): --max-drop's help still said a larger drop "fails only when the paired test says
+    it is significant", after 9a0399a made a drop no test could call significant fail on the threshold
+    alone; and --allow-partial's spoke only of unfinished runs, not of a finished one that lost samples."""
+    res = runner.invoke(app, ["bench", "gate", "--help"], terminal_width=1000, env={"COLUMNS": "1000"})
+    text = " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 0
+    assert "fails only when the paired test says it is significant" not in text
+    assert (
+        "A larger drop fails when the paired test says it is significant at --alpha, or when the test could "
+        "not call any drop significant (5 or fewer questions or documents at 0.05)"
+    ) in text
+    assert "a finished RUN that lost samples" in text
