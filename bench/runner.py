@@ -1044,7 +1044,7 @@ class Runner:
                     last = str(exc).splitlines()[0]
                     continue
             else:
-                said = last.split(": ", 1)[1] if last.startswith("cannot reach ") and ": " in last else last
+                said = _probe_said(last)
                 if "answer within" in last:  # each probe waited its timeout: the server is there, silent
                     why = (
                         f"then the server answered none of {ABANDONED_WAITS} probes in "
@@ -1082,8 +1082,13 @@ def _what_cut(sample: Sample, whose: str, probe: str) -> str:
     call = call.replace(": no reply: ", ": ", 1).replace(": cannot connect: ", ": ", 1)
     if not call:
         return probe
-    reason = probe.split(": ", 1)[1] if probe.startswith("cannot reach ") and ": " in probe else probe
-    return f"{call}; a probe after it: {reason}"
+    return f"{call}; a probe after it: {_probe_said(probe)}"
+
+
+def _probe_said(probe: str) -> str:
+    """What a failed probe met, without the endpoint its line names: ``cannot reach openai/m at URL:
+    connection refused`` -> ``connection refused`` (a line of another form, whole)."""
+    return probe.split(": ", 1)[1] if probe.startswith("cannot reach ") and ": " in probe else probe
 
 
 async def _let_signals_in() -> None:
