@@ -798,3 +798,53 @@ def test_the_help_says_when_a_drop_fails_on_the_threshold_alone() -> None:
         "not call any drop significant (5 or fewer questions or documents at 0.05)"
     ) in text
     assert "a finished RUN that lost samples" in text
+
+
+def test_finished_runs_of_the_runner_pass_complete_and_cut_copies_fail(tmp_path: Path, monkeypatch) -> None:
+    """Review (rev-day): the `complete` rule counts questions x retrievers x repeats from run.json, so every
+    finished run `bench run` writes must hold that many samples, whatever selected its questions: --repeats,
+    --limit, --question-id (given twice), questions dropped by validation or by an unreadable filing, a
+    resumed run and a rejudged one. Hand-made runs record no question count, so only real runs check it."""
+    import shutil
+
+    for name in ("OPENAI_API_KEY", "PAGEINDEX_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    cli = CliRunner()
+
+    def invoke(*args: object) -> None:
+        res = cli.invoke(app, [str(a) for a in args], terminal_width=250)
+        assert res.exit_code == 0, res.output
+
+    demo, bad = tmp_path / "demo", tmp_path / "bad"
+    invoke("bench", "datasets", "demo", "-o", demo)
+    invoke("bench", "datasets", "demo", "--bad", "-o", bad)
+    runs = {
+        "repeats": ["--data-dir", demo, "-r", "extractive", "--repeats", "2", "--limit", "4"],
+        "ids": ["--data-dir", demo, "-r", "extractive", "--question-id", "demo_nwic_01", "--question-id",
+                "demo_nwic_01", "--question-id", "demo_nwic_02"],
+        "dropped": ["--data-dir", bad, "-r", "extractive"],
+    }  # fmt: skip
+    for name, args in runs.items():
+        invoke("bench", "run", *args, "-o", tmp_path / name)
+    # a run stopped half-way (its last samples lost, as a Ctrl-C leaves it), resumed to the end
+    cut = tmp_path / "resumed"
+    shutil.copytree(tmp_path / "repeats", cut)
+    lines = (cut / "samples.jsonl").read_text().splitlines(keepends=True)
+    (cut / "samples.jsonl").write_text("".join(lines[:3]))
+    info = json.loads((cut / "run.json").read_text())
+    (cut / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    invoke("bench", "run", "--resume", cut)
+    invoke("bench", "rejudge", tmp_path / "dropped", "--judge", "rules", "-o", tmp_path / "rejudged")
+    for name in [*runs, "resumed", "rejudged"]:
+        run = load_run(tmp_path / name)
+        assert run.info.status == "finished" and run.info.dataset.questions > 0, name
+        copy = shutil.copytree(tmp_path / name, tmp_path / f"{name}-base")
+        res = _gate(tmp_path / name, "--baseline", copy)
+        assert res.exit_code == 0, res.output
+        assert f"PASS  complete [run]: {run.run_id} is finished with {len(run.samples)} samples" in res.output
+        # the same run with its last sample lost since it ended fails `complete`
+        kept = (copy / "samples.jsonl").read_text().splitlines(keepends=True)[:-1]
+        (copy / "samples.jsonl").write_text("".join(kept))
+        res = _gate(tmp_path / name, "--baseline", copy)
+        assert res.exit_code == 1 and "FAIL  complete [baseline]" in res.output, res.output
