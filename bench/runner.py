@@ -46,7 +46,7 @@ from pageindex.cachedir import cache_root
 from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
-from pageindex.llm.types import BudgetExceeded
+from pageindex.llm.types import BudgetExceeded, EndpointUnreachableError
 from pageindex.retrievers.base import (
     TIME_LIMIT,
     QuestionContext,
@@ -1034,25 +1034,26 @@ class Runner:
                 f"it may still be computing the request sample {sample.question_id} gave up on ({cause}); "
                 "a server that answers one request at a time goes on with it"
             )
-            started, last = time.monotonic(), ""
+            started, last = time.monotonic(), None
             for attempt in range(ABANDONED_WAITS):
                 try:
                     if not await self._answered(client, why, say=attempt == 0):
                         return
                     break
-                except LLMError as exc:
-                    last = str(exc).splitlines()[0]
-                    continue
+                except EndpointUnreachableError as exc:  # no HTTP answer: busy, hung or gone
+                    last = exc
+                except LLMError:  # it answered (an HTTP error status, a rejected key): not busy, not gone
+                    break
             else:
-                said = _probe_said(last)
-                if "answer within" in last:  # each probe waited its timeout: the server is there, silent
+                assert last is not None
+                if last.timed_out:  # each probe waited its timeout: the server is there, silent
                     why = (
                         f"then the server answered none of {ABANDONED_WAITS} probes in "
                         f"{time.monotonic() - started:.0f}s: it hangs, or is still computing that request; "
                         "restart it if it does not recover"
                     )
                 else:  # refused, reset: it went away meanwhile
-                    why = f"then it went away; a probe after it: {said}"
+                    why = f"then it went away; a probe after it: {last.reason}"
                 self.stopped_because = self.stopped_because or (
                     f"the {whose} endpoint stopped answering during the run (sample {sample.question_id}'s "
                     f"call was abandoned ({cause}), and {why})"

@@ -22,7 +22,7 @@ from pageindex.llm.http import transport_failure
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
-from pageindex.llm.types import LLMConfigError
+from pageindex.llm.types import EndpointUnreachableError, LLMConfigError
 from pageindex.wording import shortened
 
 NO_LIST_STATUSES = (404, 405, 501)
@@ -172,19 +172,22 @@ async def _request(
     try:
         return await http.request(method, endpoint(spec.base_url or "", path), **kwargs)
     except httpx.TimeoutException:
+        silent = f"no answer within {timeout:g}s"
         if is_loopback(spec.base_url):
             # connected, but no answer: a one-at-a-time local server may still be computing a request
             # an interrupted or killed run left behind (it answers nothing else until that is done)
-            raise LLMConfigError(
+            raise EndpointUnreachableError(
                 f"{spec.where()} did not answer within {timeout:g}s: a server on this machine that serves "
                 "one request at a time may still be finishing an abandoned request (an interrupted run's, "
-                "or another client's); wait for it (or restart the server), or give a larger --timeout"
+                "or another client's); wait for it (or restart the server), or give a larger --timeout",
+                reason=silent, timed_out=True,
             ) from None
-        raise LLMConfigError(f"cannot reach {spec.where()}: no answer within {timeout:g}s") from None
+        message = f"cannot reach {spec.where()}: {silent}"
+        raise EndpointUnreachableError(message, reason=silent, timed_out=True) from None
     except httpx.HTTPError as exc:
         said = transport_failure(exc) if isinstance(exc, httpx.TransportError) else str(exc)
         reason = spec.redact(_squash(said)) or type(exc).__name__
-        raise LLMConfigError(f"cannot reach {spec.where()}: {reason}") from None
+        raise EndpointUnreachableError(f"cannot reach {spec.where()}: {reason}", reason=reason) from None
 
 
 def _json(response: httpx.Response) -> Any:

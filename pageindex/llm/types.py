@@ -142,6 +142,18 @@ class LLMConfigError(LLMError):
     kind = "config"
 
 
+class EndpointUnreachableError(LLMConfigError):
+    """The endpoint gave no HTTP answer at all: refused, reset, no answer within the timeout. ``reason``
+    says what was met without the endpoint's name ("connection refused"); ``timed_out`` whether it was
+    the silence of a server that took the connection. An HTTP answer, even an error status, is another
+    :class:`LLMConfigError`: the server is there."""
+
+    def __init__(self, message: str, *, reason: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.reason = redact(reason)
+        self.timed_out = timed_out
+
+
 class BaseURLError(LLMConfigError):
     """A base URL no server can have (no http(s) scheme, no host, a port outside 1-65535): its message
     names the URL, so a command says it as it is rather than as a mistake in the model option."""

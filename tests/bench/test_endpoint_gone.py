@@ -465,3 +465,38 @@ def test_a_local_server_that_goes_away_during_the_wait_is_said_gone_not_hung(dem
         f"the model endpoint stopped answering during the run (sample {first}'s call was abandoned "
         "(timeout), and then it went away; a probe after it: connection refused)"
     )
+
+
+def test_a_local_server_that_answers_the_wait_with_an_error_is_not_said_gone(demo, tmp_path, monkeypatch):
+    """After an abandoned request the wait's probes got an HTTP error at once (a server there, answering
+    ``GET /models`` with 503): three instant failures stopped the run ``failed``, "it went away". A probe
+    the server answered, even with an error, says it is neither busy nor gone: the run goes on."""
+    import time
+
+    from pageindex.llm.types import LLMConfigError
+
+    inner = ChatPolicy()
+    slow = {"left": 1}
+
+    def slow_once(chat):
+        if slow["left"]:
+            slow["left"] -= 1
+            time.sleep(1.5)
+        return inner(chat)
+
+    probes = {"n": 0}
+    real = Runner._answered
+
+    async def answered(self, client, why, *, say=True):
+        probes["n"] += 1
+        if probes["n"] == 1:  # the preflight
+            return await real(self, client, why, say=say)
+        raise LLMConfigError(f"openai/m at {client.base_url} failed the preflight: GET /models answered 503")
+
+    monkeypatch.setattr(Runner, "_answered", answered)
+    out = tmp_path / "run"
+    with FaultServer(policy=slow_once) as srv:
+        config = _config(demo, out, srv.base_url, retrievers=["oracle"], limit=3, timeout_s=0.5)
+        outcome = _run(Runner(config))
+    assert outcome.status != "failed", outcome.stopped_because
+    assert len(load_samples(out / "samples.jsonl")) == 3 and probes["n"] >= 2  # the wait did probe
