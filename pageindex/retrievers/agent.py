@@ -3,7 +3,8 @@ with ``fetch_section`` and answers with sources, within ``max_turns`` model call
 
 A reply that is neither a tool call nor the JSON answer the prompt asks for is sent back
 with the parse error and costs a turn; running out of turns, or of context window, ends in
-``fail`` with a reason that says which.
+``fail`` with a reason that says which, and with error kind ``invalid_reply`` when every reply was
+such a one (the filing was never read: the model's output, not the filing, is what failed).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ async def agent(run: QuestionRun, opts: AgentOptions) -> RetrievalResult:
     if reply is None:
         reason = f"no answer {end.reason}"
         run.event("decision", reason, stopped_by=end.stopped_by)
+        if end.turns and end.malformed == end.turns:
+            # Every reply was unusable (no tool call, no valid answer): the filing was never read, so a
+            # "not found" would be unfounded; the model's output failed (ask exits 4, a run records the
+            # kind), as for iterative's extractions.
+            reason = f"{reason}: every reply was malformed"
+            return run.result("fail", reason=reason, error_kind="invalid_reply")
         return run.result("fail", reason=reason)
     run.event("decision", f"turn {run.turns}: {reply.status}", reply=reply.model_dump(mode="json"))
     return run.result_from_answer(reply)

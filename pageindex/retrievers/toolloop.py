@@ -35,6 +35,7 @@ class ToolLoopEnd(BaseModel, Generic[T]):
     reply: T | None = None
     stopped_by: Literal["reply", "max_turns", "context_full"] = "reply"
     turns: int = 0  # model calls this loop made
+    malformed: int = 0  # of them, replies that were neither a tool call nor a valid reply
     # Without a reply: what stopped the loop, with its figures, worded to follow "no answer" ("within
     # max_turns=12"; "after 3 turn(s): the conversation no longer fits the model's context (...)").
     reason: str = ""
@@ -64,6 +65,7 @@ async def run_tool_loop(
 
     run_tools = run_tools or default_tools
     unsent = PageHold()  # pages of the last tool round, counted when its results go out
+    malformed = 0
     for turn in range(1, max_turns + 1):
         room = _prompt_room(run, messages) if turn > 1 else None
         if room is not None and room.tokens + REPLY_ROOM > room.window:
@@ -80,7 +82,7 @@ async def run_tool_loop(
                 prompt_tokens=room.tokens,
                 unsent_pages=unsent.pages,
             )
-            return ToolLoopEnd(stopped_by="context_full", turns=turn - 1, reason=reason)
+            return ToolLoopEnd(stopped_by="context_full", turns=turn - 1, reason=reason, malformed=malformed)
         run.count_turn()
         # The last turn forbids tool calls (``tool_choice: "none"``; the tool stays declared, as
         # servers that check a history of tool calls against it want): a tool call there could
@@ -113,12 +115,15 @@ async def run_tool_loop(
         try:
             return ToolLoopEnd(reply=parse_json_reply(resp.content, reply_model), turns=turn)
         except ReplyParseError as exc:
+            malformed += 1
             run.event("error", f"{what}: malformed {role} reply: {exc}", raw=(resp.content or "")[:500])
             # Echo back only the start of an unusable reply: a rambling one (some servers ignore
             # max_tokens on plain replies) would otherwise fill the context window.
             messages.append(Message(role="assistant", content=_clip(resp.content or "")))
             messages.append(Message(role="user", content=f"Your reply was not valid: {exc}. {format_hint}"))
-    return ToolLoopEnd(stopped_by="max_turns", turns=max_turns, reason=f"within max_turns={max_turns}")
+    return ToolLoopEnd(
+        stopped_by="max_turns", turns=max_turns, reason=f"within max_turns={max_turns}", malformed=malformed
+    )
 
 
 ECHO_CHARS = 1200  # of an unusable reply sent back with the parse error

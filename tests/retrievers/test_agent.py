@@ -199,3 +199,18 @@ def test_the_last_turn_forbids_tool_calls_so_the_model_answers(tree_3m):
         (r.body.get("tool_choice"), [t.name for t in r.tools]) for r in sm.requests
     ]
     assert choices == [("auto", ["fetch_section"])] * 2 + [("none", ["fetch_section"])]
+
+
+def test_a_model_whose_every_reply_is_malformed_is_unusable_output_not_a_not_found(tree_3m):
+    """12 prose replies, no tool call: the agent never read the filing, yet its fail had no error kind,
+    so `ask` printed "Not found in this filing." and exited 0 (found against the fault server's
+    `--lacks tools`, which answers an agent in JSON mode with prose). As iterative's extractions do, it
+    is `invalid_reply`; a model that keeps fetching sections and never answers stays a plain fail."""
+    sm = ScriptedModel(policy=lambda req: "The answer is 3 (page 1).")
+    result = run_agent(tree_3m, sm, max_turns=3)
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    assert result.reason == "no answer within max_turns=3: every reply was malformed"
+    assert result.pages_fetched == [] and result.tool_calls == 0 and result.turns == 3
+    fetching = ScriptedModel(policy=lambda req: ScriptedModel.call("fetch_section", node_id="item_7"))
+    kept = run_agent(tree_3m, fetching, max_turns=3)
+    assert kept.status == "fail" and kept.error_kind is None
