@@ -112,8 +112,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         finally:
             server.stop()
             stats = server.stats()
-            console.print(f"stopped; {stats.summary_line()}", highlight=False)
-            console.print(faults_by_kind(stats.by_fault), highlight=False)
+            # as written: "[wrong_shape=1, ...]" reads as a markup tag, and rich dropped it
+            console.print(f"stopped; {stats.summary_line()}", highlight=False, markup=False)
+            console.print(faults_by_kind(stats.by_fault), highlight=False, markup=False)
 
 
 def faults_by_kind(by_fault: dict[str, int]) -> str:

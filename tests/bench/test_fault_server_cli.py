@@ -60,6 +60,24 @@ def test_runs_until_ctrl_c_and_prints_stats():
     assert child.exitstatus == 0  # Ctrl-C is a server's normal stop, as its --help says
 
 
+def test_the_stop_line_lists_faults_whose_names_are_words():
+    """The stop line's "[wrong_shape=1]" was read as a rich markup tag and dropped, leaving "1 faults ,
+    1 distinct calls": only lists starting with an HTTP status ("[503=1]") were printed."""
+    child = spawn_fault_server("--rate", "1", "--faults", "wrong_shape")
+    try:
+        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
+        base_url = child.match.group(1)
+        child.expect("wrong_shape=1.000")
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{base_url}/chat/completions", json=body).status_code == 200
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        tail = re.sub(r"\s+", " ", child.before)
+    finally:
+        child.close(force=True)
+    assert "stopped; 1 requests (1 chat), 1 faults [wrong_shape=1], 1 distinct calls" in tail
+
+
 def test_its_help_gives_its_own_exit_codes():
     from typer.testing import CliRunner
 
