@@ -21,14 +21,16 @@ The hold-out PDFs named in the README are left out unless ``--with-holdout`` is 
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import pymupdf
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from bench.perf.outline_recovery import HOLDOUT
+from bench.summary import print_whole
+from pageindex.cli._common import CliConsole
 from pageindex.tree import build_tree
 from pageindex.tree.pdf import LAYOUT_TEXT_FLAGS
 
@@ -69,7 +71,7 @@ def main(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="One row per PDF."),
     with_holdout: bool = typer.Option(False, "--with-holdout", help="include the README's hold-out PDFs"),
 ) -> None:
-    console = Console(width=200)
+    console = CliConsole()
     per_file = Table("pdf", "pages", "text s", "tree s", "ratio", "CPU ratio")
     table = Table(title="Tree build speed (cache off), plain get_text() of the same pages in the same run")
     columns = ("folder", "PDFs", "pages", "text s/100 p", "tree s/100 p", "ratio tree/text")
@@ -123,9 +125,11 @@ def main(
             "",
             f"{all_dict_cpu / max(all_text_cpu, 1e-9):.2f}x",
         )
+    # whole in a log or a pipe: the table is wider than 200 columns with a long filing name
+    show = console.print if console.is_terminal else partial(print_whole, console)
     if verbose:
-        console.print(per_file)
-    console.print(table)
+        show(per_file)
+    show(table)
 
 
 def _row(name: str, pdfs: int, pages: int, text_s: float, tree_s: float) -> list[str]:

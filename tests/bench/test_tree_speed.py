@@ -31,3 +31,14 @@ def test_holdout_pdfs_are_left_out_unless_asked_for(tmp_path, monkeypatch):
     out = runner.invoke(_app(), [str(tmp_path), "--with-holdout"])
     assert out.exit_code == 0, out.output
     assert built == ["COSTCO_2024_DEF14A", "DEV_2023_10K"]
+
+
+def test_the_table_is_printed_whole_to_a_pipe(tmp_path, monkeypatch):
+    """Its 11 columns need more than 200 characters with a long filing name (the prospectus's), and the
+    slowest tree's name came out cut in a log: "JPMORGAN-INVESTMENT-FUNDS_2025-12_… 1.75 s"."""
+    name = "JPMORGAN-INVESTMENT-FUNDS_2025-12_PROSPECTUS-WITH-A-LONG-NAME"
+    make_pdf(tmp_path / f"{name}.pdf", [["ITEM 1. BUSINESS", "We make things."]])
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = CliRunner().invoke(_app(), [str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert f"{name}.pdf" in out.output and "…" not in out.output
