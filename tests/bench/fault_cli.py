@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Callable
 
 import pexpect
 
@@ -17,3 +19,20 @@ def spawn_fault_server(*args: str) -> pexpect.spawn:
         timeout=30,
         env={**os.environ, "COLUMNS": "200", "TERM": "dumb"},
     )
+
+
+def serve_until_ctrl_c(args: list[str], ready: str, work: Callable[[str], None]) -> tuple[str, int | None]:
+    """Start the server with ``args``, wait for its URL and for ``ready`` in its output, call ``work``
+    with the URL, then Ctrl-C it: (what it printed after ``ready``, whitespace folded; its exit status)."""
+    child = spawn_fault_server(*args)
+    try:
+        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
+        base_url = child.match.group(1)
+        child.expect(ready)
+        work(base_url)
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        tail = re.sub(r"\s+", " ", child.before)
+    finally:
+        child.close(force=True)
+    return tail, child.exitstatus

@@ -401,19 +401,8 @@ def test_a_local_server_that_hangs_stops_the_run_instead_of_timing_out_every_sam
     blocks the server's loop past the three call timeouts of the wait). The run used to go on: every
     sample left waited three call timeouts, then timed out in its turn, all recorded as errors. Now it
     stops ``failed`` after the first, saying why, and the samples left run on resume."""
-    import time
-
-    inner = ChatPolicy()
-    hung = {"left": 1}
-
-    def hangs_once(chat):
-        if hung["left"]:
-            hung["left"] -= 1
-            time.sleep(4)  # nothing is answered meanwhile, not even GET /models
-        return inner(chat)
-
     out, port = tmp_path / "run", _free_port()
-    with FaultServer(policy=hangs_once, port=port) as srv:
+    with FaultServer(policy=_slow_once(4), port=port) as srv:  # nothing answered meanwhile, not even /models
         config = _config(demo, out, srv.base_url, retrievers=["oracle"], limit=3, timeout_s=0.5)
         outcome = _run(Runner(config))
     assert outcome.status == "failed"
@@ -436,22 +425,12 @@ def test_a_local_server_that_goes_away_during_the_wait_is_said_gone_not_hung(dem
     """Killed while the run waited for it to finish an abandoned request (seen: SIGKILL of llama.cpp
     after an agent sample hit its --time-limit): the probes are refused, and the run says it went away."""
     import threading
-    import time
 
     import bench.runner as runner_module
 
     monkeypatch.setattr(runner_module, "PREFLIGHT_NOTICE_S", 0.2)
-    inner = ChatPolicy()
-    hung = {"left": 1}
-
-    def slow_once(chat):
-        if hung["left"]:
-            hung["left"] -= 1
-            time.sleep(1.5)
-        return inner(chat)
-
     out = tmp_path / "run"
-    srv = FaultServer(policy=slow_once).start()
+    srv = FaultServer(policy=_slow_once(1.5)).start()
     events = EventBus()
     events.subscribe(lambda e: e.kind == "waiting" and threading.Thread(target=srv.stop).start())
     try:
@@ -471,18 +450,7 @@ def test_a_local_server_that_answers_the_wait_with_an_error_is_not_said_gone(dem
     """After an abandoned request the wait's probes got an HTTP error at once (a server there, answering
     ``GET /models`` with 503): three instant failures stopped the run ``failed``, "it went away". A probe
     the server answered, even with an error, says it is neither busy nor gone: the run goes on."""
-    import time
-
     from pageindex.llm.types import LLMConfigError
-
-    inner = ChatPolicy()
-    slow = {"left": 1}
-
-    def slow_once(chat):
-        if slow["left"]:
-            slow["left"] -= 1
-            time.sleep(1.5)
-        return inner(chat)
 
     probes = {"n": 0}
     real = Runner._answered
@@ -495,8 +463,24 @@ def test_a_local_server_that_answers_the_wait_with_an_error_is_not_said_gone(dem
 
     monkeypatch.setattr(Runner, "_answered", answered)
     out = tmp_path / "run"
-    with FaultServer(policy=slow_once) as srv:
+    with FaultServer(policy=_slow_once(1.5)) as srv:
         config = _config(demo, out, srv.base_url, retrievers=["oracle"], limit=3, timeout_s=0.5)
         outcome = _run(Runner(config))
     assert outcome.status != "failed", outcome.stopped_because
     assert len(load_samples(out / "samples.jsonl")) == 3 and probes["n"] >= 2  # the wait did probe
+
+
+def _slow_once(seconds: float):
+    """A chat policy whose first call takes ``seconds`` (the server answers nothing meanwhile: a one-at-a-
+    time local server computing an abandoned request), then answers as ChatPolicy does."""
+    import time
+
+    inner, left = ChatPolicy(), [1]
+
+    def policy(chat):
+        if left[0]:
+            left[0] -= 1
+            time.sleep(seconds)
+        return inner(chat)
+
+    return policy

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 
 import httpx
-import pexpect
 import pytest
 from typer.testing import CliRunner
 
 from bench.faults import FaultServer, NonLoopbackError, ensure_loopback
 from pageindex.cli import app
-from tests.bench.fault_cli import spawn_fault_server
+from tests.bench.fault_cli import serve_until_ctrl_c
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.com", ""])
@@ -43,38 +42,25 @@ def test_unknown_fault_kind_is_a_clear_error():
 
 
 def test_runs_until_ctrl_c_and_prints_stats():
-    child = spawn_fault_server("--rate", "1", "--faults", "503")
-    try:
-        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
-        base_url = child.match.group(1)
-        child.expect("503=1.000")
+    def work(base_url: str) -> None:
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         assert httpx.post(f"{base_url}/chat/completions", json=body).status_code == 503
         assert httpx.get(f"{base_url}/models").status_code == 200
-        child.sendintr()
-        child.expect(pexpect.EOF)
-        tail = re.sub(r"\s+", " ", child.before)
-    finally:
-        child.close(force=True)
+
+    tail, status = serve_until_ctrl_c(["--rate", "1", "--faults", "503"], "503=1.000", work)
     assert "stopped; 2 requests (1 chat), 1 faults [503=1]" in tail
-    assert child.exitstatus == 0  # Ctrl-C is a server's normal stop, as its --help says
+    assert status == 0  # Ctrl-C is a server's normal stop, as its --help says
 
 
 def test_the_stop_line_lists_faults_whose_names_are_words():
     """The stop line's "[wrong_shape=1]" was read as a rich markup tag and dropped, leaving "1 faults ,
     1 distinct calls": only lists starting with an HTTP status ("[503=1]") were printed."""
-    child = spawn_fault_server("--rate", "1", "--faults", "wrong_shape")
-    try:
-        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
-        base_url = child.match.group(1)
-        child.expect("wrong_shape=1.000")
+
+    def work(base_url: str) -> None:
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         assert httpx.post(f"{base_url}/chat/completions", json=body).status_code == 200
-        child.sendintr()
-        child.expect(pexpect.EOF)
-        tail = re.sub(r"\s+", " ", child.before)
-    finally:
-        child.close(force=True)
+
+    tail, _ = serve_until_ctrl_c(["--rate", "1", "--faults", "wrong_shape"], "wrong_shape=1.000", work)
     assert "stopped; 1 requests (1 chat), 1 faults [wrong_shape=1], 1 distinct calls" in tail
 
 

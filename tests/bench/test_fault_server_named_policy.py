@@ -3,12 +3,10 @@ capability limits (``--lacks``, ``--context-window``) and the faults-by-kind lin
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import httpx
 import openai
-import pexpect
 import pytest
 from typer.testing import CliRunner
 
@@ -19,7 +17,7 @@ from bench.faults.limits import ServerLimits
 from bench.faults.protocol import ChatRequest, Reply
 from bench.faults.scripted import ChatPolicy
 from pageindex.cli import app
-from tests.bench.fault_cli import spawn_fault_server
+from tests.bench.fault_cli import serve_until_ctrl_c
 
 RECORD_TOOL = {
     "type": "function",
@@ -194,18 +192,11 @@ def test_bad_policy_or_limits_is_one_line_exit_2(args, message):
 
 
 def test_default_policy_answers_and_exit_prints_faults_by_kind():
-    child = spawn_fault_server("--rate", "0")
-    try:
-        child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
-        base_url = child.match.group(1)
-        child.expect("policy competent; model fully capable")
+    def work(base_url: str) -> None:
         body = {"model": "any", "messages": [{"role": "user", "content": "What is 40 + 2?"}]}
         reply = httpx.post(f"{base_url}/chat/completions", json=body).json()
         assert reply["choices"][0]["message"]["content"] == "42"
-        child.sendintr()
-        child.expect(pexpect.EOF)
-        tail = re.sub(r"\s+", " ", child.before)
-    finally:
-        child.close(force=True)
+
+    tail, status = serve_until_ctrl_c(["--rate", "0"], "policy competent; model fully capable", work)
     assert "faults by kind: none (normal answers 1)" in tail
-    assert child.exitstatus == 0
+    assert status == 0
