@@ -218,9 +218,9 @@ class _Fetcher:
         try:
             resumed = download(self.client, url, dest, retries=self.retries, backoff=self.backoff)
             if pdf:
-                with dest.open("rb") as fh:
-                    head = fh.read(1024)
-                if b"%PDF-" not in head:
+                from pageindex.tree.pdf import starts_as_pdf
+
+                if not starts_as_pdf(dest):
                     dest.unlink()
                     raise FetchError(f"{url}: not a PDF (an HTML error page or a Git LFS pointer?)")
         except FetchError as exc:

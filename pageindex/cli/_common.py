@@ -77,6 +77,8 @@ class CliConsole(Console):
 console = CliConsole(soft_wrap=True)  # long lines are not hard-wrapped (logs, pipes, tests)
 err_console = CliConsole(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
+
+
 def checked_model(model: str | None, base_url: str | None, missing: str | None) -> str | None:
     """:func:`pageindex.llm.spec.model_choice`'s spec once it parses, else one line naming where it
     came from (``--model`` or ``$PAGEINDEX_MODEL``). ``missing`` is said when neither gives one (None:
@@ -324,19 +326,13 @@ def load_tree_file(path: Path) -> Any:
     except OSError as exc:
         fail(f"{path}: cannot read ({exc.strerror or exc})")
     except ValueError as exc:
-        if _starts_as_pdf(path):  # a filing saved under a .json name ("'utf-8' codec can't decode ...")
+        from pageindex.tree.pdf import starts_as_pdf
+
+        if starts_as_pdf(path):  # a filing saved under a .json name ("'utf-8' codec can't decode ...")
             fail(f"{path}: not a tree JSON (it is a PDF file: give it a .pdf name to build its tree)")
         if isinstance(exc, ValidationError):  # the field and what it takes, not "1 validation error for Tree"
             fail(f"{path}: not a tree JSON ({first_error(exc)})")
         fail(f"{path}: not a tree JSON ({str(exc).splitlines()[0]})")
-
-
-def _starts_as_pdf(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return b"%PDF-" in fh.read(1024)
-    except OSError:
-        return False
 
 
 def opt_option(*, help: str) -> Any:

@@ -136,6 +136,19 @@ class PdfDocument:
 LINK_LOOP = "a loop of symbolic links"
 
 
+PDF_HEADER = b"%PDF-"  # a PDF's first bytes (mupdf allows some junk before it: looked for in the head)
+HEAD_BYTES = 1024
+
+
+def starts_as_pdf(path: Path) -> bool:
+    """Whether ``path``'s first bytes hold the PDF header (False when it cannot be read)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return PDF_HEADER in fh.read(HEAD_BYTES)
+    except OSError:
+        return False
+
+
 def broken_link(p: Path) -> str:
     """What ``p`` is when it is a symbolic link that leads nowhere (:data:`LINK_LOOP`, or "a symbolic
     link to X, which does not exist"), else ""."""
@@ -198,14 +211,14 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         _check_path(p)
         size = p.stat().st_size
         with p.open("rb") as fh:
-            head = fh.read(1024)
+            head = fh.read(HEAD_BYTES)
             fh.seek(max(0, size - 4096))
             tail = fh.read()
     except OSError as exc:  # a name too long for the file system, no permission, an I/O error
         raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
     if not head:
         raise NotAPDFError(p, "empty file, 0 bytes")
-    if b"%PDF-" not in head:
+    if PDF_HEADER not in head:
         kind = _what_it_is(head)
         raise NotAPDFError(p, f"no %PDF header: {kind}" if kind else "no %PDF header")
     if b"%%EOF" not in tail:
