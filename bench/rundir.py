@@ -36,7 +36,7 @@ from bench.datasets.models import DroppedQuestion
 from bench.runinfo import RunInfo
 from bench.samples import Sample, SampleStore, read_samples_file
 from bench.summary import Summary, summarize
-from pageindex.atomic import file_in_the_way, write_atomic
+from pageindex.atomic import file_in_the_way, missing_folders, remove_empty, write_atomic
 from pageindex.wording import first_error
 
 log = logging.getLogger(__name__)
@@ -395,7 +395,7 @@ class FolderClaim:
         """Hold ``path`` (made first with its parents when ``make``). Raises :class:`FolderInUse`
         when another process holds it, :class:`RunLoadError` when it cannot be made. The folders
         made count as this claim's only once it holds them (otherwise they are the other run's)."""
-        missing = [p for p in (path, *path.parents) if not p.exists()] if make else []
+        missing = missing_folders(path) if make else []
         if make:
             RunDir(path).create()
         return cls(path, _lock_folder(path), missing)
@@ -403,11 +403,7 @@ class FolderClaim:
     def remove_unused(self) -> None:
         """Remove the folders this claim made, deepest first, as far as they are empty."""
         made, self._made = self._made, []
-        for folder in made:
-            try:
-                folder.rmdir()  # only when empty
-            except OSError:
-                break
+        remove_empty(made)
 
     def release(self) -> None:
         """Give up the hold (closing its descriptor drops the lock); a second call does nothing."""

@@ -25,6 +25,28 @@ def file_in_the_way(path: str | Path) -> Path | None:
     return None
 
 
+def missing_folders(*paths: str | Path) -> list[Path]:
+    """The folders that do not exist yet among ``paths`` and their parents, deepest first: what making
+    them would create (for :func:`remove_empty` to take back)."""
+    missing: dict[Path, None] = {}
+    for path in paths:
+        for folder in (Path(path), *Path(path).parents):
+            if not folder.exists():
+                missing[folder] = None
+    return sorted(missing, key=lambda folder: len(folder.parts), reverse=True)
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first, as :func:`missing_folders` lists them) as far as they are
+    empty: a folder that holds anything stays, and so do those it lies in."""
+    for folder in folders:
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            if folder.exists():
+                return
+
+
 def write_atomic(path: str | Path, text: str | bytes) -> None:
     """Write ``text`` (UTF-8; or ``bytes`` as they are) to ``path`` via a temp file + rename: all or
     nothing, and durable: the temp file

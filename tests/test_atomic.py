@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from pageindex import atomic
-from pageindex.atomic import write_atomic
+from pageindex.atomic import missing_folders, remove_empty, write_atomic
 
 
 def test_atomic_files_get_the_umask_permissions_not_owner_only(tmp_path: Path) -> None:
@@ -40,3 +40,16 @@ def test_the_data_is_on_disk_before_the_rename_and_the_folder_after(tmp_path: Pa
     write_atomic(tmp_path / "samples.jsonl", '{"a": 1}\n')
     assert calls == ["fsync file", "rename", "fsync folder"]
     assert (tmp_path / "samples.jsonl").read_text() == '{"a": 1}\n'
+
+
+def test_the_folders_a_command_made_are_taken_back_as_far_as_they_are_empty(tmp_path: Path) -> None:
+    made = missing_folders(tmp_path / "a" / "b" / "raw", tmp_path / "a" / "b" / "pdfs")
+    assert made[-1] == tmp_path / "a" and set(made[:2]) == {tmp_path / "a/b/raw", tmp_path / "a/b/pdfs"}
+    for folder in made[:2]:
+        folder.mkdir(parents=True)
+    (tmp_path / "a" / "b" / "pdfs" / "x.pdf").write_bytes(b"%PDF-")
+    remove_empty(made)  # pdfs/ holds a file: it stays, and so do b and a
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["pdfs"]
+    (tmp_path / "a" / "b" / "pdfs" / "x.pdf").unlink()
+    remove_empty(made)
+    assert list(tmp_path.iterdir()) == []

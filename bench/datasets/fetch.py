@@ -28,7 +28,7 @@ from bench.datasets.financebench import (
     QUESTIONS_FILE,
     doc_name_problem,
 )
-from pageindex.atomic import write_atomic
+from pageindex.atomic import missing_folders, remove_empty, write_atomic
 from pageindex.llm.redact import redact, redact_url
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/patronus-ai/financebench/main"
@@ -274,6 +274,7 @@ def fetch_financebench(
     and verifies. A PDF that fails is reported in the result and does not stop the others;
     failing to get the two metadata files raises ``FetchError``."""
     root = Path(out_dir)
+    made = missing_folders(root / RAW_DIR, root / PDF_DIR)  # taken back if nothing could be fetched
     (root / RAW_DIR).mkdir(parents=True, exist_ok=True)
     (root / PDF_DIR).mkdir(parents=True, exist_ok=True)
     own_client = client is None
@@ -284,6 +285,7 @@ def fetch_financebench(
         raw_documents = f"{RAW_DIR}/{Path(REMOTE_DOCUMENTS).name}"
         for rel, remote in ((raw_questions, REMOTE_QUESTIONS), (raw_documents, REMOTE_DOCUMENTS)):
             if not fetcher.get(rel, remote):
+                remove_empty(made)  # an unreachable server left empty raw/ and pdfs/ behind
                 raise FetchError(fetcher.report.failed[-1].detail)
         questions = _read_jsonl(root / raw_questions)
         doc_names = list(dict.fromkeys(str(q["doc_name"]) for q in questions if q.get("doc_name")))

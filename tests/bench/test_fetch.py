@@ -289,11 +289,16 @@ def test_an_unreachable_source_is_one_error_line(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a loopback port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    args = ["bench", "datasets", "fetch", "financebench", "--out", str(tmp_path / "fb"),
+    args = ["bench", "datasets", "fetch", "financebench", "--out", str(tmp_path / "new" / "fb"),
             "--base-url", f"http://127.0.0.1:{port}/", "--retries", "0"]  # fmt: skip
     result = CliRunner().invoke(app, args, terminal_width=200)
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert list(tmp_path.iterdir()) == []  # the folders it made (new/fb, raw/, pdfs/) were left empty: gone
+    (tmp_path / "mine").mkdir()
+    args[5] = str(tmp_path / "mine")
+    assert CliRunner().invoke(app, args).exit_code == 2
+    assert (tmp_path / "mine").is_dir() and list((tmp_path / "mine").iterdir()) == []  # the user's: kept
 
 
 def test_credentials_in_the_source_url_are_masked_where_it_is_named(server, tmp_path: Path) -> None:
