@@ -33,7 +33,6 @@ builder or dataset: see :func:`bench.compare.check_comparable`) unless ``allow_c
 
 from __future__ import annotations
 
-import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -53,7 +52,7 @@ from bench.rundir import Run
 from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
-from pageindex.atomic import write_atomic
+from pageindex.atomic import same_file, write_atomic
 from pageindex.wording import counted, shortened
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
@@ -164,14 +163,6 @@ def _scopes(run: Run, rules: GateRules, baseline: Run | None) -> list[str]:
             "without --baseline, or against a baseline that ran it"
         )
     return [rules.retriever]
-
-
-def _same_folder(a: Path, b: Path) -> bool:
-    """Whether two run paths name one folder (the same path, a symlink to it, ``./x`` and ``x``)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _check(rule: str, scope: str, measured: float | None, threshold: float, upper: bool, fmt) -> RuleResult:
@@ -410,7 +401,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             raise GateInputError(
                 f"baseline {baseline.run_id} ({baseline.path}) has no samples{baseline.why_no_samples()}"
             )
-        if _same_folder(run.path, baseline.path):  # every check against itself holds: nothing is gated
+        if same_file(run.path, baseline.path):  # every check against itself holds: nothing is gated
             raise GateInputError(
                 f"run {run.path} and baseline {baseline.path} are the same run folder: a run compared with "
                 "itself passes every check against the baseline; give the baseline's own folder"

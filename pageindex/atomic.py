@@ -25,6 +25,15 @@ def file_in_the_way(path: str | Path) -> Path | None:
     return None
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether ``a`` and ``b`` name one file or folder (the same path, a symbolic or hard link to it,
+    ``./x`` and ``x``); False when either is not there."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def missing_folders(*paths: str | Path) -> list[Path]:
     """The folders that do not exist yet among ``paths`` and their parents, deepest first: what making
     them would create (for :func:`remove_empty` to take back)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console, ConsoleDimensions
 
-from pageindex.atomic import file_in_the_way
+from pageindex.atomic import file_in_the_way, same_file
 from pageindex.wording import plainly
 
 if TYPE_CHECKING:
@@ -303,7 +303,7 @@ def output_file(
     target = path.resolve()
     for source in inputs:
         source = Path(source)
-        if source.resolve() == target or (path.exists() and source.exists() and path.samefile(source)):
+        if source.resolve() == target or same_file(path, source):
             fail(f"{option} {path}: is also the input it reads; write to another file")
     if replaces is not None and path.is_file() and path.stat().st_size and not replaces(path):
         fail(

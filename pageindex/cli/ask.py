@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from pageindex.atomic import same_file
 from pageindex.cli._common import (
     NO_LIMIT,
     ExitCode,
@@ -396,7 +397,7 @@ def _check_distinct(named: list[tuple[str, Path, str | None]]) -> None:
             seen[name] = (file, sha)
             continue
         other, other_sha = seen[name]
-        if other == file or _same_file(other, file):
+        if other == file or same_file(other, file):
             fail(f"{file} is given twice")
         if sha and sha == other_sha:  # (a tree made by hand may record none)
             fail(f"{other} and {file} are one filing, given twice")
@@ -405,13 +406,6 @@ def _check_distinct(named: list[tuple[str, Path, str | None]]) -> None:
                  "give one of them another name")  # fmt: skip
         fail(f"{other} and {file} are both named {name}: ask tells filings apart by their names (a tree "
              "keeps the name of the PDF it was built from); give one of them another name")  # fmt: skip
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:
-        return False
 
 
 def _warn_unlisted(llm: Any) -> None:
