@@ -351,7 +351,7 @@ def powerless_notes(groups: Sequence[GroupComparison], method: str, alpha: float
         f"{'ALL' if g.by == 'overall' else g.group} ({counted(g.test.units, unit)}, smallest p "
         f"{g.test.smallest_p:.3g})"
         for g in groups
-        if g.n_pairs and g.test.smallest_p >= alpha
+        if g.n_pairs and g.test.powerless(alpha)
     ]
     if not weak:
         return []

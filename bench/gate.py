@@ -347,7 +347,7 @@ def _drop_rule(
     too_big = drop > max_drop + 1e-12
     # a test that could not call any drop significant here (too few questions or documents) would pass
     # every drop, 100% -> 0% included (the bootstrap over the demo's 3 documents): the threshold decides
-    powerless = cmp.test.smallest_p >= rules.alpha
+    powerless = cmp.test.powerless(rules.alpha)
     failed = too_big and (cmp.significant or powerless)
     if failed and not cmp.significant:
         unit = "question" if rules.method == "mcnemar" else "document"

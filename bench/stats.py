@@ -58,6 +58,10 @@ class PairedTest(BaseModel):
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_value < alpha
 
+    def powerless(self, alpha: float = 0.05) -> bool:
+        """Whether no outcome could be significant at ``alpha`` (too few units: see :func:`smallest_p`)."""
+        return self.smallest_p >= alpha
+
 
 # Two-sided normal quantiles as scipy's ``norm.ppf`` gives them (so stored figures do not move
 # in the last digit); any other confidence from the standard library.
