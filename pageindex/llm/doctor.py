@@ -1057,6 +1057,7 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
     best: int | None = None
     size = CONTEXT_PROBE_START
     tried: list[str] = []
+    refused = False  # the last prompt tried was refused (an HTTP error, not silence)
     for _ in range(CONTEXT_PROBE_CALLS):
         messages = [{"role": "user", "content": _filler(size) + "\nReply with exactly the word OK."}]
         answer = await prober.chat(messages, max_tokens=1)
@@ -1065,12 +1066,12 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
             break
         if not answer.ok:
             tried.append(f"~{size:,} refused ({_gist(answer.why(), 60)})")
+            refused = True
             break
         accepted = answer.prompt_tokens(len(messages[0]["content"]))
         best = max(best or 0, accepted)
         tried.append(f"{accepted:,} ok")
         size *= 2
-    refused = len(tried) > 0 and "refused" in tried[-1]
     stated = stated_context_window(answer.why()) if refused else None
     if stated is not None:
         return best, refused, stated, f"{stated:,} tokens, as the refusal states: " + "; ".join(tried)

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx2
+from pydantic import BaseModel
 
 from pageindex.llm.redact import redact
 
@@ -71,12 +72,21 @@ def _note(request: httpx2.Request, started: float, outcome: str, **fields: Any) 
     seen.append({"outcome": outcome, "latency_s": round(time.perf_counter() - started, 4), **fields})
 
 
-def transport_failure(exc: BaseException) -> str:
-    """What an HTTP request that got no reply met, in a few words, from the exception (``httpx`` or
-    ``httpx2``, by class name) and the OS error under it: a server that is not there refuses the
-    connection; one that dies while it computes the reply closes or resets a connection it had
-    accepted; one that hangs lets the request time out. These are different facts about a server
-    (a killed llama.cpp server's cut request was reported as "cannot connect"), so each is said."""
+class TransportFailure(BaseModel):
+    """What an HTTP request that got no reply met: ``said`` in a few words, and whether a connection
+    was ever made (``connected``: False for a refusal, a connect timeout or another failure to
+    connect; True for a connection reset, closed or cut while the server computed its reply)."""
+
+    said: str
+    connected: bool
+
+
+def transport_failure(exc: BaseException) -> TransportFailure:
+    """What an HTTP request that got no reply met, from the exception (``httpx`` or ``httpx2``, by
+    class name) and the OS error under it: a server that is not there refuses the connection; one
+    that dies while it computes the reply closes or resets a connection it had accepted; one that
+    hangs lets the request time out. These are different facts about a server (a killed llama.cpp
+    server's cut request was reported as "cannot connect"), so each is said."""
     chain: list[BaseException] = []
     seen: BaseException | None = exc
     while seen is not None and len(chain) < 10:
@@ -85,28 +95,41 @@ def transport_failure(exc: BaseException) -> str:
     names = {type(e).__name__ for e in chain}
     text = " ".join(str(e) for e in chain).lower()
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in text:
-        return "connection refused"
+        return TransportFailure(said="connection refused", connected=False)
     if "ConnectTimeout" in names:
-        return "no connection within the timeout"
+        return TransportFailure(said="no connection within the timeout", connected=False)
     if "ConnectError" in names:
         detail = next((str(e) for e in chain[1:] if str(e)), "") or str(exc)
-        return f"could not connect ({shorten(detail, 120)})" if detail else "could not connect"
+        said = f"could not connect ({shorten(detail, 120)})" if detail else "could not connect"
+        return TransportFailure(said=said, connected=False)
     if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
-        return "the server reset the connection before its reply was complete"
-    if "without sending a response" in text:
-        return "the server closed the connection without replying"
-    if "RemoteProtocolError" in names and "complete message body" in text:
-        return "the server closed the connection in the middle of its reply"
-    if any("Timeout" in n for n in names):
-        return "no reply within the timeout"
-    if "WriteError" in names:
-        return "the connection broke while the request was sent"
-    if "ReadError" in names:
-        return "the connection broke while waiting for the reply"
-    return shorten(str(exc), 120) or type(exc).__name__
+        said = "the server reset the connection before its reply was complete"
+    elif "without sending a response" in text:
+        said = "the server closed the connection without replying"
+    elif "RemoteProtocolError" in names and "complete message body" in text:
+        said = "the server closed the connection in the middle of its reply"
+    elif any("Timeout" in n for n in names):
+        said = "no reply within the timeout"
+    elif "WriteError" in names:
+        said = "the connection broke while the request was sent"
+    elif "ReadError" in names:
+        said = "the connection broke while waiting for the reply"
+    else:
+        said = shorten(str(exc), 120) or type(exc).__name__
+    return TransportFailure(said=said, connected=True)
 
 
-def connection_failures(attempts: list[dict[str, Any]] | None) -> str | None:
+class ConnectionFailures(BaseModel):
+    """The transport failures of a call's attempts (:func:`connection_failures`): ``said`` in one
+    line; ``connected``: some attempt reached the server (a reply, or a connection it cut);
+    ``went_away``: a connection was refused after one had been made."""
+
+    said: str
+    connected: bool
+    went_away: bool
+
+
+def connection_failures(attempts: list[dict[str, Any]] | None) -> ConnectionFailures | None:
     """The transport failures of a call's attempts, in order, one run of equal ones at a time:
     ``the server closed the connection without replying (attempt 1), then connection refused
     (attempts 2-4): the server went away during the call``. None when no attempt failed so."""
@@ -118,7 +141,7 @@ def connection_failures(attempts: list[dict[str, Any]] | None) -> str | None:
             accepted = True
             continue
         what = str(attempt.get("error") or "no connection")
-        refused = what == "connection refused" or what.startswith("could not connect")
+        refused = not attempt.get("connected", False)
         if refused and accepted:
             went_away = True
         if not refused:
@@ -137,7 +160,8 @@ def connection_failures(attempts: list[dict[str, Any]] | None) -> str | None:
             f"{what} (attempt{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''})"
             for what, first, last in runs
         )
-    return said + (": the server went away during the call" if went_away else "")
+    said += ": the server went away during the call" if went_away else ""
+    return ConnectionFailures(said=said, connected=accepted, went_away=went_away)
 
 
 # How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
@@ -270,7 +294,9 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
                 extensions={"reason_phrase": TIMEOUT_REASON.encode()},
             )
         except httpx2.TransportError as exc:
-            _note(request, started, "connection", status=None, usage=None, error=transport_failure(exc))
+            failure = transport_failure(exc)
+            _note(request, started, "connection", status=None, usage=None, error=failure.said,
+                  connected=failure.connected)
             raise
         if response.status_code >= 400:
             content = await _read(response, request)

@@ -185,7 +185,7 @@ async def _request(
         message = f"cannot reach {spec.where()}: {silent}"
         raise EndpointUnreachableError(message, reason=silent, timed_out=True) from None
     except httpx.HTTPError as exc:
-        said = transport_failure(exc) if isinstance(exc, httpx.TransportError) else str(exc)
+        said = transport_failure(exc).said if isinstance(exc, httpx.TransportError) else str(exc)
         reason = spec.redact(_squash(said)) or type(exc).__name__
         raise EndpointUnreachableError(f"cannot reach {spec.where()}: {reason}", reason=reason) from None
 

@@ -24,6 +24,7 @@ from instructor.core.exceptions import InstructorError
 from pageindex.llm.http import (
     MALFORMED_HEADER,
     TIMEOUT_HEADER,
+    ConnectionFailures,
     connection_failures,
     is_context_overflow,
     make_http_client,
@@ -118,10 +119,15 @@ def translate_error(
         retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
         return LLMTimeout(f"{where}: no reply within {client.timeout:g}s {attempts_text}{retry}")
     if isinstance(exc, openai.APIConnectionError):
-        said = connection_failures(attempts) or f"{transport_failure(exc)} ({attempts_text})"
-        if "went away" in said or "refused" not in said and "could not connect" not in said:
-            return LLMCallError(f"{where}: no reply: {said}", kind="connection")
-        return LLMCallError(f"{where}: cannot connect: {said}", kind="connection")
+        failures = connection_failures(attempts)
+        if failures is None:
+            failure = transport_failure(exc)
+            failures = ConnectionFailures(
+                said=f"{failure.said} ({attempts_text})", connected=failure.connected, went_away=False
+            )
+        if failures.connected:
+            return LLMCallError(f"{where}: no reply: {failures.said}", kind="connection")
+        return LLMCallError(f"{where}: cannot connect: {failures.said}", kind="connection")
     if isinstance(exc, openai.APIStatusError) and MALFORMED_HEADER in exc.response.headers:
         return MalformedReply(
             f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",

@@ -88,3 +88,29 @@ def test_the_preflight_says_connection_refused():
     with pytest.raises(Exception) as caught:
         check_reachable(parse_spec("openai/m", base_url=url, api_key="k"), timeout=5)
     assert str(caught.value) == f"cannot reach openai/m at {url}: connection refused"
+
+
+def test_whether_a_connection_was_made_is_a_field_not_read_back_from_the_words():
+    """``connected`` and ``went_away`` are facts of the attempts, whatever words say them: the call's
+    error is "no reply" once any attempt reached the server, "cannot connect" when none did."""
+    import httpx2
+
+    from pageindex.llm.http import connection_failures, transport_failure
+
+    refused = httpx2.ConnectError("All connection attempts failed")
+    refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    cut = httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+    assert transport_failure(refused).model_dump() == {"said": "connection refused", "connected": False}
+    assert transport_failure(cut).model_dump() == {
+        "said": "the server closed the connection without replying", "connected": True}  # fmt: skip
+    odd = {"outcome": "connection", "error": "refused by a proxy", "connected": True}  # words that mislead
+    none = {"outcome": "connection", "error": "no route to host", "connected": False}
+    assert connection_failures([odd]).model_dump() == {
+        "said": "refused by a proxy (1 attempt)", "connected": True, "went_away": False}  # fmt: skip
+    gone = connection_failures([{"outcome": "http_503"}, none, none])
+    assert (gone.connected, gone.went_away) == (True, True)
+    assert gone.said == "no route to host (attempts 2-3): the server went away during the call"
+    never = connection_failures([none, none])
+    assert (never.connected, never.went_away) == (False, False)
+    assert never.said == "no route to host (all 2 attempts)"
+    assert connection_failures([{"outcome": "http_500"}]) is None
