@@ -1001,8 +1001,7 @@ class Runner:
                 await client.check()
             except LLMError as exc:
                 self.stopped_because = (
-                    f"the {whose} endpoint stopped answering during the run "
-                    f"({_what_cut(sample, whose, str(exc).splitlines()[0])})"
+                    f"the {whose} endpoint stopped answering during the run ({_what_cut(sample, whose, exc)})"
                 )
                 self.request_stop("failed")
                 return True
@@ -1070,26 +1069,23 @@ class Runner:
             t.cancel()
 
 
-def _what_cut(sample: Sample, whose: str, probe: str) -> str:
+def _what_cut(sample: Sample, whose: str, probe: Exception) -> str:
     """What the call that ``sample`` lost met, then what the probe after it met, in one line: ``openai/m
     at URL: the server closed the connection without replying (attempt 1), then connection refused
     (attempts 2-4): the server went away during the call; a probe after it: connection refused``.
     A server killed mid-answer used to be said as only the probe's "cannot reach ...", as if it had
     never been there."""
+    probed = str(probe).splitlines()[0]
     call = (sample.error if whose == "model" else sample.judge_error) or ""
     call = call.splitlines()[0] if call else ""
     for prefix in ("LLMCallError: ", "connection: "):
         call = call.removeprefix(prefix)
     call = call.replace(": no reply: ", ": ", 1).replace(": cannot connect: ", ": ", 1)
     if not call:
-        return probe
-    return f"{call}; a probe after it: {_probe_said(probe)}"
-
-
-def _probe_said(probe: str) -> str:
-    """What a failed probe met, without the endpoint its line names: ``cannot reach openai/m at URL:
-    connection refused`` -> ``connection refused`` (a line of another form, whole)."""
-    return probe.split(": ", 1)[1] if probe.startswith("cannot reach ") and ": " in probe else probe
+        return probed
+    # the endpoint is named once, by the call: the probe says only what it met
+    met = probe.reason if isinstance(probe, EndpointUnreachableError) else probed
+    return f"{call}; a probe after it: {met}"
 
 
 async def _let_signals_in() -> None:
