@@ -34,8 +34,16 @@ _NUMERIC_LINE = re.compile(r"^[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*\d[\s$€�
 _DASH_ONLY = re.compile(r"^[\s$\-\u2014\u2013]*$")
 _YEAR = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
 _INLINE_ROW = re.compile(
-    r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+(?P<nums>[$(\-\u2014]?\s*\d[\d,.\s$()%\-\u2014]*)$"
+    r"^(?P<label>.*?[A-Za-z)][^\d$()]*?)\s+"
+    r"(?P<nums>(?:\(\s*[$€£¥]|[$€£¥(\-\u2014])?\s*\d[\d,.\s$€£¥()%\-\u2014]*)$"
 )
+# a word that numbers what follows it: "Note 5", "Table 6", "Row 5", "Level 3", "Item 7A"
+_NUMBERING_WORD = re.compile(
+    r"\b(?:note|table|row|line|level|tier|item|class|phase|part|section|schedule|exhibit|step|stage|"
+    r"page|type|series|tranche|article|chapter|appendix|annex|figure|no\.?)$",
+    re.IGNORECASE,
+)
+_LABEL_NUMBER = re.compile(r"\d{1,3}[A-Za-z]?[.:]?")  # "5", "7A", "3:": a small bare number
 _TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
 _MONTH_END = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
@@ -93,6 +101,29 @@ def _is_numeric(line: str) -> bool:
 
 def _figures(line: str) -> list[str]:
     return [n.text.replace("\n", "").replace(" ", "") for n in find_numbers(line)]
+
+
+def inline_row(line: str) -> tuple[str, list[str]] | None:
+    """A table row printed on one line, as its label and figures ("Net sales 1,234 1,100"), or None.
+
+    A number that belongs to the label stays in it: one inside a parenthesis the label opened
+    ("Adjusted EPS (Table 6) $0.96 $0.90", with a footnote mark glued to it: "(Table 4)(1)"), and a
+    small bare number after a word that numbers things ("Note 5 1,200 (35)", "Row 5 500 (35)"). A
+    negative amount in parentheses may start the figures ("Operating loss ($479) $954"). A line whose
+    figures end a sentence ("... target range is 2.30 to 2.50.") is prose, not a row."""
+    m = _INLINE_ROW.match(line)
+    if not m:
+        return None
+    label, nums = m.group("label").strip(), m.group("nums").strip()
+    if nums.endswith("."):
+        return None
+    tokens = nums.split()
+    while tokens and label.count("(") > label.count(")"):
+        label += " " + tokens.pop(0)
+    if tokens and _NUMBERING_WORD.search(label) and _LABEL_NUMBER.fullmatch(tokens[0]):
+        label += " " + tokens.pop(0)
+    figures = _figures(" ".join(tokens))
+    return (label, figures) if figures else None
 
 
 def _is_year_list(values: list[str]) -> bool:
@@ -164,9 +195,9 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                 figures.extend(_figures(lines[j]))
             j += 1
         label = line
-        inline = _INLINE_ROW.match(line)
-        if not figures and inline and len(_figures(inline.group("nums"))) >= 1:
-            label, figures = inline.group("label").strip(), _figures(inline.group("nums"))
+        inline = None if figures else inline_row(line)
+        if inline:
+            label, figures = inline
         header_years = _YEAR.findall(line)
         named = period_months(line)
         if not figures and len(named) >= 2 and len(tokenize(_PERIOD.sub("", line))) <= 6:

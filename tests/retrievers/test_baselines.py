@@ -177,6 +177,37 @@ def test_columns_grouped_by_period_follow_the_questions_period(query, value):
     assert quote == value, answer
 
 
+INLINE = """Second Quarter Results
+Adjusted EPS (Table 6) $0.96 $0.90
+Identical sales (Table 4)(1) 1.0% 5.8%
+Operating (loss) profit ($479) $954
+Note 5 1,200 (35)
+Row 5 500 (35)
+Level 3 assets 42 40
+The ratio is 1.31 a year after and the target range is 2.30 to 2.50.
+"""
+
+
+def test_a_number_of_the_label_stays_in_the_label():
+    """A row on one line was cut at its first number: "Adjusted EPS (Table 6) $0.96 $0.90" was the row
+    "Adjusted EPS (Table" of "6 | $0.96 | $0.90" (the answer's value was 6), "Note 5 1,200 (35)" the
+    row "Note" of 5; "($479)" could not start the figures, and a line of prose ending in a figure was a
+    row. Written from the rule on a made page."""
+    rows = {c.label: c.values for c in page_candidates(INLINE, 1) if c.kind == "row"}
+    assert rows == {
+        "Adjusted EPS (Table 6)": ["$0.96", "$0.90"],
+        "Identical sales (Table 4)(1)": ["1.0%", "5.8%"],
+        "Operating (loss) profit": ["($479)", "$954"],
+        "Note 5": ["1,200", "(35)"],
+        "Row 5": ["500", "(35)"],
+        "Level 3 assets": ["42", "40"],
+    }
+    sentences = [c.text for c in page_candidates(INLINE, 1) if c.kind == "sentence"]
+    assert sentences[-1] == "The ratio is 1.31 a year after and the target range is 2.30 to 2.50."
+    rows = {c.label: c for c in page_candidates(INLINE, 1) if c.kind == "row"}
+    assert _answer_of(rows["Adjusted EPS (Table 6)"], [])[1] == "$0.96"
+
+
 def test_period_words_choose_the_column_not_the_row():
     """A header line naming the question's period ("Twelve Months Ended June 30, ... Net Income per
     Share") must not outscore the row the question asks for: the period and date words weigh nothing."""
