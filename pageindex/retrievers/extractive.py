@@ -11,9 +11,11 @@ question year's column when the table header has years) or the best sentence.
 
 Columns grouped by period ("Three Months Ended | Twelve Months Ended" over "2025 2024 2025 2024")
 are told apart: the column is the one of the question's year *and* period ("twelve months ended
-June 30, 2025", "Q4", "nine months"); a question naming a year but no period ("net income in
-FY2025") takes the longest period. The words that name a period or a date (months, "ended",
-"quarter") choose the column, never the row, as the year does.
+June 30, 2025", "Q4", "first half", "nine months"); a question naming a year but no period ("net
+income in FY2025") takes the longest period, and one naming none of the header's years (no year, or
+a fiscal year the header names by its calendar year) the header's latest year. The words that name
+a period or a date (months, "ended", "quarter", "half") choose the column, never the row, as the year
+does.
 """
 
 from __future__ import annotations
@@ -60,8 +62,14 @@ _QUARTER = re.compile(
     r"\bq[1-4]\b|\b(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter\b|\bquarter(?:ly)?\b",
     re.IGNORECASE,
 )
+# a half year: "first half", "H1 2024", "half-year", "semi-annual"
+_HALF = re.compile(
+    r"\b(?:first|second|1st|2nd)[\s-]+half\b|\bhalf[\s-]+year(?:ly)?\b|\b[hH][12]\b|\b[12][hH]\b"
+    r"|\bsemi-?annual\b",
+    re.IGNORECASE,
+)
 _PERIOD_TEXT = (
-    "three six nine twelve months month weeks ended ending quarter quarterly fiscal year "
+    "three six nine twelve months month weeks ended ending quarter quarterly half fiscal year "
     "january february march april may june july august september october november december"
 )
 
@@ -241,10 +249,11 @@ def question_years(query: str) -> list[str]:
 
 def question_months(query: str) -> int | None:
     """The length in months of the period the question asks about, the first it names: 3 for a
-    quarter ("Q4", "second quarter", "three months ended"), 6, 9 or 12 for the months or weeks it
-    names, 12 for "year ended"; None when it names none (then the longest period in the table is
-    taken)."""
+    quarter ("Q4", "second quarter", "three months ended"), 6 for a half year ("first half", "H1"),
+    6, 9 or 12 for the months or weeks it names, 12 for "year ended"; None when it names none (then
+    the longest period in the table is taken)."""
     named = [(m.start(), 3) for m in _QUARTER.finditer(query)]
+    named += [(m.start(), 6) for m in _HALF.finditer(query)]
     periods = zip(_PERIOD.finditer(query), period_months(query), strict=True)
     named += [(m.start(), months) for m, months in periods]
     return min(named)[1] if named else None  # "nine months ... versus the third quarter": nine
@@ -266,18 +275,19 @@ def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, 
 
 
 def _column(candidate: Candidate, years: list[str], months: int | None) -> int:
-    """The value to answer with: the question's first year found in the header, of the question's
-    period when the header groups columns by period (the longest period when the question names
-    none, or one the table lacks); the first column when no year matches."""
-    for year in years:
-        columns = [i for i, y in enumerate(candidate.years) if y == year]
-        if not columns:
-            continue
-        if candidate.months:
-            longest = max(columns, key=lambda i: candidate.months[i])
-            return next((i for i in columns if candidate.months[i] == months), longest)
-        return columns[0]
-    return 0
+    """The value to answer with: the question's first year found in the header (the header's latest
+    year when none is: a question naming no year, or a fiscal year the header names by its calendar
+    year, "first half of fiscal 2024" over "July 30, 2023"), of the question's period when the header
+    groups columns by period (the longest period when the question names none, or one the table
+    lacks)."""
+    columns = next(
+        (found for year in years if (found := [i for i, y in enumerate(candidate.years) if y == year])),
+        [i for i, y in enumerate(candidate.years) if y == max(candidate.years)],
+    )
+    if candidate.months:
+        longest = max(columns, key=lambda i: candidate.months[i])
+        return next((i for i in columns if candidate.months[i] == months), longest)
+    return columns[0]
 
 
 def _answer_of(candidate: Candidate, years: list[str], months: int | None = None) -> tuple[str, str]:

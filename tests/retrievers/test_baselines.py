@@ -208,6 +208,39 @@ def test_a_number_of_the_label_stays_in_the_label():
     assert _answer_of(rows["Adjusted EPS (Table 6)"], [])[1] == "$0.96"
 
 
+TEN_Q = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
+(In millions)
+Three Months Ended Six Months Ended
+July 30, July 31, July 30, July 31,
+2023 2022 2023 2022
+Revenue 13,507 6,704 20,699 14,992
+Cash dividends paid 99 100 199 199
+ASCENDING
+2022 2023
+Google Cloud 6,276 8,031
+"""
+
+
+@pytest.mark.parametrize(
+    "query,label,value",
+    [
+        ("How much was paid in cash dividends in the first half of fiscal year 2024?", "Cash dividends paid",
+         "199"),  # a half year is six months; fiscal 2024 is not a header year: the latest year
+        ("What was revenue in the second quarter of fiscal year 2024?", "Revenue", "13,507"),
+        ("What was revenue in H1 FY2024?", "Revenue", "20,699"),
+        ("What was revenue in the first half of 2022?", "Revenue", "14,992"),
+        ("What was Google Cloud revenue?", "Google Cloud", "8,031"),  # no year: the latest, not the first
+    ],
+)
+def test_a_half_year_and_a_fiscal_year_the_header_does_not_name(query, label, value):
+    """A 10-Q's columns: "first half of fiscal year 2024" (NVIDIA's six months ended July 30, 2023)
+    took the first column, three months: a half year was no period, and a question year missing
+    from the header chose column 0 whatever the period. Written from the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(TEN_Q, 3) if c.kind == "row"}
+    answer, quote = _answer_of(rows[label], question_years(query), question_months(query))
+    assert quote == value, answer
+
+
 def test_period_words_choose_the_column_not_the_row():
     """A header line naming the question's period ("Twelve Months Ended June 30, ... Net Income per
     Share") must not outscore the row the question asks for: the period and date words weigh nothing."""
