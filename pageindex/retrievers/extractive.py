@@ -219,8 +219,11 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         is_date = bool(_MONTH_END.search(label)) and len(figures) == 1  # "as of December 31"
         if figures and len(label) <= 160 and not _is_year_list(figures) and not is_date:
             flush_prose()
-            # a label wrapped over two lines: "Adjustments to reconcile ... to net cash / provided by ..."
-            if label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page:
+            # a label wrapped over two lines: "Adjustments to reconcile ... to net cash / provided by ...";
+            # its first line is a label, not the end of a paragraph ("... • Adjusted net earnings per
+            # share of $4.45, including / a benefit of approximately $0.15")
+            if (label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page
+                    and len(out[-1].text) <= 160):
                 label = out.pop().text + " " + label
             aligned = years if years and len(years) == len(figures) else []
             out.append(

@@ -208,6 +208,26 @@ def test_a_number_of_the_label_stays_in_the_label():
     assert _answer_of(rows["Adjusted EPS (Table 6)"], [])[1] == "$0.96"
 
 
+def test_a_wrapped_label_is_one_label_line_not_a_paragraph():
+    """A row whose label starts in lower case is a label wrapped over two lines, joined to the line
+    before; when that line ended a paragraph (bullets with no full stop), the whole paragraph became
+    the label, and its many words outscored the row asked for. Written from the rule on a made page."""
+    page = (
+        "Guidance\n"
+        "• Identical sales of 1.0% – 2.0%, with underlying growth of 2.5% – 3.5% after adjusting for\n"
+        "the effect of the terminated agreement with the pharmacy benefit manager in every region\n"
+        "• Adjusted net earnings per diluted share of $4.45 – $4.60, including an estimated benefit\n"
+        "from the 53rd week of approximately $0.15\n"
+        "Adjustments to reconcile net income to net cash\n"
+        "provided by operating activities 1,234 1,100\n"
+    )
+    rows = [c.label for c in page_candidates(page, 1) if c.kind == "row"]
+    assert rows == [
+        "from the 53rd week of approximately",
+        "Adjustments to reconcile net income to net cash provided by operating activities",
+    ]
+
+
 TEN_Q = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
 (In millions)
 Three Months Ended Six Months Ended
