@@ -13,7 +13,9 @@ Columns grouped by period ("Three Months Ended | Twelve Months Ended" over "2025
 are told apart: the column is the one of the question's year *and* period ("twelve months ended
 June 30, 2025", "Q4", "first half", "nine months"); a question naming a year but no period ("net
 income in FY2025") takes the longest period, and one naming none of the header's years (no year, or
-a fiscal year the header names by its calendar year) the header's latest year. The words that name
+a fiscal year the header names by its calendar year) the header's latest year. Columns dated in one
+year ("As of March 31, 2022 | As of September 30, 2022"; "July 30, | January 29," over "2023 2023")
+are told apart by the date the question names ("as of September 30, 2022"). The words that name
 a period or a date (months, "ended", "quarter", "half") choose the column, never the row, as the year
 does.
 """
@@ -49,6 +51,18 @@ _LABEL_NUMBER = re.compile(r"\d{1,3}[A-Za-z]?[.:]?")  # "5", "7A", "3:": a small
 _TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
 _MONTH_END = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
+)
+# a column's date: "March 31, 2022", "July 30," (its year on the line below)
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DATE = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?(?:\s+((?:19|20)\d{2})\b)?",
+    re.IGNORECASE,
+)
+_RANGE = re.compile(r"\b(?:from|to|through|until)\b", re.IGNORECASE)  # "From April 1, 2023 to March 31, 2024"
+# a date a question names: "as of September 30, 2022", "at June 2023"
+_QUESTION_DATE = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2},?\s+)?(?:19|20)\d{2}\b",
+    re.IGNORECASE,
 )
 # a period a column covers: "Three Months Ended", "Twelve Months Ended", "Year Ended", "13 Weeks Ended"
 _PERIOD = re.compile(
@@ -98,6 +112,7 @@ class Candidate(BaseModel):
     values: list[str] = []  # row figures as printed, e.g. ["(1,577)", "(1,373)", "(1,420)"]
     years: list[str] = []  # the table header's years, when they line up with values
     months: list[int] = []  # the months each value's period covers, when the header groups them
+    ends: list[int] = []  # the month (1-12) each value's column is dated, when the header dates them
     score: float = 0.0
     answer: str = ""
     quote: str = ""  # what the answer takes from the page (a figure or the sentence)
@@ -162,13 +177,15 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
     out: list[Candidate] = []
     years: list[str] = []
     months: list[int] = []  # the period of each year column
+    ends: list[int] = []  # the month each year column is dated ("March 31, 2022 | September 30, 2022")
     periods: list[int] = []  # the periods a header line named, waiting for its years
     prose: list[str] = []
     i = 0
 
-    def set_years(found: list[str]) -> None:
-        nonlocal years, months, periods
+    def set_years(found: list[str], dated: list[int] | None = None) -> None:
+        nonlocal years, months, ends, periods
         years, months, periods = found, _grouped(found, periods), []
+        ends = dated if dated and len(dated) == len(found) else []
 
     def flush_prose() -> None:
         joined = " ".join(prose).strip()
@@ -203,6 +220,13 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                 figures.extend(_figures(lines[j]))
             j += 1
         label = line
+        dates = _DATE.findall(line)
+        dated = [_MONTH_NAMES.index(m[:3].lower()) + 1 for m, _ in dates]
+        if (not figures and len(dates) >= 2 and all(y for _, y in dates) and not _RANGE.search(line)
+                and len(tokenize(_DATE.sub("", line))) <= 3):
+            set_years([y for _, y in dates], dated)  # "As of March 31, 2022 As of September 30, 2022"
+            i = j
+            continue
         inline = None if figures else inline_row(line)
         if inline:
             label, figures = inline
@@ -213,7 +237,7 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         if not figures and len(header_years) >= 2 and (
             len(tokenize(_YEAR.sub("", line))) <= 3 or _TRAILING_YEARS.search(line)
         ):
-            set_years(header_years)  # "Years ended December 31 2018 2017 2016"
+            set_years(header_years, dated)  # "Years ended December 31 2018 2017 2016"
             i = j
             continue
         is_date = bool(_MONTH_END.search(label)) and len(figures) == 1  # "as of December 31"
@@ -228,13 +252,14 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             aligned = years if years and len(years) == len(figures) else []
             out.append(
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
-                          values=figures, years=aligned, months=months if aligned and months else [])
+                          values=figures, years=aligned, months=months if aligned and months else [],
+                          ends=ends if aligned and ends else [])
             )
             periods = []  # a header's periods wait for its years, not for a later table's
             i = j
             continue
         if _is_year_list(figures):
-            set_years(figures)
+            set_years(figures, dated)  # "July 30, January 29," over "2023 2023"
             i = j
             continue
         if not named:
@@ -248,6 +273,12 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
 def question_years(query: str) -> list[str]:
     """Four-digit fiscal years the question names, in order (``FY2018`` -> ``2018``)."""
     return list(dict.fromkeys(_YEAR.findall(query)))
+
+
+def question_date_month(query: str) -> int | None:
+    """The month (1-12) of the first date the question names ("as of September 30, 2022" -> 9)."""
+    m = _QUESTION_DATE.search(query)
+    return _MONTH_NAMES.index(m.group(1)[:3].lower()) + 1 if m else None
 
 
 def question_months(query: str) -> int | None:
@@ -277,29 +308,36 @@ def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, 
     return score
 
 
-def _column(candidate: Candidate, years: list[str], months: int | None) -> int:
+def _column(candidate: Candidate, years: list[str], months: int | None, dated: int | None = None) -> int:
     """The value to answer with: the question's first year found in the header (the header's latest
     year when none is: a question naming no year, or a fiscal year the header names by its calendar
     year, "first half of fiscal 2024" over "July 30, 2023"), of the question's period when the header
     groups columns by period (the longest period when the question names none, or one the table
-    lacks)."""
+    lacks), and of the question's date when the header dates columns of one year apart ("As of March 31,
+    2022 | As of September 30, 2022")."""
     columns = next(
         (found for year in years if (found := [i for i, y in enumerate(candidate.years) if y == year])),
         [i for i, y in enumerate(candidate.years) if y == max(candidate.years)],
     )
+    if candidate.ends and dated:
+        columns = [i for i in columns if candidate.ends[i] == dated] or columns
     if candidate.months:
         longest = max(columns, key=lambda i: candidate.months[i])
         return next((i for i in columns if candidate.months[i] == months), longest)
     return columns[0]
 
 
-def _answer_of(candidate: Candidate, years: list[str], months: int | None = None) -> tuple[str, str]:
+def _answer_of(
+    candidate: Candidate, years: list[str], months: int | None = None, dated: int | None = None
+) -> tuple[str, str]:
     if candidate.kind == "sentence":
         return candidate.text, candidate.text
     if candidate.years:
-        i = _column(candidate, years, months)
+        i = _column(candidate, years, months, dated)
         value, year = candidate.values[i], candidate.years[i]
         period = f"{candidate.months[i]} months, " if candidate.months else ""
+        if candidate.ends and candidate.years.count(year) > 1:  # two dates of one year: say which
+            period += _MONTH_NAMES[candidate.ends[i] - 1].title() + " "
         return f"{candidate.label}: {value} ({period}{year})", value
     return f"{candidate.label}: {' | '.join(candidate.values)}", candidate.values[0]
 
@@ -320,6 +358,7 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
     wants_amount = bool(_AMOUNT_WORDS.search(query))
     years = question_years(query)
     months = question_months(query)
+    dated = question_date_month(query)
     scored: list[Candidate] = []
     for rank, page in enumerate(pages):
         for cand in page_candidates(ranker.tree.page_text(page), page):
@@ -327,7 +366,7 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
             if score <= 0:
                 continue
             cand.score = score * (1.0 - 0.03 * rank)
-            cand.answer, cand.quote = _answer_of(cand, years, months)
+            cand.answer, cand.quote = _answer_of(cand, years, months, dated)
             scored.append(cand)
     scored.sort(key=lambda c: -c.score)
     return scored[:top_n]

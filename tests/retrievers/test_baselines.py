@@ -14,6 +14,7 @@ from pageindex.retrievers.extractive import (
     _answer_of,
     page_candidates,
     period_months,
+    question_date_month,
     question_months,
     question_years,
 )
@@ -226,6 +227,42 @@ def test_a_wrapped_label_is_one_label_line_not_a_paragraph():
         "from the 53rd week of approximately",
         "Adjustments to reconcile net income to net cash provided by operating activities",
     ]
+
+
+DATED = """BALANCE SHEETS
+Description As of March 31, 2022 As of September 30, 2022
+Inventories 204,183 295,347
+(From April 1, 2022 to September 30, 2022)
+Other 1 2
+QUARTER-END
+July 30, January 29,
+2023 2023
+Total assets 49,555 41,182
+"""
+
+
+@pytest.mark.parametrize(
+    "query,month,answer",
+    [
+        ("What were inventories as of September 30, 2022?", 9, "Inventories: 295,347 (Sep 2022)"),
+        ("What were inventories as of March 31, 2022?", 3, "Inventories: 204,183 (Mar 2022)"),
+        ("What were total assets as of January 29, 2023?", 1, "Total assets: 41,182 (Jan 2023)"),
+        ("What were total assets at July 2023?", 7, "Total assets: 49,555 (Jul 2023)"),
+        ("What were total assets in 2023?", None, "Total assets: 49,555 (Jul 2023)"),  # no date: the first
+    ],
+)
+def test_columns_dated_in_one_year_follow_the_questions_date(query, month, answer):
+    """A balance sheet dated "As of March 31, 2022 | As of September 30, 2022" (a half-year report) or
+    "July 30, | January 29," over "2023 2023" (a fiscal year ending in January): the first header was
+    read as a row, "... As of September" of 30 and 2022, so its columns had no year; the second's two
+    2023 columns could not be told apart. A date range is one period, not two columns. Written from the
+    rule on a made page."""
+    assert question_date_month(query) == month
+    rows = {c.label: c for c in page_candidates(DATED, 4) if c.kind == "row"}
+    assert rows["Inventories"].ends == [3, 9] and rows["Total assets"].ends == [7, 1]
+    assert rows["Other"].years == ["2022", "2022"] and rows["Other"].ends == [3, 9]  # the range set nothing
+    label, value = answer.split(" (")[0].split(": ")
+    assert _answer_of(rows[label], question_years(query), question_months(query), month) == (answer, value)
 
 
 TEN_Q = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
