@@ -171,6 +171,19 @@ def _grouped(years: list[str], periods: list[int]) -> list[int]:
     return [p for p in periods for _ in range(per)]
 
 
+def _year_columns(figures: list[str], years: list[str]) -> list[int]:
+    """The header year column of each figure (-1 for none), or [] when they do not line up: one figure
+    a year, or one amount a year beside percentages ("2023 2022 % Change" over "$100 $90 11%")."""
+    if not years:
+        return []
+    if len(figures) == len(years):
+        return list(range(len(years)))
+    amounts = [k for k, f in enumerate(figures) if not f.endswith("%")]
+    if len(amounts) != len(years):
+        return []
+    return [amounts.index(k) if k in amounts else -1 for k in range(len(figures))]
+
+
 def page_candidates(text: str, page: int) -> list[Candidate]:
     """Every table row and sentence on a page, in reading order."""
     lines = [" ".join(line.split()) for line in text.splitlines()]
@@ -249,11 +262,12 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             if (label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page
                     and len(out[-1].text) <= 160):
                 label = out.pop().text + " " + label
-            aligned = years if years and len(years) == len(figures) else []
+            columns = _year_columns(figures, years)
             out.append(
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
-                          values=figures, years=aligned, months=months if aligned and months else [],
-                          ends=ends if aligned and ends else [])
+                          values=figures, years=[years[c] if c >= 0 else "" for c in columns],
+                          months=[months[c] if c >= 0 else 0 for c in columns] if months else [],
+                          ends=[ends[c] if c >= 0 else 0 for c in columns] if ends else [])
             )
             periods = []  # a header's periods wait for its years, not for a later table's
             i = j

@@ -265,6 +265,24 @@ def test_columns_dated_in_one_year_follow_the_questions_date(query, month, answe
     assert _answer_of(rows[label], question_years(query), question_months(query), month) == (answer, value)
 
 
+CHANGE = """Results of Operations
+(In millions) 2023 2022 % Change
+Net sales $ 1,200 $ 1,000 20 %
+Gross margin 40.0 % 38.0 % 2.0 %
+"""
+
+
+def test_year_columns_beside_a_change_column():
+    """"2023 2022 % Change" over "$ 1,200 $ 1,000 20 %": three figures for two years lined up with
+    none, so the answer listed all three and quoted the first whatever year was asked. Written from
+    the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(CHANGE, 2) if c.kind == "row"}
+    assert rows["Net sales"].years == ["2023", "2022", ""]
+    assert _answer_of(rows["Net sales"], ["2022"]) == ("Net sales: $1,000 (2022)", "$1,000")
+    assert _answer_of(rows["Net sales"], []) == ("Net sales: $1,200 (2023)", "$1,200")
+    assert rows["Gross margin"].years == []  # all percentages, three of them: not lined up
+
+
 TEN_Q = """CONDENSED CONSOLIDATED STATEMENTS OF INCOME
 (In millions)
 Three Months Ended Six Months Ended
