@@ -95,15 +95,19 @@ FINANCE_SYNONYMS: dict[str, str] = {
 
 
 def _stem(token: str) -> str:
-    """A light stemmer: enough to join 'expenditures'/'expenditure', 'sales'/'sale'."""
+    """A light stemmer: enough to join 'expenditures'/'expenditure', 'sales'/'sale',
+    'repurchase'/'repurchased'/'repurchases', 'price'/'pricing': an inflection's ending is cut, and
+    then a final silent "e" (the base form keeps it, "-ed", "-es" and "-ing" drop it)."""
     if token[0].isdigit() or len(token) <= 3:
         return token
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+    endings = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ees", "ee"), ("es", ""), ("s", ""))
+    for suffix, keep in endings:
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             if suffix == "s" and token.endswith(("ss", "us", "is")):
                 return token
-            return token[: -len(suffix)] + keep
-    return token
+            token = token[: -len(suffix)] + keep
+            break
+    return token[:-1] if len(token) >= 4 and token.endswith("e") and not token.endswith("ee") else token
 
 
 @cache

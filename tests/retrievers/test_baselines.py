@@ -38,6 +38,22 @@ def test_tokenize_and_expand():
     assert "purchases property plant equipment" in expand_query("What is the capital expenditure?")
 
 
+@pytest.mark.parametrize(
+    "forms",
+    [("sale", "sales"), ("repurchase", "repurchased", "repurchases", "repurchasing"), ("price", "pricing"),
+     ("employee", "employees"), ("issue", "issued", "issues"), ("lease", "leases", "leased")],
+)
+def test_a_word_and_its_inflections_are_one_token(forms):
+    """The base form keeps a final silent "e" that "-ed", "-es" and "-ing" drop: both go to one stem
+    ("How much did the company repurchase" found "repurchased" only by chance)."""
+    assert len({tuple(tokenize(form)) for form in forms}) == 1, [tokenize(f) for f in forms]
+
+
+def test_the_stemmer_keeps_unlike_words_apart():
+    unlike = ("rate", "ratio", "process", "proceeds", "basis", "note", "net")
+    assert len({tokenize(w)[0] for w in unlike}) == len(unlike)
+
+
 def test_page_ranking_finds_the_cash_flow_statement(tree_3m):
     ranker = ranker_for(tree_3m, "page")
     assert ranker is ranker_for(tree_3m, "page")  # built once per document
@@ -383,7 +399,7 @@ def test_tokens_are_words_of_any_script():
     never matched), the "ﬁ" ligature PDFs print cut "financial" in two, and Chinese or Japanese text had no
     token at all. Accents and compatibility forms are folded; CJK runs are character bigrams."""
     assert tokenize("Le dépositaire du fonds") == tokenize("le depositaire du fonds") == [
-        "le", "depositaire", "du", "fond",
+        "le", "depositair", "du", "fond",
     ]  # fmt: skip
     assert tokenize("ﬁnancial statements") == tokenize("financial statements")
     assert tokenize("公司2023年营业收入为1,234亿元") == [
@@ -424,9 +440,9 @@ def test_a_superscript_is_no_part_of_the_word_it_is_printed_on():
     """Folding compatibility forms (NFKD) made a superscript part of its word: "Azure™" was "azureTM"
     (upper case: no query matched it, where it was "azure" before), and a footnote mark on a number,
     "1,577¹", was "15771", another number. Marks printed above or below the line are dropped."""
-    assert tokenize("Azure™ revenue grew") == tokenize("azure revenue grew") == ["azure", "revenue", "grew"]
+    assert tokenize("Azure™ revenue grew") == tokenize("azure revenue grew") == ["azur", "revenu", "grew"]
     assert tokenize("capital expenditure of 1,577¹ (2022: 1,373²)") == [
-        "capital", "expenditure", "1577", "2022", "1373",
+        "capital", "expenditur", "1577", "2022", "1373",
     ]  # fmt: skip
     assert tokenize("Servicemark℠ and Ｆｕｌｌ ＷＩＤＴＨ") == ["servicemark", "full", "width"]
-    assert tokenize("ﬁnancial Société") == ["financial", "societe"]  # what the folding is for still holds
+    assert tokenize("ﬁnancial Société") == ["financial", "societ"]  # what the folding is for still holds
