@@ -1,0 +1,59 @@
+"""bench/perf/heading_recall.py: gold headings found by the tree and tree nodes matching no gold heading."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from typer.testing import CliRunner
+
+from bench.perf import heading_recall
+from pageindex.tree import build_tree
+from tests.tree.pdf_factory import make_pdf
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer(add_completion=False)
+    app.command()(heading_recall.main)
+    return app
+
+
+def _gold(path, rows) -> None:
+    path.write_text("".join(json.dumps({"title": t, "page": p, "level": lv}) + "\n" for lv, t, p in rows))
+
+
+def test_found_and_noise_on_a_small_filing(tmp_path):
+    pdfs, gold = tmp_path / "pdfs", tmp_path / "gold"
+    pdfs.mkdir()
+    gold.mkdir()
+    pdf = make_pdf(pdfs / "A.pdf", [["ITEM 1. BUSINESS", "We make things."], ["ITEM 7. MD&A", "Sales rose."]])
+    rows = [(1, "Item 1. Business", 1), (1, "Item 7. MD&A", 2), (2, "Liquidity", 2), (3, "Cash", 2)]
+    _gold(gold / "A.jsonl", rows)
+    tree = build_tree(pdf, use_cache=False, use_outline=False)
+    scored = heading_recall.score(tree, heading_recall.read_gold(gold / "A.jsonl"))
+    found, total, noise, nodes, missed, noisy = scored
+    assert (found, total) == (2, 3) and missed == ["p.2 Liquidity"]  # level 3 is not counted as wanted
+    titles = [n.title for n in tree.walk() if n.kind != "window"]
+    assert nodes == len(titles) and noise == len(noisy) == sum(1 for t in titles if "item" not in t.lower())
+    out = CliRunner().invoke(_app(), [str(gold), str(tmp_path), "-v"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "development overall: 2/3 level-1/2 gold headings found (66.7%)" in out.output
+    assert "A missed p.2 Liquidity" in out.output
+
+
+def test_the_hold_out_half_is_left_out_unless_asked(tmp_path, monkeypatch):
+    make_pdf(tmp_path / "H.pdf", [["ITEM 1. BUSINESS", "We make things."]])
+    _gold(tmp_path / "H.jsonl", [(1, "Item 1. Business", 1)])
+    monkeypatch.setattr(heading_recall, "HELD_OUT", frozenset({"H"}))
+    runner = CliRunner()
+    out = runner.invoke(_app(), [str(tmp_path), str(tmp_path)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0 and "overall" not in out.output, out.output
+    out = runner.invoke(_app(), [str(tmp_path), str(tmp_path), "--with-holdout"], env={"COLUMNS": "200"})
+    assert "hold-out overall: 1/1 level-1/2 gold headings found (100.0%)" in out.output, out.output
+    assert "development overall" not in out.output
+
+
+def test_a_missing_folder_is_one_error_line(tmp_path):
+    out = CliRunner().invoke(_app(), [str(tmp_path / "nope"), str(tmp_path)])
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert out.output.strip() == f"error: {tmp_path / 'nope'}: no such folder"
