@@ -476,6 +476,8 @@ def read_pdf(path: str | Path) -> PdfDocument:
                 ) from None
             rect = page.rect
             width, height = rect.width, rect.height
+            if turn := sideways(raw):  # a wide table printed turned on an upright page
+                raw, width, height = upright(raw, turn, width, height), height, width
             lines = _page_lines(index + 1, raw, width, height)
             scanned = bool(lines) and is_scanned_page(page, "".join(line.text for line in lines))
             pages.append(Page(index + 1, width, height, lines, rules=_vector_rules(raw), scanned=scanned))
@@ -496,6 +498,48 @@ def read_pdf(path: str | Path) -> PdfDocument:
         detail = f"every page is an image with fewer than {SCAN_LETTERS} letters of text on it"
         raise PDFNoTextError(p, f"{detail}: a scanner's stamp or page numbers?")
     return PdfDocument(path=p, pages=pages, toc=toc, repaired=repaired)
+
+
+def sideways(raw: dict) -> int:
+    """1 when most of a page's text runs down the page (a statement of changes in equity printed turned a
+    quarter to fit its columns: TSMC's 20-F), -1 when most runs up it, 0 otherwise (``line['dir']``)."""
+    down = up = across = 0
+    for block in raw["blocks"]:
+        for line in block.get("lines", ()):
+            n = sum(len(span["text"].strip()) for span in line["spans"])
+            dx, dy = line["dir"]
+            if dy > 0.9:
+                down += n
+            elif dy < -0.9:
+                up += n
+            else:
+                across += n
+    if max(down, up) <= 2 * across:
+        return 0
+    return 1 if down >= up else -1
+
+
+def upright(raw: dict, turn: int, width: float, height: float) -> dict:
+    """The page's text blocks with their boxes as they sit on the page turned upright (``turn`` from
+    :func:`sideways`): its lines then read top to bottom, left to right, as on any other page."""
+
+    def box(b: tuple) -> tuple[float, float, float, float]:
+        x0, y0, x1, y1 = b
+        return (y0, width - x1, y1, width - x0) if turn > 0 else (height - y1, x0, height - y0, x1)
+
+    def spans(line: dict) -> list[dict]:
+        return [{**span, "bbox": box(span["bbox"])} for span in line["spans"]]
+
+    blocks = []
+    for block in raw["blocks"]:
+        if block.get("type", 0) != 0:
+            continue
+        lines = [
+            {**line, "bbox": box(line["bbox"]), "spans": spans(line)}
+            for line in block["lines"]
+        ]
+        blocks.append({**block, "bbox": box(block["bbox"]), "lines": lines})
+    return {**raw, "blocks": blocks}
 
 
 SCAN_LETTERS = 100  # fewer letters than this over an image covering half the page: a scanned page
