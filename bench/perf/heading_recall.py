@@ -1,6 +1,7 @@
 """How many of a filing's headings the layout rules find, on PDFs that have no outline to compare with.
 
 Usage: ``python bench/perf/heading_recall.py GOLD_DIR PDF_DIR... [--with-holdout] [--only NAME] [-v]``
+(``python bench/perf/heading_recall.py bench/perf/data/headings ../shared/filings``)
 
 ``outline_recovery.py`` measures the layout rules against a PDF's own outline, so only on PDFs that have
 one. This script measures them against headings written by hand. ``GOLD_DIR`` holds one ``NAME.jsonl``
@@ -8,10 +9,10 @@ per filing, ``NAME.pdf`` being looked up in the ``PDF_DIR`` folders (``DIR/pdfs`
 line is ``{"title": "Item 2. Management's Discussion ...", "page": 25, "level": 2}``: the heading as printed,
 its physical 1-based page, and its level, 1 (Parts, Items, the headed blocks of a release, exhibits),
 2 (statements, notes, the sub-sections of an Item or block) or 3 (finer headings: a note's sub-headings).
-The gold files are not in the repository: they were written from each page's text (pymupdf
+The gold files of the six outline-less filings of ``../shared/filings`` are ``bench/perf/data/headings/``
+(their README gives the conventions and the split): written from each page's text (pymupdf
 ``get_text("dict")`` spans: bold, size, indent; the filing's printed table of contents) before any tree of
-those filings was built, for the six outline-less filings of ``../shared/filings``; the README ("Section
-trees") says where they are kept and how development and hold-out were split. For every gold file the
+those filings was built. For every gold file the
 tree is built with the outline ignored (none of these PDFs has one) and the script prints, per PDF and
 overall:
 
