@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from bench.perf.baselines import KS, STAND_IN
-from pageindex.cli._common import CliConsole, plain
+from pageindex.cli._common import CliConsole, fail
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import retrieve
 from pageindex.tree import Tree, build_tree
@@ -80,24 +80,19 @@ def main(
     with_holdout: bool = typer.Option(False, "--with-holdout", help="also measure the hold-out half"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="One row per question."),
 ) -> None:
-    console, errors = CliConsole(), CliConsole(stderr=True)
+    console = CliConsole()
     if not pdf_dir.is_dir():
-        errors.print(f"error: {plain(pdf_dir)}: no such folder (give the folder of the filings' PDFs)")
-        raise typer.Exit(2)
+        fail(f"{pdf_dir}: no such folder (give the folder of the filings' PDFs)")
     try:
         lines = questions_file.read_text(encoding="utf-8").splitlines()
         questions = [FilingQuestion.model_validate_json(line) for line in lines if line.strip()]
     except (OSError, ValueError) as exc:
-        why = plain(str(exc).splitlines()[0])
-        errors.print(f"error: {plain(questions_file)}: not a questions file ({why})")
-        raise typer.Exit(2) from None
+        fail(f"{questions_file}: not a questions file ({str(exc).splitlines()[0]})")
     halves = ("dev", "holdout") if with_holdout else ("dev",)
     docs = {q.doc for q in questions if q.half in halves}
     missing = sorted(doc for doc in docs if not (pdf_dir / f"{doc}.pdf").is_file())
     if missing:
-        errors.print(f"error: {plain(pdf_dir)}: no {plain(missing[0])}.pdf (the questions' filings must be "
-                     "there)")  # fmt: skip
-        raise typer.Exit(2)
+        fail(f"{pdf_dir}: no {missing[0]}.pdf (the questions' filings must be there)")
     llm = make_client("scripted", scripted=ScriptedModel(policy=lambda request: STAND_IN))
     trees: dict[str, Tree] = {}
     per_question = Table("id", "half", "doc", "type", *(f"bm25 k={k}" for k in KS), "page", "holds", "quote")

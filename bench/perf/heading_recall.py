@@ -36,7 +36,7 @@ import typer
 from rich.table import Table
 
 from bench.perf.outline_recovery import HOLDOUT, similar
-from pageindex.cli._common import CliConsole
+from pageindex.cli._common import CliConsole, fail
 from pageindex.tree import PDFError, Tree, build_tree
 
 # The gold hold-out: of the six gold files, the two whose sha256 of "NAME.pdf" is lowest (fixed before any
@@ -73,11 +73,6 @@ def score(tree: Tree, gold: list[tuple[int, str, int]]) -> tuple[int, int, int, 
     return len(wanted) - len(missed), len(wanted), len(noise), len(nodes), missed, noise
 
 
-def _refuse(message: str) -> None:
-    CliConsole(stderr=True).print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
 def main(
     gold_dir: Path = typer.Argument(..., help="Folder of NAME.jsonl gold heading files."),
     dirs: list[Path] = typer.Argument(..., help="Folders of PDFs (or FinanceBench-format dirs with pdfs/)."),
@@ -87,7 +82,7 @@ def main(
 ) -> None:
     for d in [gold_dir, *dirs]:
         if not d.is_dir():
-            _refuse(f"{d}: no such folder")
+            fail(f"{d}: no such folder")
     folders = [d / "pdfs" if (d / "pdfs").is_dir() else d for d in dirs]
     groups: dict[str, list[int]] = {"development": [0, 0, 0, 0], "hold-out": [0, 0, 0, 0]}
     table = Table("pdf", "set", "found", "headings", "found %", "noise %", "nodes", "strategy")

@@ -40,7 +40,7 @@ from rich.table import Table
 
 from bench.perf.outline_recovery import HOLDOUT
 from bench.summary import print_whole
-from pageindex.cli._common import CliConsole, plain
+from pageindex.cli._common import CliConsole, fail, plain
 from pageindex.wording import counted
 
 BUILD_RATIO_TARGET = 4.0
@@ -117,15 +117,13 @@ def main(
     limit: int = typer.Option(10, "--limit", "-n", min=1, help="Questions of the smaller run."),
     with_holdout: bool = typer.Option(False, "--with-holdout", help="include the README's hold-out PDFs"),
 ) -> None:
-    console, errors = CliConsole(), CliConsole(stderr=True)
+    console = CliConsole()
     for folder in data_dirs:
         if not folder.is_dir():
-            errors.print(f"error: {plain(folder)}: no such folder (give FinanceBench-format or PDF folders)")
-            raise typer.Exit(2)
+            fail(f"{folder}: no such folder (give FinanceBench-format or PDF folders)")
     pdfs = [p for folder in data_dirs for p in pdfs_of(folder, with_holdout)]
     if not pdfs:
-        errors.print("error: no PDF in the folders given (DATA_DIR/pdfs/*.pdf or DATA_DIR/*.pdf)")
-        raise typer.Exit(2)
+        fail("no PDF in the folders given (DATA_DIR/pdfs/*.pdf or DATA_DIR/*.pdf)")
     pages = {p: pymupdf.open(p).page_count for p in pdfs}
     largest = max(pdfs, key=lambda p: (pages[p], p.name))
 

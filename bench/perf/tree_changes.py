@@ -21,7 +21,7 @@ from pathlib import Path
 import typer
 
 from bench.perf.outline_recovery import HOLDOUT
-from pageindex.cli._common import CliConsole
+from pageindex.cli._common import CliConsole, fail
 from pageindex.tree import Node, PDFError, build_tree
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
@@ -97,10 +97,7 @@ def _read(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        err = CliConsole(stderr=True)
-        message = f"error: {path}: not a snapshot of tree_changes.py snapshot ({exc})"
-        err.print(message, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(f"{path}: not a snapshot of tree_changes.py snapshot ({exc})")
 
 
 @app.command()
