@@ -165,6 +165,34 @@ def wanted_retrievers(config: RunConfig) -> list[str]:
     return config.retrievers or [*LLM_RETRIEVERS, "extractive"]
 
 
+def judge_for(config: RunConfig, with_model: bool) -> str:
+    """The judge a run uses: ``--judge``, else a panel of ``--judge-models``, else the LLM judge when
+    it has a model (``with_model``: an answering model, a ``--judge-model`` or a judge client given),
+    else rules."""
+    if config.judge:
+        return config.judge
+    # Judge models given on their own say which judge is meant: a panel of --judge-models, an LLM
+    # judge for a --judge-model (also with no answering model).
+    if config.judge_models:
+        return "panel"
+    return "llm" if with_model or config.judge_model else "rules"
+
+
+def calls_answering_model(config: RunConfig) -> bool:
+    """Whether a new run of ``config`` calls its answering model (``--model`` or ``$PAGEINDEX_MODEL``):
+    a retriever it asks for needs a model (a name no retriever has counts: it is refused later), or
+    its judge falls back to that model (a judge of one model given no ``--judge-model``). An
+    extractive run judged by rules does not, so its model needs no key: it is said unused."""
+    known = available_retrievers()
+    if any(name not in known or known[name].needs_llm for name in wanted_retrievers(config)):
+        return True
+    try:
+        need = judge_model_need(judge_for(config, with_model=True))
+    except registry.PluginError:  # two modules registered the judge: refused by name later
+        return True
+    return need == "one" and not config.judge_model
+
+
 def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], dict[str, str]]:
     """The retrievers to run and those skipped (with why). Unknown names are an error."""
     known = available_retrievers()
@@ -502,13 +530,7 @@ class Runner:
             raise RunSetupError(str(exc)) from None
 
     def _judge_name(self, model: str | None) -> str:
-        if self.config.judge:
-            return self.config.judge
-        # Judge models given on their own say which judge is meant: a panel of --judge-models, an LLM
-        # judge for a --judge-model (also with no answering model).
-        if self.config.judge_models:
-            return "panel"
-        return "llm" if (model or self.config.judge_model or self._judge_llm is not None) else "rules"
+        return judge_for(self.config, with_model=bool(model) or self._judge_llm is not None)
 
     async def _build_trees(
         self, questions: list[Question], dataset: Dataset

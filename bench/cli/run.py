@@ -176,7 +176,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         from bench.events import EventBus, RunEvent
         from bench.progress import ProgressView
-        from bench.runner import Runner, RunSetupError, SetupInterrupted
+        from bench.runner import Runner, RunSetupError, SetupInterrupted, calls_answering_model
         from bench.summary import print_summary
         from pageindex.llm.types import LLMError
         from pageindex.retrievers.base import RetrieverConfigError
@@ -186,7 +186,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail("--retry-errors runs again the errored samples of an earlier run: give it with --resume RUN")
         if resume is None:
             _refuse_unused(retrievers, model, judge_model, judge_models, scripted_policy, json_mode)
-            checked_model(model, base_url, None)  # a bad spec named by where it came from (resumes: stored)
         if scripted_policy is None and os.environ.get(SCRIPTED_POLICY_ENV):
             scripted_policy = os.environ[SCRIPTED_POLICY_ENV]
         try:
@@ -272,6 +271,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             )
         except ValueError as exc:
             fail(validation_message(exc, OPTION_NAMES))
+        if resume is None:  # a bad spec named by where it came from (resumes: stored); its API key only
+            # when the run calls it (an extractive run judged by rules says an unused model in a note)
+            checked_model(model, base_url, None, key=calls_answering_model(config))
         events = EventBus()
         runner = Runner(
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None,

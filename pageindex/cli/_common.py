@@ -79,13 +79,15 @@ err_console = CliConsole(stderr=True, soft_wrap=True)
 SCRIPTED_POLICY_ENV = "PAGEINDEX_SCRIPTED_POLICY"
 
 
-def checked_model(model: str | None, base_url: str | None, missing: str | None) -> str | None:
+def checked_model(
+    model: str | None, base_url: str | None, missing: str | None, *, key: bool = True
+) -> str | None:
     """:func:`pageindex.llm.spec.model_choice`'s spec once it parses, else one line naming where it
     came from (``--model`` or ``$PAGEINDEX_MODEL``). ``missing`` is said when neither gives one (None:
     none is fine, None is returned). A base URL no server can have is said as its own error (it names
-    the URL)."""
+    the URL). ``key=False``: a model the command will not call needs no API key."""
     from pageindex.llm import LLMError
-    from pageindex.llm.spec import model_choice, parse_spec
+    from pageindex.llm.spec import PLACEHOLDER_KEY, model_choice, parse_spec
     from pageindex.llm.types import BaseURLError
 
     model, source = model_choice(model)
@@ -94,7 +96,7 @@ def checked_model(model: str | None, base_url: str | None, missing: str | None) 
             return None
         fail(missing)
     try:
-        parse_spec(model, base_url=base_url)
+        parse_spec(model, base_url=base_url, api_key=None if key else PLACEHOLDER_KEY)
     except BaseURLError as exc:
         fail(str(exc))
     except LLMError as exc:

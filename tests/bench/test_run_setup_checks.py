@@ -403,3 +403,34 @@ def test_a_filing_whose_tree_cannot_be_built_is_dropped_naming_it_once(env, tmp_
         f"{data / 'pdfs' / 'BLUEFIN_2022_10K.pdf'}: corrupt or truncated PDF (no page is left in it)",
         "GRANITEPEAK_2023_10K.pdf: RuntimeError: a bug",
     }
+
+
+@pytest.mark.parametrize("given", ["--model", "PAGEINDEX_MODEL"])
+def test_an_unused_model_needs_no_api_key(env, tmp_path, given):
+    """An extractive run judged by rules calls no model: the --model (or $PAGEINDEX_MODEL) it names
+    is said unused and needs no key (trial: `-r extractive --judge rules` with $PAGEINDEX_MODEL set
+    in the shell and no OPENAI_API_KEY was refused with `no API key for openai/gpt-4o-mini`)."""
+    common = ["--data-dir", str(demo_dataset_dir()), "--limit", "1"]
+    if given == "--model":
+        common += ["--model", "openai/gpt-4o-mini"]
+    else:
+        env = {**env, "PAGEINDEX_MODEL": "openai/gpt-4o-mini"}
+    run = tmp_path / "run"
+    code, output = invoke(env, *common, "-r", "extractive", "--judge", "rules", "--out", str(run))
+    assert code == 0, output
+    said = "note: --model openai/gpt-4o-mini is not used: extractive calls no model" in output
+    assert said == (given == "--model")  # a default from the environment is not said
+    assert len((run / "samples.jsonl").read_text().splitlines()) == 1
+    # a model the run calls still needs its key, said where the spec came from, before any work
+    for retrievers, judge in (("agent", "rules"), ("extractive", "llm")):
+        used = tmp_path / "used"
+        code, output = invoke(env, *common, "-r", retrievers, "--judge", judge, "--out", str(used))
+        assert code == ExitCode.BAD_INPUT
+        source = "--model" if given == "--model" else "$PAGEINDEX_MODEL"
+        assert one_error_line(output).startswith(f"error: {source}: no API key for openai/gpt-4o-mini at ")
+        assert not used.exists()
+    # a bad spec is refused whether or not the run calls it
+    bad = ("-r", "extractive", "--judge", "rules", "--model", "gpt-4o-mini")
+    code, output = invoke(env, *common, *bad, "--out", str(tmp_path / "bad"))
+    assert code == ExitCode.BAD_INPUT
+    assert one_error_line(output).startswith("error: --model: bad model spec 'gpt-4o-mini'")
