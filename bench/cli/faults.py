@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 
 import typer
@@ -18,7 +19,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     @bench.command(
         "fault-server",
         help="Run an OpenAI-compatible model server on loopback that injects faults, until Ctrl-C.\n\n"
-        "Exit codes: 0 stopped by Ctrl-C (a server's normal stop; its fault counts are printed); "
+        "Exit codes: 0 stopped by Ctrl-C or SIGTERM (a server's normal stop; its fault counts are printed); "
         "2 a bad option or an address it cannot bind (nothing started).",
         epilog=examples(
             "pageindex bench fault-server --port 8089 --rate 0.3",
@@ -103,6 +104,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(f"fault rate {rate:g}, seed {seed}: {kinds}", highlight=False)
         console.print(f"policy {policy}; model {limits.describe()}", highlight=False)
         console.print(f"stats: {server.url}/stats", highlight=False)
+        def _terminated(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt  # `kill PID` (a CI step's clean-up, docker stop) stops it as Ctrl-C does
+
+        before = signal.signal(signal.SIGTERM, _terminated)
         try:
             idle = threading.Event()
             while not idle.wait(timeout=0.5):  # short waits: Ctrl-C is seen within half a second
@@ -110,6 +115,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except KeyboardInterrupt:
             pass
         finally:
+            signal.signal(signal.SIGTERM, before)
             server.stop()
             stats = server.stats()
             # as written: "[wrong_shape=1, ...]" reads as a markup tag, and rich dropped it

@@ -21,16 +21,22 @@ def spawn_fault_server(*args: str) -> pexpect.spawn:
     )
 
 
-def serve_until_ctrl_c(args: list[str], ready: str, work: Callable[[str], None]) -> tuple[str, int | None]:
+def serve_until_ctrl_c(
+    args: list[str], ready: str, work: Callable[[str], None], *, stop: int | None = None
+) -> tuple[str, int | None]:
     """Start the server with ``args``, wait for its URL and for ``ready`` in its output, call ``work``
-    with the URL, then Ctrl-C it: (what it printed after ``ready``, whitespace folded; its exit status)."""
+    with the URL, then Ctrl-C it (or send it the signal ``stop``): (what it printed after ``ready``,
+    whitespace folded; its exit status)."""
     child = spawn_fault_server(*args)
     try:
         child.expect(r"listening on (http://127\.0\.0\.1:\d+/v1)")
         base_url = child.match.group(1)
         child.expect(ready)
         work(base_url)
-        child.sendintr()
+        if stop is None:
+            child.sendintr()
+        else:
+            child.kill(stop)
         child.expect(pexpect.EOF)
         tail = re.sub(r"\s+", " ", child.before)
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 
 import httpx
 import pytest
@@ -52,6 +53,20 @@ def test_runs_until_ctrl_c_and_prints_stats():
     assert status == 0  # Ctrl-C is a server's normal stop, as its --help says
 
 
+def test_sigterm_stops_it_as_ctrl_c_does():
+    """`kill PID` (SIGTERM: a CI step's clean-up, `timeout`, `docker stop`) is a server's normal stop
+    too: the fault counts are printed and the exit status is 0 (trial: it died with 143, counts lost)."""
+
+    def work(base_url: str) -> None:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{base_url}/chat/completions", json=body).status_code == 503
+
+    args = ["--rate", "1", "--faults", "503"]
+    tail, status = serve_until_ctrl_c(args, "503=1.000", work, stop=signal.SIGTERM)
+    assert "stopped; 1 requests (1 chat), 1 faults [503=1]" in tail
+    assert status == 0
+
+
 def test_the_stop_line_lists_faults_whose_names_are_words():
     """The stop line's "[wrong_shape=1]" was read as a rich markup tag and dropped, leaving "1 faults ,
     1 distinct calls": only lists starting with an HTTP status ("[503=1]") were printed."""
@@ -70,7 +85,7 @@ def test_its_help_gives_its_own_exit_codes():
     from pageindex.cli import app
 
     text = re.sub(r"[\s│]+", " ", CliRunner().invoke(app, ["bench", "fault-server", "--help"]).output)
-    assert "Exit codes: 0 stopped by Ctrl-C (a server's normal stop" in text
+    assert "Exit codes: 0 stopped by Ctrl-C or SIGTERM (a server's normal stop" in text
 
 
 @pytest.mark.parametrize(
