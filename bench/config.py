@@ -141,11 +141,15 @@ _BUDGET = re.compile(r"^\s*(\$)?\s*([0-9][0-9_,.]*)\s*(k|m|tokens?|usd|\$)?\s*$"
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:
     """``"200000"``/``"200k tokens"`` -> token budget; ``"$2.50"``/``"2.5usd"`` -> dollar budget."""
+    refused = f"--budget {text!r}: write a token count like 200000 or 200k, or dollars like $2.50"
     m = _BUDGET.match(text)
     if not m:
-        raise ValueError(f"budget {text!r}: write a token count like 200000 or 200k, or dollars like $2.50")
+        raise ValueError(refused)
     dollar_prefix, number, suffix = m.groups()
-    value = float(number.replace(",", "").replace("_", ""))
+    try:
+        value = float(number.replace(",", "").replace("_", ""))
+    except ValueError:  # "1.5.5k": said as float() says it, no option named (fresh-user trial)
+        raise ValueError(refused) from None
     suffix = (suffix or "").lower()
     if dollar_prefix or suffix in {"usd", "$"}:
         return None, value

@@ -38,3 +38,18 @@ def test_a_stored_setting_this_version_does_not_know_is_refused_on_resume(tmp_pa
         f"error: cannot resume {run}: its stored settings: max_cost_per_sample 0.5 is not a known key"
     )
     assert (run / "samples.jsonl").read_text() == before
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "1.5.5k", "$2.5.0", "1,5.0.0"])
+def test_a_budget_that_is_no_amount_is_one_line_naming_the_option(tmp_path: Path, value: str) -> None:
+    """`--budget 1.5.5k` said only `error: could not convert string to float: '1.5.5'` (no option, nothing
+    about what is allowed), and `--budget abc` named `budget`, not the option (fresh-user trial)."""
+    env = {"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["bench", "run", "-q", "-r", "extractive", "--judge", "rules", "--budget", value]
+    args += ["-o", str(tmp_path / "r")]
+    out = CliRunner().invoke(app, args, env=env)
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        f"error: --budget {value!r}: write a token count like 200000 or 200k, or dollars like $2.50"
+    )
+    assert not (tmp_path / "r").exists()
