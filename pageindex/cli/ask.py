@@ -192,8 +192,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         llm = None
         if not spec.needs_llm:  # the registry says: no model is resolved, preflighted or called
             if model:
-                unused = f"retriever {retriever!r} uses no model: --model {model} is not used"
-                err_console.print(f"[dim]{unused}[/]", highlight=False)
+                unused = f"--model {model} is not used: {retriever} calls no model"  # as bench run says it
+                err_console.print(f"[yellow]note:[/] {plain(unused)}", highlight=False)
         else:
             from pageindex.llm.spec import MODEL_ENV
 

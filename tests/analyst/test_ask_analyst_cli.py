@@ -146,7 +146,8 @@ def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst
         )
     assert first.exit_code == 0, first.output
     assert follow.exit_code == 0, follow.output
-    assert "retriever 'extractive' uses no model: --model openai/y is not used" in follow.output
+    # said as bench run says an unused model: a note naming the option first (fresh-user trial)
+    assert "note: --model openai/y is not used: extractive calls no model" in follow.output
     assert "answer (extractive, no prompt)" in follow.output and "needs a model" not in follow.output
     assert server.exchanges == []  # no preflight, no chat
 
