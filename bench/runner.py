@@ -188,8 +188,8 @@ def calls_answering_model(config: RunConfig) -> bool:
         return True
     try:
         need = judge_model_need(judge_for(config, with_model=True))
-    except registry.PluginError:  # two modules registered the judge: refused by name later
-        return True
+    except registry.PluginError:  # two modules registered the judge: the run refuses it by name
+        return False
     return need == "one" and not config.judge_model
 
 

@@ -434,3 +434,18 @@ def test_an_unused_model_needs_no_api_key(env, tmp_path, given):
     code, output = invoke(env, *common, *bad, "--out", str(tmp_path / "bad"))
     assert code == ExitCode.BAD_INPUT
     assert one_error_line(output).startswith("error: --model: bad model spec 'gpt-4o-mini'")
+
+
+def test_a_judge_two_plugins_register_is_refused_by_name_not_as_a_missing_key(monkeypatch):
+    """With `-m openai/x` and no key, a judge name two modules registered must reach the run's own
+    refusal (`judge 'rules' is registered by two modules ...`), not stop at `no API key`."""
+    import bench.runner as runner
+    from bench.config import RunConfig
+    from pageindex import registry
+
+    def conflict(name: str) -> str:
+        raise registry.PluginError(f"judge {name!r} is registered by two modules: a and b")
+
+    monkeypatch.setattr(runner, "judge_model_need", conflict)
+    assert runner.calls_answering_model(RunConfig(retrievers=["extractive"], judge="rules")) is False
+    assert runner.calls_answering_model(RunConfig(retrievers=["agent"], judge="rules")) is True
