@@ -21,6 +21,8 @@ what it finished (``run.json`` then says ``interrupted``).
 from __future__ import annotations
 
 import asyncio
+import shlex
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from pydantic import BaseModel
 from bench.judges.base import judge_sample
 from bench.rundir import FolderClaim, FolderInUse, Run, RunDir, RunLoadError, load_run
 from bench.runinfo import RunInfo, judge_version
+from bench.runner import endpoint_gone
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
 from pageindex.llm.redact import redact_argv
@@ -53,6 +56,14 @@ class RejudgeOutcome(BaseModel):
     judge_errors: int  # judged answers whose judge call failed now
     status: str
     summary: Summary
+
+
+def resume_command(command: list[str]) -> str:
+    """The rejudge ``command`` (its argv) again with ``--resume``, its secrets masked: then it says to
+    give again what it shows as ``***``."""
+    shown = redact_argv(command)
+    again = " ".join(shlex.quote(a) for a in shown if a != "--resume") + " --resume"
+    return again + ("; give again what it shows as ***" if shown != command else "")
 
 
 def needs_judge(sample: Sample) -> bool:
@@ -136,6 +147,7 @@ async def rejudge_run(
     concurrency: int = 4,
     command: list[str] | None = None,
     resume: bool = False,
+    clients: Sequence[Any] = (),
 ) -> RejudgeOutcome:
     """Judge ``source``'s stored answers with ``judge`` (built by :func:`bench.judges.base.make_judge`
     as ``judge_name``) and write the result as a new run in ``out``. Raises :class:`RejudgeError`
@@ -144,7 +156,12 @@ async def rejudge_run(
 
     ``resume`` continues an interrupted rejudge in ``out``: it must be a rejudge of this source by
     the same judge (name, version, model); the samples it holds are kept and only the others are
-    judged (the counts returned are this call's)."""
+    judged (the counts returned are this call's).
+
+    ``clients`` are the judge's model clients: when a judge call cannot connect and a probe of its
+    endpoint fails too, the endpoint is gone (a killed server), and the rejudge stops ``failed`` as
+    ``bench run`` does, with why and how to go on in ``status_detail``, rather than recording every
+    answer left as a failed judge call; the answers not judged are judged on ``--resume``."""
     run = source if isinstance(source, Run) else load_run(source)
     out = Path(out)
     if not run.samples:  # a run folder with an empty or missing samples.jsonl: no answer to judge
@@ -178,7 +195,7 @@ async def rejudge_run(
     try:
         return await _rejudge_into(
             run, out, rundir, judge, earlier, judge_name=judge_name, judge_model=judge_model,
-            version=version, concurrency=concurrency, command=command,
+            version=version, concurrency=concurrency, command=command, clients=clients,
         )  # fmt: skip
     finally:
         claim.release()
@@ -196,6 +213,7 @@ async def _rejudge_into(
     version: str,
     concurrency: int,
     command: list[str] | None,
+    clients: Sequence[Any] = (),
 ) -> RejudgeOutcome:
     """The body of :func:`rejudge_run`, with ``out`` made, checked and held."""
     old = run.info
@@ -244,19 +262,34 @@ async def _rejudge_into(
         store.append(s.model_copy(update={"run_id": run_id}))
     gate = asyncio.Semaphore(max(concurrency, 1))
     changed = errors = judged = 0
+    probed = [c for c in clients if hasattr(c, "check")]
+    gone: str | None = None  # why the rejudge stopped: the judge's endpoint went away
 
     async def one(sample: Sample) -> None:
-        nonlocal changed, errors, judged
+        nonlocal changed, errors, judged, gone
         async with gate:
+            if gone is not None:  # no new judge call once the endpoint is gone
+                return
             new = await _judge_one(judge, sample, run_id, old.run_id)
+            if new.judge_error_kind == "connection" and probed and gone is None:
+                gone = await endpoint_gone(new, "judge model", probed, during="the rejudge")
+        if gone is not None and new.judge_error is not None:  # not recorded: judged on --resume
+            return
         store.append(new)
         judged += 1
         changed += new.verdict is not None and new.verdict != sample.verdict  # a failed call changes nothing
         errors += new.judge_error is not None
 
     status = old.status
+    detail = old.status_detail
     try:
         await asyncio.gather(*(one(s) for s in todo))
+        if gone is not None:
+            status = "failed"
+            detail = (
+                f"{gone}: the answers it did not judge are not recorded; once it answers, continue with: "
+                f"{resume_command(command or [])}"
+            )
     except BaseException:
         status = "interrupted"
         raise
@@ -265,7 +298,9 @@ async def _rejudge_into(
         judged_all = before.get("judged", 0) + judged  # those written (an interrupt cuts the rest)
         rejudge = {**info.extra["rejudge"], "ended_at": _now(), "judged": judged_all,
                    "changed": before.get("changed", 0) + changed}  # fmt: skip
-        info = info.model_copy(update={"status": status, "extra": {**info.extra, "rejudge": rejudge}})
+        info = info.model_copy(
+            update={"status": status, "status_detail": detail, "extra": {**info.extra, "rejudge": rejudge}}
+        )
         info, summary = rundir.finish(info, store.samples, run.dropped)
     return RejudgeOutcome(
         run_dir=out,

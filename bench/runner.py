@@ -1011,23 +1011,16 @@ class Runner:
         judge's (the sample then has an answer but no verdict), could not reach its server, and a
         probe of that endpoint now fails too. Then the run stops (status ``failed``) and the sample
         is not recorded: it runs again, judged, on resume."""
-        from pageindex.llm import LLMError
-
         clients, whose = self._failed_on(sample, "connection", retriever_llm, judge_llm)
         if not clients:
             return False
         if self.stopped_because is not None:  # already found gone (the run may since be interrupted)
             return True
-        for client in clients:
-            try:
-                await client.check()
-            except LLMError as exc:
-                self.stopped_because = (
-                    f"the {whose} endpoint stopped answering during the run ({_what_cut(sample, whose, exc)})"
-                )
-                self.request_stop("failed")
-                return True
-        return False
+        self.stopped_because = await endpoint_gone(sample, whose, clients, during="the run")
+        if self.stopped_because is None:
+            return False
+        self.request_stop("failed")
+        return True
 
     async def _let_abandoned_finish(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> None:
         """After a call of ``sample`` timed out (or was cut at the sample's ``--time-limit``) against a
@@ -1089,6 +1082,21 @@ class Runner:
         await self.cancel.wait()
         for t in tasks:
             t.cancel()
+
+
+async def endpoint_gone(sample: Sample, whose: str, clients: list[Any], *, during: str) -> str | None:
+    """After ``sample``'s call (``whose``: "model" or "judge model") could not connect: None when a probe
+    of each endpoint in ``clients`` gets an answer (the server is there: the call's failure was its
+    own), else why a run or rejudge stops: ``the judge model endpoint stopped answering during the
+    rejudge (what the call met; a probe after it: what the probe met)``."""
+    from pageindex.llm import LLMError
+
+    for client in clients:
+        try:
+            await client.check()
+        except LLMError as exc:
+            return f"the {whose} endpoint stopped answering during {during} ({_what_cut(sample, whose, exc)})"
+    return None
 
 
 def _what_cut(sample: Sample, whose: str, probe: Exception) -> str:

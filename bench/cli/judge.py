@@ -157,7 +157,7 @@ def judge(
         output_file(
             "--out", output, inputs=read, replaces=is_verdicts_file, kind="a verdicts file (VERDICTS.jsonl)"
         )
-    judge_obj = _build_judge(
+    judge_obj, _ = _build_judge(
         judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path,
         models=judge_models,
     )  # fmt: skip
@@ -237,7 +237,8 @@ def _build_judge(
     cache_path: Path | None = None, models: str | None = None,
 ):
     """The judge ``name`` with its model (``--judge-model``) or panel (``--judge-models``), as in
-    ``bench run``; an option the judge would not use is one ``error:`` line."""
+    ``bench run``, and the model clients it calls (none for ``rules``); an option the judge would not
+    use is one ``error:`` line."""
     from bench.config import comma_list
     from bench.judges.base import judge_model_need, judge_names, make_judge
     from pageindex.llm.cache import CACHE_MODES, open_cache
@@ -254,7 +255,7 @@ def _build_judge(
                   if value]  # fmt: skip
         if unused:
             fail(f"--judge {name} takes no model: {', '.join(unused)} would not be used; drop them")
-        return make_judge(name, **({"abstain": abstain} if abstain else {}))
+        return make_judge(name, **({"abstain": abstain} if abstain else {})), []
     if need == "panel":
         if model:
             fail("--judge panel takes --judge-models a,b: --judge-model would not be used")
@@ -278,5 +279,5 @@ def _build_judge(
     if need == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-models specs")
-        return make_judge(name, model_client=clients)
-    return make_judge(name, model_client=clients[0])
+        return make_judge(name, model_client=clients), clients
+    return make_judge(name, model_client=clients[0]), clients

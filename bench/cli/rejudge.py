@@ -4,7 +4,6 @@ another or newer judge (no retriever is called) and write them as a new run."""
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 from pathlib import Path
 
@@ -35,7 +34,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         help="Re-score RUN's stored answers with --judge (no retriever is called) and write a new run "
         "to --out, e.g. to bring a baseline up to date with the current judge so the gate can compare it. "
         "Exit codes: 0 done; 2 bad input (nothing written); 4 more than --max-error-rate of the "
-        "answers got a failed judge call; 130 interrupted (--resume goes on from where it stopped).",
+        "answers got a failed judge call, or the judge endpoint stopped answering (the rejudge stops "
+        "'failed'); 130 interrupted (--resume goes on from where it stopped, in both cases).",
         epilog=examples(
             "pageindex bench rejudge results/baseline --judge rules -o results/baseline-rules",
             "pageindex bench rejudge results/baseline --judge llm --judge-model openai/gpt-4o-mini "
@@ -77,7 +77,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except RunLoadError as exc:
             fail(str(exc))
         # one error line (exit 2) when unusable
-        judge = _build_judge(
+        judge, clients = _build_judge(
             judge_name, judge_model, base_url, cache=cache, cache_path=cache_path, models=judge_models
         )
         specs = comma_list(judge_models or judge_model)
@@ -96,20 +96,18 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     concurrency=concurrency,
                     command=command_line(),
                     resume=resume,
+                    clients=clients,
                 )
             )
         except RejudgeError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            from pageindex.llm.redact import redact_argv
+            from bench.rejudge import resume_command
 
-            typed = command_line()
-            shown = redact_argv(typed)
-            again = " ".join(shlex.quote(a) for a in shown if a != "--resume")
             # secrets are not printed: the line says to give them again where it masks them
-            hidden = "; give again what it shows as ***" if shown != typed else ""
             console.print(
-                f"interrupted: the answers judged so far are in {output}; to go on: {again} --resume{hidden}",
+                f"interrupted: the answers judged so far are in {output}; to go on: "
+                f"{resume_command(command_line())}",
                 highlight=False,
             )
             raise typer.Exit(ExitCode.INTERRUPTED) from None
@@ -128,6 +126,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             highlight=False,
             markup=False,
         )
+        if outcome.status == "failed" and outcome.summary.status_detail:  # why and how to go on, as a run
+            err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
+            raise typer.Exit(ExitCode.ERRORS)
         if outcome.judged and outcome.judge_errors / outcome.judged > rate:
             err_console.print(
                 f"judge errors: {outcome.judge_errors:,} of {counted(outcome.judged, 'answer')} "

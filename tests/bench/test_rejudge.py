@@ -219,7 +219,7 @@ def test_rejudge_refuses_missing_run_and_taken_output(tmp_path: Path) -> None:
 def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> None:
     import bench.cli.judge as judge_cli
 
-    monkeypatch.setattr(judge_cli, "_build_judge", lambda *a, **k: _FlakyJudge())
+    monkeypatch.setattr(judge_cli, "_build_judge", lambda *a, **k: (_FlakyJudge(), []))
     base = _stored_run(tmp_path / "base")  # 1 of 3 answers fails: 33% > 20%
     res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new")
     assert res.exit_code == 4, res.output
@@ -650,3 +650,60 @@ def test_the_rejudge_line_says_one_answer_in_the_singular(tmp_path: Path) -> Non
         f"rejudged 1 answer of base with rules (version {CURRENT}): 1 verdict changed, "
         f"0 samples kept as they were; accuracy 100.0% -> {tmp_path / 'new'}"
     ]
+
+
+def test_a_judge_endpoint_that_goes_away_stops_the_rejudge_failed_and_resume_ends_it(tmp_path, monkeypatch):
+    """As ``bench run`` does: the answers left are not each recorded as a failed judge call (a killed
+    judge server made a rejudge write 60 such rows and end ``finished``); the rejudge stops ``failed``,
+    says why and how to go on, exits 4, and ``--resume`` judges the rest."""
+    import socket
+    import threading
+
+    from bench.faults import FaultServer
+    from bench.faults.scripted import ChatPolicy
+
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    servers: list[FaultServer] = []
+
+    class GoneAfterOne(ChatPolicy):
+        calls = 0
+
+        def judge(self, chat):
+            GoneAfterOne.calls += 1
+            if GoneAfterOne.calls == 2:  # the server is killed while it computes its second verdict
+                threading.Thread(target=servers[0].stop).start()
+            return super().judge(chat)
+
+    base = _stored_run(tmp_path / "base")  # three answers to judge
+    out = tmp_path / "new"
+    servers.append(FaultServer(policy=GoneAfterOne(), port=port).start())
+    args = ["rejudge", base, "--judge", "llm", "--judge-model", "openai/fault-model", "--judge-base-url",
+            servers[0].base_url, "-o", out, "-c", "1"]  # fmt: skip
+    monkeypatch.setattr("sys.argv", ["pageindex", "bench", *map(str, args)])  # what run.json says to type
+    try:
+        res = _cli(*args)
+    finally:
+        servers[0].stop()
+    assert res.exit_code == 4, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "failed"
+    detail = info["status_detail"]
+    assert detail.startswith("the judge model endpoint stopped answering during the rejudge (")
+    assert "; a probe after it: connection refused)" in detail
+    assert detail.endswith(f"--judge-base-url {servers[0].base_url} -o {out} -c 1 --resume")
+    assert _lines(res)[-1] == f"error: {detail}"
+    judged = [s for s in load_samples(out / "samples.jsonl") if s.extra.get("rejudge")]
+    assert 1 <= len(judged) <= 2 and all(s.verdict and not s.judge_error for s in judged)
+    with FaultServer(policy=ChatPolicy(), port=port):
+        res = _cli(*args, "--resume")
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "run.json").read_text())
+    assert (info["status"], info["status_detail"]) == ("finished", None)
+    samples = load_samples(out / "samples.jsonl")
+    assert len(samples) == 5 and sum(bool(s.extra.get("rejudge")) for s in samples) == 3
+    assert not any(s.judge_error for s in samples)
