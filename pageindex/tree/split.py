@@ -328,17 +328,21 @@ def subheading_drafts(
     per_page: int = 2,
     plain: bool = False,
     title: str = "",
+    prominent: bool = False,
 ) -> list[Draft]:
     """Sub-headings on pages ``first..last``: on ``first`` only below ``after_y`` and below the
     rest of the section's own ``title`` when it wraps onto the lines after ``after_y``, on ``last``
     only above ``before_y``. A heading directly followed by another (a heading over a
     sub-heading) counts once; at most ``per_page`` per page (the first ones and the last,
-    which titles the text running on to the next pages). ``plain`` looks for headings set in
-    body type (:func:`is_plain_subheading`) instead of emphasised ones."""
-    out: list[Draft] = []
+    which titles the text running on to the next pages). With ``prominent``, a page keeps more
+    than ``per_page`` of them when they are set as the section's most prominent sub-headings are
+    (:func:`_as_prominent`; an Item's sub-headings). ``plain`` looks for headings set in body type
+    (:func:`is_plain_subheading`) instead of emphasised ones."""
+    by_page: list[tuple[Page, list[Draft], dict[int, _Candidate]]] = []
     for number in range(first, last + 1):
         page = pages[number - 1]
         found: list[Draft] = []
+        candidates: dict[int, _Candidate] = {}  # id(draft) -> its first line, and its last line's index
         previous_was_heading = False
         rest_of_title = compact(title) if number == first else ""
         # a page set in two text columns has headings in its right column; elsewhere a line that starts
@@ -373,6 +377,7 @@ def subheading_drafts(
             if heading and not right_side:
                 if previous_was_heading and found:
                     found[-1].title = f"{found[-1].title} — {heading_text(line)}"[:120]
+                    candidates[id(found[-1])].last = index
                 else:
                     title = heading_text(line)
                     found.append(
@@ -386,16 +391,73 @@ def subheading_drafts(
                             rank,
                         )
                     )
+                    candidates[id(found[-1])] = _Candidate(line, index)
                 previous_was_heading = True
             else:
                 previous_was_heading = False
         # a heading wrapped over lines is judged whole: "NEW DRUG CANDIDATES IN — LATE-STAGE DEVELOPMENT"
         # stays, a lone "Percentage of" (the top line of a column heading) goes
         found = [d for d in found if not _DANGLING.search(d.title)]
+        by_page.append((page, found, candidates))
+    lines = [candidates[id(d)].line for _, found, candidates in by_page for d in found]
+    top = _top_tier(lines, rules) if prominent else None
+    out: list[Draft] = []
+    for page, found, candidates in by_page:
         if len(found) > per_page:
-            found = found[: per_page - 1] + found[-1:]
+            ends = {id(d) for d in found[: per_page - 1] + found[-1:]}
+            found = [
+                d for d in found
+                if id(d) in ends or _as_prominent(page, d, candidates[id(d)], top, rules)
+            ]  # fmt: skip
         out.extend(found)
     return out
+
+
+@dataclass(slots=True)
+class _Candidate:
+    """A sub-heading's first line, and the index of its last line on the page (a heading directly
+    over a sub-heading is one)."""
+
+    line: Line
+    last: int
+
+
+def _emphasis(line: Line, rules: SubheadingRules) -> tuple[bool, bool, bool]:
+    """How a heading stands out besides its size: capitals, a colour of its own, bold (in that order)."""
+    return line.caps, line.color not in (rules.body, -1), line.bold
+
+
+def _top_tier(lines: list[Line], rules: SubheadingRules) -> tuple[float, tuple[bool, bool, bool]] | None:
+    """The section's most prominent sub-heading style: the largest type size among ``lines`` (half a
+    point either way is one size), and the strongest emphasis set at that size."""
+    if not lines:
+        return None
+    size = max(line.size for line in lines) - 0.5
+    return size, max(_emphasis(line, rules) for line in lines if line.size >= size)
+
+
+def _as_prominent(
+    page: Page, draft: Draft, candidate: _Candidate, top: tuple[float, tuple[bool, bool, bool]] | None,
+    rules: SubheadingRules,
+) -> bool:
+    """A sub-heading set as the section's most prominent ones are (:func:`_top_tier`: TSMC's Item 4
+    opens with four on one page, "Our History and Structure", "Our Principal Office", ...), at the
+    page's text edge, a title rather than a sentence (a risk factor's caption, a clause), and followed
+    by text, not by a table's rows (a table's caption)."""
+    line = candidate.line
+    if top is None or line.size < top[0] or _emphasis(line, rules) != top[1]:
+        return False
+    if abs(line.x0 - text_edge(page)) > 2.0:
+        return False
+    title = draft.title
+    if len(title) > _TITLE_CHARS or title.endswith((".", ",", ";")) or title[0] in "•●▪":
+        return False
+    lines = page.lines
+    nxt = lines[candidate.last + 1] if candidate.last + 1 < len(lines) else None
+    return nxt is None or not is_table_row(nxt)
+
+
+_TITLE_CHARS = 70  # a sub-heading longer than this is a sentence: a risk factor's caption
 
 
 def _prose_line(text: str) -> bool:
@@ -473,6 +535,7 @@ def split_long(
                     rules,
                     node.end_y,
                     title=node.title,
+                    prominent=node.kind == "item",
                 ),
             )
         if not subs:

@@ -1,0 +1,105 @@
+"""More than two sub-headings on one page of a long Item, when they are set as the Item's most prominent
+sub-headings are (TSMC's 20-F opens Item 4 with four on one page: "Our History and Structure", "Our
+Principal Office", ...; it had kept the first and the last). A page's other extra candidates stay
+dropped: a heading set less prominently than the Item's top sub-headings, indented from the text edge, a
+sentence (a risk factor's caption), a table's caption. Small PDFs made in the test."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from pageindex.tree import build_tree
+
+_PROSE = "The Company designs and makes semiconductors for customers in many markets around the world"
+_ROW = "Net revenue                                   1,234            1,120            1,050"
+
+
+def _item_pdf(path, pages: dict[int, list[tuple[str, str, float]]], count: int = 8):
+    """Item 1 running over ``count`` pages of prose; page n (1-based) is ``pages[n]`` instead: rows of
+    (text, font, x), where font "hebo" is bold and "prose" stands for three lines of body text."""
+    doc = pymupdf.open()
+    for n in range(1, count + 1):
+        page = doc.new_page()
+        y = 72.0
+        if n == 1:
+            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
+            y += 20
+        for text, font, x in pages.get(n, [("prose", "helv", 72)] * 10):
+            for line in [_PROSE, _PROSE, "and it ends here."] if text == "prose" else [text]:
+                page.insert_text((x, y), line, fontname=font, fontsize=10)
+                y += 14
+            y += 6
+    page = doc.new_page()
+    page.insert_text((72, 72), "Item 2. Properties", fontname="hebo", fontsize=10)
+    page.insert_text((72, 86), _PROSE, fontname="helv", fontsize=10)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _children(path) -> list[tuple[str, int]]:
+    tree = build_tree(path, use_cache=False)
+    return [(c.title, c.start_page) for c in tree.get("item_1").children if not c.node_id.endswith("/intro")]
+
+
+def _headed(*titles: str, x: float = 72) -> list[tuple[str, str, float]]:
+    return [row for title in titles for row in ((title, "hebo", x), ("prose", "helv", 72))]
+
+
+def test_an_items_sub_headings_on_one_page_are_all_kept(tmp_path):
+    four = ("Our History and Structure", "Our Principal Office", "Business Overview", "Our Facilities")
+    pdf = _item_pdf(tmp_path / "item.pdf", {2: _headed(*four), 5: _headed("Competition")})
+    assert _children(pdf) == [*((title, 2) for title in four), ("Competition", 5)]
+
+
+def test_a_pages_less_prominent_candidates_stay_dropped(tmp_path):
+    caption = "If we cannot manage our capacity and production facilities, our revenue may fall"
+    indented = _headed("Voting Rights", "Liquidation Rights", x=100)
+    page = [
+        *_headed("Markets and Customers"),
+        *_headed(caption),  # a sentence: a risk factor's caption
+        *indented,  # indented from the page's text edge
+        ("Revenue by Product", "hebo", 72), (_ROW, "helv", 72), (_ROW, "helv", 72),  # a table's caption
+        *_headed("Research and Development"),
+    ]  # fmt: skip
+    pdf = _item_pdf(tmp_path / "item.pdf", {3: page})
+    assert _children(pdf) == [("Markets and Customers", 3), ("Research and Development", 3)]
+
+
+def test_title_case_headings_under_capitals_stay_dropped(tmp_path):
+    """The Item's most prominent sub-headings are set in capitals: on a page with more than two, one in
+    capitals is kept, the title-case ones under it (a lower level) are not."""
+    page = [
+        *_headed("Net Sales"),
+        *_headed("CRITICAL ACCOUNTING ESTIMATES"),
+        *_headed("Operating Expenses", "Cost of Sales"),
+        *_headed("Income Taxes"),
+    ]
+    pdf = _item_pdf(tmp_path / "item.pdf", {2: _headed("RESULTS OF OPERATIONS"), 4: page})
+    kept = [("Net Sales", 4), ("CRITICAL ACCOUNTING ESTIMATES", 4), ("Income Taxes", 4)]
+    assert _children(pdf) == [("RESULTS OF OPERATIONS", 2), *kept]
+
+
+def test_a_section_that_is_no_item_keeps_two_a_page(tmp_path):
+    """Deeper than an Item (here the notes to the statements, whose accounting-policy paragraphs are
+    headed so), a page's sub-headings are a lower level: the first and the last are kept, as before."""
+    doc = pymupdf.open()
+    four = ("Basis of Presentation", "Use of Estimates", "Fiscal Year", "Receivables")
+    for n in range(1, 10):
+        page = doc.new_page()
+        y = 72.0
+        if n == 1:
+            for title in ("Item 8. Financial Statements", "Notes to Consolidated Financial Statements"):
+                page.insert_text((72, y), title, fontname="hebo", fontsize=10)
+                y += 20
+        for text, font, x in _headed(*four) if n == 2 else [("prose", "helv", 72)] * 10:
+            for line in [_PROSE, _PROSE, "and it ends here."] if text == "prose" else [text]:
+                page.insert_text((x, y), line, fontname=font, fontsize=10)
+                y += 14
+            y += 6
+    doc.new_page().insert_text((72, 72), "Item 9. Controls and Procedures", fontname="hebo")
+    doc.save(tmp_path / "notes.pdf")
+    doc.close()
+    notes = build_tree(tmp_path / "notes.pdf", use_cache=False).get("item_8/notes")
+    assert notes.kind != "item"
+    assert [c.title for c in notes.children if c.start_page == 2] == ["Basis of Presentation", "Receivables"]
