@@ -35,7 +35,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from bench.perf.outline_recovery import HOLDOUT, similar
+from bench.perf.outline_recovery import HOLDOUT, print_overall, similar
 from pageindex.cli._common import CliConsole, fail
 from pageindex.tree import PDFError, Tree, build_tree
 
@@ -112,14 +112,7 @@ def main(
         table.add_row(name, kind, str(found), str(total), pct, noise_pct, str(nodes), tree.strategy)
         details.append((name, missed, noisy))
     console.print(table)
-    for kind, (found, total, noise, nodes) in groups.items():
-        if total:
-            console.print(
-                f"{kind} overall: {found}/{total} level-1/2 gold headings found "
-                f"({100 * found / total:.1f}%); "
-                f"noise {noise}/{nodes} nodes ({100 * noise / max(nodes, 1):.1f}%)",
-                highlight=False,
-            )
+    print_overall(console, groups, "gold headings")
     if verbose:
         for name, missed, noisy in details:
             for m in missed:

@@ -148,18 +148,23 @@ def main(
         )
         misses.append((name, missed))
     console.print(table)
-    for kind, (found, total, noise, nodes) in groups.items():
-        if total:
-            console.print(
-                f"{kind} overall: {found}/{total} level-1/2 outline entries found "
-                f"({100 * found / total:.1f}%); "
-                f"noise {noise}/{nodes} nodes ({100 * noise / max(nodes, 1):.1f}%)",
-                highlight=False,
-            )
+    print_overall(console, groups, "outline entries")
     if verbose:
         for name, missed in misses:
             for m in missed:
                 console.print(f"  {name} missed {m}", highlight=False, markup=False)
+
+
+def print_overall(console: Console, groups: dict[str, list[int]], what: str) -> None:
+    """One line per group (development, hold-out) with entries: ``[found, total, noise, nodes]``, the
+    found share of its level-1/2 ``what`` and the noise share of its nodes."""
+    for kind, (found, total, noise, nodes) in groups.items():
+        if total:
+            console.print(
+                f"{kind} overall: {found}/{total} level-1/2 {what} found ({100 * found / total:.1f}%); "
+                f"noise {noise}/{nodes} nodes ({100 * noise / max(nodes, 1):.1f}%)",
+                highlight=False,
+            )
 
 
 if __name__ == "__main__":
