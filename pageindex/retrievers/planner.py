@@ -444,9 +444,13 @@ async def planner(run: QuestionRun, opts: PlannerOptions) -> RetrievalResult:
         else "tasks failed: " + "; ".join(f"{f.task_id}: {f.error}" for f in failures if f.error)
     )
     run.event("decision", f"giving up after {opts.max_replans} re-plan(s): {reason}")
+    # Not one plan was usable: no task ran and the filing was never read, so the model's output failed,
+    # not the search (ask exits 4, a run records the kind), as for the agent's and iterative's.
+    never_planned = bool(rounds) and all("rejected" in r for r in rounds)
     return run.result(
         "fail",
         reason=f"no answer after {opts.max_replans} re-plan(s); {reason}",
+        error_kind="invalid_reply" if never_planned else None,
         iterations=len(rounds),
         findings=_findings(executor),
         failed_searches=failed_searches,

@@ -114,6 +114,14 @@ def test_ask_exits_4_and_says_why_when_the_models_output_is_unusable(fb_pdf):
     assert out.exit_code == 4, out.output
     assert "Not found" not in out.output
     assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
+    # and the planner: a plan rejected in every round ran no task (exit 0 before, as if searched)
+    out = ask(
+        str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "planner", "--opt", "max_replans=1",
+        "-m", "scripted", "--scripted-policy", f"{POLICIES}:never_valid_policy",
+    )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    assert "Not found" not in out.output
+    assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
 
 
 def test_ask_names_the_files_that_share_a_name_and_the_links_that_lead_nowhere(tmp_path):

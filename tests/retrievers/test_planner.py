@@ -259,7 +259,27 @@ def test_malformed_planner_replies_end_in_fail(tree_3m):
     rounds = result.extra["rounds"]
     assert len(rounds) == 3 and all("not a valid plan" in r["rejected"] for r in rounds)
     assert result.pages_fetched == []
+    # the filing was never read: the model's output failed, not the search (ask exits 4, not 0)
+    assert result.error_kind == "invalid_reply"
     assert_usage_exact(result, sm)
+
+
+def test_a_plan_rejected_in_every_round_is_unusable_output_not_a_not_found(tree_3m):
+    """gemma-3-270m on a real llama.cpp server copied the schema's placeholders ("..." as every id and
+    expression) in all 3 rounds: no task ran and nothing was read, yet `ask -r planner` exited 0 with
+    a plain fail, as if the filing had been searched."""
+    placeholder = {"tasks": [{"id": "t1", "kind": "fetch_extract", "goal": "...", "node_ids": ["..."],
+                              "outputs": ["..."], "depends_on": []},
+                             synth("t2", ["t1"])]}
+    result, sm = run_planner(tree_3m, Policy([placeholder]))
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    assert "is not a snake_case identifier" in result.reason
+    assert [r.response_model for r in sm.requests] == ["Plan"] * 3
+    assert result.pages_fetched == []
+    # a plan that ran (and failed its tasks) searched the filing: that stays a plain fail
+    result, _ = run_planner(tree_3m, Policy([{"tasks": [fetch("t1", "item_8/cash_flows", ["dividend_yield"]),
+                                                      synth("t2", ["t1"])]}]), max_replans=0)
+    assert result.status == "fail" and result.error_kind is None
 
 
 def test_malformed_extraction_reply_fails_the_task_and_replans(tree_3m):
