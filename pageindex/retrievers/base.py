@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import math
 import time
 import uuid
@@ -73,17 +74,25 @@ from pageindex.llm.tokens import default_max_tokens
 from pageindex.llm.types import (
     BudgetExceeded,
     ChatResponse,
+    ContextLengthError,
     LLMError,
     Message,
     ToolCall,
     ToolSpec,
+    UnusableReply,
     UsageRecord,
     is_model_failure,
 )
 from pageindex.retrievers.index import render_index
 from pageindex.retrievers.replies import AnswerWithSources, sources_from_citations
 from pageindex.retrievers.result import RetrievalResult, RoleUsage, Status, TraceEvent
-from pageindex.retrievers.tools import DEFAULT_SLICE_CHARS, SectionFetcher, SectionSlice
+from pageindex.retrievers.tools import (
+    DEFAULT_SLICE_CHARS,
+    PageHold,
+    SectionFetcher,
+    SectionSlice,
+    report_pages,
+)
 from pageindex.retrievers.verify import verify_result
 from pageindex.tree.model import Tree
 from pageindex.wording import error_text, plainly
@@ -93,6 +102,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound=BaseModel)
 DEFAULT_RETRIEVER = "iterative"
+TEMPLATE_TOKENS = 8  # a chat template's own tokens around each message (role markers), kept free
+MIN_CUT_CHARS = 200  # a text cut to fit keeps at least this much, else it is left out
 
 
 class RetrieverConfigError(ValueError):
@@ -315,11 +326,15 @@ class QuestionRun:
 
     def page_texts(self, pages: Iterable[int], *, max_chars_per_page: int | None = None) -> str:
         """Text of whole pages, each after its ``[page N | printed L]`` marker, inside
-        ``<document>`` tags, and recorded as shown. For retrievers that answer from pages. Pages the
-        filing does not have are left out, and said in the trace (an ``info`` event)."""
-        from pageindex.retrievers.prompts import wrap_document
+        ``<document>`` tags, and recorded as shown (held instead while :func:`holding_pages` is open,
+        until the request carrying them is answered). For retrievers that answer from pages. Pages
+        the filing does not have are left out, and said in the trace (an ``info`` event)."""
+        chunks = self._page_chunks(pages, max_chars_per_page)
+        return self._show_chunks(chunks)
 
-        chunks, shown, absent = [], [], []
+    def _page_chunks(self, pages: Iterable[int], max_chars_per_page: int | None) -> list[tuple[int, str]]:
+        """Each page the filing has with its marked text; the others said in the trace."""
+        chunks, absent = [], []
         for page in pages:
             if not 1 <= page <= self.tree.page_count:
                 absent.append(page)
@@ -327,15 +342,113 @@ class QuestionRun:
             text = self.tree.page_text(page).strip()
             if max_chars_per_page is not None:
                 text = text[:max_chars_per_page]
-            chunks.append(f"{self.fetcher.marker(page)}\n{text}")
-            shown.append(page)
+            chunks.append((page, f"{self.fetcher.marker(page)}\n{text}"))
         if absent:
             self.event(
                 "info", f"pages {absent} not shown: {self.tree.doc_id} has pages 1-{self.tree.page_count}",
                 absent=absent,
             )  # fmt: skip
-        self.show_pages(shown)
-        return wrap_document("\n".join(chunks), doc_id=self.tree.doc_id)
+        return chunks
+
+    def _show_chunks(self, chunks: list[tuple[int, str]]) -> str:
+        from pageindex.retrievers.prompts import wrap_document
+
+        report_pages(self, [page for page, _ in chunks], "pages shown")
+        return wrap_document("\n".join(text for _, text in chunks), doc_id=self.tree.doc_id)
+
+    async def text_room(
+        self, messages: list[Message], *, role: str, reply: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+    ) -> int | None:
+        """Tokens of document text that still fit beside ``messages`` (the prompt without that text)
+        in the model's known context window, the reply's cap (:meth:`max_tokens_for`) kept free; the
+        schema of ``reply`` counts too (instructor puts it in the prompt or the tool list). None when
+        the window is unknown. Counted as the index is (:meth:`index`): the server's tokenizer where it
+        has one, every count recorded in the cache, so a replay fits text exactly as the recording did."""
+        llm = self._llm
+        if llm is None:
+            return None
+        await llm.ensure_limits()
+        budget = llm.prompt_budget(self.max_tokens_for(role, max_tokens))
+        if budget is None:
+            return None
+        fixed = "\n".join(m.content or "" for m in messages)
+        if reply is not None:
+            fixed += "\n" + json.dumps(reply.model_json_schema())
+        return budget - await llm.count_tokens(fixed) - TEMPLATE_TOKENS * (len(messages) + 1)
+
+    async def fit_texts(self, texts: list[str], room: int | None) -> list[str]:
+        """The leading part of ``texts`` that fits ``room`` tokens: whole texts while they fit, the
+        next cut at a line break (when a useful part of it fits) with a note that the rest was left
+        out, none after it. All of them when ``room`` is None (no known window); [] when none fits."""
+        if room is None or not texts:
+            return list(texts)
+        llm = self.llm
+        whole = "\n".join(texts)
+        total = await llm.count_tokens(whole)
+        if total <= room:
+            return list(texts)
+        chars = int(room * len(whole) / max(total, 1))
+        for _ in range(4):  # the ratio of a cut part differs a little from the whole's: count again
+            kept = _text_prefix(texts, chars)
+            if not kept:
+                return []
+            used = await llm.count_tokens("\n".join(kept))
+            if used <= room:
+                return kept
+            chars = int(chars * room / used * 0.95)
+        return []
+
+    async def fitted_pages(
+        self, pages: Iterable[int], build: Callable[[str, list[int]], list[Message]], *, role: str,
+        reply: type[BaseModel] | None = None, max_chars_per_page: int | None = None,
+        max_tokens: int | None = None, required: bool = True, share: float = 1.0,
+    ) -> list[Message] | None:
+        """The messages ``build(text, pages_shown)`` makes around the marked text of ``pages`` (as
+        :meth:`page_texts` renders it), with as much of that text as the model's known context window
+        holds beside the rest of the prompt and the reply's cap (:meth:`fit_texts`): pages cut or
+        left out are said in the trace, and only the pages shown are recorded (held while
+        :func:`holding_pages` is open). When no page fits: a :class:`ContextLengthError` naming the
+        window and what to do, before anything is sent, or None when not ``required`` (a later pass).
+        ``share`` of the room is used (a first pass leaves the rest to the pages later passes add)."""
+        chunks = self._page_chunks(pages, max_chars_per_page)
+        all_pages = [page for page, _ in chunks]
+        room = await self.text_room(build("", all_pages), role=role, reply=reply, max_tokens=max_tokens)
+        room = None if room is None else int(room * share) - 16  # the <document> tags around the text
+        kept = await self.fit_texts([text for _, text in chunks], room)
+        if chunks and not kept:
+            if not required:
+                self.event("info", f"{role}: pages {all_pages} left out: no room is left "
+                                   f"in the model's {self.llm.context_window:,}-token context window")
+                return None
+            raise self.no_room_error(role, max_tokens)
+        shown = [(page, text) for (page, _), text in zip(chunks, kept, strict=False)]
+        if len(kept) < len(chunks) or (kept and kept[-1] != chunks[len(kept) - 1][1]):
+            whole = [p for (p, t), k in zip(chunks, kept, strict=False) if t == k]
+            cut = [p for (p, t), k in zip(chunks, kept, strict=False) if t != k]
+            left = [p for p, _ in chunks[len(kept):]]
+            self.event(
+                "info",
+                f"{role}: page text cut to fit the model's {self.llm.context_window:,}-token context window: "
+                f"pages {whole} whole" + (f", page {cut[0]} cut" if cut else "")
+                + (f", pages {left} left out" if left else ""),
+                pages_whole=whole, pages_cut=cut, pages_left_out=left, context_window=self.llm.context_window,
+            )
+        return build(self._show_chunks(shown), [page for page, _ in shown])
+
+    def no_room_error(self, role: str, max_tokens: int | None = None) -> ContextLengthError:
+        """The error of a prompt that leaves no room for document text in the known window."""
+        llm = self.llm
+        cap = self.max_tokens_for(role, max_tokens)
+        source = f" ({llm.context_window_source})" if llm.context_window_source else ""
+        what = f"{role} prompt of {self.spec.name}" if role != self.spec.name else f"{role} prompt"
+        return ContextLengthError(
+            f"{llm.provider.where()}: the prompt does not fit the model's context: the {what} "
+            f"leaves no room for document text in the {llm.context_window:,}-token window{source} "
+            f"once {cap:,} tokens are kept for the reply; nothing was sent. Use a server with a larger "
+            f"context (and give it as --context-window), or a smaller reply cap "
+            f"(--opt {self.spec.name}.max_tokens=N)"
+        )
 
     def records(self) -> list[UsageRecord]:
         """The ledger's records of this retrieval's model calls (failed ones that spent tokens too)."""
@@ -420,8 +533,11 @@ class QuestionRun:
         tag: dict[str, Any] | None = None,
         max_retries: int = 2,
         max_tokens: int | None = None,
+        shows: PageHold | None = None,
     ) -> T:
-        """``client.structured``: the validated reply; usage and a trace event recorded."""
+        """``client.structured``: the validated reply; usage and a trace event recorded. The pages
+        ``shows`` holds (their text is in ``messages``) count as shown once the model answered, usably
+        or not; a request that failed (refused, timed out, never sent) showed them nothing."""
         role = role or self.llm.role
         try:
             out = await self.llm.structured(
@@ -432,8 +548,12 @@ class QuestionRun:
                 max_tokens=self.max_tokens_for(role, max_tokens),
             )
         except LLMError as exc:
+            if shows is not None and isinstance(exc, UnusableReply):
+                shows.release()
             self._record_failure(role, exc)
             raise
+        if shows is not None:
+            shows.release()
         self.event(
             "model_call",
             f"{role}: {len(messages)} messages -> {response_model.__name__} ({out.attempts} attempt(s))",
@@ -739,3 +859,21 @@ __all__ = [
     "register_retriever",
     "retrieve",
 ]
+
+
+def _text_prefix(texts: list[str], chars: int) -> list[str]:
+    """Whole texts while ``chars`` (joined by line breaks) hold them, then the next one cut at a line
+    break with a note, when at least :data:`MIN_CUT_CHARS` of it fit."""
+    kept: list[str] = []
+    left = chars
+    for text in texts:
+        if len(text) <= left:
+            kept.append(text)
+            left -= len(text) + 1
+            continue
+        note = "\n[... the rest is left out here: the model's context window is full]"
+        cut = text[: max(left - len(note), 0)].rsplit("\n", 1)[0]
+        if len(cut) >= MIN_CUT_CHARS:
+            kept.append(cut + note)
+        break
+    return kept

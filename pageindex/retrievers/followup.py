@@ -21,6 +21,7 @@ from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.ranking import match_titles, ranker_for, tokenize
 from pageindex.retrievers.replies import AnswerWithSources, CitedSource
 from pageindex.retrievers.result import FailedSearch, RetrievalResult
+from pageindex.retrievers.tools import holding_pages
 
 PROMPT_VERSION = "followup_v1"
 
@@ -108,18 +109,25 @@ async def followup(run: QuestionRun, opts: FollowupOptions) -> RetrievalResult:
         return run.result("fail", reason="no section matches any word of the question")
     seen: list[int] = list(first)
     lookup = _Lookup(run, opts, seen)
-    messages = prompt.messages(
-        question=run.query,
-        max_passes=opts.max_passes,
-        injection_notice=INJECTION_NOTICE,
-        page_list=", ".join(map(str, first)),
-        pages=run.page_texts(first, max_chars_per_page=opts.max_chars_per_page),
-    )
+    fit = {"role": "followup", "reply": FollowupReply, "max_chars_per_page": opts.max_chars_per_page}
+    # The pages' text fits the model's known context window (cut or left out where it does not, said in
+    # the trace; pass 1 takes half the room when later passes may add pages); a page counts as shown
+    # once the request carrying it is answered.
+    with holding_pages() as unsent:
+        messages = await run.fitted_pages(first, lambda text, shown: prompt.messages(
+            question=run.query,
+            max_passes=opts.max_passes,
+            injection_notice=INJECTION_NOTICE,
+            page_list=", ".join(map(str, shown)),
+            pages=text,
+        ), share=0.5 if opts.max_passes > 1 else 1.0, **fit)  # fmt: skip
+    assert messages is not None  # required: no room at all is a ContextLengthError
     reply: FollowupReply | None = None
     passes: list[dict] = []
     for pass_no in range(1, opts.max_passes + 1):
         run.count_turn(reached=pass_no)
-        reply = await run.structured(messages, FollowupReply, role="followup", tag={"pass": pass_no})
+        reply = await run.structured(messages, FollowupReply, role="followup", tag={"pass": pass_no},
+                                     shows=unsent)
         record = {"pass": pass_no, "status": reply.status, "missing": reply.missing,
                   "tokens": run.tokens_used()}
         passes.append(record)
@@ -136,16 +144,23 @@ async def followup(run: QuestionRun, opts: FollowupOptions) -> RetrievalResult:
         if not new_pages:
             run.event("decision", f"pass {pass_no}: nothing new to show; stopping")
             break
-        messages.append(Message(role="assistant", content=reply.model_dump_json(exclude_none=True)))
-        messages.append(
-            Message(
+        said = [*messages, Message(role="assistant", content=reply.model_dump_json(exclude_none=True))]
+
+        def more(text: str, shown: list[int], said: list[Message] = said, notes: list[str] = notes
+                 ) -> list[Message]:
+            return [*said, Message(
                 role="user",
-                content="\n".join(notes)
-                + f"\n\nPages ({', '.join(map(str, new_pages))}):\n"
-                + run.page_texts(new_pages, max_chars_per_page=opts.max_chars_per_page)
+                content="\n".join(notes) + f"\n\nPages ({', '.join(map(str, shown))}):\n" + text
                 + "\n\nReply with the JSON object as before.",
-            )
-        )
+            )]  # fmt: skip
+
+        with holding_pages() as unsent:
+            fitted = await run.fitted_pages(new_pages, more, required=False, **fit)
+        if fitted is None:
+            run.event("decision", f"pass {pass_no}: no room left in the model's context for the pages found; "
+                                  "stopping")
+            break
+        messages = fitted
     return _finish(run, opts, reply, lookup, passes)
 
 

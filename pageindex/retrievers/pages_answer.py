@@ -14,6 +14,7 @@ from pageindex.retrievers.base import QuestionRun
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.replies import AnswerWithSources
 from pageindex.retrievers.result import RetrievalResult
+from pageindex.retrievers.tools import holding_pages
 
 ANSWER_PROMPT = "answer_from_pages_v1"
 
@@ -33,14 +34,19 @@ async def answer_from_pages(
         run.event("decision", "no pages to answer from")
         return run.result("fail", reason="no pages to answer from", **fields)
     prompt = load_prompt(ANSWER_PROMPT)
-    text = run.page_texts(valid, max_chars_per_page=max_chars_per_page)
-    messages = prompt.messages(
-        question=run.query,
-        injection_notice=INJECTION_NOTICE,
-        page_list=", ".join(str(p) for p in valid),
-        pages=text,
-    )
+    # The pages' text fits the model's known context window (cut or left out where it does not, said in
+    # the trace); they count as shown once the request carrying them is answered.
+    with holding_pages() as unsent:
+        messages = await run.fitted_pages(valid, lambda text, shown: prompt.messages(
+            question=run.query,
+            injection_notice=INJECTION_NOTICE,
+            page_list=", ".join(str(p) for p in shown),
+            pages=text,
+        ), role=role, reply=AnswerWithSources, max_chars_per_page=max_chars_per_page)  # fmt: skip
+    assert messages is not None  # required: no room at all is a ContextLengthError
     run.count_turn()
-    reply = await run.structured(messages, AnswerWithSources, role=role, max_retries=max_retries)
+    reply = await run.structured(
+        messages, AnswerWithSources, role=role, max_retries=max_retries, shows=unsent
+    )
     run.event("decision", f"{role}: {reply.status}", reply=reply.model_dump(mode="json"))
     return run.result_from_answer(reply, **fields)

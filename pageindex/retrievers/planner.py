@@ -25,12 +25,13 @@ benchmarks behind this design, such a gate rejected valid table data and caused 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pageindex.llm.types import UnusableReply
+from pageindex.llm.types import Message, UnusableReply
 from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.numbers import format_number, try_number
 from pageindex.retrievers.planner_plan import (
@@ -44,6 +45,7 @@ from pageindex.retrievers.planner_plan import (
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt, wrap_document
 from pageindex.retrievers.replies import AnswerWithSources, TextOrNumber
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult
+from pageindex.retrievers.tools import holding_pages
 
 PROMPT_VERSION = "planner_v1"  # planner_plan_v1, planner_extract_v1, planner_synth_v1, planner_gate_v1
 
@@ -216,36 +218,64 @@ class PlanExecutor:
             return outcome
 
     async def _fetch_extract(self, task: Task) -> TaskOutcome:
-        fetcher = self.run.fetcher
-        parts: list[str] = []
+        run = self.run
+        fetcher = run.fetcher
+        parts: list[tuple[str, str]] = []  # (node_id, text) of each slice read
         pages: list[int] = []
         unknown: list[str] = []
         budget = self.opts.max_chars_per_task
-        for requested in task.node_ids:
-            offset: int | None = 0
-            while offset is not None and budget > 0:
-                self.run.count_tool_calls()
-                piece = fetcher.fetch(requested, offset, why=f"planner task {task.id}")
-                if not piece.found:
-                    closest = ", ".join(c.node_id for c in piece.candidates[:3])
-                    unknown.append(f"{requested} (closest: {closest})")
-                    break
-                parts.append(wrap_document(piece.text, node_id=piece.node_id))
-                pages += [p for p in piece.pages if p not in pages]
-                budget -= len(piece.text)
-                offset = piece.next_offset
+        with holding_pages() as unsent:  # shown once the extraction request is answered
+            for requested in task.node_ids:
+                offset: int | None = 0
+                while offset is not None and budget > 0:
+                    run.count_tool_calls()
+                    piece = fetcher.fetch(requested, offset, why=f"planner task {task.id}")
+                    if not piece.found:
+                        closest = ", ".join(c.node_id for c in piece.candidates[:3])
+                        unknown.append(f"{requested} (closest: {closest})")
+                        break
+                    parts.append((piece.node_id, piece.text))
+                    pages += [p for p in piece.pages if p not in pages]
+                    budget -= len(piece.text)
+                    offset = piece.next_offset
         if not parts:
             raise _Failed(f"no section found for {', '.join(unknown)}")
         prompt = load_prompt("planner_extract_v1")
-        messages = prompt.messages(
-            task_id=task.id,
-            goal=task.goal,
-            question=self.run.query,
-            outputs=", ".join(task.outputs),
-            text="\n".join(parts),
-            injection_notice=INJECTION_NOTICE,
-        )
-        reply = await self.run.structured(messages, ExtractReply, role="extraction", tag={"task": task.id})
+
+        def build(text: str) -> list[Message]:
+            return prompt.messages(
+                task_id=task.id,
+                goal=task.goal,
+                question=run.query,
+                outputs=", ".join(task.outputs),
+                text=text,
+                injection_notice=INJECTION_NOTICE,
+            )
+
+        # The sections' text fits the model's known context window: slices in order while they fit,
+        # the next cut, the rest left out (said in the trace); no room at all is a ContextLengthError.
+        room = await run.text_room(build(""), role="extraction", reply=ExtractReply)
+        room = None if room is None else room - 24 * len(parts)  # the <document> tags around each slice
+        kept = await run.fit_texts([text for _, text in parts], room)
+        if not kept:
+            raise run.no_room_error("extraction")
+        if kept != [text for _, text in parts][: len(kept)] or len(kept) < len(parts):
+            run.event(
+                "info",
+                f"task {task.id}: section text cut to {sum(map(len, kept)):,} of "
+                f"{sum(len(t) for _, t in parts):,} characters to fit the model's "
+                f"{run.llm.context_window:,}-token context window",
+                task_id=task.id, context_window=run.llm.context_window,
+            )  # fmt: skip
+        shown = {int(n) for text in kept for n in re.findall(r"\[page (\d+)", text)}
+        shown_parts = zip(parts, kept, strict=False)  # the slices kept, the last perhaps cut
+        messages = build("\n".join(wrap_document(text, node_id=node) for (node, _), text in shown_parts))
+        try:
+            reply = await run.structured(messages, ExtractReply, role="extraction", tag={"task": task.id})
+        except UnusableReply:
+            unsent.release(only=shown)  # the model answered, unusably: it was shown the text
+            raise
+        unsent.release(only=shown)
         values: list[Value] = []
         node_of_page = {p: self.run.tree.leaf_for_page(p) for p in pages}
         for v in reply.values:

@@ -92,14 +92,27 @@ class PageHold:
     def hold(self, recorder: Recorder, pages: list[int], why: str) -> None:
         self._held.append((recorder, pages, why))
 
-    def release(self) -> None:
-        """Report the held pages to their recorders (their text reached a model)."""
+    def release(self, only: set[int] | None = None) -> None:
+        """Report the held pages (those in ``only``, when given: the rest were cut from the prompt)
+        to their recorders (their text reached a model)."""
         held, self._held = self._held, []
         for recorder, pages, why in held:
-            recorder.show_pages(pages, why=why)
+            shown = [page for page in pages if only is None or page in only]
+            if shown:
+                recorder.show_pages(shown, why=why)
 
 
 _HOLD: ContextVar[PageHold | None] = ContextVar("pageindex_page_hold", default=None)
+
+
+def report_pages(recorder: Recorder, pages: list[int], why: str) -> None:
+    """Report that the text of ``pages`` went into a prompt: held while :func:`holding_pages` is open
+    in this task (its caller releases them once the request is answered), else recorded at once."""
+    hold = _HOLD.get()
+    if hold is not None:
+        hold.hold(recorder, pages, why)
+    else:
+        recorder.show_pages(pages, why=why)
 
 
 @contextmanager
@@ -410,12 +423,7 @@ class SectionFetcher:
             from_memory=repeat,
         )
         if out.pages and self.recorder is not None:
-            why = why or f"fetch_section {node.node_id}"
-            hold = _HOLD.get()
-            if hold is not None:
-                hold.hold(self.recorder, out.pages, why)
-            else:
-                self.recorder.show_pages(out.pages, why=why)
+            report_pages(self.recorder, out.pages, why or f"fetch_section {node.node_id}")
         return out
 
     def _trace(self, message: str, **data: Any) -> None:
