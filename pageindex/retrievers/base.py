@@ -104,6 +104,7 @@ T = TypeVar("T", bound=BaseModel)
 DEFAULT_RETRIEVER = "iterative"
 TEMPLATE_TOKENS = 8  # a chat template's own tokens around each message (role markers), kept free
 MIN_CUT_CHARS = 200  # a text cut to fit keeps at least this much, else it is left out
+MIN_SLICE_CHARS = 1000  # fetch_section slices fitted to a small context window are at least this long
 
 
 class RetrieverConfigError(ValueError):
@@ -288,6 +289,7 @@ class QuestionRun:
         # unpriced model is never 0.0, however many calls it made (none included).
         self._priced = llm is None or _priced(llm)
         self._fetcher: SectionFetcher | None = None
+        self._fetcher_sized = False  # slices fitted to the model's context window (see fetcher)
         self._t0 = time.perf_counter()
 
     # -- recording ------------------------------------------------------------------
@@ -342,7 +344,7 @@ class QuestionRun:
             text = self.tree.page_text(page).strip()
             if max_chars_per_page is not None:
                 text = text[:max_chars_per_page]
-            chunks.append((page, f"{self.fetcher.marker(page)}\n{text}"))
+            chunks.append((page, f"{self._section_fetcher().marker(page)}\n{text}"))
         if absent:
             self.event(
                 "info", f"pages {absent} not shown: {self.tree.doc_id} has pages 1-{self.tree.page_count}",
@@ -634,10 +636,38 @@ class QuestionRun:
     @property
     def fetcher(self) -> SectionFetcher:
         """The question's ``fetch_section`` (memory shared by every agent of this retrieval)."""
+        fetcher = self._section_fetcher()
+        if not self._fetcher_sized:
+            self._size_fetcher(fetcher)
+        return fetcher
+
+    def _section_fetcher(self) -> SectionFetcher:
         if self._fetcher is None:
             slice_chars = getattr(self.options, "slice_chars", DEFAULT_SLICE_CHARS)
             self._fetcher = SectionFetcher(self.tree, slice_chars=slice_chars, recorder=self)
         return self._fetcher
+
+    def _size_fetcher(self, fetcher: SectionFetcher) -> None:
+        """Slices (and sub-section lists) that fit a small known context window: a slice at most twice
+        the prompt's token budget in characters (the window less the reply's cap), its sub-section
+        list half that, so one fetched slice fits beside the index. A 6,000-character slice never fitted
+        a 2,048-token window: every tool loop stopped at its first fetch. Decided once the window is
+        known (before any fetch: the index, which every tool-using retriever renders first, learns it)."""
+        llm = self._llm
+        window = llm.context_window if llm is not None else None
+        if llm is None or not window:
+            return
+        self._fetcher_sized = True
+        budget = llm.prompt_budget(self.max_tokens_for(llm.role)) or window
+        fit = max(MIN_SLICE_CHARS, 2 * budget)
+        if fit < fetcher.slice_chars:
+            chosen, fetcher.slice_chars, fetcher.children_chars = fetcher.slice_chars, fit, fit // 2
+            self.event(
+                "info",
+                f"fetch_section slices are {fit:,} characters (not {chosen:,}) to fit the model's "
+                f"{window:,}-token context window",
+                slice_chars=fit, context_window=window,
+            )  # fmt: skip
 
     def run_tool_call(
         self, call: ToolCall, *, withhold_repeats: bool = False

@@ -235,6 +235,7 @@ class SectionFetcher:
             raise ValueError(f"slice_chars must be at least 200, got {slice_chars}")
         self.tree = tree
         self.slice_chars = slice_chars
+        self.children_chars: int | None = None  # the sub-section list at most (None: whole)
         self.recorder = recorder
         self.fuzzy_threshold = fuzzy_threshold
         self.max_candidates = max_candidates
@@ -398,10 +399,7 @@ class SectionFetcher:
             pages=pages,
             text=body,
             from_memory=repeat,
-            children=[
-                f"{c.node_id}: {c.title} ({page_span(self.tree, c.start_page, c.end_page)})"
-                for c in node.children
-            ],
+            children=self._children(node),
         )
         if repeat and withhold_repeats:
             out.text, out.pages = "", []
@@ -425,6 +423,21 @@ class SectionFetcher:
         if out.pages and self.recorder is not None:
             report_pages(self.recorder, out.pages, why or f"fetch_section {node.node_id}")
         return out
+
+    def _children(self, node: Node) -> list[str]:
+        """The sub-sections as listed in a slice: "id: title (pages)", within ``children_chars``."""
+        listed = [f"{c.node_id}: {c.title} ({page_span(self.tree, c.start_page, c.end_page)})"
+                  for c in node.children]  # fmt: skip
+        if self.children_chars is None:
+            return listed
+        kept: list[str] = []
+        for entry in listed:
+            if sum(len(e) + 2 for e in kept) + len(entry) > self.children_chars:
+                left = len(listed) - len(kept)
+                kept.append(f"and {left} more, not listed to fit the model's context window")
+                break
+            kept.append(entry)
+        return kept
 
     def _trace(self, message: str, **data: Any) -> None:
         if self.recorder is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import retrieve
-from tests.retrievers.policies import CAPEX_Q, shown_pages
+from tests.retrievers.policies import CAPEX_Q, answer_json, shown_pages
 
 
 def reading_on(tree):
@@ -88,3 +90,37 @@ def test_an_extraction_loop_stopped_by_a_full_context_names_it_too(tree_3m):
     (failed,) = result.failed_searches
     assert failed.reason.startswith("no valid extraction after "), failed.reason
     assert "no longer fits the model's context" in failed.reason and "12,000-token window" in failed.reason
+
+
+@pytest.mark.parametrize("retriever", ["agent", "iterative"])
+def test_a_section_fetched_into_a_small_window_fits_it(tree_3m, retriever):
+    """A long section's 6,000-character slice (and its sub-section list) never fitted a 2,048-token
+    window beside the index (the doctor's --context-window 2048 for llama.cpp at --n_ctx 2048): the
+    loop that fetched it stopped with "no longer fits", the model never shown a page. Slices are cut to
+    fit a small known window now (twice the prompt's token budget in characters)."""
+    fetched = {"node_id": "item_7"}  # MD&A: 137,002 characters from page 15 on
+
+    def policy(req):
+        if req.response_model:  # iterative's synthesis
+            return {"decision": "answer", "answer": "1,577", "confidence": 0.9, "pages": [15]}
+        if not req.tool_results:
+            return ScriptedModel.call("fetch_section", **fetched)
+        if retriever == "agent":
+            return answer_json("1,577", 15, "(1,577)", node_id="item_7")
+        return json.dumps({"status": "found", "findings": [
+            {"label": "capex", "value": "(1,577)", "page": 15, "section": "item_7"}]})
+
+    sm = ScriptedModel(policy=policy)
+    llm = make_client("scripted", scripted=sm, context_window=2048)
+    result = retrieve(tree_3m, CAPEX_Q, retriever=retriever, llm=llm)
+    assert not [e for e in result.trace if "no longer fits" in e.message]
+    assert result.status == "answer", (result.reason, result.error)
+    assert max(r.prompt_tokens for r in sm.requests) + 64 <= 2048
+    assert 15 in result.pages_fetched and result.pages_fetched == shown_pages(sm)
+    (sized,) = [e for e in result.trace if "fetch_section slices are" in e.message]
+    assert sized.data["slice_chars"] == 2 * (2048 - 1024)
+    # a window with room keeps the option's slices
+    sm = ScriptedModel(policy=policy)
+    result = retrieve(tree_3m, CAPEX_Q, retriever=retriever,
+                      llm=make_client("scripted", scripted=sm, context_window=8192))
+    assert result.status == "answer" and not [e for e in result.trace if "slices are" in e.message]
