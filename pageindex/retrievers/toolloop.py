@@ -13,6 +13,8 @@ that ignores ``tool_choice: "none"``) are not run at all: no turn is left to sen
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Literal, TypeVar
 
@@ -20,7 +22,7 @@ from pydantic import BaseModel
 
 from pageindex.llm.types import Message, ToolCall
 from pageindex.llm.wire import prompt_chars
-from pageindex.retrievers.base import QuestionRun
+from pageindex.retrievers.base import TEMPLATE_TOKENS, QuestionRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
 from pageindex.retrievers.tools import FETCH_SECTION_TOOL, PageHold, holding_pages
 
@@ -66,8 +68,9 @@ async def run_tool_loop(
     run_tools = run_tools or default_tools
     unsent = PageHold()  # pages of the last tool round, counted when its results go out
     malformed = 0
+    sent: _Sent | None = None  # the last request: its messages and the prompt tokens the server counted
     for turn in range(1, max_turns + 1):
-        room = _prompt_room(run, messages) if turn > 1 else None
+        room = await _prompt_room(run, messages, sent) if turn > 1 else None
         if room is not None and room.tokens + REPLY_ROOM > room.window:
             reason = (
                 f"after {turn - 1} turn(s): the conversation no longer fits the model's context (the next "
@@ -99,6 +102,8 @@ async def run_tool_loop(
             max_tokens=max_tokens,
         )
         unsent.release()  # the request that carried the last tool results was answered
+        sent = _Sent(count=len(messages), prompt_tokens=resp.usage.prompt_tokens,
+                     completion_tokens=resp.usage.completion_tokens, content=resp.content or "")  # fmt: skip
         if resp.tool_calls and last:
             run.event(
                 "info",
@@ -140,12 +145,47 @@ class _Room(BaseModel):
     window: int  # the model's context window
 
 
-def _prompt_room(run: QuestionRun, messages: list[Message]) -> _Room | None:
+class _Sent(BaseModel):
+    count: int  # messages the request carried
+    prompt_tokens: int  # as the server counted them
+    completion_tokens: int  # of its reply
+    content: str  # the reply's text
+
+
+async def _prompt_room(run: QuestionRun, messages: list[Message], sent: _Sent | None) -> _Room | None:
     """The next call's prompt size against a known context window (None: the window is unknown,
-    so the conversation is taken to fit)."""
+    so the conversation is taken to fit): the prompt tokens the server counted for the last request,
+    plus the messages added since (the reply echoed back at the tokens per character its reply was
+    generated with, the others counted as the index is, each with its chat-template tokens). A
+    characters-per-token estimate of the whole conversation fell short on a real llama.cpp server:
+    gemma-3-270m's rambling replies, echoed back, made more tokens per character than the index, and a
+    prompt estimated to fit a 2,048-token window was 2,061 tokens (HTTP 400). Without a usable count of
+    the last request, the estimate is what is left."""
     llm = run.llm
     window = getattr(llm, "context_window", None)
     tokens = getattr(llm, "tokens", None)
     if not window or tokens is None:
         return None
-    return _Room(tokens=tokens.estimate(prompt_chars(messages)), window=window)
+    if sent is None or sent.prompt_tokens <= 0 or sent.count > len(messages):
+        return _Room(tokens=tokens.estimate(prompt_chars(messages)), window=window)
+    total = sent.prompt_tokens
+    others: list[Message] = []
+    for message in messages[sent.count:]:
+        echoed = message.role == "assistant" and not message.tool_calls and message.content
+        if echoed and sent.content and sent.completion_tokens > 0:
+            per_char = sent.completion_tokens / len(sent.content)
+            total += math.ceil(len(message.content or "") * per_char) + TEMPLATE_TOKENS
+        else:
+            others.append(message)
+    if others:
+        total += await llm.count_tokens(_text(others)) + TEMPLATE_TOKENS * len(others)
+    return _Room(tokens=total, window=window)
+
+
+def _text(messages: list[Message]) -> str:
+    """The text of messages as a prompt carries it: contents and tool-call arguments."""
+    parts = []
+    for message in messages:
+        parts.append(message.content or "")
+        parts += [call.raw_arguments or json.dumps(call.arguments) for call in message.tool_calls or []]
+    return "\n".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -124,3 +125,34 @@ def test_a_section_fetched_into_a_small_window_fits_it(tree_3m, retriever):
     result = retrieve(tree_3m, CAPEX_Q, retriever=retriever,
                       llm=make_client("scripted", scripted=sm, context_window=8192))
     assert result.status == "answer" and not [e for e in result.trace if "slices are" in e.message]
+
+
+def test_a_conversation_whose_replies_tokenize_denser_than_the_index_is_stopped_before_the_server_refuses(
+    tree_3m,
+):
+    """On llama.cpp (gemma-3-270m, --n_ctx 2048, --context-window 2048) an iterative extraction whose
+    every reply rambled was estimated to fit (characters per token learnt from earlier prompts, mostly
+    the index) and was 2,061 tokens: HTTP 400, the sample an `error`. The next prompt is now the tokens
+    the server counted for the last one plus what was added, the echoed reply at its own density."""
+    window = 2048
+    ramble = "<<SYS>> - part_9 | PART IX | pages 235-240 (printed 240-241)\n" * 10
+
+    def tokens_of(req):  # a tokenizer that makes a token of each character of a reply, of 4 of the rest
+        sizes = [len(m.content or "") / (1 if m.role == "assistant" else 4) for m in req.messages]
+        return sum(math.ceil(size) for size in sizes)
+
+    def policy(req):
+        used = tokens_of(req)
+        if used > window:
+            return ScriptedModel.http_error(
+                400, message=f"This model's maximum context length is {window} tokens. However, you "
+                             f"requested {used} tokens")  # fmt: skip
+        return ScriptedModel.reply(ramble, prompt_tokens=used, completion_tokens=len(ramble))
+
+    sm = ScriptedModel(policy=policy)
+    llm = make_client("scripted", scripted=sm, context_window=window)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=12)
+    assert max(tokens_of(r) for r in sm.requests) <= window
+    assert result.status == "fail" and result.error_kind == "invalid_reply", (result.status, result.error)
+    assert "the conversation no longer fits the model's context" in result.reason
+    assert len(sm.requests) == 3  # it went on while the conversation fitted
