@@ -104,6 +104,7 @@ T = TypeVar("T", bound=BaseModel)
 DEFAULT_RETRIEVER = "iterative"
 TEMPLATE_TOKENS = 8  # a chat template's own tokens around each message (role markers), kept free
 MIN_CUT_CHARS = 200  # a text cut to fit keeps at least this much, else it is left out
+SHARE_FLOOR = 256  # tokens of page text a first pass keeps of its room, whatever its share
 MIN_SLICE_CHARS = 1000  # fetch_section slices fitted to a small context window are at least this long
 
 
@@ -363,7 +364,7 @@ class QuestionRun:
         max_tokens: int | None = None,
     ) -> int | None:
         """Tokens of document text that still fit beside ``messages`` (the prompt without that text)
-        in the model's known context window, the reply's cap (:meth:`max_tokens_for`) kept free; the
+        in the model's known context window, room for the reply kept free (:meth:`reply_room`); the
         schema of ``reply`` counts too (instructor puts it in the prompt or the tool list). None when
         the window is unknown. Counted as the index is (:meth:`index`): the server's tokenizer where it
         has one, every count recorded in the cache, so a replay fits text exactly as the recording did."""
@@ -371,13 +372,21 @@ class QuestionRun:
         if llm is None:
             return None
         await llm.ensure_limits()
-        budget = llm.prompt_budget(self.max_tokens_for(role, max_tokens))
-        if budget is None:
+        if not llm.context_window:
             return None
         fixed = "\n".join(m.content or "" for m in messages)
         if reply is not None:
             fixed += "\n" + json.dumps(reply.model_json_schema())
-        return budget - await llm.count_tokens(fixed) - TEMPLATE_TOKENS * (len(messages) + 1)
+        used = await llm.count_tokens(fixed) + TEMPLATE_TOKENS * (len(messages) + 1)
+        return llm.context_window - self.reply_room(role, max_tokens) - used
+
+    def reply_room(self, role: str, max_tokens: int | None = None) -> int:
+        """Tokens a prompt of document text keeps free for the reply: its cap (:meth:`max_tokens_for`),
+        at most a quarter of the window (the call's ``max_tokens`` is lowered to what the prompt leaves,
+        as every call's is): a 2,048-token window less a 1,024-token cap left a FinanceBench question's
+        followup prompt, with its reply schema, no room for a page."""
+        window = self.llm.context_window or 0
+        return min(self.max_tokens_for(role, max_tokens), window // 4)
 
     async def fit_texts(self, texts: list[str], room: int | None) -> list[str]:
         """The leading part of ``texts`` that fits ``room`` tokens: whole texts while they fit, the
@@ -416,14 +425,15 @@ class QuestionRun:
         chunks = self._page_chunks(pages, max_chars_per_page)
         all_pages = [page for page, _ in chunks]
         room = await self.text_room(build("", all_pages), role=role, reply=reply, max_tokens=max_tokens)
-        room = None if room is None else int(room * share) - 16  # the <document> tags around the text
-        kept = await self.fit_texts([text for _, text in chunks], room)
+        # the <document> tags around the text; a share of the room, unless that is too little to show much
+        share_of = None if room is None else max(int(room * share), min(room, SHARE_FLOOR)) - 16
+        kept = await self.fit_texts([text for _, text in chunks], share_of)
         if chunks and not kept:
             if not required:
                 self.event("info", f"{role}: pages {all_pages} left out: no room is left "
                                    f"in the model's {self.llm.context_window:,}-token context window")
                 return None
-            raise self.no_room_error(role, max_tokens)
+            raise self.no_room_error(role, room or 0, max_tokens)
         shown = [(page, text) for (page, _), text in zip(chunks, kept, strict=False)]
         if len(kept) < len(chunks) or (kept and kept[-1] != chunks[len(kept) - 1][1]):
             whole = [p for (p, t), k in zip(chunks, kept, strict=False) if t == k]
@@ -438,18 +448,20 @@ class QuestionRun:
             )
         return build(self._show_chunks(shown), [page for page, _ in shown])
 
-    def no_room_error(self, role: str, max_tokens: int | None = None) -> ContextLengthError:
-        """The error of a prompt that leaves no room for document text in the known window."""
+    def no_room_error(self, role: str, room: int, max_tokens: int | None = None) -> ContextLengthError:
+        """The error of a prompt that leaves no room (``room`` tokens, from :meth:`text_room`) for
+        document text in the known window."""
         llm = self.llm
-        cap = self.max_tokens_for(role, max_tokens)
+        window = llm.context_window or 0
+        kept = self.reply_room(role, max_tokens)
         source = f" ({llm.context_window_source})" if llm.context_window_source else ""
         what = f"{role} prompt of {self.spec.name}" if role != self.spec.name else f"{role} prompt"
         return ContextLengthError(
-            f"{llm.provider.where()}: the prompt does not fit the model's context: the {what} "
-            f"leaves no room for document text in the {llm.context_window:,}-token window{source} "
-            f"once {cap:,} tokens are kept for the reply; nothing was sent. Use a server with a larger "
-            f"context (and give it as --context-window), or a smaller reply cap "
-            f"(--opt {self.spec.name}.max_tokens=N)"
+            f"{llm.provider.where()}: the prompt does not fit the model's context: the {what} takes about "
+            f"{window - kept - room:,} tokens without document text and {kept:,} are kept for the reply, "
+            f"which leaves no room for a page in the {window:,}-token window{source}; nothing was sent. "
+            f"Use a server with a larger context (and give it as --context-window), or a smaller reply "
+            f"cap (--opt {self.spec.name}.max_tokens=N)"
         )
 
     def records(self) -> list[UsageRecord]:

@@ -258,7 +258,7 @@ class PlanExecutor:
         room = None if room is None else room - 24 * len(parts)  # the <document> tags around each slice
         kept = await run.fit_texts([text for _, text in parts], room)
         if not kept:
-            raise run.no_room_error("extraction")
+            raise run.no_room_error("extraction", room or 0)
         if kept != [text for _, text in parts][: len(kept)] or len(kept) < len(parts):
             run.event(
                 "info",

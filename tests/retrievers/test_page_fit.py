@@ -20,7 +20,7 @@ from pageindex.retrievers import retrieve
 from tests.retrievers.policies import CAPEX_Q, answer_json, shown_pages
 
 WINDOW = 2048
-PROMPT_BUDGET = WINDOW - 1024  # the window less the role's default reply cap (1024)
+PROMPT_BUDGET = WINDOW - 512  # the window less room for the reply: its cap (1024), at most a quarter
 ANSWER = {"status": "answer", "answer": "1,577", "confidence": 0.9, "missing": [],
           "sources": [{"node_id": "item_8/cash_flows", "page": 60, "quote": "(1,577)"}]}
 
@@ -54,9 +54,9 @@ def test_oracle_pages_fit_a_small_window(tree_3m):
     result = retrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, pages=[60, 61, 62, 63])
     assert result.status == "answer"
     assert sm.requests[0].prompt_tokens <= PROMPT_BUDGET
-    (cut,) = cut_events(result)  # page 60 alone is more than the room: it is cut, the rest left out
-    assert cut.data["pages_whole"] == [] and cut.data["pages_cut"] == [60]
-    assert cut.data["pages_left_out"] == [61, 62, 63]
+    (cut,) = cut_events(result)  # page 60 fits whole, 61 is cut, 62 and 63 are left out
+    assert cut.data["pages_whole"] == [60] and cut.data["pages_cut"] == [61]
+    assert cut.data["pages_left_out"] == [62, 63]
     assert "the rest is left out here: the model's context window is full" in sm.requests[0].last_user
     assert result.pages_fetched == shown_pages(sm) and 63 not in result.pages_fetched
 
@@ -73,10 +73,10 @@ def test_planner_extractions_fit_a_small_window(tree_3m):
     from tests.retrievers.test_planner import GOOD_PLAN, Policy
 
     sm = ScriptedModel(policy=Policy([GOOD_PLAN]))
-    llm = make_client("scripted", scripted=sm, context_window=WINDOW)
+    llm = make_client("scripted", scripted=sm, context_window=1200)
     result = retrieve(tree_3m, CAPEX_Q, retriever="planner", llm=llm)
     extractions = [r for r in sm.requests if r.response_model == "ExtractReply"]
-    assert len(extractions) == 2 and max(r.prompt_tokens for r in extractions) <= PROMPT_BUDGET
+    assert len(extractions) == 2 and max(r.prompt_tokens for r in extractions) <= 1200 - 300
     assert any("section text cut to" in e.message for e in result.trace)
     assert result.status == "answer" and result.pages_fetched == shown_pages(sm) == [56, 60]
 
@@ -84,15 +84,17 @@ def test_planner_extractions_fit_a_small_window(tree_3m):
 @pytest.mark.parametrize("retriever", ["followup", "oracle"])
 def test_a_prompt_with_no_room_for_any_page_is_refused_before_it_is_sent(tree_3m, retriever):
     sm = ScriptedModel(replies=[answer_json("1,577", 60, "(1,577)")])
-    llm = make_client("scripted", scripted=sm, context_window=1100)
+    llm = make_client("scripted", scripted=sm, context_window=800)
     opts = {"pages": [60]} if retriever == "oracle" else {}
     result = retrieve(tree_3m, CAPEX_Q, retriever=retriever, llm=llm, **opts)
     assert result.status == "error" and result.error_kind == "context_length"
     assert sm.requests == [] and result.pages_fetched == []
-    assert "leaves no room for document text in the 1,100-token window (--context-window) once 1,024 " \
-           "tokens are kept for the reply; nothing was sent" in result.error
-    said = {"followup": "the followup prompt leaves", "oracle": "the answer prompt of oracle leaves"}
-    assert said[retriever] in result.error
+    said = {"followup": "the followup prompt", "oracle": "the answer prompt of oracle"}[retriever]
+    assert re.search(
+        said + r" takes about [\d,]+ tokens without document text and 200 are kept for the reply, which "
+        r"leaves no room for a page in the 800-token window \(--context-window\); nothing was sent\. Use a "
+        r"server with a larger context \(and give it as --context-window\), or a smaller reply cap",
+        result.error)  # fmt: skip
     assert f"--opt {retriever}.max_tokens=N" in result.error
 
 
@@ -105,3 +107,19 @@ def test_pages_of_a_prompt_the_server_refused_are_not_counted(tree_3m):
         result = retrieve(tree_3m, CAPEX_Q, retriever="followup", llm=llm)
     assert result.status == "error" and result.error_kind == "context_length"
     assert result.pages_fetched == []
+
+
+def test_a_long_question_leaves_followup_room_for_pages_in_a_2k_window(tree_3m):
+    """A FinanceBench question's followup prompt, with its reply schema, is about 740 tokens: with 1,024
+    kept for the reply of a 2,048-token window, gemma-3-270m's tokenizer left no room for a page (every
+    followup sample a context_length error in a bench run at --context-window 2048). The reply keeps at
+    most a quarter of the window now, and pass 1 at least 256 tokens of its share."""
+    question = ("Assume that you are a public equities analyst. Answer the following question by primarily "
+                "using information that is shown in the balance sheet: what is the year end FY2018 net PP&E "
+                "for 3M? Answer in USD billions.")
+    sm = ScriptedModel(replies=[ANSWER])
+    result = retrieve(tree_3m, question, retriever="followup",
+                      llm=make_client("scripted", scripted=sm, context_window=WINDOW))
+    assert result.status == "answer" and result.pages_fetched
+    shown = re.search(r"<document[^>]*>(.*)</document>", sm.requests[0].last_user, re.S).group(1)
+    assert len(shown) / 4 >= 300  # tokens of page text (the scripted model's 4 characters a token)
