@@ -170,9 +170,23 @@ def _window_said(client: LLMClient, error: str) -> str:
     llama.cpp server started with a smaller context than the model's (gemma-3-270m at 8192 where the
     table of known models says 32768) refused every prompt, and the message named only the 32768."""
     assumed, stated = client.context_window, stated_context_window(error)
-    if stated is None or stated == assumed:
-        return f" (context window {assumed})" if assumed else ""
     source = f" ({client.context_window_source})" if client.context_window_source else ""
+    if not assumed and stated is None:
+        return ""
+    if stated is None and client.context_window_source == "known model table":
+        return (
+            f" (context window {assumed}{source}; the server's may be smaller: pageindex doctor "
+            "--probe-context finds it, then give --context-window N)"
+        )
+    if stated is None or stated == assumed:
+        # The window is right: the prompt outgrew what it was sized for (a validation re-ask carries the
+        # model's reply, a judge prompt the answer); say what leaves more room, not just the figure.
+        said = ", as the server says" if stated == assumed else ""
+        return (
+            f" (context window {assumed}{source}{said}: pageindex sized the prompt for it, but this one "
+            "came out longer; a server with a larger context (given as --context-window), or shorter "
+            "replies (--opt RETRIEVER.max_tokens=N), leave more room)"
+        )
     was = f"not {assumed} as assumed{source}" if assumed else "which pageindex did not know"
     kept = getattr(client, "context_window_kept", None)
     if kept:  # a resume refuses --context-window: say what can be done

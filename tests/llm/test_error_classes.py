@@ -102,6 +102,25 @@ def test_context_overflow_is_its_own_class_and_not_retried(serve):
         run(client.chat(ask()))
     assert info.value.kind == "context_length" and len(server.chat_requests) == 1
     assert "exceed context window of 8192" in str(info.value) and "context window 8192" in str(info.value)
+    # the window is the server's: what leaves more room is said, not only the figure (on llama.cpp at
+    # --context-window 2048 the error was "(context window 2048): HTTP 400: ...", no way out named)
+    assert str(info.value).split(": ", 1)[1].startswith(
+        "the prompt does not fit the model's context (context window 8192 (--context-window), as the server "
+        "says: pageindex sized the prompt for it, but this one came out longer; a server with a larger "
+        "context (given as --context-window), or shorter replies (--opt RETRIEVER.max_tokens=N), leave more "
+        "room): HTTP 400: Requested tokens (9123) exceed context window of 8192")
+
+
+def test_a_context_overflow_with_a_window_from_the_known_table_says_how_to_find_the_servers(serve):
+    """A server that does not say its window: the table's may be larger than the server's."""
+    server = serve(ScriptedModel.http_error(400, message="prompt is too long"))
+    client = make_client("openai/gemma-3-270m", base_url=server.base_url, max_retries=0)
+    assert run(client.ensure_limits()) == 32768
+    with pytest.raises(ContextLengthError) as info:
+        run(client.chat(ask()))
+    assert str(info.value).endswith(
+        "(context window 32768 (known model table); the server's may be smaller: pageindex doctor "
+        "--probe-context finds it, then give --context-window N): HTTP 400: prompt is too long")
 
 
 def test_a_context_overflow_names_the_servers_window_when_it_is_not_the_one_assumed(serve):
