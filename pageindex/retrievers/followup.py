@@ -19,7 +19,7 @@ from pageindex.llm.types import Message
 from pageindex.retrievers.base import ModelCallOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
 from pageindex.retrievers.ranking import match_titles, ranker_for, tokenize
-from pageindex.retrievers.replies import AnswerWithSources, CitedSource
+from pageindex.retrievers.replies import AnswerWithSources, CitedSource, check_not_placeholder
 from pageindex.retrievers.result import FailedSearch, RetrievalResult
 from pageindex.retrievers.tools import holding_pages
 
@@ -50,6 +50,8 @@ class FollowupReply(BaseModel):
             raise ValueError('status "answer" needs a non-empty "answer"')
         if self.status == "incomplete" and not [m for m in self.missing if m.strip()]:
             raise ValueError('status "incomplete" needs at least one "missing" item')
+        check_not_placeholder("answer", self.answer)
+        check_not_placeholder("reason", self.reason)
         return self
 
 

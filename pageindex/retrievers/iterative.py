@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from pageindex.llm.types import Message, ToolCall, UnusableReply
 from pageindex.retrievers.base import FetchOptions, QuestionRun, register_retriever
 from pageindex.retrievers.prompts import INJECTION_NOTICE, load_prompt
-from pageindex.retrievers.replies import TextOrNumber, source_for_page
+from pageindex.retrievers.replies import TextOrNumber, check_not_placeholder, source_for_page
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source
 from pageindex.retrievers.toolloop import ToolLoopEnd, run_tool_loop
 from pageindex.retrievers.tools import FetchArgs
@@ -67,6 +67,9 @@ class ExtractionReply(BaseModel):
     def _consistent(self) -> ExtractionReply:
         if self.status == "found" and not self.findings:
             raise ValueError('status "found" needs at least one finding')
+        check_not_placeholder("reason", self.reason)
+        for finding in self.findings:
+            check_not_placeholder("value", finding.value)
         return self
 
 

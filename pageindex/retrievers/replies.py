@@ -35,6 +35,18 @@ TextOrNumber = Annotated[str, BeforeValidator(number_as_text)]
 stays ``string``."""
 
 
+_PLACEHOLDER = re.compile(r"<[^<>]+>")
+
+
+def check_not_placeholder(field: str, text: str | None) -> None:
+    """Refuse a reply field that is one of the prompts' ``<...>`` placeholders copied as it stands
+    (gemma-3-270m answered ``"reason": "<why the filing cannot answer the question>"``, which ``ask``
+    printed as "Not found in this filing." and exit 0): the model said nothing, so it is asked again and,
+    failing that, its output was unusable rather than a finding about the filing."""
+    if text is not None and _PLACEHOLDER.fullmatch(text.strip()):
+        raise ValueError(f'"{field}" is the prompt\'s placeholder {text.strip()!r}: write the {field} itself')
+
+
 class ReplyParseError(ValueError):
     """A model reply that is not the JSON object the prompt asked for."""
 
@@ -66,6 +78,8 @@ class AnswerWithSources(BaseModel):
     def _answer_has_text(self) -> AnswerWithSources:
         if self.status == "answer" and not self.answer.strip():
             raise ValueError('status "answer" needs a non-empty "answer"')
+        check_not_placeholder("answer", self.answer)
+        check_not_placeholder("reason", self.reason)
         if self.status == "fail" and not (self.reason or "").strip():
             self.reason = "the model gave no reason"
         return self

@@ -179,3 +179,22 @@ def test_malformed_replies(tree_3m):
 def test_unknown_option_is_an_error(tree_3m):
     with pytest.raises(RetrieverConfigError, match="unknown option 'passes'"):
         run(tree_3m, ScriptedModel(replies=[]), passes=2)
+
+
+def test_a_reply_that_copies_the_prompts_placeholder_is_unusable_not_a_not_found(tree_3m):
+    """gemma-3-270m on llama.cpp answered {"status": "fail", "reason": "<why the filing cannot answer the
+    question>"}, the prompt's own placeholder: ask printed "Not found in this filing." and exited 0. The
+    placeholder is refused (the model is asked again), and a model that keeps to it is unusable output."""
+    placeholder = {"status": "fail", "reason": "<why the filing cannot answer the question>"}
+    sm = scripted([placeholder])
+    result = run(tree_3m, sm)
+    assert result.status == "fail" and result.error_kind == "invalid_reply"
+    said = "\"reason\" is the prompt's placeholder '<why the filing cannot answer the question>'"
+    assert said in result.reason
+    assert len(sm.requests) == 3  # asked again twice
+    # a real reason stays a plain fail; a model that corrects itself is answered
+    sm = scripted([{"status": "fail", "reason": "the filing does not report capex <by segment>"}])
+    assert run(tree_3m, sm).error_kind is None
+    replies = iter([placeholder, ANSWER])
+    sm = ScriptedModel(policy=lambda req: next(replies))
+    assert run(tree_3m, sm).status == "answer"

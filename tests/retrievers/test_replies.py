@@ -36,3 +36,14 @@ def test_true_or_false_is_not_a_number():
     ]:
         with pytest.raises(ReplyParseError, match="valid string"):
             parsed(model, data)
+
+
+@pytest.mark.parametrize(
+    ("reply", "field"),
+    [({"status": "answer", "answer": "<short answer with the figure and its unit>"}, "answer"),
+     ({"status": "fail", "reason": " <what is missing> "}, "reason")],
+)
+def test_a_prompt_placeholder_copied_as_it_stands_is_not_a_reply(reply, field):
+    with pytest.raises(ReplyParseError, match=f'"{field}" is the prompt\'s placeholder'):
+        parse_json_reply(json.dumps(reply), AnswerWithSources)
+    assert parse_json_reply(json.dumps({"status": "fail", "reason": "no <table> of it"}), AnswerWithSources)
