@@ -714,6 +714,16 @@ class LLMClient:
                         # caused it.
                         latency = time.perf_counter() - started
                         error = self._error(exc, attempts)
+                        if isinstance(error, ContextLengthError) and any(
+                            a.get("outcome") == "ok" for a in attempts
+                        ):
+                            # A reply came back and did not validate; asking again, with that reply
+                            # and its errors added, did not fit: the model's output was unusable
+                            # (a retriever's fail), not a prompt sized past the window (an error).
+                            raise self._invalid_output(
+                                exc, response_model, latency, tag, attempts, prompt_len,
+                                params["max_tokens"], reask_refused=True,
+                            ) from exc
                         if error is not exc:
                             raise self._failed(exc, attempts, latency, prompt_len, tag) from exc
                         raise self._invalid_output(
@@ -758,9 +768,12 @@ class LLMClient:
         attempts: list[dict[str, Any]],
         prompt_len: int,
         max_tokens: int,
+        *,
+        reask_refused: bool = False,
     ) -> LLMError:
         """:class:`OutputTruncated` if the last reply stopped at ``max_tokens``, else
-        :class:`StructuredOutputError` carrying the validation messages of the last attempt."""
+        :class:`StructuredOutputError` carrying the validation messages of the last attempt.
+        ``reask_refused``: the last attempt, a re-ask, was refused as too long for the context."""
         last = getattr(exc, "last_completion", None)
         finish = finish_reason(last) or (attempts[-1].get("finish_reason") if attempts else None)
         if not attempts:  # a transport that records nothing: fall back on instructor's count
@@ -774,18 +787,26 @@ class LLMClient:
                 usage = reported
         raw = raw_reply(last)
         n_validations = int(getattr(exc, "n_attempts", 0) or len(attempts) or 1)
+        refused = ""
+        if reask_refused:
+            n_validations = sum(1 for a in attempts if a.get("outcome") == "ok")
+            window = f" ({self.context_window:,} tokens)" if self.context_window else ""
+            refused = (f"; asking again, with that reply and its errors added, did not fit the model's "
+                       f"context window{window}: the server refused the longer prompt")  # fmt: skip
+            replies = [a for a in attempts if a.get("outcome") == "ok"]
+            finish = replies[-1].get("finish_reason") if replies else None
         if finish == "length":
             kind: type[LLMError] = OutputTruncated
             message = (
                 f"{self.spec}: the reply was cut at max_tokens={max_tokens} (finish_reason: length) "
-                f"before it was a complete {response_model.__name__}"
+                f"before it was a complete {response_model.__name__}{refused}"
             )
         else:
             kind = StructuredOutputError
             message = (
                 f"{self.spec}: reply did not validate as {response_model.__name__} after "
                 f"{n_validations} attempt(s) ({len(attempts)} HTTP request(s)): "
-                f"{self._spec.redact(validation_messages(exc))}"
+                f"{self._spec.redact(validation_messages(exc))}{refused}"
             )
         record = self._record(usage, tag, error=kind.kind)
         error = kind(message, raw=raw, usage=record)

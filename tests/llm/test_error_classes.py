@@ -398,3 +398,37 @@ def test_a_base_urls_query_stays_after_the_path_of_every_endpoint_asked():
         client = make_client("openai/m", base_url=server.base_url + "?api_key=K123456789")
         assert run(client.ensure_limits()) == 7000
         assert [e["path"] for e in server.exchanges] == ["/v1/models"]
+
+
+def test_a_reask_the_context_cannot_hold_is_unusable_output_not_a_context_error():
+    """gemma-3-270m on llama.cpp (--context-window 4096): the planner's first plan did not validate, and
+    each re-ask carried the 1,024-token reply back (prompts 1,179, 2,381, 3,539 tokens); at 2,048 the
+    first re-ask is refused (HTTP 400), which made the whole retrieval an `error` of kind context_length.
+    The model answered unusably: that is StructuredOutputError (a retriever's fail), the refusal said."""
+
+    class Reply(BaseModel):
+        status: str
+        missing: list[str] = []
+
+        @model_validator(mode="after")
+        def _needs_missing(self):
+            if not self.missing:
+                raise ValueError('"missing" needs an item')
+            return self
+
+    refusal = "This model's maximum context length is 2048 tokens. However, you requested 2400 tokens"
+    replies = iter([{"status": "incomplete"}, ScriptedModel.http_error(400, message=refusal)])
+    sm = ScriptedModel(policy=lambda req: next(replies))
+    client = make_client("scripted", scripted=sm, context_window=2048, max_retries=0)
+    with pytest.raises(StructuredOutputError) as info:
+        run(client.structured(ask(), Reply))
+    assert str(info.value) == (
+        "scripted: reply did not validate as Reply after 1 attempt(s) (2 HTTP request(s)): "
+        "\"missing\" needs an item; asking again, with that reply and its errors added, did not fit the "
+        "model's context window (2,048 tokens): the server refused the longer prompt")
+    (record,) = client.ledger.records()
+    assert record.error == "invalid_reply" and record.calls == 2  # the refused re-ask is a call too
+    # a first request refused is still the prompt's fault: context_length
+    sm = ScriptedModel(replies=[ScriptedModel.http_error(400, message=refusal)])
+    with pytest.raises(ContextLengthError):
+        run(make_client("scripted", scripted=sm, context_window=2048, max_retries=0).structured(ask(), Reply))
