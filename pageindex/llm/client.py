@@ -795,10 +795,14 @@ class LLMClient:
                        f"context window{window}: the server refused the longer prompt")  # fmt: skip
             replies = [a for a in attempts if a.get("outcome") == "ok"]
             finish = replies[-1].get("finish_reason") if replies else None
+        said = "finish_reason: length"
+        cut = self._cut_reply(attempts, max_tokens) if finish != "length" else None
+        if cut is not None:  # llama-cpp-python says "tool_calls" of a tool call cut at max_tokens
+            finish, said = "length", f"{cut}; the server said finish_reason {finish!r}"
         if finish == "length":
             kind: type[LLMError] = OutputTruncated
             message = (
-                f"{self.spec}: the reply was cut at max_tokens={max_tokens} (finish_reason: length) "
+                f"{self.spec}: the reply was cut at max_tokens={max_tokens} ({said}) "
                 f"before it was a complete {response_model.__name__}{refused}"
             )
         else:
@@ -812,6 +816,22 @@ class LLMClient:
         error = kind(message, raw=raw, usage=record)
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         return error
+
+    def _cut_reply(self, attempts: list[dict[str, Any]], max_tokens: int) -> str | None:
+        """How the last reply shows it was cut whatever its ``finish_reason`` says: as many completion
+        tokens as ``max_tokens``, or prompt and completion filling the known context window (a server
+        lowers the cap to what the window leaves); None when it does not."""
+        replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
+        if not replies:
+            return None
+        usage = replies[-1]["usage"]
+        prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        if completion >= max_tokens:
+            return f"{completion:,} completion tokens"
+        window = self.context_window
+        if window and completion and prompt + completion >= window:
+            return f"{prompt:,} prompt and {completion:,} completion tokens fill the {window:,}-token window"
+        return None
 
     async def aclose(self) -> None:
         """Close this event loop's HTTP connections (optional; they are also dropped with the loop)."""

@@ -432,3 +432,33 @@ def test_a_reask_the_context_cannot_hold_is_unusable_output_not_a_context_error(
     sm = ScriptedModel(replies=[ScriptedModel.http_error(400, message=refusal)])
     with pytest.raises(ContextLengthError):
         run(make_client("scripted", scripted=sm, context_window=2048, max_retries=0).structured(ask(), Reply))
+
+
+def test_a_tool_call_cut_at_max_tokens_is_output_truncated_whatever_its_finish_reason():
+    """llama-cpp-python reports finish_reason "tool_calls" for a forced tool call cut at max_tokens
+    (gemma-3-270m's planner replies: 1,024 of 1,024 tokens, or prompt and reply filling the 4,096-token
+    window): it was `invalid_reply` "Invalid JSON: EOF while parsing a string", not a reply cut short."""
+
+    class Reply(BaseModel):
+        answer: str
+
+    def cut(completion_tokens, prompt_tokens=None):
+        call = ScriptedModel.malformed_call("Reply", '{"answer": "the revenue was')
+        return ScriptedModel.reply(calls=[call], completion_tokens=completion_tokens,
+                                   prompt_tokens=prompt_tokens, finish_reason="tool_calls")  # fmt: skip
+
+    sm = ScriptedModel(policy=lambda req: cut(64))
+    client = make_client("scripted", scripted=sm, max_retries=0)
+    with pytest.raises(OutputTruncated) as info:
+        run(client.structured(ask(), Reply, max_tokens=64, max_retries=0))
+    assert str(info.value) == (
+        "scripted: the reply was cut at max_tokens=64 (64 completion tokens; the server said finish_reason "
+        "'tool_calls') before it was a complete Reply")
+    sm = ScriptedModel(policy=lambda req: cut(557, prompt_tokens=3539))
+    client = make_client("scripted", scripted=sm, max_retries=0, context_window=4096)
+    with pytest.raises(OutputTruncated, match="3,539 prompt and 557 completion tokens fill the 4,096-token"):
+        run(client.structured(ask(), Reply, max_tokens=1024, max_retries=0))
+    sm = ScriptedModel(policy=lambda req: cut(20))  # not cut: a malformed reply stays one
+    with pytest.raises(StructuredOutputError):
+        run(make_client("scripted", scripted=sm, max_retries=0).structured(ask(), Reply, max_tokens=64,
+                                                                          max_retries=0))
