@@ -43,6 +43,7 @@ from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
+from pageindex.llm.http import shorten
 from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -93,6 +94,7 @@ class RunOutcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     samples_total: int = 0  # every sample of the run, this invocation's and earlier ones
     samples_errored: int = 0  # status error, or the judge call failed
+    commonest_error: str | None = None  # the error kind most samples in error ended with, and one of them
     max_error_rate: float = 0.2
 
     @property
@@ -108,6 +110,23 @@ class RunOutcome(BaseModel):
 def errored(sample: Sample) -> bool:
     """The infrastructure decided this sample: the retrieval ended in ``error`` or the judge failed."""
     return sample.status == "error" or bool(getattr(sample, "judge_error", None))
+
+
+def commonest_error(samples: list[Sample]) -> str | None:
+    """The error kind most of the samples in error ended with, with how many and the first one's
+    message (which says what to do: `give --context-window 4096`), for the line that ends a run with
+    too many errors; None when no sample is in error."""
+    found: dict[str, list[str]] = {}
+    for sample in samples:
+        if sample.status == "error":
+            found.setdefault(sample.error_kind or "error", []).append(sample.error or "")
+        elif getattr(sample, "judge_error", None):
+            kind = f"judge {sample.judge_error_kind or 'error'}"
+            found.setdefault(kind, []).append(sample.judge_error or "")
+    if not found:
+        return None
+    kind, messages = max(found.items(), key=lambda item: len(item[1]))
+    return f"{kind} in {counted(len(messages), 'sample')}, e.g. {shorten(messages[0], 400)}"
 
 
 # ----------------------------------------------------------------------------- set-up
@@ -987,6 +1006,7 @@ class Runner:
             warnings=self.warnings,
             samples_total=len(store.samples),
             samples_errored=sum(errored(s) for s in store.samples),
+            commonest_error=commonest_error(store.samples),
             max_error_rate=cfg.max_error_rate,
         )
 

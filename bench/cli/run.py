@@ -386,10 +386,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
             raise typer.Exit(ExitCode.ERRORS)
         if outcome.too_many_errors:
+            # the cause, which the samples' errors say (`give --context-window 4096`) and the summary does not
+            from rich.markup import escape
+
+            most = f"most often {escape(outcome.commonest_error)}; " if outcome.commonest_error else ""
             err_console.print(
                 f"[bold red]too many errors:[/] {outcome.samples_errored} of {outcome.samples_total} samples "
                 f"ended in error or a failed judge call ({outcome.error_rate:.0%}, above --max-error-rate "
-                f"{outcome.max_error_rate:g}); see {outcome.run_dir / 'samples.jsonl'}",
+                f"{outcome.max_error_rate:g}); {most}see {outcome.run_dir / 'samples.jsonl'}",
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)

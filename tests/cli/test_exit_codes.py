@@ -667,3 +667,23 @@ def test_an_error_line_sent_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
             assert proc.returncode == ExitCode.BAD_INPUT, args
     finally:
         os.close(write_end)
+
+
+def test_a_run_with_too_many_errors_says_the_commonest_one_and_what_it_says_to_do(tmp_path, quiet_env):
+    """A bench run at llama.cpp's --n_ctx 4096 without --context-window: every sample's error said `give
+    --context-window 4096`, but the run ended with "too many errors: 9 of 12 ...; see samples.jsonl" and
+    nothing of the cause. The line names the commonest error kind and one such error now."""
+    from bench.faults import FaultServer
+    from bench.faults.limits import ServerLimits
+
+    limits = ServerLimits(context_window=200, advertise_context=False)
+    with FaultServer(limits=limits) as srv:
+        code, output = invoke(
+            ["bench", "run", "-r", "agent", "--judge", "rules", "--model", "openai/x", "--base-url",
+             srv.base_url, "--limit", "2", "--max-retries", "0", "-q", "--out", str(tmp_path / "run")]
+        )  # fmt: skip
+    assert code == ExitCode.ERRORS, output
+    last = " ".join(output.split()[output.split().index("many") - 1:])  # the line, however it wrapped
+    assert "too many errors: 2 of 2 samples ended in error" in last
+    assert "most often context_length in 2 samples, e.g. ContextLengthError: openai/x at" in last
+    assert "the prompt does not fit the model's context" in last and "see " in last
