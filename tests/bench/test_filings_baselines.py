@@ -22,11 +22,15 @@ def _questions(path, rows):
     return path
 
 
-def test_the_shipped_questions_load_and_split_25_18():
+def test_the_shipped_questions_load_and_split_25_18_24():
     lines = filings_baselines.QUESTIONS.read_text(encoding="utf-8").splitlines()
     questions = [filings_baselines.FilingQuestion.model_validate_json(line) for line in lines]
-    assert [sum(q.half == h for q in questions) for h in ("dev", "holdout")] == [25, 18]
+    assert [sum(q.half == h for q in questions) for h in ("dev", "holdout", "holdout2")] == [25, 18, 24]
     assert all(q.gold_figure or q.gold_text for q in questions)
+    assert len({q.id for q in questions}) == len(questions)
+    second = [q.doc for q in questions if q.half == "holdout2"]
+    assert sorted(set(second)) == sorted({q.doc for q in questions if q.half != "holdout2"})
+    assert all(second.count(doc) == 2 for doc in second)
 
 
 def test_a_question_is_scored_on_its_page_and_the_holdout_only_when_asked(tmp_path):
@@ -39,6 +43,8 @@ def test_a_question_is_scored_on_its_page_and_the_holdout_only_when_asked(tmp_pa
          "pages": [2], "half": "dev"},
         {"id": "b", "doc": "ACME_2023_10-Q", "type": "who", "question": "Where does Acme make widgets?",
          "answer": "Ohio", "gold_text": "ohio", "pages": [1], "half": "holdout"},
+        {"id": "c", "doc": "ACME_2023_10-Q", "type": "who", "question": "What does Acme make in Ohio?",
+         "answer": "widgets", "gold_text": "widgets", "pages": [1], "half": "holdout2"},
     ]  # fmt: skip
     questions = _questions(tmp_path / "q.jsonl", rows)
     args = [str(tmp_path), "--questions", str(questions)]
@@ -48,7 +54,9 @@ def test_a_question_is_scored_on_its_page_and_the_holdout_only_when_asked(tmp_pa
     assert [c.strip() for c in dev.split("│")[1:-1]] == ["dev", "1", "1", "1", "1", "1", "1", "1"]
     assert "holdout" not in out.output
     out = CliRunner().invoke(_app(), [*args, "--with-holdout"], env={"COLUMNS": "250"})
-    assert out.exit_code == 0 and "│ holdout │" in out.output
+    assert out.exit_code == 0 and "│ holdout │" in out.output and "holdout2" not in out.output
+    out = CliRunner().invoke(_app(), [*args, "--with-holdout2"], env={"COLUMNS": "250"})
+    assert out.exit_code == 0 and "│ holdout2 │" in out.output and "│ holdout │" not in out.output
 
 
 def test_bad_inputs_are_one_error_line(tmp_path):
