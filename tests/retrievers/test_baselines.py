@@ -12,6 +12,7 @@ from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import RetrieverConfigError, retrieve
 from pageindex.retrievers.extractive import (
     _answer_of,
+    decimal_comma,
     page_candidates,
     period_months,
     question_date_month,
@@ -446,3 +447,30 @@ def test_a_superscript_is_no_part_of_the_word_it_is_printed_on():
     ]  # fmt: skip
     assert tokenize("Servicemark℠ and Ｆｕｌｌ ＷＩＤＴＨ") == ["servicemark", "full", "width"]
     assert tokenize("ﬁnancial Société") == ["financial", "societ"]  # what the folding is for still holds
+
+
+DECIMAL_COMMA = """Rapport de gestion
+La part R a progressé de 12,34 % sur l'exercice, contre 4,06 % pour l'indicateur.
+Performance de l'exercice 12,34% 13,56% 11,07%
+Actif net en fin d'exercice 1 234 567,89 €
+Produits sur actions 98.765,40 (1.234,50)
+Nombre de parts 2.500 1.200
+"""
+
+
+def test_a_page_that_writes_decimals_with_a_comma_is_read_that_way():
+    """"12,34%" was two figures, 12 and 34%, and "98.765,40" two more: a French page's numbers were read
+    in the decimal-point convention. A page showing decimal commas (and not decimal points) is read in
+    its own; one that does not, or shows only a list of footnote marks, is not. Written from the rule on
+    a made page."""
+    assert decimal_comma(DECIMAL_COMMA)
+    rows = {c.label: c.values for c in page_candidates(DECIMAL_COMMA, 9) if c.kind == "row"}
+    assert rows["Performance de l'exercice"] == ["12,34%", "13,56%", "11,07%"]  # as printed, one each
+    assert rows["Actif net en fin d'exercice"] == ["1234567,89"]
+    assert rows["Produits sur actions"] == ["98.765,40", "(1.234,50)"]
+    assert rows["Nombre de parts"] == ["2.500", "1.200"]  # dots group thousands there
+    english = "Net sales 1,234.56 1,100.25\nGross margin 12.5% 11.0%\nSee indicators 3,5 and 13 below.\n"
+    assert not decimal_comma(english) and not decimal_comma("Fair Value1,2 and 1,4-dioxane, 31,1")
+    rows = {c.label: c.values for c in page_candidates(english, 1) if c.kind == "row"}
+    assert rows == {"Net sales": ["1,234.56", "1,100.25"], "Gross margin": ["12.5%", "11.0%"]}
+
