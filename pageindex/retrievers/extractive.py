@@ -334,7 +334,26 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
         prose.append(line)
         i += 1
     flush_prose()
-    return out
+    return _without_contents_lines(out)
+
+
+_PAGE_NUMBER = re.compile(r"\d{1,4}")
+
+
+def _without_contents_lines(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates without a table of contents' lines: on a page where most rows end in one bare
+    small number and those numbers mostly increase line after line ("Europe Select Equity Fund 5",
+    "Global Core Equity Fund 9", ...), the numbers are page numbers, not figures."""
+    rows = [c for c in candidates if c.kind == "row"]
+    numbered = [c for c in rows if len(c.values) == 1 and _PAGE_NUMBER.fullmatch(c.values[0])]
+    if len(numbered) < 5 or 3 * len(numbered) < 2 * len(rows):
+        return candidates
+    pages = [int(c.values[0]) for c in numbered]
+    rising = sum(b >= a for a, b in zip(pages, pages[1:], strict=False))
+    if 5 * rising < 4 * (len(pages) - 1):
+        return candidates
+    dropped = {id(c) for c in numbered}
+    return [c for c in candidates if id(c) not in dropped]
 
 
 def question_years(query: str) -> list[str]:

@@ -474,3 +474,32 @@ def test_a_page_that_writes_decimals_with_a_comma_is_read_that_way():
     rows = {c.label: c.values for c in page_candidates(english, 1) if c.kind == "row"}
     assert rows == {"Net sales": ["1,234.56", "1,100.25"], "Gross margin": ["12.5%", "11.0%"]}
 
+
+CONTENTS = """Contents
+Using This Prospectus 3
+Europe Select Equity Fund 5
+Global Core Equity Fund 9
+Japan Strategic Value Fund 17
+US Select Equity Fund 19
+Risk Descriptions 52
+"""
+
+
+def test_a_table_of_contents_line_is_no_table_row(tmp_path):
+    """"US Select Equity Fund 19" was a row whose figure is a page number, and the answer to when that
+    fund was launched. A page whose rows mostly end in one small number, rising line after line, is a
+    table of contents: those lines are no rows. A table of single figures that do not rise stays one.
+    Written from the rule on made pages."""
+    from pageindex.tree import build_tree
+    from tests.tree.pdf_factory import make_pdf
+
+    assert [c for c in page_candidates(CONTENTS, 2) if c.kind == "row"] == []
+    stores = "Stores by region\nNorth 120\nSouth 45\nEast 300\nWest 80\nCentral 15\n"
+    assert [c.label for c in page_candidates(stores, 4) if c.kind == "row"] == [
+        "North", "South", "East", "West", "Central"]  # fmt: skip
+    fund = ["US Select Equity Fund", "The fund seeks long-term capital growth from US companies.",
+            "Sub-Fund launch date 05 Jul 1984.", "Dealing requests received before 14:30 CET are processed."]
+    make_pdf(tmp_path / "funds.pdf", [CONTENTS.splitlines(), fund])
+    tree = build_tree(tmp_path / "funds.pdf", use_cache=False)
+    result = retrieve(tree, "When was the US Select Equity Fund launched?", retriever="extractive")
+    assert (result.sources[0].page, "1984" in result.answer) == (2, True), result.answer
