@@ -48,6 +48,14 @@ _NUMBERING_WORD = re.compile(
     re.IGNORECASE,
 )
 _LABEL_NUMBER = re.compile(r"\d{1,3}[A-Za-z]?[.:]?")  # "5", "7A", "3:": a small bare number
+# a year a change column is measured from, not a column of its own: "% Change in NT$ from 2021"
+_REFERENCE_YEAR = re.compile(
+    r"\b(?:from|vs\.?|versus|over|compared\s+(?:with|to))\s+(?:FY\s?)?(?:19|20)\d{2}\b", re.IGNORECASE
+)
+# a header line naming each column's currency: "NT$ NT$ NT$ US$" (the last a convenience translation)
+_CODES = r"(?:USD|EUR|JPY|GBP|CHF|CNY|RMB|HKD|TWD|KRW|INR|CAD|AUD|SEK|NOK|DKK|BRL|MXN)\b"
+_CURRENCY_LINE = re.compile(rf"^(?:(?:[A-Z]{{1,2}}\$|{_CODES}|[$€£¥])\s*){{2,}}$")
+_CURRENCY = re.compile(rf"[A-Z]{{1,2}}\$|{_CODES}|[$€£¥]")
 _TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
 _MONTH_END = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
@@ -222,14 +230,21 @@ def _grouped(years: list[str], periods: list[int]) -> list[int]:
     return [p for p in periods for _ in range(per)]
 
 
-def _year_columns(figures: list[str], years: list[str]) -> list[int]:
+def _year_columns(figures: list[str], years: list[str], currencies: list[str] | None = None) -> list[int]:
     """The header year column of each figure (-1 for none), or [] when they do not line up: one figure
-    a year, or one amount a year beside percentages ("2023 2022 % Change" over "$100 $90 11%")."""
+    a year, or one amount a year beside percentages ("2023 2022 % Change" over "$100 $90 11%"). When the
+    header names a currency a column ("NT$ NT$ NT$ US$" under "2021 2022 2023"), the columns of the first
+    currency are the years' and a column in another (a convenience translation) is no year's."""
     if not years:
         return []
     if len(figures) == len(years):
         return list(range(len(years)))
     amounts = [k for k, f in enumerate(figures) if not f.endswith("%")]
+    if currencies and len(set(currencies)) > 1 and currencies.count(currencies[0]) == len(years):
+        columns = next((c for c in (list(range(len(figures))), amounts) if len(c) == len(currencies)), None)
+        if columns is not None:
+            own = [k for k, currency in zip(columns, currencies, strict=True) if currency == currencies[0]]
+            return [own.index(k) if k in own else -1 for k in range(len(figures))]
     if len(amounts) != len(years):
         return []
     return [amounts.index(k) if k in amounts else -1 for k in range(len(figures))]
@@ -245,12 +260,13 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
     months: list[int] = []  # the period of each year column
     ends: list[int] = []  # the month each year column is dated ("March 31, 2022 | September 30, 2022")
     periods: list[int] = []  # the periods a header line named, waiting for its years
+    currencies: list[str] = []  # the currency of each column, when a header line names them
     prose: list[str] = []
     i = 0
 
     def set_years(found: list[str], dated: list[int] | None = None) -> None:
-        nonlocal years, months, ends, periods
-        years, months, periods = found, _grouped(found, periods), []
+        nonlocal years, months, ends, periods, currencies
+        years, months, periods, currencies = found, _grouped(found, periods), [], []
         ends = dated if dated and len(dated) == len(found) else []
 
     def flush_prose() -> None:
@@ -293,6 +309,17 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             set_years([y for _, y in dates], dated)  # "As of March 31, 2022 As of September 30, 2022"
             i = j
             continue
+        if not figures and _CURRENCY_LINE.match(line):
+            currencies = _CURRENCY.findall(line)  # "NT$ NT$ NT$ US$" under the years
+            i = j
+            continue
+        column_years = _YEAR.findall(_REFERENCE_YEAR.sub("", line))
+        if (not figures and len(column_years) >= 2 and _REFERENCE_YEAR.search(line)
+                and len(tokenize(_YEAR.sub("", line))) <= 3
+                and all(re.fullmatch(r"(?:19|20)\d{2}", f) for f in _figures(line))):
+            set_years(column_years, dated)  # "2021 2022 from 2021 2023 from 2022": three columns
+            i = j
+            continue
         inline = None if figures else inline_row(line, comma)
         if inline:
             label, figures = inline
@@ -315,7 +342,7 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             if (label[:1].islower() and out and out[-1].kind == "sentence" and out[-1].page == page
                     and len(out[-1].text) <= 160):
                 label = out.pop().text + " " + label
-            columns = _year_columns(figures, years)
+            columns = _year_columns(figures, years, currencies)
             out.append(
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
                           values=figures, years=[years[c] if c >= 0 else "" for c in columns],

@@ -503,3 +503,34 @@ def test_a_table_of_contents_line_is_no_table_row(tmp_path):
     tree = build_tree(tmp_path / "funds.pdf", use_cache=False)
     result = retrieve(tree, "When was the US Select Equity Fund launched?", retriever="extractive")
     assert (result.sources[0].page, "1984" in result.answer) == (2, True), result.answer
+
+
+TWENTY_F = """For the year ended December 31,
+% Change % Change
+in NT$ in NT$
+2021 2022 from 2021 2023 from 2022
+NT$ NT$ NT$ US$
+Net revenue 1,500,000 2,200,000 46.7% 2,100,000 68,000 (4.5)%
+Gross margin percentage 51.0% 59.0% — 54.0% 54.0% —
+CASH FLOWS
+2021 2022 2023
+NT$ NT$ NT$ US$
+Net cash used in investing activities (800,000) (1,190,000) (906,000) (29,000)
+"""
+
+
+def test_a_convenience_translation_column_is_no_years_column():
+    """A 20-F prints the latest year twice, in NT$ and translated into US$, beside "% Change from 2021"
+    columns: "2021 2022 from 2021 2023 from 2022" over "NT$ NT$ NT$ US$" gave five header years (the
+    ones changes are measured from among them) and four amounts no year lined up with, so the answer
+    listed every figure and quoted the first. Years a change is measured from are no columns; the
+    columns of the header's first currency are the years', another currency's no year's. Written
+    from the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(TWENTY_F, 32) if c.kind == "row"}
+    assert rows["Net revenue"].years == ["2021", "2022", "", "2023", "", ""]
+    assert _answer_of(rows["Net revenue"], ["2023"]) == ("Net revenue: 2,100,000 (2023)", "2,100,000")
+    assert _answer_of(rows["Net revenue"], ["2022"])[1] == "2,200,000"
+    assert _answer_of(rows["Net revenue"], [])[1] == "2,100,000"  # the latest year, in NT$
+    assert _answer_of(rows["Gross margin percentage"], ["2023"])[1] == "54.0%"
+    cash = rows["Net cash used in investing activities"]
+    assert (cash.years, _answer_of(cash, ["2023"])[1]) == (["2021", "2022", "2023", ""], "(906,000)")
