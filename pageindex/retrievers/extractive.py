@@ -56,6 +56,16 @@ _REFERENCE_YEAR = re.compile(
 _CODES = r"(?:USD|EUR|JPY|GBP|CHF|CNY|RMB|HKD|TWD|KRW|INR|CAD|AUD|SEK|NOK|DKK|BRL|MXN)\b"
 _CURRENCY_LINE = re.compile(rf"^(?:(?:[A-Z]{{1,2}}\$|{_CODES}|[$€£¥])\s*){{2,}}$")
 _CURRENCY = re.compile(rf"[A-Z]{{1,2}}\$|{_CODES}|[$€£¥]")
+# the unit a table's header states: "(In millions, except per share amounts)", "($ in millions; except
+# EPS)", "(Millions of JPY)", or a short line of its own, "million yen", "€ thousands"
+_SCALE_WORD = r"(?i:thousands?|millions?|billions?)"
+_UNIT_CURRENCY = rf"(?:[$€£¥]|[A-Z]{{1,2}}\$|{_CODES}|(?i:amounts|dollars|u\.s\. dollars))"
+_UNIT_PARENS = re.compile(rf"\((\s*{_UNIT_CURRENCY}?\s*(?i:in\s+)?{_SCALE_WORD}\b[^()\d]*)\)")
+_UNIT_LINE = re.compile(
+    rf"^\(?\s*({_UNIT_CURRENCY}?\s*(?i:in\s+)?{_SCALE_WORD}(?:\s+(?i:of\s+)?[A-Za-z$€£¥.]+){{0,3}})\s*\)?$"
+)
+# a row whose figures are no amounts in the table's unit: "FX %", "as a percentage of", "per share", "ratio"
+_UNITLESS_LABEL = re.compile(r"%|\bpercent|\bper[\s-]share\b|\bratio\b|\beps\b", re.IGNORECASE)
 _TRAILING_YEARS = re.compile(r"(?:(?:FY\s?)?(?:19|20)\d{2}\*?\s*){2,}$")
 _MONTH_END = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?$", re.IGNORECASE
@@ -121,6 +131,7 @@ class Candidate(BaseModel):
     years: list[str] = []  # the table header's years, when they line up with values
     months: list[int] = []  # the months each value's period covers, when the header groups them
     ends: list[int] = []  # the month (1-12) each value's column is dated, when the header dates them
+    unit: str = ""  # the unit the table's header states ("in millions"), "" when it states none
     score: float = 0.0
     answer: str = ""
     quote: str = ""  # what the answer takes from the page (a figure or the sentence)
@@ -250,6 +261,19 @@ def _year_columns(figures: list[str], years: list[str], currencies: list[str] | 
     return [amounts.index(k) if k in amounts else -1 for k in range(len(figures))]
 
 
+def unit_of(line: str) -> str:
+    """The unit a header line states for the table below it, as printed ("in millions, except per share
+    amounts", "million yen", "€ thousands"), or "". A figure's own scale ("$76.4 billion") is none: the
+    words must be in parentheses without figures, or the whole line."""
+    found = _UNIT_PARENS.search(line) or _UNIT_LINE.match(line)
+    if not found:
+        return ""
+    unit = " ".join(found.group(1).split()).rstrip(",;: ")
+    if len(unit) > 60:  # "In Millions of New Taiwan Dollars or U.S. Dollars, Except Earnings Per ..."
+        unit = re.split(r"[,;]", unit)[0]
+    return unit if unit[:2].isupper() else unit[:1].lower() + unit[1:]  # "In millions": "in millions"
+
+
 def page_candidates(text: str, page: int) -> list[Candidate]:
     """Every table row and sentence on a page, in reading order. A page that writes decimals with a
     comma (``decimal_comma``) has its figures read that way."""
@@ -261,12 +285,16 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
     ends: list[int] = []  # the month each year column is dated ("March 31, 2022 | September 30, 2022")
     periods: list[int] = []  # the periods a header line named, waiting for its years
     currencies: list[str] = []  # the currency of each column, when a header line names them
+    unit = ""  # the unit the current table's header states
+    unit_rows = 0  # rows read under that unit
     prose: list[str] = []
     i = 0
 
     def set_years(found: list[str], dated: list[int] | None = None) -> None:
-        nonlocal years, months, ends, periods, currencies
+        nonlocal years, months, ends, periods, currencies, unit
         years, months, periods, currencies = found, _grouped(found, periods), [], []
+        if unit_rows:  # a new table under a unit already used: it states its own or none
+            unit = ""
         ends = dated if dated and len(dated) == len(found) else []
 
     def flush_prose() -> None:
@@ -309,6 +337,8 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             set_years([y for _, y in dates], dated)  # "As of March 31, 2022 As of September 30, 2022"
             i = j
             continue
+        if stated := unit_of(line):
+            unit, unit_rows = stated, 0
         if not figures and _CURRENCY_LINE.match(line):
             currencies = _CURRENCY.findall(line)  # "NT$ NT$ NT$ US$" under the years
             i = j
@@ -347,8 +377,9 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
                           values=figures, years=[years[c] if c >= 0 else "" for c in columns],
                           months=[months[c] if c >= 0 else 0 for c in columns] if months else [],
-                          ends=[ends[c] if c >= 0 else 0 for c in columns] if ends else [])
+                          ends=[ends[c] if c >= 0 else 0 for c in columns] if ends else [], unit=unit)
             )
+            unit_rows += 1
             periods = []  # a header's periods wait for its years, not for a later table's
             i = j
             continue
@@ -451,8 +482,12 @@ def _answer_of(
         period = f"{candidate.months[i]} months, " if candidate.months else ""
         if candidate.ends and candidate.years.count(year) > 1:  # two dates of one year: say which
             period += _MONTH_NAMES[candidate.ends[i] - 1].title() + " "
-        return f"{candidate.label}: {value} ({period}{year})", value
-    return f"{candidate.label}: {' | '.join(candidate.values)}", candidate.values[0]
+        stated = candidate.unit and not value.endswith("%") and not _UNITLESS_LABEL.search(candidate.label)
+        unit = f"; {candidate.unit}" if stated else ""
+        return f"{candidate.label}: {value} ({period}{year}{unit})", value
+    percents = all(v.endswith("%") for v in candidate.values) or _UNITLESS_LABEL.search(candidate.label)
+    unit = f" ({candidate.unit})" if candidate.unit and not percents else ""
+    return f"{candidate.label}: {' | '.join(candidate.values)}{unit}", candidate.values[0]
 
 
 def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int = 1) -> list[Candidate]:

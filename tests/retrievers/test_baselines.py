@@ -18,6 +18,7 @@ from pageindex.retrievers.extractive import (
     question_date_month,
     question_months,
     question_years,
+    unit_of,
 )
 from pageindex.retrievers.ranking import expand_query, match_titles, ranker_for, tokenize
 from tests.retrievers.policies import CAPEX_Q, shown_pages, usage_of
@@ -147,7 +148,7 @@ def test_rows_in_one_cell_per_line_layout(fb_dir):
 def test_extractive_answers_without_a_model(tree_3m):
     result = retrieve(tree_3m, CAPEX_Q, retriever="extractive")
     assert result.status == "answer"
-    assert result.answer == "Purchases of property, plant and equipment (PP&E): (1,577) (2018)"
+    assert result.answer == "Purchases of property, plant and equipment (PP&E): (1,577) (2018; millions)"
     src = result.sources[0]
     assert src.page in result.extra["retrieved_pages"] and src.quote == "(1,577)" and src.verified is True
     assert result.usage.llm_calls == 0 and result.usage.total_tokens == 0
@@ -159,7 +160,7 @@ def test_extractive_picks_the_asked_year_column(tree_3m):
     result = retrieve(tree_3m, "What were 3M's net sales in FY2017?",
                       retriever="extractive")
     assert result.status == "answer"
-    assert result.answer == "Net sales: $31,657 (2017)"
+    assert result.answer == "Net sales: $31,657 (2017; dollars in millions, except per share amounts)"
     assert result.sources[0].page == 14 and result.sources[0].verified is True
 
 
@@ -295,8 +296,8 @@ def test_year_columns_beside_a_change_column():
     the rule on a made page."""
     rows = {c.label: c for c in page_candidates(CHANGE, 2) if c.kind == "row"}
     assert rows["Net sales"].years == ["2023", "2022", ""]
-    assert _answer_of(rows["Net sales"], ["2022"]) == ("Net sales: $1,000 (2022)", "$1,000")
-    assert _answer_of(rows["Net sales"], []) == ("Net sales: $1,200 (2023)", "$1,200")
+    assert _answer_of(rows["Net sales"], ["2022"]) == ("Net sales: $1,000 (2022; in millions)", "$1,000")
+    assert _answer_of(rows["Net sales"], []) == ("Net sales: $1,200 (2023; in millions)", "$1,200")
     assert rows["Gross margin"].years == []  # all percentages, three of them: not lined up
 
 
@@ -361,9 +362,9 @@ def test_extractive_on_an_8k_with_quarter_and_year_columns(tmp_path):
     tree = build_tree(filings_dir() / "MICROSOFT_FY2025Q4_8-K-EARNINGS.pdf", cache_dir=tmp_path)
     question = "What was net income in the twelve months ended June 30, 2025?"
     year = retrieve(tree, question, retriever="extractive")
-    assert (year.answer, year.sources[0].verified) == ("Net income: $101,832 (12 months, 2025)", True)
+    assert year.answer == "Net income: $101,832 (12 months, 2025; in millions)" and year.sources[0].verified
     quarter = retrieve(tree, "What was total revenue in Q4 FY2025?", retriever="extractive")
-    assert quarter.answer == "Total revenue: 76,441 (3 months, 2025)"
+    assert quarter.answer == "Total revenue: 76,441 (3 months, 2025; in millions, except per share amounts)"
 
 
 def test_extractive_fails_when_nothing_matches(tree_3m):
@@ -534,3 +535,40 @@ def test_a_convenience_translation_column_is_no_years_column():
     assert _answer_of(rows["Gross margin percentage"], ["2023"])[1] == "54.0%"
     cash = rows["Net cash used in investing activities"]
     assert (cash.years, _answer_of(cash, ["2023"])[1]) == (["2021", "2022", "2023", ""], "(906,000)")
+
+
+UNITS = """CONSOLIDATED STATEMENTS OF INCOME
+(In millions, except per share amounts)
+2024 2023
+Net sales 1,500 1,200
+Gross margin 40.0% 38.0%
+Diluted earnings per share $2.10 $1.80
+Revenue was $1.5 billion, up 25% (in line with guidance).
+OTHER DATA
+2024 2023
+Stores 410 395
+BALANCE SHEET
+million yen
+As of March 31, 2024 As of September 30, 2024
+Inventories 204,183 295,347
+"""
+
+
+def test_an_answer_states_the_unit_its_tables_header_states():
+    """"Inventories: 295,347 (Sep 2024)" never said million yen, nor "Net sales: 1,500 (2024)" in
+    millions: the unit a table's header states ("(In millions, except per share amounts)", "million yen",
+    "(Millions of JPY)", "€ thousands") is said after the column, where it adds no number to the answer;
+    a percentage states none, nor a later table under a header of its own that states none, nor a
+    figure's own scale in running text. Written from the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(UNITS, 4) if c.kind == "row"}
+    assert _answer_of(rows["Net sales"], ["2024"]) == (
+        "Net sales: 1,500 (2024; in millions, except per share amounts)", "1,500")
+    assert _answer_of(rows["Gross margin"], ["2024"])[0] == "Gross margin: 40.0% (2024)"
+    eps = rows["Diluted earnings per share"]
+    assert _answer_of(eps, ["2024"])[0] == "Diluted earnings per share: $2.10 (2024)"
+    assert rows["Stores"].unit == ""  # a new table whose header states no unit
+    assert _answer_of(rows["Inventories"], [], dated=9) == (
+        "Inventories: 295,347 (Sep 2024; million yen)", "295,347")
+    assert [unit_of(line) for line in ("(Millions of JPY)", "€ thousands", "2Q23 ($ in millions; except EPS)",
+            "Revenue was $76.4 billion", "(up 27% to $46.7 billion)", "(1) In thousands.")] == [
+        "millions of JPY", "€ thousands", "$ in millions; except EPS", "", "", ""]  # fmt: skip
