@@ -219,6 +219,17 @@ def inline_row(line: str, comma: bool = False) -> tuple[str, list[str]] | None:
     return (label, figures) if figures else None
 
 
+def _prose_ending_in_a_date(label: str, figures: list[str]) -> bool:
+    """A line of six words or more whose only figures are a date's year and day is a sentence wrapped
+    after that date ("... no customers with 10% or more of total revenue for the first half of fiscal
+    year" over "2023", "... as of December 31, 2022"), not a row: a row's figures are amounts."""
+    return (
+        any(_YEAR.fullmatch(f) for f in figures)
+        and all(re.fullmatch(r"(?:19|20)\d{2}|\d{1,2}", f) for f in figures)
+        and len(tokenize(label)) >= 6
+    )
+
+
 def _is_year_list(values: list[str]) -> bool:
     return len(values) >= 2 and all(re.fullmatch(r"(?:19|20)\d{2}", v) for v in values)
 
@@ -364,6 +375,10 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             i = j
             continue
         is_date = bool(_MONTH_END.search(label)) and len(figures) == 1  # "as of December 31"
+        if _prose_ending_in_a_date(label, figures):
+            prose.append(line)  # "... for the first half of fiscal year" over "2023": a sentence wrapped
+            i += 1
+            continue
         if figures and len(label) <= 160 and not _is_year_list(figures) and not is_date:
             flush_prose()
             # a label wrapped over two lines: "Adjustments to reconcile ... to net cash / provided by ...";

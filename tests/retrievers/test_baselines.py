@@ -572,3 +572,29 @@ def test_an_answer_states_the_unit_its_tables_header_states():
     assert [unit_of(line) for line in ("(Millions of JPY)", "€ thousands", "2Q23 ($ in millions; except EPS)",
             "Revenue was $76.4 billion", "(up 27% to $46.7 billion)", "(1) In thousands.")] == [
         "millions of JPY", "€ thousands", "$ in millions; except EPS", "", "", ""]  # fmt: skip
+
+
+WRAPPED = """Revenue by Reportable Segments
+($ in millions)
+2024 2023
+Compute & Networking 10,402 3,907
+Graphics 2,486 2,797
+Compute & Networking segment. There were no customers with 10% or more of revenue in fiscal year
+2024
+The cash balance was fully drawn down during the period ended December 31, 2022
+Director Since: 1993
+"""
+
+
+def test_a_sentence_wrapped_after_a_date_is_no_row():
+    """"... no customers with 10% or more of total revenue for the second quarter and first half of fiscal
+    year" over "2023" was a row whose figure is 2023, and it outscored the segment's revenue row on the
+    same page. A line of six words or more whose only figures are a date's year and day is prose; a short
+    label with a year ("Director Since: 1993") stays a row. Written from the rule on a made page."""
+    candidates = page_candidates(WRAPPED, 29)
+    rows = {c.label: c.values for c in candidates if c.kind == "row"}
+    assert rows == {"Compute & Networking": ["10,402", "3,907"], "Graphics": ["2,486", "2,797"],
+                    "Director Since:": ["1993"]}  # fmt: skip
+    sentences = [c.text for c in candidates if c.kind == "sentence"]
+    assert any(s.startswith("There were no customers") for s in sentences), sentences
+    assert any(s.endswith("ended December 31, 2022") for s in sentences), sentences
