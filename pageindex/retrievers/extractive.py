@@ -230,6 +230,25 @@ def _prose_ending_in_a_date(label: str, figures: list[str]) -> bool:
     )
 
 
+_MARK = re.compile(r"\(?\d{1,2}\)?")  # a footnote mark "(1)" or a note reference "23"
+
+
+def _with_marks_in_label(
+    label: str, figures: list[str], years: list[str], currencies: list[str]
+) -> tuple[str, list[str], list[int]]:
+    """A row without its leading footnote marks and note references ("Audit Fees (1)" over "Fiscal 2024
+    Fiscal 2023", "NET REVENUE 6, 22, 34, 37" in a "Notes 2021 2022 2023" table), when without them its
+    figures line up with the header's year columns and with them they do not; else the row as it was. The
+    marks are no words of the label either: a "(3)" matched the "3" of "3 year average"."""
+    marks = 0
+    while marks < len(figures) - 1 and _MARK.fullmatch(figures[marks]):
+        marks += 1
+    columns = _year_columns(figures[marks:], years, currencies) if marks else []
+    if not columns:
+        return label, figures, []
+    return label, figures[marks:], columns
+
+
 def _is_year_list(values: list[str]) -> bool:
     return len(values) >= 2 and all(re.fullmatch(r"(?:19|20)\d{2}", v) for v in values)
 
@@ -388,6 +407,8 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
                     and len(out[-1].text) <= 160):
                 label = out.pop().text + " " + label
             columns = _year_columns(figures, years, currencies)
+            if years and not columns:  # "Audit Fees (1) $6,686,412 $6,858,279", "NET REVENUE 6, 22 $1,587.0"
+                label, figures, columns = _with_marks_in_label(label, figures, years, currencies)
             out.append(
                 Candidate(kind="row", page=page, text=f"{label} {' '.join(figures)}", label=label,
                           values=figures, years=[years[c] if c >= 0 else "" for c in columns],

@@ -598,3 +598,31 @@ def test_a_sentence_wrapped_after_a_date_is_no_row():
     sentences = [c.text for c in candidates if c.kind == "sentence"]
     assert any(s.startswith("There were no customers") for s in sentences), sentences
     assert any(s.endswith("ended December 31, 2022") for s in sentences), sentences
+
+
+MARKS = """Fees Billed by the Independent Registered Public Accounting Firm
+2024 2023
+Audit Fees (1) $6,686,412 $6,858,279
+Tax Fees (3) 1,164,399 1,189,263
+Other (1) (4)
+STATEMENTS OF PROFIT OR LOSS
+Notes 2021 2022 2023
+NT$ NT$ NT$ US$
+NET REVENUE 6, 22, 34 $ 1,587,415.0 $ 2,263,891.3 $ 2,161,735.8 $ 70,598.8
+Interest income 23 5,708.8 22,422.2 60,293.9 1,969.1
+"""
+
+
+def test_footnote_marks_and_note_references_before_the_figures_are_no_figures():
+    """"Audit Fees (1) $6,686,412 $6,858,279" under "2024 2023" had three figures for two years, so no
+    year lined up and the answer quoted "(1)"; a 20-F's "Notes" column ("NET REVENUE 6, 22, 34 ...") did
+    the same. Leading small numbers that keep the figures from lining up with the header's columns, and
+    without which they do, are no figures (nor words of the label). A row that lines up as it is keeps its
+    figures. Written from the rule on a made page."""
+    rows = {c.label: c for c in page_candidates(MARKS, 68) if c.kind == "row"}
+    assert (rows["Audit Fees"].values, rows["Audit Fees"].years) == (
+        ["$6,686,412", "$6,858,279"], ["2024", "2023"])
+    assert _answer_of(rows["Tax Fees"], ["2023"])[1] == "1,189,263"
+    assert rows["Other"].values == ["(1)", "(4)"]  # lined up already: two figures, two years
+    assert _answer_of(rows["NET REVENUE"], ["2023"])[1] == "$2,161,735.8"
+    assert _answer_of(rows["Interest income"], ["2022"])[1] == "22,422.2"
