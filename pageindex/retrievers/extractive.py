@@ -374,10 +374,11 @@ def page_candidates(text: str, page: int) -> list[Candidate]:
             i = j
             continue
         column_years = _YEAR.findall(_REFERENCE_YEAR.sub("", line))
-        if (not figures and len(column_years) >= 2 and _REFERENCE_YEAR.search(line)
-                and len(tokenize(_YEAR.sub("", line))) <= 3
+        if (not figures and len(column_years) >= 2 and len(tokenize(_YEAR.sub("", line))) <= 3
                 and all(re.fullmatch(r"(?:19|20)\d{2}", f) for f in _figures(line))):
-            set_years(column_years, dated)  # "2021 2022 from 2021 2023 from 2022": three columns
+            # "2021 2022 from 2021 2023 from 2022": three columns; "Fiscal 2024 Fiscal 2023", whose last year
+            # ends the line, was read as a row "Fiscal 2024 Fiscal: 2023"
+            set_years(column_years, dated)
             i = j
             continue
         inline = None if figures else inline_row(line, comma)

@@ -626,3 +626,13 @@ def test_footnote_marks_and_note_references_before_the_figures_are_no_figures():
     assert rows["Other"].values == ["(1)", "(4)"]  # lined up already: two figures, two years
     assert _answer_of(rows["NET REVENUE"], ["2023"])[1] == "$2,161,735.8"
     assert _answer_of(rows["Interest income"], ["2022"])[1] == "22,422.2"
+
+
+def test_a_header_of_years_ending_its_line_is_no_row():
+    """"Fiscal 2024 Fiscal 2023" ends in a figure, so it was read as a row ("Fiscal 2024 Fiscal: 2023") and
+    the fee rows below it had no year columns. A line whose only figures are two or more years, with three
+    words or fewer beside them, is the header. Written from the rule on a made page."""
+    page = "Fees\nFiscal 2024 Fiscal 2023\nAudit Fees 6,686,412 6,858,279\nTax Fees 1,164,399 1,189,263\n"
+    rows = {c.label: c for c in page_candidates(page, 68) if c.kind == "row"}
+    assert list(rows) == ["Audit Fees", "Tax Fees"]
+    assert _answer_of(rows["Tax Fees"], ["2023"]) == ("Tax Fees: 1,189,263 (2023)", "1,189,263")
