@@ -18,6 +18,14 @@ year ("As of March 31, 2022 | As of September 30, 2022"; "July 30, | January 29,
 are told apart by the date the question names ("as of September 30, 2022"). The words that name
 a period or a date (months, "ended", "quarter", "half") choose the column, never the row, as the year
 does.
+
+A header naming each column's currency ("NT$ NT$ NT$ US$", a 20-F's convenience translation) makes the
+first currency's columns the years'; years a change is measured from ("% Change from 2021") are no
+columns; footnote marks and note references before a row's figures ("Audit Fees (1)") are dropped when
+without them the figures line up with the columns. A page that writes decimals with a comma ("43,42 %",
+"121.625,60") has its figures read that way; a table of contents' lines ("US Select Equity Fund 19")
+and sentences wrapped after a date ("... of fiscal year" over "2023") are no rows. The answer states
+the unit the table's header states ("Inventories: 295,347 (Sep 2022; million yen)").
 """
 
 from __future__ import annotations
@@ -222,9 +230,10 @@ def inline_row(line: str, comma: bool = False) -> tuple[str, list[str]] | None:
 def _prose_ending_in_a_date(label: str, figures: list[str]) -> bool:
     """A line of six words or more whose only figures are a date's year and day is a sentence wrapped
     after that date ("... no customers with 10% or more of total revenue for the first half of fiscal
-    year" over "2023", "... as of December 31, 2022"), not a row: a row's figures are amounts."""
+    year" over "2023", "... as of December 31, 2022"), not a row: a row's figures are amounts. Two years
+    or more are a header's columns ("(Amounts in millions, except per share data) 2025 2024")."""
     return (
-        any(_YEAR.fullmatch(f) for f in figures)
+        sum(bool(_YEAR.fullmatch(f)) for f in figures) == 1  # two years or more: a header's columns
         and all(re.fullmatch(r"(?:19|20)\d{2}|\d{1,2}", f) for f in figures)
         and len(tokenize(label)) >= 6
     )
