@@ -50,6 +50,7 @@ from rich.console import Console
 
 from bench.faults.stats import StatsSnapshot
 from pageindex.cli._common import CliConsole
+from pageindex.wording import counted
 
 TERMINAL = ("answer", "fail", "error")
 SOAK_RETRIEVERS = ("agent", "planner", "iterative")
@@ -477,7 +478,7 @@ def print_report(report: SoakReport, console: Console) -> None:
         f"over {r.calls} calls / {r.requests} requests",
         "faults         " + ", ".join(f"{k}={v}" for k, v in report.faults.items()),
         f"resumes        {report.resumes} survived ({report.kills} SIGKILLs, "
-        f"{report.torn_lines} torn last lines dropped)",
+        f"{counted(report.torn_lines, 'torn last line')} dropped)",
         f"summary        {'matches' if not c.summary_mismatches else 'DOES NOT match'} samples.jsonl; "
         f"{same} the uninterrupted replay",
         f"replay         {c.samples - len(report.unreplayable) - len(report.unexplained)} samples identical, "
