@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 import time
 import weakref
@@ -796,7 +797,7 @@ class LLMClient:
             replies = [a for a in attempts if a.get("outcome") == "ok"]
             finish = replies[-1].get("finish_reason") if replies else None
         said = "finish_reason: length"
-        cut = self._cut_reply(attempts, max_tokens) if finish != "length" else None
+        cut = self._cut_reply(attempts, max_tokens, raw) if finish != "length" else None
         if cut is not None:  # llama-cpp-python says "tool_calls" of a tool call cut at max_tokens
             finish, said = "length", f"{cut}; the server said finish_reason {finish!r}"
         if finish == "length":
@@ -817,10 +818,14 @@ class LLMClient:
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         return error
 
-    def _cut_reply(self, attempts: list[dict[str, Any]], max_tokens: int) -> str | None:
+    def _cut_reply(self, attempts: list[dict[str, Any]], max_tokens: int, raw: str | None) -> str | None:
         """How the last reply shows it was cut whatever its ``finish_reason`` says: as many completion
         tokens as ``max_tokens``, or prompt and completion filling the known context window (a server
-        lowers the cap to what the window leaves); None when it does not."""
+        lowers the cap to what the window leaves); None when it does not, or when its text (``raw``) is
+        whole JSON: a complete reply that happens to use exactly the cap was not cut, and its validation
+        errors are what went wrong."""
+        if raw is not None and _whole_json(raw):
+            return None
         replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
         if not replies:
             return None
@@ -913,3 +918,23 @@ def _failure_record(exc: LLMError) -> dict[str, Any] | None:
         "raw": exc.raw[:4000] if exc.raw else None,
         "usage": usage,
     }
+
+
+def _whole_json(text: str) -> bool:
+    """Whether ``text`` (a reply's content, or its tool calls' arguments one after another, perhaps
+    in a code fence) is complete JSON: a reply cut at ``max_tokens`` is not."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text[: text.rfind("```")] if text.rstrip().endswith("```") else text
+    decoder, at, values = json.JSONDecoder(), 0, 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return values > 0
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return False
+        values += 1

@@ -462,3 +462,32 @@ def test_a_tool_call_cut_at_max_tokens_is_output_truncated_whatever_its_finish_r
     with pytest.raises(StructuredOutputError):
         run(make_client("scripted", scripted=sm, max_retries=0).structured(ask(), Reply, max_tokens=64,
                                                                           max_retries=0))
+
+
+def test_a_complete_reply_of_exactly_max_tokens_that_did_not_validate_is_invalid_reply():
+    """A reply that is whole JSON, ended by the model itself, and happens to use exactly ``max_tokens``
+    was not cut: its validation error (here an empty answer) is what went wrong, whatever the count.
+    It was output_truncated 'cut at max_tokens=64 (64 completion tokens...)', its reason hidden."""
+
+    class Reply(BaseModel):
+        status: str
+        answer: str = ""
+
+        @model_validator(mode="after")
+        def _has_answer(self) -> Reply:
+            if self.status == "answer" and not self.answer:
+                raise ValueError('status "answer" needs a non-empty "answer"')
+            return self
+
+    for finish in ("stop", "tool_calls"):
+        def whole(req, finish=finish):
+            call = ScriptedModel.call("Reply", status="answer", answer="")
+            return ScriptedModel.reply(calls=[call], completion_tokens=64, finish_reason=finish)
+
+        client = make_client("scripted", scripted=ScriptedModel(policy=whole), max_retries=0)
+        with pytest.raises(StructuredOutputError, match='needs a non-empty "answer"'):
+            run(client.structured(ask(), Reply, max_tokens=64, max_retries=0))
+        client = make_client("scripted", scripted=ScriptedModel(policy=whole), max_retries=0,
+                             context_window=100)
+        with pytest.raises(StructuredOutputError, match='needs a non-empty "answer"'):
+            run(client.structured(ask(), Reply, max_tokens=64, max_retries=0))
