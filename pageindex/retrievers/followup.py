@@ -50,8 +50,10 @@ class FollowupReply(BaseModel):
             raise ValueError('status "answer" needs a non-empty "answer"')
         if self.status == "incomplete" and not [m for m in self.missing if m.strip()]:
             raise ValueError('status "incomplete" needs at least one "missing" item')
-        check_not_placeholder("answer", self.answer)
-        check_not_placeholder("reason", self.reason)
+        if self.status == "fail":
+            check_not_placeholder("reason", self.reason)
+        else:
+            check_not_placeholder("answer", self.answer)
         return self
 
 

@@ -67,8 +67,9 @@ class ExtractionReply(BaseModel):
     def _consistent(self) -> ExtractionReply:
         if self.status == "found" and not self.findings:
             raise ValueError('status "found" needs at least one finding')
-        check_not_placeholder("reason", self.reason)
-        for finding in self.findings:
+        if self.status == "fail":
+            check_not_placeholder("reason", self.reason)
+        for finding in self.findings if self.status == "found" else []:
             check_not_placeholder("value", finding.value)
         return self
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, model_validator
@@ -35,15 +37,33 @@ TextOrNumber = Annotated[str, BeforeValidator(number_as_text)]
 stays ``string``."""
 
 
-_PLACEHOLDER = re.compile(r"<[^<>]+>")
+_PLACEHOLDER = re.compile(r"<([^<>]+)>")
+_PROMPTS = Path(__file__).parent / "prompts"
+
+
+@cache
+def _prompt_placeholders() -> frozenset[str]:
+    """The ``<...>`` placeholders of the retrievers' prompts, lower-cased and with their spaces collapsed."""
+    found = {" ".join(m.group(1).lower().split()) for path in _PROMPTS.glob("*.md")
+             for m in _PLACEHOLDER.finditer(path.read_text(encoding="utf-8"))}  # fmt: skip
+    return frozenset(found)
 
 
 def check_not_placeholder(field: str, text: str | None) -> None:
     """Refuse a reply field that is one of the prompts' ``<...>`` placeholders copied as it stands
     (gemma-3-270m answered ``"reason": "<why the filing cannot answer the question>"``, which ``ask``
     printed as "Not found in this filing." and exit 0): the model said nothing, so it is asked again and,
-    failing that, its output was unusable rather than a finding about the filing."""
-    if text is not None and _PLACEHOLDER.fullmatch(text.strip()):
+    failing that, its output was unusable rather than a finding about the filing. A bracketed text with a
+    digit that is no prompt's placeholder is an answer ("<$1,577 million>": the figure written inside the
+    template's brackets; "<1>" as a filing prints it), not refused. Callers check only the fields their
+    reply's status uses (a complete answer's unused "reason" does not matter)."""
+    if text is None:
+        return
+    match = _PLACEHOLDER.fullmatch(text.strip())
+    if match is None:
+        return
+    inner = " ".join(match.group(1).lower().split())
+    if inner in _prompt_placeholders() or not any(ch.isdigit() for ch in inner):
         raise ValueError(f'"{field}" is the prompt\'s placeholder {text.strip()!r}: write the {field} itself')
 
 
@@ -78,8 +98,10 @@ class AnswerWithSources(BaseModel):
     def _answer_has_text(self) -> AnswerWithSources:
         if self.status == "answer" and not self.answer.strip():
             raise ValueError('status "answer" needs a non-empty "answer"')
-        check_not_placeholder("answer", self.answer)
-        check_not_placeholder("reason", self.reason)
+        if self.status == "fail":
+            check_not_placeholder("reason", self.reason)
+        else:
+            check_not_placeholder("answer", self.answer)
         if self.status == "fail" and not (self.reason or "").strip():
             self.reason = "the model gave no reason"
         return self

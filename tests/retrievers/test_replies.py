@@ -47,3 +47,41 @@ def test_a_prompt_placeholder_copied_as_it_stands_is_not_a_reply(reply, field):
     with pytest.raises(ReplyParseError, match=f'"{field}" is the prompt\'s placeholder'):
         parse_json_reply(json.dumps(reply), AnswerWithSources)
     assert parse_json_reply(json.dumps({"status": "fail", "reason": "no <table> of it"}), AnswerWithSources)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["<$1,577 million>", "<1,577>", "<0.1%>", "<1%", "<$5 million", "<b>12.5</b>", "less than <1% of revenue",
+     "<FY2018: $1,577 million>"],
+)
+def test_a_real_answer_in_angle_brackets_is_no_placeholder(answer):
+    """A figure the model wrote inside the template's brackets ("<$1,577 million>" for "<short answer with
+    the figure and its unit>"), a value printed "<1>" in a filing or "<1%" is an answer: it was refused
+    as "the prompt's placeholder", asked again and then invalid_reply, a correct answer lost."""
+    from pageindex.retrievers.followup import FollowupReply
+
+    reply = parse_json_reply(json.dumps({"status": "answer", "answer": answer}), AnswerWithSources)
+    assert reply.answer == answer
+    assert FollowupReply(status="answer", answer=answer).answer == answer
+    finding = {"label": "capex", "value": answer, "page": 60}
+    assert ExtractionReply(status="found", findings=[finding]).findings[0].value == answer
+
+
+def test_a_placeholder_in_a_field_the_status_does_not_use_leaves_the_reply_usable():
+    """A reply's "reason" counts only when it fails, its "answer" only when it answers: a complete answer
+    whose unused reason is the template's "<what is missing>" was refused."""
+    from pageindex.retrievers.followup import FollowupReply
+
+    reply = {"status": "answer", "answer": "$1,577 million", "reason": "<what is missing>"}
+    assert parse_json_reply(json.dumps(reply), AnswerWithSources).answer == "$1,577 million"
+    assert FollowupReply(**reply).answer == "$1,577 million"
+    failed = {"status": "fail", "answer": "<short answer with the figure and its unit>",
+              "reason": "no cash flow"}
+    assert parse_json_reply(json.dumps(failed), AnswerWithSources).reason == "no cash flow"
+    found = {"status": "found", "findings": [{"label": "capex", "value": "1,577", "page": 60}],
+             "reason": "<what you looked for and why it is not there>"}
+    assert ExtractionReply(**found).findings[0].value == "1,577"
+    # still refused: the placeholders themselves, and a word-only one a little changed
+    for text in ["<the value exactly as printed, e.g. (1,577)>", "<your answer>"]:
+        with pytest.raises(ReplyParseError, match="placeholder"):
+            parse_json_reply(json.dumps({"status": "answer", "answer": text}), AnswerWithSources)
