@@ -35,9 +35,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from bench.perf.outline_recovery import HOLDOUT, print_overall, similar
+from bench.perf.outline_recovery import HOLDOUT, layout_tree, print_overall, similar
 from pageindex.cli._common import CliConsole, fail
-from pageindex.tree import PDFError, Tree, build_tree
+from pageindex.tree import Tree
 
 # The gold hold-out: of the six gold files, the two whose sha256 of "NAME.pdf" is lowest (fixed before any
 # of their trees was built; an even/odd first byte split them 3/3).
@@ -98,10 +98,8 @@ def main(
         if pdf is None:
             console.print(f"[yellow]skip[/] {name}: no {name}.pdf in the PDF folders")
             continue
-        try:
-            tree = build_tree(pdf, use_cache=False, use_outline=False)
-        except PDFError as exc:
-            console.print(f"[red]skip[/] {exc}")
+        tree = layout_tree(console, pdf)
+        if tree is None:
             continue
         found, total, noise, nodes, missed, noisy = score(tree, read_gold(gold_path))
         kind = "hold-out" if held else "development"

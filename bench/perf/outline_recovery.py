@@ -121,10 +121,8 @@ def main(
             entries = outline_entries(doc.get_toc(simple=True), doc.page_count)
         if len(entries) < 6:
             continue
-        try:
-            tree = build_tree(path, use_cache=False, use_outline=False)
-        except PDFError as exc:
-            console.print(f"[red]skip[/] {exc}")
+        tree = layout_tree(console, path)
+        if tree is None:
             continue
         found, total, noise, nodes, missed = score(tree, entries)
         noisy = bool(NOISY_OUTLINE.search(name))
@@ -153,6 +151,16 @@ def main(
         for name, missed in misses:
             for m in missed:
                 console.print(f"  {name} missed {m}", highlight=False, markup=False)
+
+
+def layout_tree(console: Console, path: Path) -> Tree | None:
+    """``path``'s tree built by the layout rules alone (its outline ignored, no cache), or None, said
+    as a skipped PDF, when it cannot be read."""
+    try:
+        return build_tree(path, use_cache=False, use_outline=False)
+    except PDFError as exc:
+        console.print(f"[red]skip[/] {exc}")
+        return None
 
 
 def print_overall(console: Console, groups: dict[str, list[int]], what: str) -> None:

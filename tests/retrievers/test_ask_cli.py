@@ -106,22 +106,16 @@ def test_ask_exits_4_and_says_why_when_the_models_output_is_unusable(fb_pdf):
     # trial 14: the same answer said "Not found in this filing." above its error line
     assert "Not found" not in out.output
     assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
-    # the agent too: prose on every turn read nothing, which was "Not found in this filing.", exit 0
-    out = ask(
-        str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "agent", "--opt", "max_turns=2",
-        "-m", "scripted", "--scripted-policy", f"{POLICIES}:never_valid_policy",
-    )  # fmt: skip
-    assert out.exit_code == 4, out.output
-    assert "Not found" not in out.output
-    assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
-    # and the planner: a plan rejected in every round ran no task (exit 0 before, as if searched)
-    out = ask(
-        str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", "planner", "--opt", "max_replans=1",
-        "-m", "scripted", "--scripted-policy", f"{POLICIES}:never_valid_policy",
-    )  # fmt: skip
-    assert out.exit_code == 4, out.output
-    assert "Not found" not in out.output
-    assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
+    # the agent too: prose on every turn read nothing, which was "Not found in this filing.", exit 0; and
+    # the planner: a plan rejected in every round ran no task (exit 0 before, as if searched)
+    for retriever, option in (("agent", "max_turns=2"), ("planner", "max_replans=1")):
+        out = ask(
+            str(fb_pdf("3M_2018_10K")), CAPEX_Q, "-r", retriever, "--opt", option,
+            "-m", "scripted", "--scripted-policy", f"{POLICIES}:never_valid_policy",
+        )  # fmt: skip
+        assert out.exit_code == 4, (retriever, out.output)
+        assert "Not found" not in out.output
+        assert "No usable answer: the model's output was unusable (invalid_reply)." in out.output
 
 
 def test_ask_names_the_files_that_share_a_name_and_the_links_that_lead_nowhere(tmp_path):
