@@ -439,11 +439,13 @@ class QuestionRun:
             whole = [p for (p, t), k in zip(chunks, kept, strict=False) if t == k]
             cut = [p for (p, t), k in zip(chunks, kept, strict=False) if t != k]
             left = [p for p, _ in chunks[len(kept):]]
+            said = [f"pages {whole} whole"] if whole else []
+            said += [f"page {cut[0]} cut"] if cut else []
+            said += [f"pages {left} left out"] if left else []
             self.event(
                 "info",
                 f"{role}: page text cut to fit the model's {self.llm.context_window:,}-token context window: "
-                f"pages {whole} whole" + (f", page {cut[0]} cut" if cut else "")
-                + (f", pages {left} left out" if left else ""),
+                + ", ".join(said),
                 pages_whole=whole, pages_cut=cut, pages_left_out=left, context_window=self.llm.context_window,
             )
         return build(self._show_chunks(shown), [page for page, _ in shown])

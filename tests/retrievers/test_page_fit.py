@@ -123,3 +123,13 @@ def test_a_long_question_leaves_followup_room_for_pages_in_a_2k_window(tree_3m):
     assert result.status == "answer" and result.pages_fetched
     shown = re.search(r"<document[^>]*>(.*)</document>", sm.requests[0].last_user, re.S).group(1)
     assert len(shown) / 4 >= 300  # tokens of page text (the scripted model's 4 characters a token)
+
+
+def test_a_cut_with_no_whole_page_says_no_empty_list(tree_3m):
+    """The trace said "pages [] whole, page 60 cut" when not one page fitted whole."""
+    sm = ScriptedModel(replies=[answer_json("1,577", 60, "(1,577)")])
+    llm = make_client("scripted", scripted=sm, context_window=1200)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="oracle", llm=llm, pages=[60, 61])
+    (cut,) = cut_events(result)
+    assert cut.data["pages_whole"] == [] and cut.data["pages_cut"] == [60]
+    assert cut.message.endswith("context window: page 60 cut, pages [61] left out")
