@@ -270,12 +270,10 @@ class PlanExecutor:
         shown = {int(n) for text in kept for n in re.findall(r"\[page (\d+)", text)}
         shown_parts = zip(parts, kept, strict=False)  # the slices kept, the last perhaps cut
         messages = build("\n".join(wrap_document(text, node_id=node) for (node, _), text in shown_parts))
-        try:
-            reply = await run.structured(messages, ExtractReply, role="extraction", tag={"task": task.id})
-        except UnusableReply:
-            unsent.release(only=shown)  # the model answered, unusably: it was shown the text
-            raise
-        unsent.release(only=shown)
+        unsent.drop_all_but(shown)  # shown once the request is answered (usably or not)
+        reply = await run.structured(
+            messages, ExtractReply, role="extraction", tag={"task": task.id}, shows=unsent
+        )
         values: list[Value] = []
         node_of_page = {p: self.run.tree.leaf_for_page(p) for p in pages}
         for v in reply.values:

@@ -92,14 +92,16 @@ class PageHold:
     def hold(self, recorder: Recorder, pages: list[int], why: str) -> None:
         self._held.append((recorder, pages, why))
 
-    def release(self, only: set[int] | None = None) -> None:
-        """Report the held pages (those in ``only``, when given: the rest were cut from the prompt)
-        to their recorders (their text reached a model)."""
+    def drop_all_but(self, only: set[int]) -> None:
+        """Hold only the pages in ``only``: the text of the others was cut from the prompt."""
+        narrowed = [(recorder, [p for p in pages if p in only], why) for recorder, pages, why in self._held]
+        self._held = [(recorder, pages, why) for recorder, pages, why in narrowed if pages]
+
+    def release(self) -> None:
+        """Report the held pages to their recorders (their text reached a model)."""
         held, self._held = self._held, []
         for recorder, pages, why in held:
-            shown = [page for page in pages if only is None or page in only]
-            if shown:
-                recorder.show_pages(shown, why=why)
+            recorder.show_pages(pages, why=why)
 
 
 _HOLD: ContextVar[PageHold | None] = ContextVar("pageindex_page_hold", default=None)
