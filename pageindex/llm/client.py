@@ -75,6 +75,7 @@ from pageindex.llm.providers.base import Provider
 from pageindex.llm.sdk import (
     InstructorError,
     SdkSession,
+    cut_prompt_error,
     finish_reason,
     open_session,
     raw_reply,
@@ -87,6 +88,7 @@ from pageindex.llm.tokens import (
     context_window_from_metadata,
     default_max_tokens,
     known_context_window,
+    prompt_cut,
 )
 from pageindex.llm.types import (
     ChatResponse,
@@ -422,9 +424,28 @@ class LLMClient:
                 total.prompt_tokens += one.prompt_tokens
                 total.completion_tokens += one.completion_tokens
                 total.cached_tokens += one.cached_tokens
-                if attempt is attempts[0]:
+                if attempt is attempts[0] and prompt_cut(prompt_len, one.prompt_tokens) is None:
                     self.tokens.observe(prompt_len, one.prompt_tokens)
         return total
+
+    def _cut_prompt(
+        self, attempts: list[dict[str, Any]], prompt_len: int, latency: float, tag: dict[str, Any] | None
+    ) -> ContextLengthError | None:
+        """The error for a reply the server gave after cutting the prompt (:func:`prompt_cut` of the
+        tokens it reported reading), its usage entered in the ledger as a failed call's; None if no
+        answered attempt was cut."""
+        for attempt in attempts:
+            reported = attempt.get("usage")
+            if attempt.get("outcome") != "ok" or not isinstance(reported, dict):
+                continue
+            read = prompt_cut(prompt_len, _usage(reported, 0.0, calls=0).prompt_tokens)
+            if read is not None:
+                error = cut_prompt_error(self, read, prompt_len)
+                error.attempts = list(attempts)  # type: ignore[attr-defined]
+                usage = self._attempt_usage(attempts, latency, prompt_len)
+                error.usage = self._record(usage, tag, error=error.kind)
+                return error
+        return None
 
     def _failed(
         self,
@@ -519,7 +540,8 @@ class LLMClient:
 
     async def discover_context_window(self) -> int | None:
         """The context window: ``--context-window`` if given, else the server's metadata (vLLM's
-        ``max_model_len``, Ollama's ``/api/show``; in replay, the figure the recording read there),
+        ``max_model_len``; the window Ollama runs the model with; in replay, the figure the recording
+        read there),
         else the known table; also probes the server's
         tokenizer. Sets ``context_window`` and ``context_window_source``. A discovery cancelled
         half-way (a sample cut at its time limit) is not taken as done: the next call tries again."""
@@ -534,15 +556,16 @@ class LLMClient:
         if self.provider.remote and not self.replay_only and self._spec.base_url:
             found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
-                limits.update(window=found, source="server metadata", checked=True)
+                limits.update(window=found.tokens, source=found.source, checked=True)
                 if self.cache is not None:
-                    self.cache.put(key, model=self.model, kind="context_window",
-                                   request=window_request, reply={"window": found},
+                    self.cache.put(key, model=self.model, kind="context_window", request=window_request,
+                                   reply={"window": found.tokens, "source": found.source},
                                    prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
-                return found
+                return found.tokens
         stored = self.cache.get(key) if self.replay_only and self.cache is not None else None
         if stored is not None:
-            limits.update(window=int(stored["window"]), source="server metadata (recorded)", checked=True)
+            source = f"{stored.get('source') or 'server metadata'} (recorded)"
+            limits.update(window=int(stored["window"]), source=source, checked=True)
             return limits["window"]
         limits["checked"] = True
         known = known_context_window(self.model)
@@ -616,6 +639,8 @@ class LLMClient:
                     )
             if not attempts:  # a transport that records nothing (never in practice): one attempt
                 attempts.append({"outcome": "ok", "status": 200, "usage": raw.get("usage")})
+            if (cut := self._cut_prompt(attempts, prompt_len, latency, tag)) is not None:
+                raise cut
             usage = self._attempt_usage(attempts, latency, prompt_len)
             return {"raw": raw, "usage": usage.model_dump(), "attempts": attempts}
 
@@ -714,6 +739,8 @@ class LLMClient:
                         # off by max_tokens): a typed, recorded error -- unless an HTTP failure
                         # caused it.
                         latency = time.perf_counter() - started
+                        if (cut := self._cut_prompt(attempts, prompt_len, latency, tag)) is not None:
+                            raise cut from exc  # an answer to a cut prompt: not the model's failure
                         error = self._error(exc, attempts)
                         if isinstance(error, ContextLengthError) and any(
                             a.get("outcome") == "ok" for a in attempts
@@ -737,9 +764,11 @@ class LLMClient:
                         self._cancelled(attempts, time.perf_counter() - started, prompt_len, tag)
                         raise
                     latency = time.perf_counter() - started
+            if (cut := self._cut_prompt(attempts, prompt_len, latency, tag)) is not None:
+                raise cut
+            usage = self._attempt_usage(attempts, latency, prompt_len)
             value = _as_exact_type(value, response_model)
             live_value.append(value)
-            usage = self._attempt_usage(attempts, latency, prompt_len)
             return {
                 "value": value.model_dump(mode="json"),
                 "usage": usage.model_dump(),

@@ -50,8 +50,15 @@ from pageindex.cachedir import cache_root
 from pageindex.llm.http import stated_context_window
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
+from pageindex.llm.providers import provider_class
 from pageindex.llm.spec import ModelSpec
-from pageindex.llm.tokens import DEFAULT_MAX_TOKENS, context_window_from_metadata, known_context_window
+from pageindex.llm.tokens import (
+    DEFAULT_MAX_TOKENS,
+    ServerWindow,
+    context_window_from_metadata,
+    known_context_window,
+    prompt_cut,
+)
 from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error
 
@@ -104,9 +111,13 @@ class Findings(BaseModel):
     tool_max_tokens: bool | None = None
     finish_length: bool | None = None
     context_window: int | None = None
-    context_source: Literal["metadata", "probe"] | None = None
+    # metadata: the model's /models entry; server: the server's own API (Ollama's loaded model), which
+    # runs read too (context_told says where); probe: the context probe
+    context_source: Literal["metadata", "server", "probe"] | None = None
+    context_told: str | None = None
     context_lower_bound: bool = False
     context_refused: bool = False  # the context probe met a refusal (the window is < 2x the bound)
+    context_cut: bool = False  # the context probe saw a longer prompt cut without an error
     latency_s: float | None = None  # median latency of the probe calls
     prompt_tps: float | None = None
     generation_tps: float | None = None
@@ -262,6 +273,7 @@ class _Prober:
         self.endpoint = str(url.copy_with(query=None)).rstrip("/") + "/chat/completions"
         self.params = dict(url.params.multi_items())
         headers = spec.auth_headers()
+        self.transport = transport
         self.http = httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers)
         self.calls = 0
         self.tokens = 0
@@ -730,8 +742,11 @@ async def _probe_all(
     window, source_key = context_window_from_metadata(found.metadata)
     if window is not None:
         facts.context_window, facts.context_source = window, "metadata"
+    elif (told := await _told_window(prober)) is not None:  # as a run finds it (Ollama's loaded model)
+        facts.context_window, facts.context_source, facts.context_told = told.tokens, "server", told.source
     if probe_context:
         bound, refused, stated, detail = await _probe_context(prober)
+        facts.context_cut = stated is not None and not refused
         if stated is not None and facts.context_window is None:  # the server's own figure
             facts.context_window, facts.context_source = stated, "probe"
         elif bound is not None and facts.context_window is None:
@@ -750,7 +765,9 @@ async def _probe_all(
     else:
         where = (
             f"{source_key} in /models" if facts.context_source == "metadata"
+            else str(facts.context_told) if facts.context_source == "server"
             else "at least, by probe" if facts.context_lower_bound
+            else "as the server read a longer prompt, cut without an error" if facts.context_cut
             else "as the server said refusing a longer prompt"
         )  # fmt: skip
         small = _small_context(facts)
@@ -1018,6 +1035,15 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     )
 
 
+async def _told_window(prober: _Prober) -> ServerWindow | None:
+    """The window the server's own API tells (Ollama's loaded model), read as a run reads it; not
+    with a test's transport, which the provider does not use."""
+    provider = provider_class(prober.spec.provider)
+    if provider is None or prober.transport is not None:
+        return None
+    return await provider(prober.spec).context_window(timeout=prober.timeout)
+
+
 def _runs_assume(model: str) -> str | None:
     """The window runs size prompts by where the server states none (the known model table's)."""
     known = known_context_window(model)
@@ -1052,8 +1078,10 @@ def _small_context(facts: Findings) -> bool:
 
 async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None, str]:
     """Up to 4 calls doubling a filler prompt; the largest accepted prompt is a lower bound, and a
-    refusal that states the window (llama.cpp, vLLM, OpenAI do) gives the window itself.
-    Returns (bound, whether a larger prompt was refused, the window the refusal states, the account)."""
+    refusal that states the window (llama.cpp, vLLM, OpenAI do) gives the window itself, as does a
+    prompt the server read as hardly more tokens than one half as long (cut without an error).
+    Returns (bound, whether a larger prompt was refused, the window the refusal states or the cut
+    shows (a cut: not refused), the account)."""
     best: int | None = None
     size = CONTEXT_PROBE_START
     tried: list[str] = []
@@ -1069,6 +1097,15 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
             refused = True
             break
         accepted = answer.prompt_tokens(len(messages[0]["content"]))
+        chars = len(messages[0]["content"])
+        if (best is not None and accepted < 1.5 * best) or (answer.usage and prompt_cut(chars, accepted)):
+            # a prompt twice as long read as hardly more tokens: the server cut it, without an error
+            window = max(best or 0, accepted)
+            tried.append(f"~{size:,} read as {accepted:,}")
+            return best, False, window, (
+                f"about {window:,} tokens: the server cut a longer prompt to it without an error "
+                "(Ollama does so past its context length): " + "; ".join(tried)
+            )  # fmt: skip
         best = max(best or 0, accepted)
         tried.append(f"{accepted:,} ok")
         size *= 2

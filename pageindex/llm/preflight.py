@@ -130,7 +130,7 @@ async def preflight(
             if isinstance(data, dict) and isinstance(data.get("data"), list):
                 entries = [e for e in data["data"] if isinstance(e, dict)]
                 ids = [str(e.get("id")) for e in entries if e.get("id") is not None]
-                match = next((e for e in entries if _same_model(str(e.get("id", "")), spec.model)), None)
+                match = next((e for e in entries if same_model(str(e.get("id", "")), spec.model)), None)
                 return PreflightResult(
                     url=url,
                     via="models",
@@ -161,7 +161,7 @@ async def preflight(
         )
 
 
-def _same_model(listed: str, wanted: str) -> bool:
+def same_model(listed: str, wanted: str) -> bool:
     """Ollama lists ``llama3.1:latest`` for ``llama3.1``; llama.cpp lists a file path or alias."""
     return listed == wanted or listed.removesuffix(":latest") == wanted or listed.rsplit("/", 1)[-1] == wanted
 

@@ -165,11 +165,25 @@ def translate_error(
     return exc
 
 
-def _window_said(client: LLMClient, error: str) -> str:
-    """The window the prompt was sized for, and the server's where its error states another: a
-    llama.cpp server started with a smaller context than the model's (gemma-3-270m at 8192 where the
-    table of known models says 32768) refused every prompt, and the message named only the 32768."""
-    assumed, stated = client.context_window, stated_context_window(error)
+def cut_prompt_error(client: LLMClient, read: int, prompt_chars: int) -> ContextLengthError:
+    """A reply to a prompt the server cut to fit a smaller window without saying so (Ollama past its
+    context length): it reported reading ``read`` tokens of ``prompt_chars`` characters, far fewer
+    than any tokenizer makes of so much text. The reply answered another prompt, so it is not used."""
+    return ContextLengthError(
+        f"{client.provider.where()}: the server read only {read:,} tokens of a {prompt_chars:,}-character "
+        "prompt and answered without an error: it cut the prompt to fit a smaller context window "
+        "(Ollama does so past its context length; 'ollama ps' shows it)"
+        + _window_said(client, "", stated=read)
+    )
+
+
+def _window_said(client: LLMClient, error: str, *, stated: int | None = None) -> str:
+    """The window the prompt was sized for, and the server's where its error states another (or
+    ``stated``): a llama.cpp server started with a smaller context than the model's (gemma-3-270m at
+    8192 where the table of known models says 32768) refused every prompt, and the message named only
+    the 32768."""
+    assumed = client.context_window
+    stated = stated if stated is not None else stated_context_window(error)
     source = f" ({client.context_window_source})" if client.context_window_source else ""
     if not assumed and stated is None:
         return ""

@@ -21,6 +21,8 @@ import math
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from pageindex.llm.spec import endpoint
 
 CHARS_PER_TOKEN = 4.0
@@ -75,6 +77,36 @@ CONTEXT_KEYS = (
     "n_ctx",  # llama.cpp
     "max_sequence_length",
 )
+
+
+class ServerWindow(BaseModel):
+    """A context window a server told (``tokens``), and where it said it (``source``: ``server
+    metadata`` for a ``/models`` entry, or which of Ollama's own endpoints)."""
+
+    tokens: int
+    source: str
+
+
+# Ollama's smallest default context (before its defaults followed the GPU's memory): taken when an
+# Ollama server says nothing about the window it runs a model with. Past its window Ollama cuts the
+# prompt without an error, so a window assumed too large is silently wrong; too small is only slower.
+OLLAMA_FALLBACK_WINDOW = 2048
+
+
+# A server that reports reading fewer than one token per CUT_CHARS_PER_TOKEN characters of a prompt of
+# at least CUT_MIN_CHARS characters cut the prompt: tokenizers make 3-5 characters a token of English
+# and far fewer of figures or other scripts.
+CUT_MIN_CHARS = 8000
+CUT_CHARS_PER_TOKEN = 8
+
+
+def prompt_cut(prompt_chars: int, reported_tokens: int) -> int | None:
+    """``reported_tokens`` when a server that read a prompt of ``prompt_chars`` characters says it read
+    so few tokens that it must have cut the prompt (Ollama does so silently past its context length),
+    else None (a server that reports none, 0, says nothing)."""
+    if prompt_chars >= CUT_MIN_CHARS and 0 < reported_tokens * CUT_CHARS_PER_TOKEN < prompt_chars:
+        return reported_tokens
+    return None
 
 
 def context_window_from_metadata(metadata: Any) -> tuple[int | None, str]:

@@ -102,8 +102,10 @@ def test_a_context_window_discovery_cut_by_the_time_limit_is_tried_again(tree_3m
         return run.result("fail", reason="only the index")
 
     async def slow_window(*, timeout):
+        from pageindex.llm.tokens import ServerWindow
+
         await asyncio.sleep(1.0)
-        return 8192
+        return ServerWindow(tokens=8192, source="server metadata")
 
     async def scenario():
         llm = make_client("openai/test-model", base_url="http://127.0.0.1:9/v1", api_key="sk-test")

@@ -27,6 +27,7 @@ from pydantic import SecretStr
 from pageindex import registry
 from pageindex.llm.preflight import PreflightResult
 from pageindex.llm.spec import PLACEHOLDER_KEY, ModelSpec
+from pageindex.llm.tokens import ServerWindow
 
 KIND = "provider"
 registry.declare(KIND, "pageindex.llm.providers")
@@ -97,8 +98,9 @@ class Provider:
         """Extra HTTP headers of a structured request for ``response_model`` (none by default)."""
         return {}
 
-    async def context_window(self, *, timeout: float) -> int | None:
-        """The context window the server reports (None: it reports none, or there is no server)."""
+    async def context_window(self, *, timeout: float) -> ServerWindow | None:
+        """The context window the server reports and where (None: it reports none, or there is no
+        server)."""
         return None
 
     async def preflight(self, *, timeout: float) -> PreflightResult:

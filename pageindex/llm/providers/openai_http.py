@@ -11,15 +11,18 @@ for the official OpenAI endpoint (other servers get a placeholder; one that want
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from pageindex.llm.preflight import same_model
 from pageindex.llm.providers.base import Provider, environ, register_provider
 from pageindex.llm.redact import redact_url
 from pageindex.llm.spec import OLLAMA_BASE_URL, OPENAI_BASE_URL, PLACEHOLDER_KEY, ModelSpec, endpoint
+from pageindex.llm.tokens import OLLAMA_FALLBACK_WINDOW, ServerWindow
 from pageindex.llm.types import LLMConfigError
 
 
@@ -49,9 +52,10 @@ class OpenAICompatible(Provider):
             key = PLACEHOLDER_KEY
         return ModelSpec(spec=text, provider=cls.name, model=model, base_url=url, api_key=SecretStr(key))
 
-    async def context_window(self, *, timeout: float) -> int | None:
-        """What ``/v1/models`` reports (vLLM ``max_model_len`` and similar), else what the
-        server's own metadata endpoint reports (:meth:`metadata_window`)."""
+    async def context_window(self, *, timeout: float) -> ServerWindow | None:
+        """What ``/v1/models`` reports (vLLM ``max_model_len`` and similar), else, for an Ollama
+        server (``openai/`` at Ollama's address as well as ``ollama/``), the window Ollama runs the
+        model with (:meth:`ollama_window`)."""
         import httpx
 
         from pageindex.llm.tokens import context_window_from_models
@@ -65,13 +69,61 @@ class OpenAICompatible(Provider):
                 if response.status_code == 200:
                     found = context_window_from_models(response.json(), spec.model)
                     if found:
-                        return found
-                return await self.metadata_window(http, base, headers)
+                        return ServerWindow(tokens=found, source="server metadata")
+                version = await http.get(endpoint(base, "/api/version", root=True), headers=headers)
+                said = _json_object(version) if version.status_code == 200 else None
+                if said is not None and isinstance(said.get("version"), str):
+                    return await self.ollama_window(http, base, headers)
+                return None
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
 
-    async def metadata_window(self, http: Any, base: str, headers: dict[str, str]) -> int | None:
+    async def ollama_window(self, http: Any, base: str, headers: dict[str, str]) -> ServerWindow:
+        """The context window an Ollama server runs the model with. Not ``/api/show``'s
+        ``<arch>.context_length``: that is the window the model was trained with, and Ollama runs a
+        model with a smaller one (its default follows the GPU's memory, ``OLLAMA_CONTEXT_LENGTH``, or
+        a Modelfile's ``num_ctx``), cutting a longer prompt without an error. So: load the model as a
+        chat request loads it (``POST /api/generate`` without a prompt, which reloads a model another
+        client loaded with other options) and read the ``context_length`` ``/api/ps`` lists for it
+        (``ollama ps``'s CONTEXT); a server too old to list it: the model's ``num_ctx`` parameter in
+        ``/api/show``, else :data:`~pageindex.llm.tokens.OLLAMA_FALLBACK_WINDOW`."""
+        import httpx
+
+        model = self.spec.model
+        try:
+            await http.post(endpoint(base, "/api/generate", root=True), json={"model": model},
+                            headers=headers)  # fmt: skip
+        except httpx.TimeoutException:  # still loading: /api/ps may list it once loaded, else the fallback
+            pass
+        running = await http.get(endpoint(base, "/api/ps", root=True), headers=headers)
+        listed = (_json_object(running) or {}).get("models") if running.status_code == 200 else None
+        for entry in listed if isinstance(listed, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            names = [entry.get("name"), entry.get("model")]
+            value = entry.get("context_length")
+            if any(isinstance(n, str) and same_model(n, model) for n in names) and _positive(value):
+                return ServerWindow(tokens=int(value), source="Ollama's loaded model (/api/ps)")
+        show = await http.post(endpoint(base, "/api/show", root=True), json={"model": model}, headers=headers)
+        parameters = (_json_object(show) or {}).get("parameters") if show.status_code == 200 else None
+        found = re.search(r"^\s*num_ctx\s+(\d+)\s*$", parameters or "", re.MULTILINE) \
+            if isinstance(parameters, str) else None  # fmt: skip
+        if found and int(found.group(1)) > 0:
+            return ServerWindow(tokens=int(found.group(1)), source="the model's num_ctx (Ollama /api/show)")
+        said = "Ollama's smallest default: the server does not list its window"
+        return ServerWindow(tokens=OLLAMA_FALLBACK_WINDOW, source=said)
+
+
+def _json_object(response: Any) -> dict[str, Any] | None:
+    try:
+        value = response.json()
+    except ValueError:
         return None
+    return value if isinstance(value, dict) else None
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 @register_provider("ollama")
@@ -90,16 +142,6 @@ class Ollama(OpenAICompatible):
     ) -> ModelSpec:
         url = (base_url or environ(env).get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL).rstrip("/")
         return ModelSpec(spec=text, provider=cls.name, model=model, base_url=url, api_key=SecretStr("ollama"))
-
-    async def metadata_window(self, http: Any, base: str, headers: dict[str, str]) -> int | None:
-        """Ollama's ``/api/show`` (``<arch>.context_length``)."""
-        show = await http.post(endpoint(base, "/api/show", root=True), json={"model": self.spec.model},
-                               headers=headers)  # fmt: skip
-        info = show.json().get("model_info", {}) if show.status_code == 200 else {}
-        for name, value in info.items():
-            if name.endswith(".context_length") and isinstance(value, int):
-                return value
-        return None
 
 
 def _is_official_openai(url: str) -> bool:
