@@ -64,6 +64,7 @@ from pageindex.llm.budget import Budget
 from pageindex.llm.cache import LLMCache, request_key
 from pageindex.llm.http import (
     PARSED_JSON,
+    REASONING_ROOM,
     parse_completion,
     recording_attempts,
 )
@@ -831,8 +832,15 @@ class LLMClient:
             finish, said = "length", f"{cut}; the server said finish_reason {finish!r}"
         if finish == "length":
             kind: type[LLMError] = OutputTruncated
+            cap = f"max_tokens={max_tokens}"
+            if "max_tokens" in (attempts[-1].get("adapted") or []):
+                sent = max_tokens + REASONING_ROOM
+                cap = f"max_completion_tokens={sent} ({max_tokens} + {REASONING_ROOM} for reasoning)"
+            reasoning = _reasoning_tokens(attempts[-1].get("usage"))
+            if reasoning:
+                said += f"; {reasoning:,} of its tokens were the model's hidden reasoning"
             message = (
-                f"{self.spec}: the reply was cut at max_tokens={max_tokens} ({said}) "
+                f"{self.spec}: the reply was cut at {cap} ({said}) "
                 f"before it was a complete {response_model.__name__}{refused}"
             )
         else:
@@ -920,6 +928,14 @@ def _usage(data: dict[str, Any] | None, latency: float, *, calls: int) -> Usage:
         latency_s=latency,
         cost_usd=None,
     )
+
+
+def _reasoning_tokens(usage: Any) -> int:
+    """The hidden reasoning tokens a reply's usage counts in its completion tokens (OpenAI's
+    ``completion_tokens_details.reasoning_tokens``), 0 when it says none."""
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    value = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _as_exact_type(value: Any, response_model: type[T]) -> T:

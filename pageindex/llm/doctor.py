@@ -47,7 +47,13 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from pageindex.cachedir import cache_root
-from pageindex.llm.http import stated_context_window
+from pageindex.llm.http import (
+    REASONING_ROOM,
+    REFUSABLE_PARAMS,
+    refused_param,
+    stated_context_window,
+    without_refused,
+)
 from pageindex.llm.preflight import PreflightResult, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.providers import provider_class
@@ -274,6 +280,7 @@ class _Prober:
         self.params = dict(url.params.multi_items())
         headers = spec.auth_headers()
         self.transport = transport
+        self.refused: set[str] = set()  # chat parameters the model refused (a reasoning model)
         self.http = httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers)
         self.calls = 0
         self.tokens = 0
@@ -311,7 +318,13 @@ class _Prober:
         started = time.perf_counter()
         wait = min(within, self.timeout) if within else self.timeout
         try:
-            response = await self.http.post(self.endpoint, params=self.params, json=body, timeout=wait)
+            for _ in range(len(REFUSABLE_PARAMS) + 1):  # as runs send it (http.RedactingTransport)
+                sent = without_refused(body, self.refused) if self.refused else body
+                response = await self.http.post(self.endpoint, params=self.params, json=sent, timeout=wait)
+                param = refused_param(response.status_code, response.text)
+                if param is None or param in self.refused:
+                    break
+                self.refused.add(param)
         except httpx.TimeoutException:
             timed_out = _Answer(
                 error=f"no answer within {wait:g}s", latency_s=time.perf_counter() - started, timed_out=True
@@ -478,6 +491,18 @@ async def _probe_all(
         add("chat", "plain chat", "warn", detail, chat.latency_s)
     else:
         add("chat", "plain chat", "ok", f"replied {_gist(chat.content)!r}", chat.latency_s)
+    if prober.refused:
+        sends = []
+        if "max_tokens" in prober.refused:
+            sends.append(f"max_completion_tokens, the cap plus {REASONING_ROOM:,} for its hidden reasoning")
+        if "temperature" in prober.refused:
+            sends.append("no temperature (its default: replies are not deterministic)")
+        refused = " and ".join(sorted(prober.refused))
+        add(
+            "parameters", "refused parameters", "info",
+            f"the model refuses {refused} (a reasoning model, as OpenAI's o series and gpt-5): runs send "
+            + ", and ".join(sends),
+        )  # fmt: skip
     if chat.usage:
         facts.usage = True
         u = chat.usage
@@ -670,13 +695,16 @@ async def _probe_all(
             detail = f"not tested: the model stopped by itself after {produced} tokens"
             add("max_tokens", "max_tokens honoured", "info", detail, capped.latency_s)
         else:
-            facts.max_tokens = produced <= cap + 2
+            sent, name = cap, "max_tokens"
+            if "max_tokens" in prober.refused:  # reasoning counts in its cap
+                sent, name = cap + REASONING_ROOM, "max_completion_tokens"
+            facts.max_tokens = produced <= sent + 2
             facts.finish_length = capped.finish_reason == "length"
             add(
                 "max_tokens",
                 "max_tokens honoured",
                 "ok" if facts.max_tokens else "warn",
-                f"{produced} completion tokens for max_tokens={cap}",
+                f"{produced} completion tokens for {name}={sent}",
                 capped.latency_s,
             )
             add(

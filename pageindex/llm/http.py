@@ -34,6 +34,7 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -265,6 +266,44 @@ def parse_completion(content: bytes) -> tuple[Any, str | None]:
     return data, completion_problem(data)
 
 
+# Chat parameters a model may refuse that a request can go without: OpenAI's reasoning models (the o
+# series, gpt-5) answer HTTP 400 to ``max_tokens`` ("Use 'max_completion_tokens' instead") and to any
+# temperature but their default. Their ``max_completion_tokens`` counts the hidden reasoning too, so
+# the reply's cap gets REASONING_ROOM more tokens of room.
+REFUSABLE_PARAMS = ("max_tokens", "temperature")
+REFUSED_CODES = ("unsupported_parameter", "unsupported_value")
+REASONING_ROOM = 8192
+# (chat endpoint URL, model) -> the parameters that model refused there: learnt once per process
+_refused: dict[tuple[str, str], set[str]] = {}
+
+
+def refused_param(status: int, text: str) -> str | None:
+    """The chat parameter a ``400`` reply refuses as unsupported by this model (OpenAI's error shape:
+    ``{"error": {"param": "max_tokens", "code": "unsupported_parameter"}}``), when it is one of
+    :data:`REFUSABLE_PARAMS`; else None."""
+    if status != 400:
+        return None
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict):
+        return None
+    param = error.get("param")
+    return param if param in REFUSABLE_PARAMS and error.get("code") in REFUSED_CODES else None
+
+
+def without_refused(body: dict[str, Any], refused: Iterable[str]) -> dict[str, Any]:
+    """``body`` as a model that refuses ``refused`` takes it: ``max_completion_tokens`` (the cap plus
+    :data:`REASONING_ROOM`) for ``max_tokens``, no ``temperature`` (the model's default)."""
+    refused, body = set(refused), dict(body)
+    if "max_tokens" in refused and isinstance(body.get("max_tokens"), int):
+        body["max_completion_tokens"] = body.pop("max_tokens") + REASONING_ROOM
+    if "temperature" in refused:
+        body.pop("temperature", None)
+    return body
+
+
 class RedactingTransport(httpx2.AsyncBaseTransport):
     def __init__(
         self,
@@ -278,6 +317,30 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         self.retry_timeouts = retry_timeouts
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """One HTTP attempt. A chat request whose model refused a parameter it can go without
+        (:func:`refused_param`) is sent again at once without it, and later ones are sent so from the
+        start (:func:`without_refused`); that refusal is not an attempt (the server computed nothing).
+        The request's cache key is what was asked, not this wire form."""
+        body = _chat_body(request)
+        if body is None:
+            response = await self._attempt(request)
+            assert not isinstance(response, _Refused)
+            return response
+        where = _refusal_key(request)
+        for _ in range(len(REFUSABLE_PARAMS) + 1):
+            refused = _refused.get(where, set())
+            sent = _with_body(request, without_refused(body, refused)) if refused else request
+            response = await self._attempt(sent, quiet_refusal=True)
+            if not isinstance(response, _Refused):
+                if refused and (seen := _attempts.get()):
+                    seen[-1]["adapted"] = sorted(refused)  # what this attempt was sent without
+                return response
+            _refused.setdefault(where, set()).add(response.param)
+        return response.response  # pragma: no cover - each pass learns a new parameter
+
+    async def _attempt(
+        self, request: httpx2.Request, *, quiet_refusal: bool = False
+    ) -> httpx2.Response | _Refused:
         started = time.perf_counter()
         try:
             response = await self.inner.handle_async_request(request)
@@ -301,6 +364,9 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         if response.status_code >= 400:
             content = await _read(response, request)
             text = redact(_text(content), self.secrets)
+            param = refused_param(response.status_code, text) if quiet_refusal else None
+            if param is not None and param not in _refused.get(_refusal_key(request), set()):
+                return _Refused(param, _rebuild(response, request, response.status_code, text))
             message = server_message(text, limit=300)
             _note(request, started, f"http_{response.status_code}", status=response.status_code,
                   usage=None, error=message)
@@ -339,6 +405,36 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+@dataclass
+class _Refused:
+    """A ``400`` refusing a chat parameter the request can go without (``param``): sent again without it."""
+
+    param: str
+    response: httpx2.Response
+
+
+def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
+    """The JSON body of a chat completion request (None for any other request)."""
+    if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return None
+    try:
+        body = json.loads(request.content or b"{}")
+    except (ValueError, httpx2.RequestNotRead):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _refusal_key(request: httpx2.Request) -> tuple[str, str]:
+    body = _chat_body(request) or {}
+    return str(request.url.copy_with(query=None)), str(body.get("model"))
+
+
+def _with_body(request: httpx2.Request, body: dict[str, Any]) -> httpx2.Request:
+    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+    return httpx2.Request(request.method, request.url, headers=headers, content=json.dumps(body).encode(),
+                          extensions=request.extensions)  # fmt: skip
 
 
 async def _read(response: httpx2.Response, request: httpx2.Request) -> bytes:
