@@ -876,13 +876,14 @@ def retrieve(
     """Synchronous :func:`aretrieve` (not callable from inside a running event loop)."""
     try:
         asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            aretrieve(
-                tree, query, retriever=retriever, llm=llm, context=context, time_limit=time_limit, **opts
-            )
-        )
-    raise RuntimeError("retrieve() called inside an event loop; use `await aretrieve(...)`")
+    except RuntimeError:  # no loop running: what retrieve() is for
+        pass
+    else:
+        raise RuntimeError("retrieve() called inside an event loop; use `await aretrieve(...)`")
+    # run outside the handler, so an error of the retrieval is not chained to "no running event loop"
+    return asyncio.run(
+        aretrieve(tree, query, retriever=retriever, llm=llm, context=context, time_limit=time_limit, **opts)
+    )
 
 
 # re-exported so retrievers import their plumbing from one place

@@ -106,3 +106,11 @@ def test_a_class_retriever_is_checked_on_its_bound_run():
     register_retriever("test_class_fine", needs_llm=False)(Fine)
     with pytest.raises(TypeError, match=r"run must take \(run, opts\), .* not \(run\)"):
         register_retriever("test_class_bad", needs_llm=False)(Bad)
+
+
+def test_an_error_from_retrieve_is_not_chained_to_the_event_loop_probe(tree_3m):
+    # retrieve() ran the retrieval inside its `except RuntimeError` for "no running event loop", so every
+    # error a library user saw came with that RuntimeError's traceback, "During handling of ... another"
+    with pytest.raises(RetrieverConfigError, match="unknown retriever 'test_nope'") as raised:
+        retrieve(tree_3m, "q", retriever="test_nope")
+    assert raised.value.__context__ is None
