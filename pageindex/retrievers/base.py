@@ -780,6 +780,15 @@ def _priced(llm: Any) -> bool:
 TIME_LIMIT = "time_limit"  # the error kind of a retrieval cut at aretrieve's time_limit
 
 
+def _check_query(query: Any) -> None:
+    """A question in words, or :class:`RetrieverConfigError` (an empty one was answered: the extractive
+    baseline said "no row matches", a model retriever spent its calls on nothing)."""
+    if not isinstance(query, str):
+        raise RetrieverConfigError(f"query must be text (the question), got {type(query).__name__} {query!r}")
+    if not query.strip():
+        raise RetrieverConfigError(f"query {query!r} is empty: give the question as text")
+
+
 def _error_kind(exc: BaseException) -> str:
     return getattr(exc, "kind", None) or type(exc).__name__
 
@@ -803,6 +812,7 @@ async def aretrieve(
     """
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
         raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
+    _check_query(query)
     spec = get_retriever(retriever)
     options = spec.parse_options(opts)
     if isinstance(llm, str) and not spec.needs_llm:

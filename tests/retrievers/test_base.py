@@ -114,3 +114,16 @@ def test_an_error_from_retrieve_is_not_chained_to_the_event_loop_probe(tree_3m):
     with pytest.raises(RetrieverConfigError, match="unknown retriever 'test_nope'") as raised:
         retrieve(tree_3m, "q", retriever="test_nope")
     assert raised.value.__context__ is None
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [("", "query '' is empty"), ("  \n", r"query '  \\n' is empty"),
+     (None, "query must be text .*got NoneType"), (5, "query must be text .*got int 5")],
+)
+def test_a_query_that_is_no_question_is_refused_before_any_work(tree_3m, query, said):
+    # an empty query was answered (extractive: status "fail", "no row or sentence ... matches"), and one
+    # that is no text was pydantic's four-line ValidationError about RetrievalResult.query
+    with pytest.raises(RetrieverConfigError, match=said) as raised:
+        retrieve(tree_3m, query, retriever="extractive")
+    assert "\n" not in str(raised.value)
