@@ -60,6 +60,7 @@ import asyncio
 import inspect
 import json
 import math
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -789,6 +790,27 @@ def _check_query(query: Any) -> None:
         raise RetrieverConfigError(f"query {query!r} is empty: give the question as text")
 
 
+def _check_tree(tree: Any) -> None:
+    """A :class:`Tree`, or :class:`RetrieverConfigError` (a PDF's path was ``'str' object has no attribute
+    'doc_id'``)."""
+    if not isinstance(tree, Tree):
+        hint = f"; build it first: build_tree({str(tree)!r})" if isinstance(tree, str | os.PathLike) else ""
+        raise RetrieverConfigError(
+            f"tree must be a Tree (build_tree(pdf) or load_tree(json)), got {type(tree).__name__}{hint}"
+        )
+
+
+def _check_document(tree: Tree, ctx: QuestionContext) -> None:
+    """A context naming its document (``doc_name``) must be asked of that document's tree: the oracle
+    read another filing's gold pages, and any retriever answered about the wrong filing."""
+    docs = [part.doc_id for part in getattr(tree, "parts", None) or []] or [tree.doc_id]
+    if ctx.doc_name is not None and ctx.doc_name not in docs:
+        raise RetrieverConfigError(
+            f"context doc_name {ctx.doc_name!r} is not this tree's document ({', '.join(map(repr, docs))}): "
+            f"give the tree of {ctx.doc_name!r}, or no doc_name"
+        )
+
+
 def _error_kind(exc: BaseException) -> str:
     return getattr(exc, "kind", None) or type(exc).__name__
 
@@ -813,6 +835,9 @@ async def aretrieve(
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
         raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
     _check_query(query)
+    _check_tree(tree)
+    ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
+    _check_document(tree, ctx)
     spec = get_retriever(retriever)
     options = spec.parse_options(opts)
     if isinstance(llm, str) and not spec.needs_llm:
@@ -823,7 +848,6 @@ async def aretrieve(
         llm = make_client(llm, role="retriever")
     if llm is None and spec.needs_llm:
         raise RetrieverConfigError(f"retriever {retriever!r} needs a model: pass llm=<client or model spec>")
-    ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
     run = QuestionRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
     run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
     limit = asyncio.timeout(time_limit)

@@ -127,3 +127,30 @@ def test_a_query_that_is_no_question_is_refused_before_any_work(tree_3m, query, 
     with pytest.raises(RetrieverConfigError, match=said) as raised:
         retrieve(tree_3m, query, retriever="extractive")
     assert "\n" not in str(raised.value)
+
+
+def test_a_tree_that_is_no_tree_is_refused_in_one_line(tree_3m, fb_pdf):
+    # a PDF's path given for the tree was "AttributeError: 'str' object has no attribute 'doc_id'"
+    path = str(fb_pdf("3M_2018_10K"))
+    said = r"tree must be a Tree .*got str; build it first: build_tree\("
+    with pytest.raises(RetrieverConfigError, match=said):
+        retrieve(path, "What was capex?", retriever="extractive")
+    with pytest.raises(RetrieverConfigError, match="tree must be a Tree .*got NoneType$"):
+        retrieve(None, "What was capex?", retriever="extractive")
+
+
+def test_a_question_about_another_filing_is_refused(tree_3m, fb_tree):
+    # the oracle read the other filing's gold pages and answered from them, in silence
+    amcor = fb_tree("AMCOR_2023Q4_EARNINGS")
+    said = (r"context doc_name '3M_2018_10K' is not this tree's document \('AMCOR_2023Q4_EARNINGS'\): "
+            "give the tree of '3M_2018_10K', or no doc_name")
+    with pytest.raises(RetrieverConfigError, match=said):
+        retrieve(amcor, "What was capex?", retriever="extractive", context={"doc_name": "3M_2018_10K"})
+    mine = retrieve(tree_3m, "What was capex?", retriever="extractive", context={"doc_name": "3M_2018_10K"})
+    assert mine.status == "answer" and mine.sources[0].page == 49
+    from pageindex.tree.combine import combine_trees
+
+    both = combine_trees([tree_3m, amcor])  # a combined tree holds each of its documents
+    amcor_ctx = {"doc_name": "AMCOR_2023Q4_EARNINGS"}
+    result = retrieve(both, "What was capex?", retriever="extractive", context=amcor_ctx)
+    assert result.status == "answer" and result.error is None
