@@ -96,7 +96,7 @@ from pageindex.retrievers.tools import (
 )
 from pageindex.retrievers.verify import verify_result
 from pageindex.tree.model import Tree
-from pageindex.wording import error_text, plainly
+from pageindex.wording import error_text, first_error, plainly
 
 if TYPE_CHECKING:
     from pageindex.llm import LLMClient
@@ -116,6 +116,8 @@ class RetrieverConfigError(ValueError):
 class QuestionContext(BaseModel):
     """What the caller knows about the question besides its text (the oracle reads the
     gold ``evidence_pages``; other retrievers must not)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt field (evidence_page) is an error, not dropped
 
     question_id: str | None = None
     evidence_pages: list[int] = Field(default_factory=list)  # 1-based PDF pages (gold)
@@ -800,6 +802,18 @@ def _check_tree(tree: Any) -> None:
         )
 
 
+def _question_context(context: Any) -> QuestionContext:
+    """``context`` as a :class:`QuestionContext`; one it cannot be is :class:`RetrieverConfigError` in one
+    line (it was pydantic's four-line ValidationError, and a misspelt field was dropped in silence)."""
+    if isinstance(context, QuestionContext):
+        return context
+    try:
+        return QuestionContext.model_validate({} if context is None else context)
+    except ValidationError as exc:
+        known = ", ".join(QuestionContext.model_fields)
+        raise RetrieverConfigError(f"context: {first_error(exc)} (known fields: {known})") from None
+
+
 def _check_document(tree: Tree, ctx: QuestionContext) -> None:
     """A context naming its document (``doc_name``) must be asked of that document's tree: the oracle
     read another filing's gold pages, and any retriever answered about the wrong filing."""
@@ -836,7 +850,7 @@ async def aretrieve(
         raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
     _check_query(query)
     _check_tree(tree)
-    ctx = context if isinstance(context, QuestionContext) else QuestionContext.model_validate(context or {})
+    ctx = _question_context(context)
     _check_document(tree, ctx)
     spec = get_retriever(retriever)
     options = spec.parse_options(opts)

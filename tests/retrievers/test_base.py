@@ -154,3 +154,18 @@ def test_a_question_about_another_filing_is_refused(tree_3m, fb_tree):
     amcor_ctx = {"doc_name": "AMCOR_2023Q4_EARNINGS"}
     result = retrieve(both, "What was capex?", retriever="extractive", context=amcor_ctx)
     assert result.status == "answer" and result.error is None
+
+
+@pytest.mark.parametrize(
+    ("context", "said"),
+    [({"evidence_pages": ["x"]}, "context: evidence_pages.0: must be a whole number"),
+     ({"evidence_page": [60]}, "context: evidence_page: is not a known key"),
+     ([60], "context: must be a valid dictionary")],
+)
+def test_a_context_that_cannot_be_read_is_refused_in_one_line(tree_3m, context, said):
+    # was pydantic's four-line ValidationError; a misspelt field was dropped, so the oracle said "no gold
+    # evidence pages for this question" of pages it had been given
+    said += r".*\(known fields: question_id, evidence_pages"
+    with pytest.raises(RetrieverConfigError, match=said) as raised:
+        retrieve(tree_3m, "What was capex?", retriever="extractive", context=context)
+    assert "\n" not in str(raised.value)
