@@ -862,6 +862,13 @@ async def aretrieve(
         llm = make_client(llm, role="retriever")
     if llm is None and spec.needs_llm:
         raise RetrieverConfigError(f"retriever {retriever!r} needs a model: pass llm=<client or model spec>")
+    if llm is not None and not all(callable(getattr(llm, m, None)) for m in ("chat", "structured")):
+        # an LLMClient or what wraps one (ask's progress); an SDK's AsyncOpenAI was every question's error,
+        # "'AsyncOpenAI' object has no attribute 'ensure_limits'"
+        raise RetrieverConfigError(
+            "llm must be a model spec ('openai/gpt-4o-mini') or an LLMClient "
+            f"(pageindex.llm.make_client), got {type(llm).__name__}"
+        )
     run = QuestionRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
     run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
     limit = asyncio.timeout(time_limit)

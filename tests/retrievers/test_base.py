@@ -169,3 +169,15 @@ def test_a_context_that_cannot_be_read_is_refused_in_one_line(tree_3m, context, 
     with pytest.raises(RetrieverConfigError, match=said) as raised:
         retrieve(tree_3m, "What was capex?", retriever="extractive", context=context)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "extractive"])
+def test_an_llm_that_is_no_client_is_refused_in_one_line(tree_3m, retriever):
+    # an SDK's own client (or any object) given as llm was a result of status "error" for every question:
+    # "AttributeError: 'AsyncOpenAI' object has no attribute 'ensure_limits'"
+    class AsyncOpenAI:
+        chat = object()  # the SDK's client.chat is a resource (client.chat.completions), not a call
+
+    said = r"llm must be a model spec \('openai/gpt-4o-mini'\) or an LLMClient .*got AsyncOpenAI$"
+    with pytest.raises(RetrieverConfigError, match=said):
+        retrieve(tree_3m, "What was capex?", retriever=retriever, llm=AsyncOpenAI())
