@@ -44,8 +44,10 @@ caller never sees it raised. The one exception is
 bench runner stops starting new work; the partial result (status ``error``, kind
 ``budget``, usage so far) is attached to the exception as ``exc.partial_result``.
 Configuration mistakes (unknown retriever, unknown or invalid option, a model-based retriever
-without a model, a time limit that is not a finite number > 0) raise :class:`RetrieverConfigError`
-before any work starts.
+without a model, a time limit that is not a finite number > 0, a query that is empty or not text, a
+tree that is no :class:`Tree`, a context that cannot be read or names another document than the
+tree's, an ``llm`` that is neither a model spec nor a client) raise :class:`RetrieverConfigError`
+in one line before any work starts.
 
 ``time_limit`` (seconds, default none) bounds one question's whole retrieval, every model call and
 tool turn of it: a retriever still working then is cancelled and the result is an ``error`` of kind
