@@ -848,7 +848,10 @@ async def aretrieve(
     the question's id and gold pages, ``time_limit`` the seconds the whole retrieval may take
     (none by default), ``opts`` the retriever's options.
     """
-    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, int | float)  # "5" was a bare TypeError
+        or not (math.isfinite(time_limit) and time_limit > 0)
+    ):
         raise RetrieverConfigError(f"time_limit {time_limit!r}: must be a finite number of seconds > 0")
     _check_query(query)
     _check_tree(tree)

@@ -44,7 +44,8 @@ def test_a_timeout_the_retriever_raises_itself_is_not_the_time_limit(tree_3m):
         assert result.error == "TimeoutError: a wait of the retriever's own"
 
 
-@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan")])
+# "5" was a bare TypeError ("must be real number, not str"), True a limit of 1 s
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "5", True])
 def test_a_time_limit_must_be_a_finite_number_of_seconds(tree_3m, bad):
     with pytest.raises(RetrieverConfigError, match="time_limit .*: must be a finite number of seconds > 0"):
         retrieve(tree_3m, "q", retriever="bm25", time_limit=bad)
