@@ -5,7 +5,8 @@ marks as evidence (``QuestionContext.evidence_pages``, or the ``pages`` option),
 Without gold pages the retrieval ends in ``error`` (kind ``no_evidence``): there is nothing
 to be an oracle about (``ask``, whose question has no gold pages, exits 2: give ``--opt pages=``).
 Pages outside the filing are dropped (a trace event says so); a ``pages`` option naming no page
-the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2).
+the filing has ends in ``error`` of kind ``bad_input`` (``ask`` exits 2), and gold pages none of
+which the filing has in ``no_evidence`` saying so.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ async def oracle(run: QuestionRun, opts: OracleOptions) -> RetrievalResult:
     if outside:
         run.event("error", f"evidence pages {outside} are outside 1..{run.tree.page_count}")
     pages = [p for p in pages if 1 <= p <= run.tree.page_count]
+    if not pages and outside:  # it was "no gold evidence pages for this question", of pages it was given
+        reason = (
+            f"the question's evidence pages {outside} are all outside this filing's pages "
+            f"1-{run.tree.page_count} (pages of another filing?)"
+        )
+        run.event("error", reason)
+        return run.result("error", error=reason, error_kind="no_evidence")
     if not pages:
         reason = (
             "no gold evidence pages for this question: give the pages option (on the command line "

@@ -61,6 +61,17 @@ def test_without_gold_pages_it_is_an_error_and_no_model_call(tree_3m):
     assert sm.requests == [] and result.pages_fetched == [] and result.usage.llm_calls == 0
 
 
+def test_gold_pages_all_outside_the_filing_are_said_as_such(tree_3m):
+    # it said "no gold evidence pages for this question" of a question that had them (of another filing)
+    sm = ScriptedModel(replies=[])
+    result = oracle(tree_3m, sm, context={"evidence_pages": [500, 501]})
+    assert result.status == "error" and result.error_kind == "no_evidence" and sm.requests == []
+    assert result.error == (
+        "the question's evidence pages [500, 501] are all outside this filing's pages 1-160 "
+        "(pages of another filing?)"
+    )
+
+
 def test_fabricated_quote_is_flagged(tree_3m):
     fake = {**ANSWER, "sources": [{"node_id": "", "page": 60, "quote": "(2,999)"}]}
     result = oracle(tree_3m, ScriptedModel(replies=[fake]), context={"evidence_pages": [60]})
