@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from pageindex.analyst.session import AnalystSession
 from pageindex.atomic import write_atomic
 from pageindex.cachedir import cache_root
+from pageindex.wording import first_error
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -25,6 +26,11 @@ class SessionNameError(ValueError):
 
 class SessionElsewhereError(ValueError):
     """A saved session of that name is about other filings (a fresh one saved would replace it)."""
+
+
+class SessionUnreadableError(ValueError):
+    """A saved session file that cannot be read (torn, not JSON, not a session of this version): a fresh
+    session saved under its name would replace it, and with it the answers it may still hold."""
 
 
 class Opened(BaseModel):
@@ -52,15 +58,33 @@ class SessionStore:
         return self.path_for(name).with_suffix(".history")
 
     def load(self, name: str) -> AnalystSession | None:
+        """The session saved as ``name``, or None when there is none. A file that is there but cannot be
+        read as a session raises :class:`SessionUnreadableError`: it was started afresh in silence, and
+        the fresh session saved over it (a torn file, one hand-edited, one of another version)."""
         path = self.path_for(name)
         try:
             text = path.read_text(encoding="utf-8")
-        except OSError:
+        except FileNotFoundError:
             return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._unreadable(name, getattr(exc, "strerror", None) or str(exc)) from None
         try:
-            return AnalystSession.model_validate_json(text)
-        except ValueError:
-            return None  # an unreadable session is started afresh, never trusted
+            session = AnalystSession.model_validate_json(text)
+        except ValidationError as exc:
+            why = first_error(exc)
+            if not why.startswith("not JSON"):
+                why = f"not a session this version of pageindex saves: {why}"
+            raise self._unreadable(name, why) from None
+        if not session.documents:  # "{}" validates: a session about no filing was never saved
+            raise self._unreadable(name, "it names no filing")
+        return session
+
+    def _unreadable(self, name: str, why: str) -> SessionUnreadableError:
+        path = self.path_for(name)
+        return SessionUnreadableError(
+            f"session {name!r} cannot be read ({why}): give another --session name, or move {path} away "
+            "to start it afresh"
+        )
 
     def save(self, session: AnalystSession) -> Path:
         if not session.name:

@@ -160,7 +160,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         verified or not), or open an interactive session when no question is given."""
         from pageindex.analyst.engine import Analyst
         from pageindex.analyst.session import AnalystSession, SessionLimits
-        from pageindex.analyst.store import SessionElsewhereError, SessionNameError, SessionStore
+        from pageindex.analyst.store import (
+            SessionElsewhereError,
+            SessionNameError,
+            SessionStore,
+            SessionUnreadableError,
+        )
         from pageindex.llm.types import BudgetExceeded, LLMError, is_model_failure
         from pageindex.retrievers.base import RetrieverConfigError, get_retriever
 
@@ -180,6 +185,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 store.path_for(session_name)
             except SessionNameError as exc:
                 fail(f"--session: {exc}")
+            try:  # a saved file that cannot be read is said before any build, never replaced
+                store.load(session_name)
+            except SessionUnreadableError as exc:
+                fail(str(exc))
         tree = _load_trees(files)
         pages = tree.page_count
         if bad := [p for p in evidence_page if not 1 <= p <= pages]:
@@ -221,7 +230,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if session_name is not None:
             try:
                 opened = store.open(session_name, session, now=time.time())
-            except SessionElsewhereError as exc:  # the name itself was checked before any work
+            except (SessionElsewhereError, SessionUnreadableError) as exc:  # the name was checked first
                 fail(str(exc))
             session = opened.session
             if opened.status == "reopened":

@@ -167,6 +167,21 @@ def test_a_blank_question_or_an_evidence_page_off_the_filing_is_refused(fb_pdf, 
         assert out.output.strip() == f"error: --evidence-page {page}: the filing's pages are 1-160"
 
 
+def test_a_session_file_that_cannot_be_read_is_refused_not_replaced(fb_pdf, analyst_tree):
+    """A torn session file was started afresh with no word, and the answers it held were saved over."""
+    analyst_tree("3M_2018_10K")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    assert ask(pdf, CAPEX_Q, "--session", "torn", "-r", "extractive").exit_code == 0
+    path = Path(os.environ["PAGEINDEX_CACHE_DIR"]) / "sessions" / "torn.json"
+    torn = path.read_text()[:200]
+    path.write_text(torn)
+    out = ask(pdf, FOLLOWUP_Q, "--session", "torn", "-r", "extractive")
+    assert out.exit_code == 2
+    assert out.output.startswith("error: session 'torn' cannot be read (not JSON: ")
+    assert out.output.strip().endswith(f"give another --session name, or move {path} away to start it afresh")
+    assert len(out.output.strip().splitlines()) == 1 and path.read_text() == torn
+
+
 def test_a_question_longer_than_a_file_name_is_asked(fb_pdf, analyst_tree):
     """ask tells the filings from the question by asking whether each argument is a file: a question
     of more than 255 bytes without a '/' (a file name's limit) made that raise, and ask ended in

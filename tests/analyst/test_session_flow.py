@@ -9,7 +9,11 @@ import pytest
 
 from pageindex.analyst.engine import Analyst
 from pageindex.analyst.session import AnalystSession, SessionFinding, SessionLimits
-from pageindex.analyst.store import SessionElsewhereError, SessionStore
+from pageindex.analyst.store import (
+    SessionElsewhereError,
+    SessionStore,
+    SessionUnreadableError,
+)
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers.result import Finding
 from tests.analyst.policies import CAPEX_Q, FOLLOWUP_Q, MISSING_Q, analyst_policy
@@ -189,3 +193,29 @@ def test_a_session_saved_with_another_tree_builder_starts_afresh(analyst_tree, t
     rebuilt = tree.model_copy(update={"builder_version": "999+other"})
     opened = store.open("q4", AnalystSession.for_tree(rebuilt, now=1_001.0), now=1_001.0)
     assert opened.status == "rebuilt" and not opened.session.sections and not opened.session.turns
+
+
+def test_a_saved_session_that_cannot_be_read_is_kept_and_the_name_refused(analyst_tree, tmp_path):
+    """A torn, hand-edited or other version's session file was started afresh in silence, and the fresh
+    session saved over it: the answers it held were gone (review of ask on filings)."""
+    tree = analyst_tree("3M_2018_10K")
+    store = SessionStore(tmp_path / "sessions")
+    store.directory.mkdir()
+    path = store.path_for("q4")
+    for text, why in (
+        ('{"name": "q4", "documents": [', "not JSON: EOF while parsing a list at line 1 column 29"),
+        ("[1, 2]", "not a session this version of pageindex saves: must be an object"),
+        ('{"name": "q4"}', "it names no filing"),
+        ('{"documents": [{"doc_id": "x"}]}', "not a session this version of pageindex saves: "
+         "documents.0.source: Field required"),
+    ):
+        path.write_text(text)
+        with pytest.raises(SessionUnreadableError) as refused:
+            store.open("q4", AnalystSession.for_tree(tree), now=2_000.0)
+        assert str(refused.value) == (
+            f"session 'q4' cannot be read ({why}): give another --session name, or move {path} away to "
+            "start it afresh"
+        )
+        assert path.read_text() == text
+    assert store.load("absent") is None  # no file: a new session, as before
+
