@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,6 +30,10 @@ class SessionElsewhereError(ValueError):
     """A saved session of that name is about other filings (a fresh one saved would replace it)."""
 
 
+class SessionInUseError(ValueError):
+    """The session is open in another process: the one that saved last would replace the other's answers."""
+
+
 class SessionUnreadableError(ValueError):
     """A saved session file that cannot be read (torn, not JSON, not a session of this version): a fresh
     session saved under its name would replace it, and with it the answers it may still hold."""
@@ -42,6 +48,9 @@ class Opened(BaseModel):
     idle_s: float = 0.0
 
 
+_HELD: dict[Path, TextIO] = {}  # the session locks this process holds, by lock file
+
+
 class SessionStore:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_sessions_dir()
@@ -53,6 +62,45 @@ class SessionStore:
                 "starting with a letter or digit"
             )
         return self.directory / f"{name}.json"
+
+    def lock(self, name: str) -> None:
+        """Hold the session ``name`` for this process until :meth:`unlock` or the process ends (an
+        advisory lock on ``NAME.lock``, which the system drops with the process, however it ends; taken
+        again by the process that holds it, it is held still).
+        Raises :class:`SessionInUseError` when another process holds it: two processes saving one
+        session each saved what it had read, and the one that saved last replaced the other's answers.
+        Where no lock can be taken (a read-only folder, no ``fcntl``) nothing is held: saving says
+        whether it could write."""
+        path = self.path_for(name).with_suffix(".lock")
+        if path in _HELD:
+            return
+        try:
+            import fcntl
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a+", encoding="utf-8")
+        except (ImportError, OSError):
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip()
+            handle.close()
+            by = f" (process {holder})" if holder.isdigit() else ""
+            raise SessionInUseError(
+                f"session {name!r} is open in another pageindex ask{by}: give another --session name, or "
+                "end that one first"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        _HELD[path] = handle
+
+    def unlock(self, name: str) -> None:
+        if (handle := _HELD.pop(self.path_for(name).with_suffix(".lock"), None)) is not None:
+            handle.close()
 
     def history_path(self, name: str) -> Path:
         return self.path_for(name).with_suffix(".history")

@@ -162,6 +162,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.analyst.session import AnalystSession, SessionLimits
         from pageindex.analyst.store import (
             SessionElsewhereError,
+            SessionInUseError,
             SessionNameError,
             SessionStore,
             SessionUnreadableError,
@@ -185,9 +186,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 store.path_for(session_name)
             except SessionNameError as exc:
                 fail(f"--session: {exc}")
-            try:  # a saved file that cannot be read is said before any build, never replaced
+            try:  # held until the process ends; a saved file that cannot be read is never replaced
+                store.lock(session_name)
                 store.load(session_name)
-            except SessionUnreadableError as exc:
+            except (SessionInUseError, SessionUnreadableError) as exc:
                 fail(str(exc))
         tree = _load_trees(files)
         pages = tree.page_count

@@ -182,6 +182,28 @@ def test_a_session_file_that_cannot_be_read_is_refused_not_replaced(fb_pdf, anal
     assert len(out.output.strip().splitlines()) == 1 and path.read_text() == torn
 
 
+def test_a_session_open_in_another_process_is_refused_before_any_work(fb_pdf, analyst_tree):
+    """Two asks with one --session each saved what they had read: the last to save replaced the other's
+    answers (two interactive sessions of one name: the first one's questions were gone)."""
+    import fcntl
+
+    analyst_tree("3M_2018_10K")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    folder = Path(os.environ["PAGEINDEX_CACHE_DIR"]) / "sessions"
+    folder.mkdir()
+    with (folder / "busy.lock").open("a+") as other:  # another process holds it
+        other.write("4242")
+        other.flush()
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        out = ask(pdf, CAPEX_Q, "--session", "busy", "-r", "extractive")
+    assert out.exit_code == 2 and not (folder / "busy.json").exists()
+    assert out.output.strip() == (
+        "error: session 'busy' is open in another pageindex ask (process 4242): give another --session "
+        "name, or end that one first"
+    )
+    assert ask(pdf, CAPEX_Q, "--session", "busy", "-r", "extractive").exit_code == 0  # that one ended
+
+
 def test_a_question_longer_than_a_file_name_is_asked(fb_pdf, analyst_tree):
     """ask tells the filings from the question by asking whether each argument is a file: a question
     of more than 255 bytes without a '/' (a file name's limit) made that raise, and ask ended in

@@ -11,6 +11,7 @@ from pageindex.analyst.engine import Analyst
 from pageindex.analyst.session import AnalystSession, SessionFinding, SessionLimits
 from pageindex.analyst.store import (
     SessionElsewhereError,
+    SessionInUseError,
     SessionStore,
     SessionUnreadableError,
 )
@@ -219,3 +220,31 @@ def test_a_saved_session_that_cannot_be_read_is_kept_and_the_name_refused(analys
         assert path.read_text() == text
     assert store.load("absent") is None  # no file: a new session, as before
 
+
+def test_a_session_open_in_another_process_is_refused(tmp_path):
+    """Two processes with one --session each saved what they had, and the last to save replaced the
+    other's answers (two interactive sessions of one name: the first one's questions were gone)."""
+    import fcntl
+
+    store = SessionStore(tmp_path / "sessions")
+    store.directory.mkdir()
+    other = store.path_for("q4").with_suffix(".lock").open("a+")  # another process's hold
+    other.write("4242")
+    other.flush()
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with pytest.raises(SessionInUseError) as refused:
+        store.lock("q4")
+    assert str(refused.value) == (
+        "session 'q4' is open in another pageindex ask (process 4242): give another --session name, or end "
+        "that one first"
+    )
+    other.close()  # that process ended: the session is free
+    store.lock("q4")
+    store.lock("q4")  # held by this process: taken again
+    try:
+        again = store.path_for("q4").with_suffix(".lock").open("a+")
+        with pytest.raises(OSError):
+            fcntl.flock(again, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        again.close()
+    finally:
+        store.unlock("q4")
