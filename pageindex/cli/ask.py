@@ -404,6 +404,9 @@ def _check_distinct(named: list[tuple[str, Path, str | None]]) -> None:
     said with both files (``combine_trees`` said only "documents must be distinct, got ['x', 'x']")."""
     seen: dict[str, tuple[Path, str | None]] = {}
     for name, file, sha in named:
+        for other, other_sha in seen.values():  # one filing by two names: a link, a copy
+            if other != file and (same_file(other, file) or (sha and sha == other_sha)):
+                fail(f"{other} and {file} are one filing, given twice")
         if name not in seen:
             seen[name] = (file, sha)
             continue

@@ -120,6 +120,21 @@ def test_bad_input(fb_pdf, tmp_path):
         )
 
 
+def test_one_filing_by_two_names_is_refused(fb_pdf, analyst_tree, tmp_path):
+    """A filing and a link to it (or a copy) under another name were two filings in one index: every
+    page twice, each question's citations split between two names of one document."""
+    analyst_tree("3M_2018_10K")
+    pdf = fb_pdf("3M_2018_10K")
+    link = tmp_path / "3m annual [2018].pdf"
+    link.symlink_to(pdf)
+    copy = tmp_path / "3m-copy.pdf"
+    copy.write_bytes(pdf.read_bytes())
+    for other in (link, copy):
+        out = ask(str(pdf), str(other), CAPEX_Q, "-r", "extractive")
+        assert out.exit_code == 2
+        assert out.output.strip() == f"error: {pdf} and {other} are one filing, given twice"
+
+
 def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst_tree, monkeypatch):
     """``-r extractive`` with PAGEINDEX_MODEL set (no key for it, or a server that must not be
     asked): it answers without resolving, preflighting or calling the model; it used to demand
