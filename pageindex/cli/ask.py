@@ -180,6 +180,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         if question is not None and not question.strip():
             fail("the question is empty; give a question, or none at all for an interactive session")
+        last = files[-1]
+        if question is None and files[:-1] and " " in str(last) and not (last.exists() or last.is_symlink()):
+            # "What is in the exhibit.pdf" is taken for a filing, as its name ends: say so, never guess
+            fail(f"{last}: file not found (an argument ending in {last.suffix} is read as a filing; a "
+                 "question that ends so must end otherwise, e.g. with '?')")  # fmt: skip
         store = SessionStore()
         if session_name is not None:  # before any work; `-s ''` was taken as no session, in silence
             try:

@@ -135,6 +135,21 @@ def test_one_filing_by_two_names_is_refused(fb_pdf, analyst_tree, tmp_path):
         assert out.output.strip() == f"error: {pdf} and {other} are one filing, given twice"
 
 
+def test_a_question_ending_in_pdf_is_said_to_be_read_as_a_filing(fb_pdf, analyst_tree):
+    """A question whose last word ends in .pdf is taken for a filing; it was 'file not found' with the
+    question as the file's name, and nothing said why."""
+    analyst_tree("3M_2018_10K")
+    pdf = str(fb_pdf("3M_2018_10K"))
+    out = ask(pdf, "What is in exhibit.pdf", "-r", "extractive")
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        "error: What is in exhibit.pdf: file not found (an argument ending in .pdf is read as a filing; a "
+        "question that ends so must end otherwise, e.g. with '?')"
+    )
+    out = ask(pdf, "missing.pdf", "-r", "extractive")  # one word: a file name, as before
+    assert out.exit_code == 2 and out.output.strip() == "error: missing.pdf: file not found"
+
+
 def test_a_retriever_that_needs_no_model_resolves_and_calls_none(fb_pdf, analyst_tree, monkeypatch):
     """``-r extractive`` with PAGEINDEX_MODEL set (no key for it, or a server that must not be
     asked): it answers without resolving, preflighting or calling the model; it used to demand
