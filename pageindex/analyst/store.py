@@ -112,7 +112,7 @@ class SessionStore:
         path = self.path_for(name)
         try:
             text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no such file (a file where the folder would be)
             return None
         except (OSError, UnicodeDecodeError) as exc:
             raise self._unreadable(name, getattr(exc, "strerror", None) or str(exc)) from None

@@ -219,6 +219,8 @@ def test_a_saved_session_that_cannot_be_read_is_kept_and_the_name_refused(analys
         )
         assert path.read_text() == text
     assert store.load("absent") is None  # no file: a new session, as before
+    (tmp_path / "not-a-folder").write_text("")
+    assert SessionStore(tmp_path / "not-a-folder").load("q4") is None  # saving it says it cannot
 
 
 def test_a_session_open_in_another_process_is_refused(tmp_path):
