@@ -168,7 +168,7 @@ def connection_failures(attempts: list[dict[str, Any]] | None) -> ConnectionFail
 # How servers word a prompt that does not fit the context window (llama.cpp, vLLM, OpenAI, Ollama).
 _CONTEXT_OVERFLOW = re.compile(
     r"context (window|length)|maximum context|n_ctx|context_length_exceeded|too many tokens"
-    r"|prompt is too long|exceeds? the (model'?s? )?(maximum )?(context|input)|input is too long",
+    r"|prompt is too long|exceeds? the (available |model'?s? )?(maximum )?(context|input)|input is too long",
     re.IGNORECASE,
 )
 
@@ -179,9 +179,11 @@ def is_context_overflow(status: int | None, message: str) -> bool:
 
 
 # Where such an error states the server's window: vLLM, llama-cpp-python and OpenAI ("maximum context
-# length is 8192 tokens"), llama.cpp ("exceed context window of 8192"; its JSON error's "n_ctx": 8192).
+# length is 8192 tokens"), llama.cpp ("exceed context window of 8192"; llama-server: "request (9024 tokens)
+# exceeds the available context size (4096 tokens)", and its JSON error's "n_ctx": 4096).
 _STATED_WINDOW = re.compile(
-    r"maximum context length is (\d[\d,]*)|context window of (\d[\d,]*)|\"n_ctx\"\s*:\s*(\d+)",
+    r"maximum context length is (\d[\d,]*)|context window of (\d[\d,]*)|\"n_ctx\"\s*:\s*(\d+)"
+    r"|available context size \((\d[\d,]*) tokens\)",
     re.IGNORECASE,
 )
 

@@ -1,7 +1,8 @@
 """Token counts and context windows: what sizes calls to the model.
 
 Counting: :class:`TokenCounter` counts with the server's own tokenizer where it has one
-(llama-cpp-python's ``POST /extras/tokenize``; nothing is downloaded at run time), otherwise
+(llama-cpp-python's ``POST /extras/tokenize``, llama.cpp's ``llama-server`` ``POST /tokenize``;
+nothing is downloaded at run time), otherwise
 estimates characters / 4, calibrated by the usage the server reports (``observe`` keeps the
 running ratio of reported prompt tokens to prompt characters, so after the first reply the
 estimate follows the model's real tokenizer: SmolLM2 makes ~3 characters per token of a 10-K
@@ -152,6 +153,7 @@ class TokenCounter:
         self._chars = 0
         self._tokens = 0
         self._remote: bool | None = None if base_url else False  # unknown until tried
+        self._path: str | None = None  # the tokenizer endpoint that answered
 
     @property
     def chars_per_token(self) -> float:
@@ -174,26 +176,40 @@ class TokenCounter:
         chars = text if isinstance(text, int) else len(text)
         return math.ceil(chars / self.chars_per_token)
 
-    def _tokenize_url(self) -> str | None:
-        """llama-cpp-python's ``/extras/tokenize`` beside the ``/v1`` of the base URL."""
+    def _tokenize_url(self, path: str = "/extras/tokenize") -> str | None:
+        """A tokenizer endpoint beside the ``/v1`` of the base URL (llama-cpp-python's
+        ``/extras/tokenize`` by default)."""
         if not self.base_url:
             return None
-        return endpoint(self.base_url, "/extras/tokenize", root=True)
+        return endpoint(self.base_url, path, root=True)
+
+    def _tokenizers(self, text: str) -> list[tuple[str, dict[str, Any]]]:
+        """Where servers count tokens, and the body each takes: llama-cpp-python's
+        ``/extras/tokenize``, llama.cpp's ``llama-server`` ``/tokenize`` (``content``, without the
+        special tokens a chat template adds); the one that answered first is asked from then on."""
+        ways = [("/extras/tokenize", {"input": text, "model": self.model}),
+                ("/tokenize", {"content": text, "add_special": False})]  # fmt: skip
+        return [w for w in ways if w[0] == self._path] if self._path else ways
 
     async def count(self, text: str, *, timeout: float = 30.0) -> int:
         """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""
-        url = self._tokenize_url()
-        if url is None or self._remote is False:
+        if self.base_url is None or self._remote is False:
             return self.estimate(text)
         import httpx
 
-        try:
-            async with httpx.AsyncClient(timeout=timeout) as http:
-                body = {"input": text, "model": self.model}
-                response = await http.post(url, json=body, headers=self.headers)
-            tokens = response.json().get("tokens") if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
-            tokens = None
+        tokens = None
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            for path, body in self._tokenizers(text):
+                url = self._tokenize_url(path) or ""
+                try:
+                    response = await http.post(url, json=body, headers=self.headers)
+                    tokens = response.json().get("tokens") if response.status_code == 200 else None
+                except (httpx.HTTPError, ValueError, AttributeError):
+                    tokens = None
+                if isinstance(tokens, list) and (tokens or not text):
+                    self._path = path
+                    break
+                tokens = None
         if not isinstance(tokens, list):
             self._remote = False
             return self.estimate(text)

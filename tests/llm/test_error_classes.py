@@ -111,6 +111,24 @@ def test_context_overflow_is_its_own_class_and_not_retried(serve):
         "room): HTTP 400: Requested tokens (9123) exceed context window of 8192")
 
 
+def test_llama_servers_context_overflow_is_a_context_length_error_stating_its_window(serve):
+    """llama.cpp's own server (llama-server, built from llama-cpp-python 0.3.36's vendored source) words it
+    "request (9024 tokens) exceeds the available context size (4096 tokens)": it was a plain http_400, with
+    no window stated and no way out, and the doctor's probe read only a lower bound."""
+    from pageindex.llm.http import is_context_overflow, stated_context_window
+
+    said = "request (9024 tokens) exceeds the available context size (4096 tokens), try increasing it"
+    assert is_context_overflow(400, said) and stated_context_window(said) == 4096
+    server = serve(ScriptedModel.http_error(400, message=said), "never reached")
+    client = make_client("openai/gemma-3-270m", base_url=server.base_url, max_retries=3)
+    assert run(client.ensure_limits()) == 32768  # the known table's, as a server that says none
+    with pytest.raises(ContextLengthError) as info:
+        run(client.chat(ask()))
+    assert len(server.chat_requests) == 1
+    assert "the server's window is 4096 tokens, not 32768 as assumed (known model table); give " \
+        "--context-window 4096: HTTP 400: request (9024 tokens) exceeds" in str(info.value)
+
+
 def test_a_context_overflow_with_a_window_from_the_known_table_says_how_to_find_the_servers(serve):
     """A server that does not say its window: the table's may be larger than the server's."""
     server = serve(ScriptedModel.http_error(400, message="prompt is too long"))
@@ -491,3 +509,36 @@ def test_a_complete_reply_of_exactly_max_tokens_that_did_not_validate_is_invalid
                              context_window=100)
         with pytest.raises(StructuredOutputError, match='needs a non-empty "answer"'):
             run(client.structured(ask(), Reply, max_tokens=64, max_retries=0))
+
+
+def test_llama_servers_own_tokenize_endpoint_counts_the_tokens():
+    """llama.cpp's llama-server counts at ``POST /tokenize`` (``content``), not llama-cpp-python's
+    ``/extras/tokenize``: its prompts were sized by a chars/4 estimate. The endpoint that answered is
+    the only one asked from then on."""
+    from aiohttp import web
+
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+    class LlamaServer(LoopbackServer):
+        asked: list[str] = []
+
+        def build_app(self) -> web.Application:
+            async def tokenize(request: web.Request) -> web.Response:
+                LlamaServer.asked.append(request.path)
+                body = await request.json()
+                return web.json_response({"tokens": list(range(len(body["content"].split())))})
+
+            async def chat(request: web.Request) -> web.Response:
+                raise AssertionError("no chat")
+
+            app = openai_app(chat=chat, models=lambda: [wire.model_entry("m")])
+            app.router.add_post("/tokenize", tokenize)
+            return app
+
+    with LlamaServer() as server:
+        client = make_client("openai/m", base_url=server.base_url)
+        assert run(client.count_tokens("one two three " * 100)) == 300
+        assert run(client.count_tokens("four five")) == 2
+    assert client.tokens.method == "server tokenizer"
+    assert LlamaServer.asked == ["/tokenize", "/tokenize"]  # /extras/tokenize (404) asked once, before

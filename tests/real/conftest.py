@@ -100,18 +100,26 @@ def free_port() -> int:
 
 def start_server(
     env_dir: Path, key: str, log_dir: Path, *, extra: list[str] | None = None, n_ctx: int = N_CTX,
-    port: int | None = None,
+    port: int | None = None, native: bool = False,
 ) -> LlamaServer:
+    """llama-cpp-python's server with model ``key``, or (``native``) llama.cpp's own ``llama-server``
+    (one slot, so the whole context serves each request)."""
     hint, alias = MODELS[key]
     gguf = assemble_gemma(env_dir) if key == "gemma3" else find_gguf(env_dir, hint)
     port = port or free_port()
-    log = log_dir / f"llama-server-{key}-{port}.log"
+    log = log_dir / f"llama-server-{key}-{port}{'-native' if native else ''}.log"
     cmd = [
         str(env_dir / "bin" / "python"), "-m", "llama_cpp.server",
         "--model", str(gguf), "--model_alias", alias,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--n_threads", THREADS, "--n_threads_batch", THREADS, *(extra or []),
     ]  # fmt: skip
+    if native:
+        cmd = [
+            str(env_dir / "bin" / "llama-server"), "--model", str(gguf), "--alias", alias,
+            "--host", "127.0.0.1", "--port", str(port), "--ctx-size", str(n_ctx), "--parallel", "1",
+            "--threads", THREADS, "--threads-batch", THREADS, *(extra or []),
+        ]  # fmt: skip
     handle = log.open("wb")
     process = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT)
     server = LlamaServer(f"http://127.0.0.1:{port}/v1", alias, gguf, log, process)
@@ -165,6 +173,17 @@ def llama_tools(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
 def gemma(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
     """gemma3-270m: a second chat template (started only by the tests that ask for it)."""
     server = start_server(server_env, "gemma3", tmp_path_factory.mktemp("gemma"))
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
+    """gemma3-270m behind llama.cpp's own ``llama-server`` (C++; built by setup_server_env.sh from the
+    llama.cpp source llama-cpp-python vendors), 4k context, one slot."""
+    if not (server_env / "bin" / "llama-server").exists():
+        _fail(f"{server_env}/bin/llama-server is missing: tests/real/setup_server_env.sh builds it")
+    server = start_server(server_env, "gemma3", tmp_path_factory.mktemp("llama_cpp"), n_ctx=4096, native=True)
     yield server
     stop_server(server)
 
