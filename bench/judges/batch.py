@@ -171,6 +171,8 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
                     label=normalize_label(row.label),
                     model_name=row.model_name,
                     source=row.source,
+                    # what the failed call spent (its HTTP attempts, tokens, cost), as bench run counts it
+                    usage=getattr(exc, "usage", None) or Usage(),
                     error=error_text(exc),
                 )
         return _verdict_row(parsed, verdict)

@@ -420,3 +420,29 @@ def test_a_label_files_row_without_a_verdict_is_named_by_its_file(tmp_path: Path
     assert "  model_b line 2 (no id): not JSON" in result.output
     said = " ".join(result.output.split())
     assert "more than --max-error-rate 0.2); first: model_b line 2: not JSON" in said
+
+
+UNUSABLE_JUDGE = """
+def policy(request):
+    return {"verdict": "maybe", "reasoning": "no idea"}
+"""
+
+
+def test_a_failed_judge_call_keeps_what_it_spent_in_the_verdicts_file(tmp_path: Path, monkeypatch) -> None:
+    """A row whose judge replies never validated is a judge error with the reason, and its row records
+    the calls and tokens those replies took (it recorded 0 calls and a cost of $0, while bench run's
+    sample of the same failure counts them)."""
+    (tmp_path / "unusable.py").write_text(UNUSABLE_JUDGE)
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", f"{tmp_path / 'unusable.py'}:policy")
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"}
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(row)])
+    out = tmp_path / "v.jsonl"
+    res = CliRunner().invoke(app, ["bench", "judge", "-i", str(answers), "-o", str(out), "--judge", "llm",
+                                   "--judge-model", "scripted", "--max-error-rate", "100%"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())
+    assert got["status"] == "error" and got["verdict"] is None
+    assert "did not validate as LLMVerdictOut" in got["error"]
+    assert got["usage"]["calls"] == 3  # the first ask and the default 2 validation re-asks
+    assert got["usage"]["prompt_tokens"] > 0 and got["usage"]["completion_tokens"] > 0
+    assert got["usage"]["cost_usd"] is None  # the scripted model has no price: unknown, not $0
