@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -275,9 +276,40 @@ def _build_judge(
         fail(str(exc))
     specs = comma_list(model)
     # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
-    clients = [model_client(s, role="judge", base_url=base_url, cache=replies) for s in specs]
+    settled = [_judge_settings(s, base_url) for s in specs]
+    for note in dict.fromkeys(note for _, note in settled if note):  # once per endpoint
+        err_console.print(f"[dim]{note}[/]", highlight=False)
+    clients = [
+        model_client(s, role="judge", base_url=base_url, cache=replies, **settings)
+        for s, (settings, _) in zip(specs, settled, strict=True)
+    ]
     if need == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-models specs")
         return make_judge(name, model_client=clients), clients
     return make_judge(name, model_client=clients[0]), clients
+
+
+def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], str | None]:
+    """The judge client's settings as ``bench run`` settles them (``pageindex.llm.profile.settle``),
+    and the local-server profile's header line (None: it sets none): a cached ``pageindex doctor``
+    finding, else, for a server on this machine, the profile (one request in flight, a 600 s
+    timeout, no retry after a client timeout), else the defaults. The cloud defaults (8 rows'
+    requests at once, 60 s, timeouts retried) made a one-at-a-time llama.cpp judge time out rows
+    that it went on computing."""
+    from pageindex.llm.profile import profile_note, settle
+
+    if spec.split("/", 1)[0] == "scripted":
+        return {}, None
+    settled = settle(spec, base_url, {"concurrency": None, "timeout_s": None, "max_retries": None})
+    settings = settled.settings
+    sources = {name: source for name, source in settled.sources.items() if name != "concurrency"}  # rows: -c
+    note = profile_note(
+        settled.base_url, sources, settings, overrides="as in bench run; a pageindex doctor finding wins"
+    )
+    return {
+        "timeout": settings["timeout_s"],
+        "max_retries": settings["max_retries"],
+        "retry_timeouts": settings["retry_timeouts"],
+        "concurrency": settings["llm_concurrency"] or 8,
+    }, note

@@ -223,7 +223,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 overrides["time_limit_s"] = None
             if budget:  # a new budget replaces a resumed run's whole: tokens or dollars, not both
                 overrides.update(budget_tokens=budget_tokens, budget_usd=budget_usd)
-            profile, profile_line = _local_profile(model, base_url, concurrency, timeout, max_retries, resume)
+            profile, profile_line = _local_profile(
+                model, base_url, concurrency, timeout, max_retries, resume,
+                judge_model=judge_model or next(iter(comma_list(judge_models)), None),
+                judge_base_url=judge_base_url,
+            )  # fmt: skip
             overrides.update(profile)
             if resume is not None:
                 # option: (value given now, the RunConfig field it sets, that value as stored)
@@ -472,9 +476,14 @@ def _local_profile(
     timeout: float | None,
     max_retries: int | None,
     resume: Path | None,
+    *,
+    judge_model: str | None = None,
+    judge_base_url: str | None = None,
 ) -> tuple[dict[str, object], str | None]:
     """Settings of the local-server profile for a loopback base URL that the user did not give
-    (a resumed run keeps its stored ones), and the header line that says so (None: none apply)."""
+    (a resumed run keeps its stored ones), and the header line that says so (None: none apply).
+    The endpoint is the answering model's; in a run with none (``-r extractive --judge llm``) it is
+    the judge model's, whose calls a one-at-a-time server otherwise met with the cloud defaults."""
     from pageindex.llm.profile import settle
 
     given = {"concurrency": concurrency, "timeout_s": timeout, "max_retries": max_retries}
@@ -482,7 +491,10 @@ def _local_profile(
         return ({"retry_timeouts": True} if max_retries is not None else {}), None
     # The cached `pageindex doctor` findings win over the profile (the runner applies them, with
     # their notes): the settings they decide are left out of the profile and of its header line.
-    settled = settle(configured_model(model), base_url, given)
+    spec, url = configured_model(model), base_url
+    if spec is None and judge_model:
+        spec, url = judge_model, judge_base_url or base_url
+    settled = settle(spec, url, given)
     settings, sources = settled.settings, settled.sources
     out: dict[str, object] = {
         name: settings[name] for name, source in sources.items() if source == "local-server profile"

@@ -142,9 +142,15 @@ def settle(
     return Settled(settings=settings, sources=sources, base_url=url, doctor_notes=notes)
 
 
-def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[str, Any]) -> str | None:
+OVERRIDES = "flags override it: --concurrency, --timeout, --max-retries"
+
+
+def profile_note(
+    base_url: str | None, sources: dict[str, str], settings: dict[str, Any], *, overrides: str = OVERRIDES
+) -> str | None:
     """One header line naming the profile's settings in use, or None when it applies to none. The
-    URL is shown with its credentials masked (``http://***@127.0.0.1:8080/v1``)."""
+    URL is shown with its credentials masked (``http://***@127.0.0.1:8080/v1``); ``overrides`` ends
+    it in brackets (what a command offers against it)."""
     used = [name for name, source in sources.items() if source == "local-server profile"]
     if not used:
         return None
@@ -157,6 +163,5 @@ def profile_note(base_url: str | None, sources: dict[str, str], settings: dict[s
     ordered = [*(name for name in shown if name in used), *(name for name in used if name not in shown)]
     parts = [shown.get(name, f"{name}={settings.get(name)}") for name in ordered]  # one order, always
     return (
-        f"local-server profile for {redact_url(base_url)} (loopback): {', '.join(parts)} "
-        "(flags override it: --concurrency, --timeout, --max-retries)"
+        f"local-server profile for {redact_url(base_url)} (loopback): {', '.join(parts)} ({overrides})"
     )

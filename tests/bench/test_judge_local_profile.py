@@ -1,0 +1,84 @@
+"""A judge model on a server on this machine gets the local-server profile, in ``bench judge``,
+``bench rejudge`` and a ``bench run`` whose only model is the judge's, as the answering model's
+endpoint does: one request in flight, a 600 s timeout, no retry after a client timeout. Before, those
+judges met a one-at-a-time llama.cpp server with the cloud defaults (8 requests at once, 60 s,
+timeouts retried): rows timed out while the server went on computing them (`LLMTimeout: ... no reply
+within 60s after 4 attempt(s)`, 2 of 16 label rows with gemma-3-270m)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli.judge import _build_judge
+from bench.datasets.demo import write_demo_dataset
+from bench.faults import FaultServer
+from bench.faults.scripted import ChatPolicy
+from pageindex.cli import app
+
+Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
+PROFILE = "1 request in flight, timeout 600s, no retry after a client timeout"
+
+
+@pytest.fixture(autouse=True)
+def _no_model_env(monkeypatch, tmp_path):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))  # no doctor findings
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FaultServer(policy=ChatPolicy(), rate=0.0) as srv:
+        yield srv
+
+
+def _url(srv: FaultServer) -> str:
+    return f"http://127.0.0.1:{srv.port}/v1"
+
+
+@pytest.mark.parametrize(("name", "models"), [("llm", None), ("hybrid", None), ("panel", "a,b")])
+def test_a_local_judge_gets_the_local_server_profile(server, name: str, models: str | None) -> None:
+    model = None if models else "openai/fault-model"
+    specs = f"openai/fault-model,openai/{models.split(',')[1]}" if models else None
+    _, clients = _build_judge(name, model, _url(server), models=specs)
+    assert len(clients) == (2 if models else 1)
+    for client in clients:
+        assert (client.timeout, client.retry_timeouts, client.concurrency) == (600.0, False, 1)
+
+
+def test_a_remote_judge_keeps_the_defaults(monkeypatch) -> None:
+    from bench.cli.judge import _judge_settings
+
+    settings, note = _judge_settings("openai/gpt-4o-mini", "https://api.example.com/v1")
+    assert settings == {"timeout": 60.0, "max_retries": 3, "retry_timeouts": True, "concurrency": 8}
+    assert note is None
+
+
+def test_bench_judge_says_the_profile_once_per_endpoint(server, tmp_path: Path) -> None:
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million", "label": "Correct Answer"}
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps(row) + "\n")
+    res = CliRunner().invoke(app, ["bench", "judge", "-i", str(answers), "-o", str(tmp_path / "v.jsonl"),
+                                   "--judge", "panel", "--judge-models", "openai/fault-model,openai/other",
+                                   "--judge-base-url", _url(server)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    line = f"local-server profile for {_url(server)} (loopback): {PROFILE}"
+    assert res.output.count(line) == 1, res.output
+
+
+def test_a_run_whose_only_model_is_a_local_judge_gets_the_profile(server, tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    write_demo_dataset(demo)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["bench", "run", "--data-dir", str(demo), "-r", "extractive", "-n", "2",
+                                   "--judge", "llm", "--judge-model", "openai/fault-model",
+                                   "--judge-base-url", _url(server), "-o", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"local-server profile for {_url(server)} (loopback): concurrency 1, {PROFILE}" in res.output
+    config = json.loads((out / "run.json").read_text())["extra"]["config"]
+    got = {k: config[k] for k in ("concurrency", "llm_concurrency", "timeout_s", "retry_timeouts")}
+    assert got == {"concurrency": 1, "llm_concurrency": 1, "timeout_s": 600.0, "retry_timeouts": False}
