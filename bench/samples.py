@@ -69,6 +69,9 @@ class Sample(BaseModel):
     pages_fetched: list[int] = Field(default_factory=list)
     judge: str | None = None  # which judge decided: rules, llm, llm:<model>, panel
     judge_reasoning: str = ""
+    # what the judge recorded beside its verdict: hybrid's decided_by and rules_verdict (the rules' leaning),
+    # a panel's agreement and votes, the rules' numbers found
+    judge_details: dict[str, Any] = Field(default_factory=dict)
     retriever_prompt_tokens: int = 0
     retriever_completion_tokens: int = 0
     judge_prompt_tokens: int = 0
@@ -175,7 +178,10 @@ class Sample(BaseModel):
             return base._with_judge_usage(spent or Usage()).model_copy(update=failure)
         assert verdict is not None
         return base._with_judge_usage(verdict.usage).model_copy(
-            update={"verdict": verdict.verdict, "judge": verdict.judge, "judge_reasoning": verdict.reasoning}
+            update={
+                "verdict": verdict.verdict, "judge": verdict.judge, "judge_reasoning": verdict.reasoning,
+                "judge_details": verdict.details,
+            }  # fmt: skip
         )
 
     def _with_judge_usage(self, usage: Usage) -> Sample:
@@ -203,6 +209,7 @@ class Sample(BaseModel):
                 "verdict": None,
                 "judge": None,
                 "judge_reasoning": "",
+                "judge_details": {},
                 "judge_error": None,
                 "judge_prompt_tokens": 0,
                 "judge_completion_tokens": 0,

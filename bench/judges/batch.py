@@ -66,6 +66,8 @@ class VerdictRow(BaseModel):
     source: str | None = None
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
+    # what the judge recorded beside its verdict (hybrid's rules_verdict, a panel's agreement and votes)
+    details: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -146,6 +148,7 @@ def _verdict_row(parsed: ParsedRow, verdict: JudgeVerdict) -> VerdictRow:
         model_name=row.model_name,
         source=row.source,
         usage=verdict.usage,
+        details=verdict.details,
     )
 
 

@@ -446,3 +446,30 @@ def test_a_failed_judge_call_keeps_what_it_spent_in_the_verdicts_file(tmp_path: 
     assert got["usage"]["calls"] == 3  # the first ask and the default 2 validation re-asks
     assert got["usage"]["prompt_tokens"] > 0 and got["usage"]["completion_tokens"] > 0
     assert got["usage"]["cost_usd"] is None  # the scripted model has no price: unknown, not $0
+
+
+AGREEING_JUDGE = """
+def policy(request):
+    return {"verdict": "correct", "reasoning": "same figure"}
+"""
+
+
+def test_verdict_rows_keep_what_the_judge_recorded_beside_the_verdict(tmp_path: Path, monkeypatch) -> None:
+    """Hybrid's rules_verdict (the rules' leaning where the model decided) and a panel's agreement and
+    votes are in each row's details (the file had decided_by only)."""
+    (tmp_path / "agree.py").write_text(AGREEING_JUDGE)
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", f"{tmp_path / 'agree.py'}:policy")
+    row = {"question": "Did the consumer segment grow?", "model_answer": "The segment saw some changes.",
+           "gold_answer": "The consumer segment shrunk by 0.9% organically.", "label": "Incorrect Answer"}
+    answers = _write(tmp_path / "a.jsonl", [json.dumps(row)])
+    for args in (["--judge", "hybrid", "--judge-model", "scripted"],
+                 ["--judge", "panel", "--judge-models", "scripted,scripted"]):  # fmt: skip
+        out = tmp_path / f"{args[1]}.jsonl"
+        res = CliRunner().invoke(app, ["bench", "judge", "-i", str(answers), "-o", str(out), *args])
+        assert res.exit_code == 0, res.output
+        got = json.loads(out.read_text())
+        assert got["verdict"] == "correct"
+        if args[1] == "hybrid":
+            assert (got["decided_by"], got["details"]["rules_verdict"]) == ("llm", "incorrect")
+        else:
+            assert got["details"]["agreement"] == 1.0 and len(got["details"]["votes"]) == 2

@@ -707,3 +707,33 @@ def test_a_judge_endpoint_that_goes_away_stops_the_rejudge_failed_and_resume_end
     samples = load_samples(out / "samples.jsonl")
     assert len(samples) == 5 and sum(bool(s.extra.get("rejudge")) for s in samples) == 3
     assert not any(s.judge_error for s in samples)
+
+
+UNSETTLED = {  # the rules (abstaining) leave this one uncertain, leaning incorrect: hybrid asks the model
+    "question": "Did the consumer segment grow?",
+    "gold_answer": "The consumer segment shrunk by 0.9% organically.",
+    "answer": "The segment saw some changes in the year.",
+}
+
+
+def test_what_hybrid_and_panel_record_beside_the_verdict_is_kept(tmp_path: Path) -> None:
+    """README: hybrid records which judge decided (`decided_by`) and the rules' leaning (`rules_verdict`),
+    a panel its agreement; a run's samples kept neither (only the verdict, judge and reasoning)."""
+    from pageindex.llm import ScriptedModel, make_client
+
+    def client() -> object:
+        says = ScriptedModel(policy=lambda request: {"verdict": "correct", "reasoning": "same figure"})
+        return make_client("scripted", scripted=says, role="judge")
+
+    base = write_run(tmp_path / "base", [sample("q000", verdict="incorrect", **UNSETTLED)])
+    hybrid = make_judge("hybrid", model_client=client())
+    asyncio.run(rejudge_run(base, tmp_path / "hyb", hybrid, judge_name="hybrid", judge_model="scripted"))
+    s = load_samples(tmp_path / "hyb" / "samples.jsonl")[0]
+    assert (s.verdict, s.judge) == ("correct", "llm:scripted")
+    assert (s.judge_details["decided_by"], s.judge_details["rules_verdict"]) == ("llm", "incorrect")
+
+    panel = make_judge("panel", model_client=[client(), client()])
+    asyncio.run(rejudge_run(tmp_path / "hyb", tmp_path / "pan", panel, judge_name="panel", judge_model="s,s"))
+    s = load_samples(tmp_path / "pan" / "samples.jsonl")[0]
+    assert s.judge_details["agreement"] == 1.0 and len(s.judge_details["votes"]) == 2
+    assert "decided_by" not in s.judge_details  # the earlier judge's details go with its verdict
