@@ -23,6 +23,7 @@ class HybridJudge:
         self.rules = rules
         self.llm = llm
         self.version = f"rules {rules.version} + llm {llm.version}"
+        self.prompt_version = llm.prompt_version  # run.json's judge prompt version (it was left None)
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         first = await self.rules.judge(question, gold_answer, answer)

@@ -36,6 +36,9 @@ class PanelJudge:
             raise ValueError("a panel needs at least two judges")
         self.judges = list(judges)
         self.version = "+".join(sorted({str(getattr(j, "version", "?")) for j in self.judges}))
+        # run.json's judge prompt version (it was left None): the members' prompt
+        prompts = sorted({str(p) for j in self.judges if (p := getattr(j, "prompt_version", None))})
+        self.prompt_version = "+".join(prompts) or None
 
     async def judge(self, question: str, gold_answer: str | float | int, answer: str) -> JudgeVerdict:
         outcomes = await asyncio.gather(

@@ -737,3 +737,21 @@ def test_what_hybrid_and_panel_record_beside_the_verdict_is_kept(tmp_path: Path)
     s = load_samples(tmp_path / "pan" / "samples.jsonl")[0]
     assert s.judge_details["agreement"] == 1.0 and len(s.judge_details["votes"]) == 2
     assert "decided_by" not in s.judge_details  # the earlier judge's details go with its verdict
+
+
+def test_hybrid_and_panel_runs_record_their_judge_prompt_version(tmp_path: Path) -> None:
+    """run.json's `judge_prompt_version` (compare warns on a difference, the report shows it) was None
+    for hybrid and panel, whose LLM judges ask with judge_v3 as llm's do."""
+    from bench.judges.llm import PROMPT_VERSION
+    from pageindex.llm import ScriptedModel, make_client
+
+    def client() -> object:
+        says = ScriptedModel(policy=lambda request: {"verdict": "correct", "reasoning": "same figure"})
+        return make_client("scripted", scripted=says, role="judge")
+
+    base = write_run(tmp_path / "base", [sample("q000", verdict="incorrect", **UNSETTLED)])
+    for name, clients in (("llm", client()), ("hybrid", client()), ("panel", [client(), client()])):
+        judge = make_judge(name, model_client=clients)
+        asyncio.run(rejudge_run(base, tmp_path / name, judge, judge_name=name, judge_model="scripted"))
+        info = json.loads((tmp_path / name / "run.json").read_text())
+        assert info["judge_prompt_version"] == PROMPT_VERSION == "judge_v3", name
