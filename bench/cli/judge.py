@@ -283,6 +283,10 @@ def _build_judge(
         model_client(s, role="judge", base_url=base_url, cache=replies, **settings)
         for s, (settings, _) in zip(specs, settled, strict=True)
     ]
+    for client in clients:  # a llama.cpp server answers any name: the verdicts would carry a wrong one
+        found = getattr(client, "preflight_result", None)
+        if found is not None and (said := found.unlisted(client.model)):
+            err_console.print(f"[yellow]warning:[/] {plain(said)}", highlight=False)
     if need == "panel":
         if len(clients) < 2:
             fail("--judge panel needs at least two comma-separated --judge-models specs")

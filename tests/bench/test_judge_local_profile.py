@@ -82,3 +82,27 @@ def test_a_run_whose_only_model_is_a_local_judge_gets_the_profile(server, tmp_pa
     config = json.loads((out / "run.json").read_text())["extra"]["config"]
     got = {k: config[k] for k in ("concurrency", "llm_concurrency", "timeout_s", "retry_timeouts")}
     assert got == {"concurrency": 1, "llm_concurrency": 1, "timeout_s": 600.0, "retry_timeouts": False}
+
+
+@pytest.mark.parametrize("command", ["judge", "rejudge"])
+def test_a_judge_model_the_server_does_not_list_is_said(server, tmp_path: Path, command: str) -> None:
+    """As bench run and ask say it: a llama.cpp server answers any model name with the one it serves, so
+    verdicts filed under `llm:openai/gemma-9b` may have been given by another model; bench judge and
+    rejudge said nothing."""
+    from tests.bench.runfactory import sample, write_run
+
+    if command == "judge":
+        row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million"}
+        (tmp_path / "a.jsonl").write_text(json.dumps(row) + "\n")
+        args = ["judge", "-i", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "v.jsonl")]
+    else:
+        args = ["rejudge", str(write_run(tmp_path / "base", [sample("q000")])), "-o", str(tmp_path / "new")]
+    res = CliRunner().invoke(app, ["bench", *args, "--judge", "llm", "--judge-model", "openai/gemma-9b",
+                                   "--judge-base-url", _url(server)], terminal_width=300)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    said = f"warning: gemma-9b is not among the models {_url(server)} lists (fault-model)"
+    assert said in " ".join(res.output.split()), res.output
+    again = [*args[:-1], str(tmp_path / "again")]
+    judge = ["--judge", "llm", "--judge-model", "openai/fault-model", "--judge-base-url", _url(server)]
+    listed = CliRunner().invoke(app, ["bench", *again, *judge])
+    assert listed.exit_code == 0 and "not among the models" not in listed.output, listed.output
