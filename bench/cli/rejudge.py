@@ -68,8 +68,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.cli.judge import _build_judge
         from bench.config import comma_list
         from bench.judges.base import judge_model_need
-        from bench.rejudge import RejudgeError, rejudge_run
+        from bench.rejudge import RejudgeError, rejudge_run, resume_command
         from bench.rundir import RunLoadError, load_run
+        from bench.summary import unjudged_warning
 
         rate = float(max_error_rate)
         try:
@@ -102,8 +103,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except RejudgeError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            from bench.rejudge import resume_command
-
             # secrets are not printed: the line says to give them again where it masks them
             console.print(
                 f"interrupted: the answers judged so far are in {output}; to go on: "
@@ -126,6 +125,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             highlight=False,
             markup=False,
         )
+        if outcome.status != "failed" and (
+            unjudged := unjudged_warning(outcome.summary, resume_command(command_line()))
+        ):  # answers whose judge call failed, said as bench run says them (it was said only above the rate)
+            err_console.print(f"warning: {unjudged}", style="yellow", markup=False, highlight=False)
         if outcome.status == "failed" and outcome.summary.status_detail:  # why and how to go on, as a run
             err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
             raise typer.Exit(ExitCode.ERRORS)

@@ -227,6 +227,12 @@ def test_rejudge_exits_4_when_judge_calls_fail(tmp_path: Path, monkeypatch) -> N
     assert len(load_samples(tmp_path / "new" / "samples.jsonl")) == 5  # nothing lost
     res = _cli("rejudge", base, "--judge", "rules", "-o", tmp_path / "new2", "--max-error-rate", "0.5")
     assert res.exit_code == 0, res.output
+    # below the rate the answer without a verdict is still said, with how to judge it again (it was not)
+    said = [line for line in _lines(res) if line.startswith("warning: ")]
+    assert len(said) == 1 and said[0].startswith(
+        "warning: 1 answer without a verdict (a failed judge call) counts as not correct; judge them again "
+        "with: "  # the command that started it (here pytest's) with --resume
+    ) and said[0].endswith(" --resume"), res.output
 
 
 def test_provenance_of_a_real_run_then_rejudge_and_gate(tmp_path: Path, monkeypatch) -> None:
