@@ -276,20 +276,20 @@ def _build_judge(
         fail(str(exc))
     specs = comma_list(model)
     # one clear line (exit 2) for a bad spec, a missing key or an unreachable server
+    if need == "panel" and len(specs) < 2:  # said before any endpoint is asked
+        fail("--judge panel needs at least two comma-separated --judge-models specs")
     settled = [_judge_settings(s, base_url) for s in specs]
-    for note in dict.fromkeys(note for _, note in settled if note):  # once per endpoint
-        err_console.print(f"[dim]{note}[/]", highlight=False)
     clients = [
         model_client(s, role="judge", base_url=base_url, cache=replies, **settings)
         for s, (settings, _) in zip(specs, settled, strict=True)
     ]
+    for note in dict.fromkeys(note for _, note in settled if note):  # once per endpoint, once it answered
+        err_console.print(f"[dim]{note}[/]", highlight=False)
     for client in clients:  # a llama.cpp server answers any name: the verdicts would carry a wrong one
         found = getattr(client, "preflight_result", None)
         if found is not None and (said := found.unlisted(client.model)):
             err_console.print(f"[yellow]warning:[/] {plain(said)}", highlight=False)
     if need == "panel":
-        if len(clients) < 2:
-            fail("--judge panel needs at least two comma-separated --judge-models specs")
         return make_judge(name, model_client=clients), clients
     return make_judge(name, model_client=clients[0]), clients
 

@@ -106,3 +106,19 @@ def test_a_judge_model_the_server_does_not_list_is_said(server, tmp_path: Path, 
     judge = ["--judge", "llm", "--judge-model", "openai/fault-model", "--judge-base-url", _url(server)]
     listed = CliRunner().invoke(app, ["bench", *again, *judge])
     assert listed.exit_code == 0 and "not among the models" not in listed.output, listed.output
+
+
+def test_errors_before_judging_are_the_one_line_they_were(tmp_path: Path) -> None:
+    """The profile's line is said once the endpoint answered, not above an error that no row was judged
+    for; a panel of one model is refused before any endpoint is asked (it was a `cannot reach` first)."""
+    row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million"}
+    (tmp_path / "a.jsonl").write_text(json.dumps(row) + "\n")
+    base = ["bench", "judge", "-i", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "v.jsonl")]
+    gone = "http://127.0.0.1:9/v1"
+    for args, says in (
+        (["--judge", "llm", "--judge-model", "openai/m"], f"error: cannot reach openai/m at {gone}: "),
+        (["--judge", "panel", "--judge-models", "openai/m,"], "error: --judge panel needs at least two"),
+    ):
+        res = CliRunner().invoke(app, [*base, *args, "--judge-base-url", gone])
+        assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+        assert res.output.startswith(says), res.output
