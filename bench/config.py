@@ -173,18 +173,21 @@ def parse_option(text: str) -> tuple[str, str, Any]:
     return retriever.strip(), name.strip(), value
 
 
-def apply_doctor_findings(config: RunConfig, model: str | None) -> tuple[RunConfig, list[str]]:
+def apply_doctor_findings(
+    config: RunConfig, model: str | None, base_url: str | None = None
+) -> tuple[RunConfig, list[str]]:
     """``config`` with the cached ``pageindex doctor`` findings for ``model`` filled in where the
     user set nothing (JSON mode where tool calls fail, concurrency 1 for a one-at-a-time server,
     a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
     resumed run keeps its stored settings (callers apply this to new runs only). No cached
-    findings: the config unchanged, and no call is made."""
+    findings: the config unchanged, and no call is made. ``base_url``: the endpoint ``model`` is
+    called at, when it is not ``--base-url`` (a judge model's ``--judge-base-url``)."""
     from pageindex.llm.doctor import doctor_settings_for
 
     given = set(config.model_fields_set)
     if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
         given.discard("json_mode")
-    values, notes = doctor_settings_for(model, config.base_url, given=given)
+    values, notes = doctor_settings_for(model, base_url or config.base_url, given=given)
     if not values:
         return config, []
     return config.model_copy(update=values), notes

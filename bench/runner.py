@@ -739,7 +739,13 @@ class Runner:
             self._scripted_for(model)  # a missing policy is a set-up error, before any work
         doctor_notes: list[str] = []
         if previous is None and self._retriever_llm is None:
-            cfg, doctor_notes = apply_doctor_findings(cfg, model)
+            # the run's model endpoint: the answering model's, else (-r extractive --judge llm) the judge's,
+            # whose local-server profile the command line settled the same way
+            judge_model = cfg.judge_model or next(iter(cfg.judge_models), None)
+            if model or not judge_model or self._judge_llm is not None:
+                cfg, doctor_notes = apply_doctor_findings(cfg, model)
+            else:
+                cfg, doctor_notes = apply_doctor_findings(cfg, judge_model, cfg.judge_base_url)
             self.config = cfg
             # said with the run's header, once the preflight passed (the CLI prints them at the
             # first event), and recorded in run.json; not repeated among the closing warnings

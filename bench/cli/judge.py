@@ -283,7 +283,7 @@ def _build_judge(
         model_client(s, role="judge", base_url=base_url, cache=replies, **settings)
         for s, (settings, _) in zip(specs, settled, strict=True)
     ]
-    for note in dict.fromkeys(note for _, note in settled if note):  # once per endpoint, once it answered
+    for note in dict.fromkeys(n for _, notes in settled for n in notes):  # once each, once it answered
         err_console.print(f"[dim]{note}[/]", highlight=False)
     for client in clients:  # a llama.cpp server answers any name: the verdicts would carry a wrong one
         found = getattr(client, "preflight_result", None)
@@ -294,26 +294,34 @@ def _build_judge(
     return make_judge(name, model_client=clients[0]), clients
 
 
-def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], str | None]:
+def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], list[str]]:
     """The judge client's settings as ``bench run`` settles them (``pageindex.llm.profile.settle``),
-    and the local-server profile's header line (None: it sets none): a cached ``pageindex doctor``
-    finding, else, for a server on this machine, the profile (one request in flight, a 600 s
-    timeout, no retry after a client timeout), else the defaults. The cloud defaults (8 rows'
-    requests at once, 60 s, timeouts retried) made a one-at-a-time llama.cpp judge time out rows
-    that it went on computing."""
+    and the header lines that say where they came from: the cached ``pageindex doctor`` findings
+    (JSON mode where tool calls fail, a longer timeout, one request at a time), else, for a server
+    on this machine, the local-server profile (one request in flight, a 600 s timeout, no retry
+    after a client timeout), else the defaults. The cloud defaults (8 rows' requests at once, 60 s,
+    timeouts retried) made a one-at-a-time llama.cpp judge time out rows that it went on computing,
+    and a judge endpoint without tool calls failed every row whatever the doctor had found."""
     from pageindex.llm.profile import profile_note, settle
 
     if spec.split("/", 1)[0] == "scripted":
-        return {}, None
+        return {}, []
     settled = settle(spec, base_url, {"concurrency": None, "timeout_s": None, "max_retries": None})
-    settings = settled.settings
-    sources = {name: source for name, source in settled.sources.items() if name != "concurrency"}  # rows: -c
+    settings, sources = settled.settings, settled.sources
+    # --concurrency is the rows judged at once; what the doctor or the profile say of the server is the
+    # requests in flight
+    in_flight = settings["llm_concurrency"]
+    if in_flight is None and sources.get("concurrency") == "pageindex doctor":
+        in_flight = settings["concurrency"]
+    shown = {name: source for name, source in sources.items() if name != "concurrency"}
     note = profile_note(
-        settled.base_url, sources, settings, overrides="as in bench run; a pageindex doctor finding wins"
+        settled.base_url, shown, settings, overrides="as in bench run; a pageindex doctor finding wins"
     )
+    notes = [f"note: settings from pageindex doctor: {n}" for n in settled.doctor_notes]
     return {
         "timeout": settings["timeout_s"],
         "max_retries": settings["max_retries"],
         "retry_timeouts": settings["retry_timeouts"],
-        "concurrency": settings["llm_concurrency"] or 8,
-    }, note
+        "concurrency": in_flight or 8,
+        "json_mode": bool(settings.get("json_mode", False)),
+    }, [*([note] if note else []), *notes]

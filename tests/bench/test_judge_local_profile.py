@@ -54,8 +54,10 @@ def test_a_remote_judge_keeps_the_defaults(monkeypatch) -> None:
     from bench.cli.judge import _judge_settings
 
     settings, note = _judge_settings("openai/gpt-4o-mini", "https://api.example.com/v1")
-    assert settings == {"timeout": 60.0, "max_retries": 3, "retry_timeouts": True, "concurrency": 8}
-    assert note is None
+    assert settings == {
+        "timeout": 60.0, "max_retries": 3, "retry_timeouts": True, "concurrency": 8, "json_mode": False,
+    }  # fmt: skip
+    assert note == []
 
 
 def test_bench_judge_says_the_profile_once_per_endpoint(server, tmp_path: Path) -> None:
@@ -122,3 +124,36 @@ def test_errors_before_judging_are_the_one_line_they_were(tmp_path: Path) -> Non
         res = CliRunner().invoke(app, [*base, *args, "--judge-base-url", gone])
         assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
         assert res.output.startswith(says), res.output
+
+
+def test_a_judge_endpoint_the_doctor_found_tool_less_is_asked_in_json_mode(tmp_path: Path) -> None:
+    """The cached `pageindex doctor` findings are read for a judge's endpoint as for an answering model's:
+    on an endpoint without tool calls, `bench judge` and a `bench run` whose only model is the judge's
+    take JSON mode and say so. Before, every judge call there failed (`No tool calls or function call
+    found in response`), whatever the doctor had found."""
+    from bench.faults.competent import CompetentPolicy
+    from bench.faults.limits import ServerLimits
+
+    with FaultServer(CompetentPolicy(), limits=ServerLimits(no_tools=True)) as srv:
+        url = _url(srv)
+        doctor = CliRunner().invoke(app, ["doctor", "--model", "openai/fault-model", "--base-url", url])
+        assert doctor.exit_code == 1, doctor.output  # usable with limits: no tool calls
+        judge = ["--judge", "llm", "--judge-model", "openai/fault-model", "--judge-base-url", url]
+        row = {"question": Q, "gold_answer": 1577, "model_answer": "$1,577 million"}
+        (tmp_path / "a.jsonl").write_text(json.dumps(row) + "\n")
+        out = tmp_path / "v.jsonl"
+        args = ["bench", "judge", "-i", str(tmp_path / "a.jsonl"), "-o", str(out), *judge]
+        res = CliRunner().invoke(app, args, terminal_width=300)
+        assert res.exit_code == 0, res.output
+        assert "note: settings from pageindex doctor: JSON mode: tool calls do not work at" in res.output
+        assert json.loads(out.read_text())["status"] == "ok"
+
+        demo = tmp_path / "demo"
+        write_demo_dataset(demo)
+        run = tmp_path / "run"
+        res = CliRunner().invoke(app, ["bench", "run", "--data-dir", str(demo), "-r", "extractive", "-n", "2",
+                                       *judge, "-o", str(run)], terminal_width=300)  # fmt: skip
+        assert res.exit_code == 0, res.output
+        assert json.loads((run / "run.json").read_text())["extra"]["config"]["json_mode"] is True
+        samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+        assert [s["judge_error"] for s in samples] == [None, None] and all(s["verdict"] for s in samples)
