@@ -199,10 +199,10 @@ def judge(
     errors = [r for r in rows if r.status == "error"]
     version = getattr(judge_obj, "version", None)
     console.print(
-        f"{len(rows)} rows judged by {judge_obj.name}"
+        f"{counted(len(rows), 'row')} judged by {judge_obj.name}"
         + (f" (version {version})" if version else "")
         + (f" -> {output}" if output else "")
-        + (f"; {len(errors)} rows with errors" if errors else ""),
+        + (f"; {counted(len(errors), 'row')} with errors" if errors else ""),
         highlight=False,
         markup=False,
     )

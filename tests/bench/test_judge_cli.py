@@ -213,7 +213,7 @@ def test_a_file_that_is_no_answers_file_is_bad_input(tmp_path: Path) -> None:
     good = {"question": "Q?", "gold_answer": "1", "model_answer": "1"}
     src.write_text((json.dumps(good) + "\n") * 4 + "not json\n")  # 1 of 5: not above 0.2
     result = CliRunner().invoke(app, ["bench", "judge", "--input", str(src), "--out", str(out)])
-    assert result.exit_code == 0 and "1 rows with errors" in result.output and out.exists()
+    assert result.exit_code == 0 and "1 row with errors" in result.output and out.exists()
 
 
 def test_malformed_rows_count_toward_the_max_error_rate(tmp_path: Path) -> None:
