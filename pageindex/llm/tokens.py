@@ -1,8 +1,8 @@
 """Token counts and context windows: what sizes calls to the model.
 
 Counting: :class:`TokenCounter` counts with the server's own tokenizer where it has one
-(llama-cpp-python's ``POST /extras/tokenize``, llama.cpp's ``llama-server`` ``POST /tokenize``;
-nothing is downloaded at run time), otherwise
+(llama-cpp-python's ``POST /extras/tokenize``, llama.cpp's ``llama-server`` and vLLM's ``POST
+/tokenize``; nothing is downloaded at run time), otherwise
 estimates characters / 4, calibrated by the usage the server reports (``observe`` keeps the
 running ratio of reported prompt tokens to prompt characters, so after the first reply the
 estimate follows the model's real tokenizer: SmolLM2 makes ~3 characters per token of a 10-K
@@ -153,7 +153,7 @@ class TokenCounter:
         self._chars = 0
         self._tokens = 0
         self._remote: bool | None = None if base_url else False  # unknown until tried
-        self._path: str | None = None  # the tokenizer endpoint that answered
+        self._way: int | None = None  # which of _tokenizers answered
 
     @property
     def chars_per_token(self) -> float:
@@ -183,13 +183,16 @@ class TokenCounter:
             return None
         return endpoint(self.base_url, path, root=True)
 
-    def _tokenizers(self, text: str) -> list[tuple[str, dict[str, Any]]]:
+    def _tokenizers(self, text: str) -> list[tuple[int, str, dict[str, Any]]]:
         """Where servers count tokens, and the body each takes: llama-cpp-python's
-        ``/extras/tokenize``, llama.cpp's ``llama-server`` ``/tokenize`` (``content``, without the
-        special tokens a chat template adds); the one that answered first is asked from then on."""
+        ``/extras/tokenize``, llama.cpp's ``llama-server`` ``/tokenize`` (``content``) and vLLM's
+        ``/tokenize`` (``model`` and ``prompt``; it refuses a body without them), without the special
+        tokens a chat template adds; the one that answered first is asked from then on."""
+        vllm = {"model": self.model, "prompt": text, "add_special_tokens": False}
         ways = [("/extras/tokenize", {"input": text, "model": self.model}),
-                ("/tokenize", {"content": text, "add_special": False})]  # fmt: skip
-        return [w for w in ways if w[0] == self._path] if self._path else ways
+                ("/tokenize", {"content": text, "add_special": False}), ("/tokenize", vllm)]  # fmt: skip
+        numbered = [(i, path, body) for i, (path, body) in enumerate(ways)]
+        return [numbered[self._way]] if self._way is not None else numbered
 
     async def count(self, text: str, *, timeout: float = 30.0) -> int:
         """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""
@@ -199,7 +202,7 @@ class TokenCounter:
 
         tokens = None
         async with httpx.AsyncClient(timeout=timeout) as http:
-            for path, body in self._tokenizers(text):
+            for way, path, body in self._tokenizers(text):
                 url = self._tokenize_url(path) or ""
                 try:
                     response = await http.post(url, json=body, headers=self.headers)
@@ -207,7 +210,7 @@ class TokenCounter:
                 except (httpx.HTTPError, ValueError, AttributeError):
                     tokens = None
                 if isinstance(tokens, list) and (tokens or not text):
-                    self._path = path
+                    self._way = way
                     break
                 tokens = None
         if not isinstance(tokens, list):

@@ -542,3 +542,43 @@ def test_llama_servers_own_tokenize_endpoint_counts_the_tokens():
         assert run(client.count_tokens("four five")) == 2
     assert client.tokens.method == "server tokenizer"
     assert LlamaServer.asked == ["/tokenize", "/tokenize"]  # /extras/tokenize (404) asked once, before
+
+
+def test_vllms_tokenize_endpoint_counts_the_tokens():
+    """vLLM's ``POST /tokenize`` wants ``model`` and ``prompt`` (a body without ``prompt`` is refused, as
+    its request model requires one) and answers ``tokens`` and ``count``; an imitation of its documented
+    API stands in (no vLLM here)."""
+    from aiohttp import web
+
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+    class Vllm(LoopbackServer):
+        asked: list[str] = []
+
+        def build_app(self) -> web.Application:
+            async def tokenize(request: web.Request) -> web.Response:
+                body = await request.json()
+                Vllm.asked.append(",".join(sorted(body)))
+                if "prompt" not in body or body.get("model") != "m":
+                    return web.json_response({"object": "error", "message": "Field required"}, status=400)
+                tokens = list(range(len(body["prompt"].split())))
+                return web.json_response({"count": len(tokens), "max_model_len": 8192, "tokens": tokens})
+
+            async def chat(request: web.Request) -> web.Response:
+                raise AssertionError("no chat")
+
+            entry = wire.model_entry("m", max_model_len=8192)
+            app = openai_app(chat=chat, models=lambda: [entry])
+            app.router.add_post("/tokenize", tokenize)
+            return app
+
+    with Vllm() as server:
+        client = make_client("openai/m", base_url=server.base_url)
+        assert run(client.ensure_limits()) == 8192
+        assert run(client.count_tokens("one two three " * 100)) == 300
+        assert run(client.count_tokens("four five")) == 2
+    assert client.tokens.method == "server tokenizer"
+    # llama-server's body first (refused), then vLLM's, which alone is asked from then on
+    vllms = "add_special_tokens,model,prompt"
+    assert Vllm.asked == ["add_special,content", vllms, vllms]
