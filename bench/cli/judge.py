@@ -189,7 +189,13 @@ def judge(
     try:
         rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
     except KeyboardInterrupt:
-        err_console.print(f"interrupted: nothing written{f' ({output} untouched)' if output else ''}")
+        # nothing is written half-way; what a model judge already answered is kept only by the cache
+        kept = ""
+        if judge_name != "rules":
+            kept = ("; the judge's replies so far are in the cache: the same command again reuses them"
+                    if cache == "rw" else "; give --cache rw to keep the judge's replies, so that a rerun "
+                    "reuses those already received")  # fmt: skip
+        err_console.print(f"interrupted: nothing written{f' ({output} untouched)' if output else ''}{kept}")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     if output is not None:
         try:
