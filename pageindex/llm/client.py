@@ -74,6 +74,7 @@ from pageindex.llm.pricing import Pricing, load_pricing
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.providers.base import Provider
 from pageindex.llm.sdk import (
+    REASK_ERRORS,
     InstructorError,
     SdkSession,
     cut_prompt_error,
@@ -732,8 +733,9 @@ class LLMClient:
                 with recording_attempts() as attempts:
                     started = time.perf_counter()
                     try:
+                        reasks = self._reask_policy(max_retries, attempts, params["max_tokens"])
                         value, _ = await backend.structured.chat.completions.create_with_completion(
-                            response_model=response_model, max_retries=max_retries, **params, **extra
+                            response_model=response_model, max_retries=reasks, **params, **extra
                         )
                     except InstructorError as exc:
                         # Retries exhausted, or a reply instructor cannot use at all (e.g. cut
@@ -855,6 +857,25 @@ class LLMClient:
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         return error
 
+    def _reask_policy(self, max_retries: int, attempts: list[dict[str, Any]], max_tokens: int) -> Any:
+        """instructor's own re-asks (up to ``max_retries`` after a reply that does not parse or
+        validate), except after a reply cut at ``max_tokens`` (:meth:`_cut_reply`): asked again with the
+        same cap, a model that ran out of room runs out again (a tiny model on llama.cpp rambled to 1,024
+        tokens three times, 450 s, before the error it would have met at once)."""
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+        from tenacity.stop import stop_base
+
+        class _AfterACut(stop_base):
+            def __call__(inner, retry_state: Any) -> bool:  # noqa: N805
+                last = attempts[-1] if attempts else {}
+                cut = self._cut_reply(attempts, max_tokens, None)
+                return last.get("finish_reason") == "length" or cut is not None
+
+        return AsyncRetrying(
+            stop=stop_after_attempt(max(max_retries, 0) + 1) | _AfterACut(),
+            retry=retry_if_exception_type(REASK_ERRORS), reraise=True,
+        )  # fmt: skip
+
     def _cut_reply(self, attempts: list[dict[str, Any]], max_tokens: int, raw: str | None) -> str | None:
         """How the last reply shows it was cut whatever its ``finish_reason`` says: as many completion
         tokens as ``max_tokens``, or prompt and completion filling the known context window (a server
@@ -868,6 +889,8 @@ class LLMClient:
             return None
         usage = replies[-1]["usage"]
         prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        if "max_tokens" in (replies[-1].get("adapted") or []):  # sent as max_completion_tokens, with room
+            max_tokens += REASONING_ROOM
         if completion >= max_tokens:
             return f"{completion:,} completion tokens"
         window = self.context_window

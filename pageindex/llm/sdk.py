@@ -20,6 +20,7 @@ import httpx2
 import instructor
 import openai
 from instructor.core.exceptions import InstructorError
+from pydantic import ValidationError
 
 from pageindex.llm.http import (
     MALFORMED_HEADER,
@@ -47,6 +48,19 @@ from pageindex.llm.types import (
 
 if TYPE_CHECKING:
     from pageindex.llm.client import LLMClient
+
+
+def _reask_errors() -> tuple[type[BaseException], ...]:
+    """The errors after which instructor asks the model again (a reply that does not parse or
+    validate): its own list where this version has one, else pydantic's and JSON's."""
+    try:
+        from instructor.v2.core.retry import _RETRYABLE_PARSE_ERRORS
+    except ImportError:  # pragma: no cover - another instructor layout
+        return (ValidationError, json.JSONDecodeError)
+    return tuple(_RETRYABLE_PARSE_ERRORS)
+
+
+REASK_ERRORS = _reask_errors()
 
 __all__ = [
     "InstructorError",
