@@ -1137,7 +1137,9 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
         best = max(best or 0, accepted)
         tried.append(f"{accepted:,} ok")
         size *= 2
-    stated = stated_context_window(answer.why()) if refused else None
+    # the whole error body: its one-line gist is clipped, and a proxy's (LiteLLM's) wraps the server's
+    # words, with the figure, in its own ("litellm.ContextWindowExceededError: ... (4096 tokens)")
+    stated = stated_context_window(f"{answer.why()} {json.dumps(answer.data or {})}") if refused else None
     if stated is not None:
         return best, refused, stated, f"{stated:,} tokens, as the refusal states: " + "; ".join(tried)
     if best is None:

@@ -893,3 +893,38 @@ def test_a_bad_model_in_the_variable_is_said_as_the_variable(monkeypatch):
     assert result.exit_code == 2
     assert result.output.strip().startswith("error: $PAGEINDEX_MODEL: bad model spec 'gpt-4o'"), result.output
     assert cli("--model", "bad/x").output.startswith("error: --model: bad model spec 'bad/x'")
+
+
+def test_the_context_probe_reads_the_window_a_proxy_wraps_in_its_own_words():
+    """LiteLLM's proxy (seen for real in front of llama-server) wraps the server's refusal in its own
+    words, and the figure came after the one-line gist the probe read: "at least 3,561 tokens" and a
+    --context-window 3561 to give, where the refusal said 4096."""
+    from aiohttp import web
+
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+    said = ("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+            "OpenAIException - request (7090 tokens) exceeds the available context size (4096 tokens), try "
+            "increasing it\nmodel=gemma. context_window_fallbacks=None. fallbacks=None.")  # fmt: skip
+
+    class Proxy(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                body = await request.json()
+                chars = sum(len(m.get("content") or "") for m in body["messages"])
+                if chars // 4 > 4000:
+                    error = {"message": said, "type": "invalid_request_error", "param": None, "code": "400"}
+                    return web.json_response({"error": error}, status=400)
+                reply = wire.completion_body(
+                    model=body["model"], content="OK", prompt_tokens=chars // 4, completion_tokens=1)
+                return web.json_response(reply)
+
+            return openai_app(chat=chat, models=lambda: [wire.model_entry("gemma")])
+
+    with Proxy() as proxy:
+        spec = parse_spec("openai/gemma", base_url=proxy.base_url, env={})
+        report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
+    probe = report.check("context_probe")
+    assert probe is not None and probe.detail.startswith("4,096 tokens, as the refusal states"), probe.detail
+    assert report.findings.context_window == 4096 and not report.findings.context_lower_bound
