@@ -27,6 +27,10 @@ from pydantic import BaseModel
 from pageindex.llm.spec import endpoint
 
 CHARS_PER_TOKEN = 4.0
+# Prompts fitted by an estimate (no tokenizer) keep this much room: through a LiteLLM proxy, which lists
+# no tokenizer, an agent's fetched table estimated at the index's characters per token came out past an
+# 8,192-token window (llama-cpp-python, SmolLM2).
+ESTIMATE_MARGIN = 1.2
 # Context windows of models people run, by name pattern (first match wins; case-insensitive).
 KNOWN_CONTEXT_WINDOWS: list[tuple[str, int]] = [
     (r"smollm2", 8192),
@@ -176,6 +180,12 @@ class TokenCounter:
         chars = text if isinstance(text, int) else len(text)
         return math.ceil(chars / self.chars_per_token)
 
+    def fitting_estimate(self, text: str | int) -> int:
+        """:meth:`estimate` with :data:`ESTIMATE_MARGIN` more: what prompts are fitted to a window by
+        when no tokenizer counts them. The estimate is an average over what was read so far; a page
+        of figures makes more tokens a character than the prose it was calibrated on."""
+        return math.ceil(self.estimate(text) * ESTIMATE_MARGIN)
+
     def _tokenize_url(self, path: str = "/extras/tokenize") -> str | None:
         """A tokenizer endpoint beside the ``/v1`` of the base URL (llama-cpp-python's
         ``/extras/tokenize`` by default)."""
@@ -197,7 +207,7 @@ class TokenCounter:
     async def count(self, text: str, *, timeout: float = 30.0) -> int:
         """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""
         if self.base_url is None or self._remote is False:
-            return self.estimate(text)
+            return self.fitting_estimate(text)
         import httpx
 
         tokens = None
@@ -215,7 +225,7 @@ class TokenCounter:
                 tokens = None
         if not isinstance(tokens, list):
             self._remote = False
-            return self.estimate(text)
+            return self.fitting_estimate(text)
         self._remote = True
         if len(text) >= 200:
             self.observe(len(text), len(tokens))

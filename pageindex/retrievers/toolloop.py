@@ -20,7 +20,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from pageindex.llm.types import Message, ToolCall
+from pageindex.llm.http import shorten
+from pageindex.llm.types import ContextLengthError, Message, ToolCall
 from pageindex.llm.wire import prompt_chars
 from pageindex.retrievers.base import TEMPLATE_TOKENS, QuestionRun
 from pageindex.retrievers.replies import ReplyParseError, parse_json_reply
@@ -93,14 +94,28 @@ async def run_tool_loop(
         # chatml-function-calling handler also keeps to max_tokens only then; in "auto" mode it
         # generates a plain reply to the end of the context.
         last = turn == max_turns
-        resp = await run.chat(
-            messages,
-            tools=[FETCH_SECTION_TOOL],
-            tool_choice="none" if last else "auto",
-            role=role,
-            tag={**(tag or {}), "turn": turn},
-            max_tokens=max_tokens,
-        )
+        try:
+            resp = await run.chat(
+                messages,
+                tools=[FETCH_SECTION_TOOL],
+                tool_choice="none" if last else "auto",
+                role=role,
+                tag={**(tag or {}), "turn": turn},
+                max_tokens=max_tokens,
+            )
+        except ContextLengthError as exc:
+            if turn == 1:  # the first prompt is the retriever's own sizing: an error
+                raise
+            # The estimate said the conversation fits and the server said otherwise (no tokenizer to
+            # count a table of figures exactly): the loop has outgrown the window as surely as when
+            # the estimate says so first, and ends the same way.
+            reason = (
+                f"after {turn - 1} turn(s): the conversation no longer fits the model's context (the server "
+                f"refused the next prompt: {shorten(str(exc), 300)})"
+            )
+            unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
+            run.event("info", f"{what}: stopping {reason}{unread}", unsent_pages=unsent.pages)
+            return ToolLoopEnd(stopped_by="context_full", turns=turn, reason=reason, malformed=malformed)
         unsent.release()  # the request that carried the last tool results was answered
         sent = _Sent(count=len(messages), prompt_tokens=resp.usage.prompt_tokens,
                      completion_tokens=resp.usage.completion_tokens, content=resp.content or "")  # fmt: skip
@@ -167,7 +182,7 @@ async def _prompt_room(run: QuestionRun, messages: list[Message], sent: _Sent | 
     if not window or tokens is None:
         return None
     if sent is None or sent.prompt_tokens <= 0 or sent.count > len(messages):
-        return _Room(tokens=tokens.estimate(prompt_chars(messages)), window=window)
+        return _Room(tokens=tokens.fitting_estimate(prompt_chars(messages)), window=window)
     total = sent.prompt_tokens
     others: list[Message] = []
     for message in messages[sent.count:]:

@@ -267,9 +267,10 @@ def test_a_replay_reads_the_recorded_token_estimate(serve, tmp_path):
     live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"))
     live.tokens.observe(3000, 1000)  # the server's usage said 3 characters per token
     text = "x" * 300
-    assert run(live.count_tokens(text)) == 100 and live.tokens.method == "chars/3.00 (calibrated)"
+    # 100 by the estimate, and the fitting margin on top (no tokenizer counted it)
+    assert run(live.count_tokens(text)) == 120 and live.tokens.method == "chars/3.00 (calibrated)"
     replay = make_client("replay/m", cache=LLMCache(path, "replay"))
-    assert run(replay.count_tokens(text)) == 100
+    assert run(replay.count_tokens(text)) == 120
     assert run(replay.count_tokens("y" * 300)) == 75  # never counted live: chars/4
 
 
@@ -582,3 +583,14 @@ def test_vllms_tokenize_endpoint_counts_the_tokens():
     # llama-server's body first (refused), then vLLM's, which alone is asked from then on
     vllms = "add_special_tokens,model,prompt"
     assert Vllm.asked == ["add_special,content", vllms, vllms]
+
+
+def test_a_count_with_no_tokenizer_keeps_a_margin_for_fitting():
+    """Through a LiteLLM proxy (no tokenizer listed) an agent's fetched table, estimated at the characters
+    per token its index taught, came out past an 8,192-token window: estimates fit prompts with 20% room;
+    the plain estimate (budgets, charges) has none."""
+    from pageindex.llm.tokens import ESTIMATE_MARGIN, TokenCounter
+
+    counter = TokenCounter()
+    assert counter.estimate("x" * 400) == 100
+    assert run(counter.count("x" * 400)) == 120 == round(100 * ESTIMATE_MARGIN)

@@ -156,3 +156,30 @@ def test_a_conversation_whose_replies_tokenize_denser_than_the_index_is_stopped_
     assert result.status == "fail" and result.error_kind == "invalid_reply", (result.status, result.error)
     assert "the conversation no longer fits the model's context" in result.reason
     assert len(sm.requests) == 3  # it went on while the conversation fitted
+
+
+def test_a_loop_whose_next_prompt_the_server_refuses_ends_as_a_full_context_not_an_error(tree_3m):
+    """Through a LiteLLM proxy (no tokenizer) an agent's second prompt, estimated to fit, was refused as
+    past the window: the run ended as an error. It has outgrown the window as surely as when the
+    estimate says so first: the loop ends the same way, a fail naming the refusal. The first prompt
+    refused is still an error (the retriever sized it)."""
+    said = "request (9024 tokens) exceeds the available context size (8192 tokens), try increasing it"
+    reading = reading_on(tree_3m)
+
+    def policy(req):
+        return reading(req) if not req.tool_results else ScriptedModel.http_error(400, message=said)
+
+    sm = ScriptedModel(policy=policy)
+    llm = make_client("scripted", scripted=sm, context_window=128_000, max_retries=0)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="agent", llm=llm, max_turns=8)
+    assert result.status == "fail" and result.error_kind is None and result.turns == 2
+    assert result.reason.startswith("no answer after 1 turn(s): the conversation no longer fits the model's "
+                                    "context (the server refused the next prompt: ")  # fmt: skip
+    assert "exceeds the available context size (8192 tokens)" in result.reason
+    assert result.trace[-1].data["stopped_by"] == "context_full"
+    assert [r.error for r in llm.ledger.records()] == [None, "context_length"]  # the refused call counted
+    assert result.pages_fetched == []  # the tool results never reached the model
+    first = ScriptedModel(policy=lambda req: ScriptedModel.http_error(400, message=said))
+    refused = retrieve(tree_3m, CAPEX_Q, retriever="agent", max_turns=8,
+                       llm=make_client("scripted", scripted=first, context_window=128_000, max_retries=0))
+    assert refused.status == "error" and refused.error_kind == "context_length"
