@@ -174,17 +174,19 @@ def parse_option(text: str) -> tuple[str, str, Any]:
 
 
 def apply_doctor_findings(
-    config: RunConfig, model: str | None, base_url: str | None = None
+    config: RunConfig, model: str | None, base_url: str | None = None, *, answering: bool = True
 ) -> tuple[RunConfig, list[str]]:
     """``config`` with the cached ``pageindex doctor`` findings for ``model`` filled in where the
     user set nothing (JSON mode where tool calls fail, concurrency 1 for a one-at-a-time server,
     a longer timeout for a slow one), and a note per setting taken. The user's flags win; a
     resumed run keeps its stored settings (callers apply this to new runs only). No cached
     findings: the config unchanged, and no call is made. ``base_url``: the endpoint ``model`` is
-    called at, when it is not ``--base-url`` (a judge model's ``--judge-base-url``)."""
+    called at, when it is not ``--base-url`` (a judge model's ``--judge-base-url``). The context window
+    the doctor's probe found is taken only for the answering model (``answering``): the run's
+    ``context_window`` is that model's."""
     from pageindex.llm.doctor import doctor_settings_for
 
-    given = set(config.model_fields_set)
+    given = set(config.model_fields_set) | (set() if answering else {"context_window"})
     if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
         given.discard("json_mode")
     values, notes = doctor_settings_for(model, base_url or config.base_url, given=given)

@@ -745,7 +745,8 @@ class Runner:
             if model or not judge_model or self._judge_llm is not None:
                 cfg, doctor_notes = apply_doctor_findings(cfg, model)
             else:
-                cfg, doctor_notes = apply_doctor_findings(cfg, judge_model, cfg.judge_base_url)
+                judge_url = cfg.judge_base_url
+                cfg, doctor_notes = apply_doctor_findings(cfg, judge_model, judge_url, answering=False)
             self.config = cfg
             # said with the run's header, once the preflight passed (the CLI prints them at the
             # first event), and recorded in run.json; not repeated among the closing warnings

@@ -218,11 +218,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             model = checked_model(model, base_url, needs)
             settings, notes = _client_settings(
                 model, base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency,
-                json_mode=json_mode,
+                json_mode=json_mode, context_window=context_window,
             )  # fmt: skip
             json_mode = settings.pop("json_mode")
-            if context_window:
-                settings["context_window"] = context_window
+            if not settings["context_window"]:
+                del settings["context_window"]
             try:
                 llm = _client(model, base_url, scripted_policy, json_mode, **settings)
             except (ValueError, LLMError) as exc:
@@ -457,6 +457,7 @@ def _client_settings(
     max_retries: int | None,
     concurrency: int | None,
     json_mode: bool,
+    context_window: int | None = None,
 ) -> tuple[dict, list[str]]:
     """Client settings: the user's flags > the cached ``pageindex doctor`` findings > the
     local-server profile when the endpoint is on this machine (``ollama/`` included) > the
@@ -469,6 +470,7 @@ def _client_settings(
         "max_retries": max_retries,
         "concurrency": concurrency,
         "json_mode": True if json_mode else None,  # the flag's False is not a choice
+        "context_window": context_window,
     }
     settled = settle(model, base_url, given, defaults={"concurrency": 8})
     # as bench run says them: the local-server profile first, then the doctor's settings as notes
@@ -481,4 +483,5 @@ def _client_settings(
         "concurrency": settings["llm_concurrency"] or settings["concurrency"],
         "retry_timeouts": settings["retry_timeouts"],
         "json_mode": bool(settings.get("json_mode")),
+        "context_window": settings.get("context_window"),  # the flag, else the doctor's probe
     }, notes

@@ -1306,7 +1306,7 @@ def run_doctor(
 
 
 # ----------------------------------------------------------------------------- run defaults
-DEFAULTABLE = ("json_mode", "concurrency", "timeout_s")
+DEFAULTABLE = ("json_mode", "concurrency", "timeout_s", "context_window")
 
 
 def doctor_defaults(
@@ -1341,6 +1341,14 @@ def doctor_defaults(
         notes.append(
             f"timeout {settings.timeout_s:g}s: measured speed of {report.spec} (pageindex doctor, {when})"
         )
+    if "context_window" not in given and settings.context_flag:
+        # the window the context probe found, which runs do not learn by themselves (the verdict's
+        # `use: --context-window N`): taken as if given, so prompts are sized for it from the start
+        flag = settings.context_flag
+        how = "a longer prompt was cut without an error" if report.findings.context_cut else (
+            "the server said refusing a longer prompt")  # fmt: skip
+        out["context_window"] = flag
+        notes.append(f"context window {flag:,} tokens: {how} (pageindex doctor --probe-context, {when})")
     return out, notes
 
 

@@ -928,3 +928,29 @@ def test_the_context_probe_reads_the_window_a_proxy_wraps_in_its_own_words():
     probe = report.check("context_probe")
     assert probe is not None and probe.detail.startswith("4,096 tokens, as the refusal states"), probe.detail
     assert report.findings.context_window == 4096 and not report.findings.context_lower_bound
+
+
+def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(server, tmp_path):
+    """The verdict said `use: --context-window 4096` and runs went on sizing prompts for the known table's
+    window until the user typed it: the cached findings now give it as the other settings, below the
+    user's flag, and only to the answering model."""
+    from bench.config import RunConfig, apply_doctor_findings
+
+    model = "openai/gemma-3-270m"  # runs assume the known table's 32,768
+    spec = parse_spec(model, base_url=server.base_url, env={})
+    server.set_limits(ServerLimits(context_window=4096, advertise_context=False))
+    report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
+    assert report.settings.context_flag == 4096  # stated refusing the probe's longer prompt
+    save_report(report, spec, tmp_path)
+    values, notes = doctor_defaults(spec, directory=tmp_path)
+    assert values["context_window"] == 4096
+    said = "context window 4,096 tokens: the server said refusing a longer prompt"
+    assert any(n.startswith(said) for n in notes)
+    assert "context_window" not in doctor_defaults(spec, given={"context_window"}, directory=tmp_path)[0]
+    save_report(report, spec)  # where runs read it ($PAGEINDEX_CACHE_DIR, a temporary folder in tests)
+    taken, _ = apply_doctor_findings(RunConfig(model=model, base_url=server.base_url), model)
+    assert taken.context_window == 4096
+    flagged = RunConfig(model=model, base_url=server.base_url, context_window=2048)
+    assert apply_doctor_findings(flagged, model)[0].context_window == 2048  # the user's flag wins
+    judged = RunConfig(judge_model=model, base_url=server.base_url)
+    assert apply_doctor_findings(judged, model, answering=False)[0].context_window is None
