@@ -205,7 +205,7 @@ class TokenCounter:
         return [numbered[self._way]] if self._way is not None else numbered
 
     async def count(self, text: str, *, timeout: float = 30.0) -> int:
-        """Exact tokens from the server's tokenizer when it has one, else :meth:`estimate`."""
+        """Exact tokens from the server's tokenizer when it has one, else :meth:`fitting_estimate`."""
         if self.base_url is None or self._remote is False:
             return self.fitting_estimate(text)
         import httpx
