@@ -104,6 +104,9 @@ class Findings(BaseModel):
     model_listed: bool | None = None
     chat: bool = False
     chat_empty: bool = False  # the plain reply was empty: the server answered, the model said nothing
+    # chat-template control tokens written out in the plain reply (``<|im_end|>``): the server's template
+    # does not end the model's turn (llama-server with a chatml template over gemma-3-270m)
+    template_markers: list[str] = Field(default_factory=list)
     usage: bool | None = None
     tool_call: bool | None = None
     tool_result_null: bool | None = None
@@ -486,8 +489,15 @@ async def _probe_all(
         return
     facts.chat = True
     facts.chat_empty = not chat.content.strip() and not chat.tool_calls
+    facts.template_markers = template_markers(chat.content)
     if facts.chat_empty:
         detail = "an empty reply: the server answered, but the model said nothing"
+        add("chat", "plain chat", "warn", detail, chat.latency_s)
+    elif facts.template_markers:
+        detail = (
+            f"replied {_gist(chat.content)!r}, writing out the chat template's "
+            f"{', '.join(facts.template_markers)}: the turn did not end there"
+        )
         add("chat", "plain chat", "warn", detail, chat.latency_s)
     else:
         add("chat", "plain chat", "ok", f"replied {_gist(chat.content)!r}", chat.latency_s)
@@ -972,6 +982,12 @@ def _verdict(facts: Findings, report: DoctorReport) -> tuple[EndpointVerdict, li
         limits.append(
             "the model answered a plain request with an empty message: its answers may be empty too"
         )
+    if facts.template_markers:
+        limits.append(
+            f"replies write out chat-template markers ({', '.join(facts.template_markers)}) and go on past "
+            "them: the server's chat template does not end the model's turn, so replies run to max_tokens "
+            "with made-up turns; start the server with the model's own chat template"
+        )
     if facts.usage is False:
         limits.append("no usage reported: token budgets and costs cannot be counted")
     if facts.max_tokens is False:
@@ -1192,6 +1208,19 @@ def _rate(tokens_delta: int, seconds_delta: float, tokens: int, seconds: float) 
     if tokens_delta > 0 and seconds_delta > 0.01:
         return round(tokens_delta / seconds_delta, 1)
     return round(tokens / max(seconds, 1e-3), 1)
+
+
+# Chat-template control tokens of the common templates (ChatML, Llama 3, Gemma, Phi), which a reply
+# carries as text only when the server's template does not stop the model at its turn's end.
+_TEMPLATE_MARKER = re.compile(
+    r"<\|im_(?:start|end)\|>|<\|eot_id\|>|<\|(?:start|end)_header_id\|>|<(?:start|end)_of_turn>"
+    r"|<\|endoftext\|>|<\|end\|>"
+)
+
+
+def template_markers(text: str | None) -> list[str]:
+    """The chat-template control tokens written out in ``text``, each once, in order of appearance."""
+    return list(dict.fromkeys(_TEMPLATE_MARKER.findall(text or "")))
 
 
 def _gist(text: str, limit: int = 48) -> str:

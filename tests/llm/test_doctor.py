@@ -104,6 +104,30 @@ def test_no_tools_picks_json_mode_and_planner(server):
     assert report.settings.flags().startswith("--json-mode ")
 
 
+class _TemplateLeakPolicy(CompetentPolicy):
+    """Text replies run on past the turn's end with ChatML's markers written out, as llama-server's chatml
+    template over gemma-3-270m (whose vocabulary has no <|im_end|> to stop at) answered every request."""
+
+    def __call__(self, chat):
+        reply = super().__call__(chat)
+        if reply.content and not reply.tool_calls:
+            reply = reply.model_copy(update={"content": reply.content + "<|im_end|>\n<|im_start|>user\nPONG"})
+        return reply
+
+
+def test_chat_template_markers_in_the_reply_are_a_limit():
+    """llama-server's plain chat with a template that does not match the model answered 'Reply with
+    exactly the word PONG.<|im_end|> <|' (16 of 16 tokens): the doctor said `plain chat │ yes`."""
+    with FaultServer(_TemplateLeakPolicy()) as srv:
+        report = probe(srv, ServerLimits())
+    assert report.findings.template_markers == ["<|im_end|>", "<|im_start|>"]
+    chat = report.check("chat")
+    assert chat.status == "warn" and "writing out the chat template's <|im_end|>, <|im_start|>" in chat.detail
+    assert report.verdict == "limited" and report.exit_code == 1
+    assert any(r.startswith("replies write out chat-template markers (<|im_end|>, <|im_start|>)")
+               for r in report.reasons), report.reasons
+
+
 def test_no_tools_and_no_json_is_unusable(server):
     report = probe(server, ServerLimits(no_tools=True, no_json_mode=True))
     assert report.findings.json_mode is False and report.findings.json_schema is False
