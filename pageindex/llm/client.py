@@ -829,12 +829,16 @@ class LLMClient:
             replies = [a for a in attempts if a.get("outcome") == "ok"]
             finish = replies[-1].get("finish_reason") if replies else None
         said = "finish_reason: length"
-        cut = self._cut_reply(attempts, max_tokens, raw) if finish != "length" else None
-        if cut is not None:  # llama-cpp-python says "tool_calls" of a tool call cut at max_tokens
+        cut, at_window = self._cut_reply(attempts, max_tokens, raw)
+        if cut is not None and finish != "length":  # llama-cpp-python: "tool_calls" of a cut tool call
             finish, said = "length", f"{cut}; the server said finish_reason {finish!r}"
+        elif cut is not None and at_window and finish == "length":
+            said = f"{said}; {cut}"
         if finish == "length":
             kind: type[LLMError] = OutputTruncated
             cap = f"max_tokens={max_tokens}"
+            if at_window:  # llama-server stops a reply where the window ends, below the cap sent
+                cap = f"the end of the context window, before max_tokens={max_tokens}"
             if "max_tokens" in (attempts[-1].get("adapted") or []):
                 sent = max_tokens + REASONING_ROOM
                 cap = f"max_completion_tokens={sent} ({max_tokens} + {REASONING_ROOM} for reasoning)"
@@ -868,7 +872,7 @@ class LLMClient:
         class _AfterACut(stop_base):
             def __call__(inner, retry_state: Any) -> bool:  # noqa: N805
                 last = attempts[-1] if attempts else {}
-                cut = self._cut_reply(attempts, max_tokens, None)
+                cut, _ = self._cut_reply(attempts, max_tokens, None)
                 return last.get("finish_reason") == "length" or cut is not None
 
         return AsyncRetrying(
@@ -876,27 +880,31 @@ class LLMClient:
             retry=retry_if_exception_type(REASK_ERRORS), reraise=True,
         )  # fmt: skip
 
-    def _cut_reply(self, attempts: list[dict[str, Any]], max_tokens: int, raw: str | None) -> str | None:
+    def _cut_reply(
+        self, attempts: list[dict[str, Any]], max_tokens: int, raw: str | None
+    ) -> tuple[str | None, bool]:
         """How the last reply shows it was cut whatever its ``finish_reason`` says: as many completion
         tokens as ``max_tokens``, or prompt and completion filling the known context window (a server
-        lowers the cap to what the window leaves); None when it does not, or when its text (``raw``) is
-        whole JSON: a complete reply that happens to use exactly the cap was not cut, and its validation
-        errors are what went wrong."""
+        lowers the cap to what the window leaves; the second value says so); None when it does not, or
+        when its text (``raw``) is whole JSON: a complete reply that happens to use exactly the cap was
+        not cut, and its validation errors are what went wrong."""
         if raw is not None and _whole_json(raw):
-            return None
+            return None, False
         replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
         if not replies:
-            return None
+            return None, False
         usage = replies[-1]["usage"]
         prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
         if "max_tokens" in (replies[-1].get("adapted") or []):  # sent as max_completion_tokens, with room
             max_tokens += REASONING_ROOM
         if completion >= max_tokens:
-            return f"{completion:,} completion tokens"
+            return f"{completion:,} completion tokens", False
         window = self.context_window
         if window and completion and prompt + completion >= window:
-            return f"{prompt:,} prompt and {completion:,} completion tokens fill the {window:,}-token window"
-        return None
+            filled = f"{prompt:,} prompt and {completion:,} completion tokens fill the {window:,}-token"
+            filled += " window"
+            return filled, True
+        return None, False
 
     async def aclose(self) -> None:
         """Close this event loop's HTTP connections (optional; they are also dropped with the loop)."""

@@ -475,12 +475,41 @@ def test_a_tool_call_cut_at_max_tokens_is_output_truncated_whatever_its_finish_r
         "'tool_calls') before it was a complete Reply")
     sm = ScriptedModel(policy=lambda req: cut(557, prompt_tokens=3539))
     client = make_client("scripted", scripted=sm, max_retries=0, context_window=4096)
-    with pytest.raises(OutputTruncated, match="3,539 prompt and 557 completion tokens fill the 4,096-token"):
+    with pytest.raises(OutputTruncated) as info:
         run(client.structured(ask(), Reply, max_tokens=1024, max_retries=0))
+    assert str(info.value) == (
+        "scripted: the reply was cut at the end of the context window, before max_tokens=1024 (3,539 prompt "
+        "and 557 completion tokens fill the 4,096-token window; the server said finish_reason 'tool_calls') "
+        "before it was a complete Reply")
     sm = ScriptedModel(policy=lambda req: cut(20))  # not cut: a malformed reply stays one
     with pytest.raises(StructuredOutputError):
         run(make_client("scripted", scripted=sm, max_retries=0).structured(ask(), Reply, max_tokens=64,
                                                                           max_retries=0))
+
+
+def test_a_reply_stopped_where_the_window_ends_says_so_not_that_max_tokens_cut_it():
+    """llama-server stops a reply where prompt and reply fill its window, finish_reason "length", below
+    the max_tokens sent (followup at --ctx-size 2048: 1,343 prompt + 705 completion tokens, max_tokens
+    1024): the error said "cut at max_tokens=1024 (finish_reason: length)", a cap the reply never reached."""
+
+    class Reply(BaseModel):
+        answer: str
+
+    sm = ScriptedModel(policy=lambda req: ScriptedModel.reply(
+        '{"answer": "the capex was', completion_tokens=705, prompt_tokens=1343, finish_reason="length"))
+    client = make_client("scripted", scripted=sm, max_retries=0, context_window=2048)
+    with pytest.raises(OutputTruncated) as info:
+        run(client.structured(ask(), Reply, max_tokens=1024, max_retries=0))
+    assert str(info.value) == (
+        "scripted: the reply was cut at the end of the context window, before max_tokens=1024 "
+        "(finish_reason: length; 1,343 prompt and 705 completion tokens fill the 2,048-token window) "
+        "before it was a complete Reply")
+    sm = ScriptedModel(policy=lambda req: ScriptedModel.reply(
+        '{"answer": "the capex was', completion_tokens=64, prompt_tokens=100, finish_reason="length"))
+    with pytest.raises(OutputTruncated) as info:  # the cap reached: said as before
+        run(make_client("scripted", scripted=sm, max_retries=0, context_window=2048)
+            .structured(ask(), Reply, max_tokens=64, max_retries=0))
+    assert "the reply was cut at max_tokens=64 (finish_reason: length) before" in str(info.value)
 
 
 def test_a_complete_reply_of_exactly_max_tokens_that_did_not_validate_is_invalid_reply():
