@@ -74,3 +74,9 @@ def test_the_doctor_reads_the_window_its_refusal_states(llama_cpp):
     probe = report.check("context_probe")
     assert probe is not None and "4,096 tokens, as the refusal states" in probe.detail, probe.detail
     assert report.findings.context_window == WINDOW
+    # The GGUF embeds a ChatML template, and gemma's vocabulary has no <|im_end|> to stop at: the reply
+    # writes the marker out and runs on (the server's template, not the model's skill); said as a limit.
+    assert "<|im_end|>" in report.findings.template_markers, report.check("chat")
+    assert report.check("chat").status == "warn" and report.verdict == "limited"
+    marked = [r for r in report.reasons if r.startswith("replies write out chat-template markers")]
+    assert marked, report.reasons
