@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from bench.faults import FaultServer
 from bench.faults.competent import CompetentPolicy
 from bench.faults.limits import ServerLimits
+from bench.faults.protocol import Reply
 from pageindex.cli import app
 from pageindex.llm.doctor import (
     DoctorReport,
@@ -126,6 +127,30 @@ def test_chat_template_markers_in_the_reply_are_a_limit():
     assert report.verdict == "limited" and report.exit_code == 1
     assert any(r.startswith("replies write out chat-template markers (<|im_end|>, <|im_start|>)")
                for r in report.reasons), report.reasons
+
+
+class _LongJSONPolicy(CompetentPolicy):
+    """JSON mode answered with an object that keeps adding keys, as llama-server's JSON grammar over
+    gemma-3-270m did ('{ "id": "1", "name": "1", "age": "1", "gender":…' at max_tokens=64)."""
+
+    def __call__(self, chat):
+        if (chat.response_format or {}).get("type") == "json_object":
+            keys = ", ".join(f'"key{i}": "value number {i}"' for i in range(60))
+            return Reply(content="{" + keys + "}")
+        return super().__call__(chat)
+
+
+def test_a_json_mode_reply_cut_at_the_cap_is_not_said_ignored():
+    """It was `JSON mode (json_object) │ info │ ignored: '{ "id": "1", ...'`: the server had followed JSON
+    mode (a grammar) and the reply was cut at the probe's cap."""
+    with FaultServer(_LongJSONPolicy()) as srv:
+        report = probe(srv, ServerLimits())
+    detail = report.check("json_mode").detail
+    assert detail.startswith("not measured: the reply was cut at max_tokens=64 before its object closed: ")
+    assert "ignored" not in detail and report.findings.json_mode is False
+    with FaultServer(_LongJSONPolicy()) as srv:  # text that is no JSON at all is still "ignored"
+        report = probe(srv, ServerLimits(no_json_mode=True))
+    assert report.check("json_mode").detail.startswith("ignored: ")
 
 
 def test_no_tools_and_no_json_is_unusable(server):
