@@ -10,10 +10,11 @@ delimiter text inside them is defused so an answer cannot close its own block an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from bench.judges.base import JudgeVerdict, gold_text, register_judge
 from pageindex.llm.types import Message, Usage
@@ -23,11 +24,28 @@ PROMPT_VERSION = "judge_v3"
 JUDGE_PROMPT_DIR = Path(__file__).parent / "prompts"
 
 
+REASONING_HINT = "One or two sentences."
+
+
 class LLMVerdictOut(BaseModel):
-    """What the judge model must return."""
+    """What the judge model must return. A reasoning that is the schema's own description copied
+    ("one or two sentences": gemma-3-270m on llama-server gave it with the schema's first verdict,
+    ``correct``, for every answer, wrong ones too) shows the model judged nothing: it is refused, so
+    the judge is asked again and, failing that, the row has no verdict rather than a made-up one."""
 
     verdict: Literal["correct", "incorrect", "refusal"]
-    reasoning: str = Field(default="", description="One or two sentences.")
+    reasoning: str = Field(default="", description=REASONING_HINT)
+
+    @field_validator("reasoning")
+    @classmethod
+    def _not_the_description(cls, value: str) -> str:
+        if value.strip() and _words(value) == _words(REASONING_HINT):
+            raise ValueError(f'"reasoning" is the schema\'s description {value.strip()!r}: judge the answer')
+        return value
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def load_prompt(version: str = PROMPT_VERSION) -> str:

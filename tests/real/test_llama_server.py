@@ -122,9 +122,16 @@ def test_iterative_tool_call_round_trip_and_synthesis(llama_tools, acme_tree):
 
 def test_judge_json_mode_on_a_second_chat_template(gemma):
     from bench.judges.base import make_judge
+    from pageindex.llm import StructuredOutputError
 
     judge = make_judge("llm", model_client=client(gemma, json_mode=True, role="judge"))
-    verdict = run(judge.judge(QUESTION, "$120 million", "Revenue was $120 million."))
+    try:
+        verdict = run(judge.judge(QUESTION, "$120 million", "Revenue was $120 million."))
+    except StructuredOutputError as exc:
+        # gemma-3-270m gives the schema's description as its reasoning: no verdict is made up from it
+        assert "schema's description" in str(exc), exc
+        assert exc.usage is not None and exc.usage.prompt_tokens > 0 and exc.usage.calls >= 1
+        return
     assert verdict.verdict in ("correct", "incorrect", "refusal")
     assert verdict.usage.prompt_tokens > 0 and verdict.usage.calls >= 1
 
