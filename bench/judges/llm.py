@@ -27,11 +27,15 @@ JUDGE_PROMPT_DIR = Path(__file__).parent / "prompts"
 REASONING_HINT = "One or two sentences."
 
 
+# The docstring below is the schema's description, which the judge model reads (tool or JSON mode):
+# it says only what to return. Notes for developers go here. A reasoning that is the schema's own
+# description copied ("one or two sentences", alone or with more copied text after it: gemma-3-270m
+# on llama-server gave it with the schema's first verdict, correct, for every answer, wrong ones too)
+# shows the model judged nothing: it is refused, so the judge is asked again and, failing that, the
+# row has no verdict rather than a made-up one. (This note was the docstring once, and gemma copied
+# it, after "one or two sentences:", as its reasoning.)
 class LLMVerdictOut(BaseModel):
-    """What the judge model must return. A reasoning that is the schema's own description copied
-    ("one or two sentences": gemma-3-270m on llama-server gave it with the schema's first verdict,
-    ``correct``, for every answer, wrong ones too) shows the model judged nothing: it is refused, so
-    the judge is asked again and, failing that, the row has no verdict rather than a made-up one."""
+    """What the judge model must return."""
 
     verdict: Literal["correct", "incorrect", "refusal"]
     reasoning: str = Field(default="", description=REASONING_HINT)
@@ -39,8 +43,10 @@ class LLMVerdictOut(BaseModel):
     @field_validator("reasoning")
     @classmethod
     def _not_the_description(cls, value: str) -> str:
-        if value.strip() and _words(value) == _words(REASONING_HINT):
-            raise ValueError(f'"reasoning" is the schema\'s description {value.strip()!r}: judge the answer')
+        words, hint = _words(value), _words(REASONING_HINT)
+        if words == hint or words.startswith(hint + " "):
+            shown = value.strip()[:80]
+            raise ValueError(f'"reasoning" is the schema\'s description {shown!r}: judge the answer')
         return value
 
 

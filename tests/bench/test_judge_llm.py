@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -61,6 +62,31 @@ def test_a_verdict_whose_reasoning_is_the_schemas_description_is_no_verdict() ->
     sm, client = scripted(copied, {"verdict": "incorrect", "reasoning": "Two sentences: 2,829 is no ratio."})
     v = run(make_judge("llm", model_client=client).judge(Q, 1577, "Total current liabilities: 2,829"))
     assert v.verdict == "incorrect" and len(sm.requests) == 2  # asked again, then judged
+    sm, client = scripted(copied, copied, copied)
+    with pytest.raises(Exception, match="schema's description"):
+        run(make_judge("llm", model_client=client).judge(Q, 1577, "Total current liabilities: 2,829"))
+    assert len(sm.requests) == 3
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+def test_the_schema_sent_to_the_judge_model_says_only_what_to_return(json_mode: bool) -> None:
+    """The response model's docstring is the schema's description the model reads (tool or JSON
+    mode). It held the developers' note on the copied-description check ("gemma-3-270m ... gave it
+    with the schema's first verdict, ``correct``, for every answer, wrong ones too"), and gemma-3-270m
+    on llama-server copied that note as its reasoning, with "correct", for wrong answers too."""
+    sm = ScriptedModel(replies=[{"verdict": "incorrect", "reasoning": "1,390 is not 1,577"}])
+    client = make_client("scripted", role="judge", scripted=sm, json_mode=json_mode)
+    run(make_judge("llm", model_client=client).judge(Q, 1577, "Capex was $1,390 million."))
+    sent = json.dumps(sm.requests[0].body)
+    assert "What the judge model must return." in sent
+    for note in ("gemma", "wrong ones too", "made-up", "refused"):
+        assert note not in sent
+
+
+def test_a_reasoning_that_starts_with_the_schemas_description_is_no_verdict() -> None:
+    """What gemma-3-270m wrote on llama-server: the description, then more copied text."""
+    reasoning = "one or two sentences: the schema's first verdict, for every answer"
+    copied = {"verdict": "correct", "reasoning": reasoning}
     sm, client = scripted(copied, copied, copied)
     with pytest.raises(Exception, match="schema's description"):
         run(make_judge("llm", model_client=client).judge(Q, 1577, "Total current liabilities: 2,829"))
