@@ -808,7 +808,7 @@ async def _probe_all(
             else str(facts.context_told) if facts.context_source == "server"
             else "at least, by probe" if facts.context_lower_bound
             else "as the server read a longer prompt, cut without an error" if facts.context_cut
-            else "as the server said refusing a longer prompt"
+            else "as the server stated it when refusing a longer prompt"
         )  # fmt: skip
         small = _small_context(facts)
         detail = f"{facts.context_window:,} tokens ({where})"
@@ -1377,7 +1377,7 @@ def doctor_defaults(
         # `use: --context-window N`): taken as if given, so prompts are sized for it from the start
         flag = settings.context_flag
         how = "a longer prompt was cut without an error" if report.findings.context_cut else (
-            "the server said refusing a longer prompt")  # fmt: skip
+            "the server stated it when refusing a longer prompt")  # fmt: skip
         out["context_window"] = flag
         notes.append(f"context window {flag:,} tokens: {how} (pageindex doctor --probe-context, {when})")
     return out, notes

@@ -209,7 +209,7 @@ def test_context_probe_takes_the_window_a_refusal_states(server):
     assert detail.startswith("3,000 tokens, as the refusal states: ") and "~4,096 refused" in detail
     window = report.check("context_window").detail
     assert window == (
-        "3,000 tokens (as the server said refusing a longer prompt): small for index + sections; "
+        "3,000 tokens (as the server stated it when refusing a longer prompt): small for index + sections; "
         "runs do not know it: give --context-window 3000"
     )
     assert report.verdict == "limited"
@@ -993,7 +993,7 @@ def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(serv
     save_report(report, spec, tmp_path)
     values, notes = doctor_defaults(spec, directory=tmp_path)
     assert values["context_window"] == 4096
-    said = "context window 4,096 tokens: the server said refusing a longer prompt"
+    said = "context window 4,096 tokens: the server stated it when refusing a longer prompt"
     assert any(n.startswith(said) for n in notes)
     assert "context_window" not in doctor_defaults(spec, given={"context_window"}, directory=tmp_path)[0]
     save_report(report, spec)  # where runs read it ($PAGEINDEX_CACHE_DIR, a temporary folder in tests)
