@@ -139,6 +139,18 @@ _RECORDED_ERRORS: dict[str, type[LLMError]] = {
         StructuredOutputError,
     )
 }
+def _short_of_cap(attempts: list[dict[str, Any]], max_tokens: int) -> tuple[int, int] | None:
+    """(prompt, completion) tokens of the last reply when it stopped below ``max_tokens`` as sent
+    (``finish_reason: length`` from a server that ended it where its context window ends, a window the
+    client does not know: a LiteLLM proxy lists none); None when the usage does not show it."""
+    replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
+    if not replies or "max_tokens" in (replies[-1].get("adapted") or []):
+        return None
+    usage = replies[-1]["usage"]
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return (prompt, completion) if 0 < completion < max_tokens and prompt else None
+
+
 class LLMClient:
     def __init__(
         self,
@@ -839,14 +851,20 @@ class LLMClient:
             cap = f"max_tokens={max_tokens}"
             if at_window:  # llama-server stops a reply where the window ends, below the cap sent
                 cap = f"the end of the context window, before max_tokens={max_tokens}"
+            elif (short := _short_of_cap(attempts, max_tokens)) is not None:  # a window not known here
+                cap = f"after {short[1]:,} completion tokens, before max_tokens={max_tokens}"
+                said += (f"; the server stopped it below the cap, as at the end of a context window: "
+                         f"{short[0]:,} prompt and {short[1]:,} completion tokens; pageindex doctor "
+                         f"--probe-context finds the window")  # fmt: skip
             if "max_tokens" in (attempts[-1].get("adapted") or []):
                 sent = max_tokens + REASONING_ROOM
                 cap = f"max_completion_tokens={sent} ({max_tokens} + {REASONING_ROOM} for reasoning)"
             reasoning = _reasoning_tokens(attempts[-1].get("usage"))
             if reasoning:
                 said += f"; {reasoning:,} of its tokens were the model's hidden reasoning"
+            cut_at = cap if cap.startswith("after ") else f"at {cap}"
             message = (
-                f"{self.spec}: the reply was cut at {cap} ({said}) "
+                f"{self.spec}: the reply was cut {cut_at} ({said}) "
                 f"before it was a complete {response_model.__name__}{refused}"
             )
         else:

@@ -512,6 +512,27 @@ def test_a_reply_stopped_where_the_window_ends_says_so_not_that_max_tokens_cut_i
     assert "the reply was cut at max_tokens=64 (finish_reason: length) before" in str(info.value)
 
 
+def test_a_reply_stopped_below_the_cap_in_a_window_pageindex_does_not_know_says_so():
+    """Through a LiteLLM proxy (which lists no window) in front of llama-server, or on llama-cpp-python
+    (which reports none), a reply that the server stopped where its window ends, below the max_tokens
+    sent, was still said as "cut at max_tokens=1024 (finish_reason: length)", a cap it never reached:
+    the window case above needs the window known."""
+
+    class Reply(BaseModel):
+        answer: str
+
+    sm = ScriptedModel(policy=lambda req: ScriptedModel.reply(
+        '{"answer": "the capex was', completion_tokens=705, prompt_tokens=1343, finish_reason="length"))
+    with pytest.raises(OutputTruncated) as info:
+        run(make_client("scripted", scripted=sm, max_retries=0).structured(ask(), Reply, max_tokens=1024,
+                                                                          max_retries=0))
+    assert str(info.value) == (
+        "scripted: the reply was cut after 705 completion tokens, before max_tokens=1024 (finish_reason: "
+        "length; the server stopped it below the cap, as at the end of a context window: 1,343 prompt and "
+        "705 completion tokens; pageindex doctor --probe-context finds the window) before it was a complete "
+        "Reply")
+
+
 def test_a_complete_reply_of_exactly_max_tokens_that_did_not_validate_is_invalid_reply():
     """A reply that is whole JSON, ended by the model itself, and happens to use exactly ``max_tokens``
     was not cut: its validation error (here an empty answer) is what went wrong, whatever the count.
