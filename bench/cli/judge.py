@@ -78,7 +78,7 @@ def judge(
         help="VERDICTS.jsonl to write (same order and ids); required with --input."
     ),
     concurrency: int = concurrency_option(8, "Rows judged at once (default 8)."),
-    max_error_rate: str = max_error_rate_option(),
+    max_error_rate: str = max_error_rate_option(of="rows"),
     by: str | None = typer.Option(
         None,
         "--by",
@@ -191,10 +191,10 @@ def judge(
     except KeyboardInterrupt:
         # nothing is written half-way; what a model judge already answered is kept only by the cache
         kept = ""
-        if judge_name != "rules":
-            kept = ("; the judge's replies so far are in the cache: the same command again reuses them"
-                    if cache == "rw" else "; give --cache rw to keep the judge's replies, so that a rerun "
-                    "reuses those already received")  # fmt: skip
+        if judge_model or judge_models:  # a model judge (a plug-in judge calls none of ours)
+            kept = ("; the judge model's replies received so far are kept in the cache: the same command "
+                    "again reuses them" if cache == "rw" else "; give --cache rw to keep the judge model's "
+                    "replies, so that a rerun reuses those already received")  # fmt: skip
         err_console.print(f"interrupted: nothing written{f' ({output} untouched)' if output else ''}{kept}")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     if output is not None:

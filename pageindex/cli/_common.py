@@ -445,15 +445,15 @@ def concurrency_option(default: int | None, help: str) -> Any:
     return typer.Option(default, "--concurrency", "-c", callback=_at_least_one, help=help)
 
 
-def max_error_rate_option(default: str | None = "0.2") -> Any:
-    """``--max-error-rate``: the share of samples (or answers) in error, or with a failed judge call,
-    above which a command that finished exits 4; ``bench run`` defaults to None (a resumed run keeps
-    its stored rate)."""
+def max_error_rate_option(default: str | None = "0.2", *, of: str = "samples") -> Any:
+    """``--max-error-rate``: the share of samples (or answers, or rows: ``of``) in error, or with a
+    failed judge call, above which a command that finished exits 4; ``bench run`` defaults to None (a
+    resumed run keeps its stored rate)."""
     return typer.Option(
         default,
         "--max-error-rate",
         callback=_error_rate,
-        help=f"Exit 4 when more than this share of the samples ended in error or a failed judge call: "
+        help=f"Exit 4 when more than this share of the {of} ended in error or a failed judge call: "
         f"{FRACTION_HELP} (default 0.2).",
     )
 

@@ -368,7 +368,7 @@ def test_ctrl_c_while_judging_says_so_and_writes_nothing(tmp_path: Path) -> None
     assert proc.returncode == 130, (stdout, stderr)
     assert f"interrupted: nothing written ({out} untouched)" in stderr
     # a model judge's replies are kept only by the cache: the line says how a rerun reuses them
-    assert "give --cache rw to keep the judge's replies, so that a rerun reuses those already" in stderr
+    assert "give --cache rw to keep the judge model's replies, so that a rerun reuses those" in stderr
     assert not out.exists()
 
 
