@@ -330,4 +330,5 @@ def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], li
         "retry_timeouts": settings["retry_timeouts"],
         "concurrency": in_flight or 8,
         "json_mode": bool(settings.get("json_mode", False)),
+        "context_window": settings.get("context_window"),  # the doctor's probe found it (its note says so)
     }, [*([note] if note else []), *notes]

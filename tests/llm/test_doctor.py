@@ -1003,3 +1003,8 @@ def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(serv
     assert apply_doctor_findings(flagged, model)[0].context_window == 2048  # the user's flag wins
     judged = RunConfig(judge_model=model, base_url=server.base_url)
     assert apply_doctor_findings(judged, model, answering=False)[0].context_window is None
+    # bench judge / rejudge: the judge model's own endpoint, whose note said the window and did not apply it
+    from bench.cli.judge import _judge_settings
+
+    settings, notes = _judge_settings(model, server.base_url)
+    assert settings["context_window"] == 4096 and any("context window 4,096 tokens" in n for n in notes)
