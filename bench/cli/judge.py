@@ -324,11 +324,13 @@ def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], li
         settled.base_url, shown, settings, overrides="as in bench run; a pageindex doctor finding wins"
     )
     notes = [f"note: settings from pageindex doctor: {n}" for n in settled.doctor_notes]
-    return {
+    chosen = {
         "timeout": settings["timeout_s"],
         "max_retries": settings["max_retries"],
         "retry_timeouts": settings["retry_timeouts"],
         "concurrency": in_flight or 8,
         "json_mode": bool(settings.get("json_mode", False)),
-        "context_window": settings.get("context_window"),  # the doctor's probe found it (its note says so)
-    }, [*([note] if note else []), *notes]
+    }
+    if settings.get("context_window"):  # the doctor's probe found it (its note says so)
+        chosen["context_window"] = settings["context_window"]
+    return chosen, [*([note] if note else []), *notes]
