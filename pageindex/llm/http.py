@@ -328,11 +328,11 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
             response = await self._attempt(request)
             assert not isinstance(response, _Refused)
             return response
-        where = _refusal_key(request)
+        where = (str(request.url.copy_with(query=None)), str(body.get("model")))
         for _ in range(len(REFUSABLE_PARAMS) + 1):
             refused = _refused.get(where, set())
             sent = _with_body(request, without_refused(body, refused)) if refused else request
-            response = await self._attempt(sent, quiet_refusal=True)
+            response = await self._attempt(sent, refused=refused)
             if not isinstance(response, _Refused):
                 if refused and (seen := _attempts.get()):
                     seen[-1]["adapted"] = sorted(refused)  # what this attempt was sent without
@@ -341,8 +341,10 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         return response.response  # pragma: no cover - each pass learns a new parameter
 
     async def _attempt(
-        self, request: httpx2.Request, *, quiet_refusal: bool = False
+        self, request: httpx2.Request, *, refused: set[str] | None = None
     ) -> httpx2.Response | _Refused:
+        """One HTTP attempt; with ``refused`` (a chat request: the parameters its model already refused),
+        a 400 refusing another parameter it can go without is handed back as :class:`_Refused`, unnoted."""
         started = time.perf_counter()
         try:
             response = await self.inner.handle_async_request(request)
@@ -366,8 +368,8 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         if response.status_code >= 400:
             content = await _read(response, request)
             text = redact(_text(content), self.secrets)
-            param = refused_param(response.status_code, text) if quiet_refusal else None
-            if param is not None and param not in _refused.get(_refusal_key(request), set()):
+            param = refused_param(response.status_code, text) if refused is not None else None
+            if param is not None and param not in refused:
                 return _Refused(param, _rebuild(response, request, response.status_code, text))
             message = server_message(text, limit=300)
             _note(request, started, f"http_{response.status_code}", status=response.status_code,
@@ -426,11 +428,6 @@ def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
     except (ValueError, httpx2.RequestNotRead):
         return None
     return body if isinstance(body, dict) else None
-
-
-def _refusal_key(request: httpx2.Request) -> tuple[str, str]:
-    body = _chat_body(request) or {}
-    return str(request.url.copy_with(query=None)), str(body.get("model"))
 
 
 def _with_body(request: httpx2.Request, body: dict[str, Any]) -> httpx2.Request:
