@@ -70,23 +70,23 @@ async def run_tool_loop(
     unsent = PageHold()  # pages of the last tool round, counted when its results go out
     malformed = 0
     sent: _Sent | None = None  # the last request: its messages and the prompt tokens the server counted
+
+    def context_full(answered: int, turns: int, said: str, **figures: int) -> ToolLoopEnd[T]:
+        """The loop's end when the conversation has outgrown the window (``said``: how it shows), after
+        ``answered`` replies and ``turns`` model calls; the trace names the pages of tool results that
+        never reached the model."""
+        reason = f"after {answered} turn(s): the conversation no longer fits the model's context ({said})"
+        unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
+        run.event("info", f"{what}: stopping {reason}{unread}", **figures, unsent_pages=unsent.pages)
+        return ToolLoopEnd(stopped_by="context_full", turns=turns, reason=reason, malformed=malformed)
+
     for turn in range(1, max_turns + 1):
         room = await _prompt_room(run, messages, sent) if turn > 1 else None
         if room is not None and room.tokens + REPLY_ROOM > room.window:
-            reason = (
-                f"after {turn - 1} turn(s): the conversation no longer fits the model's context (the next "
-                f"prompt, about {room.tokens:,} tokens, and {REPLY_ROOM} for a reply exceed its "
-                f"{room.window:,}-token window)"
-            )
-            unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
-            run.event(
-                "info",
-                f"{what}: stopping {reason}{unread}",
-                context_window=room.window,
-                prompt_tokens=room.tokens,
-                unsent_pages=unsent.pages,
-            )
-            return ToolLoopEnd(stopped_by="context_full", turns=turn - 1, reason=reason, malformed=malformed)
+            said = (f"the next prompt, about {room.tokens:,} tokens, and {REPLY_ROOM} for a reply exceed its "
+                    f"{room.window:,}-token window")  # fmt: skip
+            figures = {"context_window": room.window, "prompt_tokens": room.tokens}
+            return context_full(turn - 1, turn - 1, said, **figures)
         run.count_turn()
         # The last turn forbids tool calls (``tool_choice: "none"``; the tool stays declared, as
         # servers that check a history of tool calls against it want): a tool call there could
@@ -109,13 +109,8 @@ async def run_tool_loop(
             # The estimate said the conversation fits and the server said otherwise (no tokenizer to
             # count a table of figures exactly): the loop has outgrown the window as surely as when
             # the estimate says so first, and ends the same way.
-            reason = (
-                f"after {turn - 1} turn(s): the conversation no longer fits the model's context (the server "
-                f"refused the next prompt: {shorten(str(exc), 300)})"
-            )
-            unread = f"; pages {unsent.pages} of the last tool results never reached it" * bool(unsent.pages)
-            run.event("info", f"{what}: stopping {reason}{unread}", unsent_pages=unsent.pages)
-            return ToolLoopEnd(stopped_by="context_full", turns=turn, reason=reason, malformed=malformed)
+            refused = f"the server refused the next prompt: {shorten(str(exc), 300)}"
+            return context_full(turn - 1, turn, refused)
         unsent.release()  # the request that carried the last tool results was answered
         sent = _Sent(count=len(messages), prompt_tokens=resp.usage.prompt_tokens,
                      completion_tokens=resp.usage.completion_tokens, content=resp.content or "")  # fmt: skip
