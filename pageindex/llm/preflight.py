@@ -126,7 +126,7 @@ async def preflight(
         if listing.status_code in (401, 403):
             raise _key_rejected(spec, listing)
         if listing.status_code == 200:
-            data = _json(listing)
+            data = response_json(listing)
             if isinstance(data, dict) and isinstance(data.get("data"), list):
                 entries = [e for e in data["data"] if isinstance(e, dict)]
                 ids = [str(e.get("id")) for e in entries if e.get("id") is not None]
@@ -152,7 +152,7 @@ async def preflight(
         chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
         if chat.status_code in (401, 403):
             raise _key_rejected(spec, chat)
-        data = _json(chat) if chat.status_code == 200 else None
+        data = response_json(chat) if chat.status_code == 200 else None
         if isinstance(data, dict) and isinstance(data.get("choices"), list):
             return PreflightResult(url=url, via="chat", latency_s=time.perf_counter() - started)
         raise LLMConfigError(
@@ -190,7 +190,7 @@ async def _request(
         raise EndpointUnreachableError(f"cannot reach {spec.where()}: {reason}", reason=reason) from None
 
 
-def _json(response: httpx.Response) -> Any:
+def response_json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:

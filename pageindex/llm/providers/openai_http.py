@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from pageindex.llm.preflight import same_model
+from pageindex.llm.preflight import response_json, same_model
 from pageindex.llm.providers.base import Provider, environ, register_provider
 from pageindex.llm.redact import redact_url
 from pageindex.llm.spec import OLLAMA_BASE_URL, OPENAI_BASE_URL, PLACEHOLDER_KEY, ModelSpec, endpoint
@@ -115,10 +115,7 @@ class OpenAICompatible(Provider):
 
 
 def _json_object(response: Any) -> dict[str, Any] | None:
-    try:
-        value = response.json()
-    except ValueError:
-        return None
+    value = response_json(response)
     return value if isinstance(value, dict) else None
 
 
