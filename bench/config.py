@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pageindex.llm.cache import CacheMode
+from pageindex.llm.profile import ClientSettings
 
 DEFAULT_MODEL_WITH_KEY = "openai/gpt-4o-mini"
 LLM_RETRIEVERS = ["agent", "planner", "iterative"]
@@ -29,6 +30,10 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
     judge_models: list[str] = Field(default_factory=list)  # panel
     judge_base_url: str | None = None
+    # the judge model's own client settings when its endpoint is not the answering model's (settled for
+    # that endpoint as the answering model's are for its own: flags, the doctor's findings, the
+    # local-server profile, the defaults); None: the judge's calls use the run's settings below
+    judge_client: ClientSettings | None = None
     # the endpoint each model spec resolved without --base-url/--judge-base-url ($OPENAI_BASE_URL,
     # $OLLAMA_BASE_URL, a provider's default), credentials masked: stored so that a resume does not
     # resolve it again from another shell's environment
@@ -68,7 +73,12 @@ class RunConfig(BaseModel):
                 f"cannot change {', '.join(bad)} when resuming (the run keeps its stored settings); "
                 f"only {', '.join(sorted(RESUME_OVERRIDES))} may change"
             )
-        return self.model_validate({**self.model_dump(), **overrides})
+        merged = {**self.model_dump(), **overrides}
+        if self.judge_client is not None:  # a flag applies to both endpoints, as on a new run
+            flags = ("timeout_s", "max_retries", "retry_timeouts")
+            given = {name: overrides[name] for name in flags if name in overrides}
+            merged["judge_client"] = {**self.judge_client.model_dump(), **given}
+        return self.model_validate(merged)
 
     @field_validator("judge")
     @classmethod

@@ -417,12 +417,24 @@ class Runner:
             "cache": self._cache(),
         }
 
+        # a judge model at another endpoint than the answering model's: its own settings (bench run settled
+        # them for that endpoint when the run started)
+        judge_common = common
+        if (own := cfg.judge_client) is not None:
+            judge_common = {
+                **common, "timeout": own.timeout_s, "max_retries": own.max_retries,
+                "retry_timeouts": own.retry_timeouts, "json_mode": own.json_mode,
+                "concurrency": own.llm_concurrency or max(cfg.concurrency, 1) * 2,
+                "context_window": own.context_window,
+            }  # fmt: skip
+
         def client(spec: str, role: str, base_url: str | None) -> Any:
+            settings = judge_common if role == "judge" else common
             if spec.split("/", 1)[0] == "scripted":
-                return make_client(spec, role=role, scripted=self._scripted_for(spec), **common)
+                return make_client(spec, role=role, scripted=self._scripted_for(spec), **settings)
             if base_url is None:  # the endpoint the run resolved when it started
                 base_url = self._resumed(resume.stored_endpoint, spec, role, cfg.resolved_urls.get(spec))
-            made = make_client(spec, role=role, base_url=base_url, **common)
+            made = make_client(spec, role=role, base_url=base_url, **settings)
             if self.resume_dir is not None and hasattr(made, "keep_context_window"):
                 made.keep_context_window("a --resume keeps the window the run started with")
             return made

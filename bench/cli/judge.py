@@ -308,29 +308,22 @@ def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], li
     after a client timeout), else the defaults. The cloud defaults (8 rows' requests at once, 60 s,
     timeouts retried) made a one-at-a-time llama.cpp judge time out rows that it went on computing,
     and a judge endpoint without tool calls failed every row whatever the doctor had found."""
-    from pageindex.llm.profile import profile_note, settle
+    from pageindex.llm.profile import settle_client
 
     if spec.split("/", 1)[0] == "scripted":
         return {}, []
-    settled = settle(spec, base_url, {"concurrency": None, "timeout_s": None, "max_retries": None})
-    settings, sources = settled.settings, settled.sources
-    # --concurrency is the rows judged at once; what the doctor or the profile say of the server is the
-    # requests in flight
-    in_flight = settings["llm_concurrency"]
-    if in_flight is None and sources.get("concurrency") == "pageindex doctor":
-        in_flight = settings["concurrency"]
-    shown = {name: source for name, source in sources.items() if name != "concurrency"}
-    note = profile_note(
-        settled.base_url, shown, settings, overrides="as in bench run; a pageindex doctor finding wins"
+    given = {"timeout_s": None, "max_retries": None}
+    found, note, doctor_notes = settle_client(
+        spec, base_url, given, overrides="as in bench run; a pageindex doctor finding wins"
     )
-    notes = [f"note: settings from pageindex doctor: {n}" for n in settled.doctor_notes]
+    notes = [f"note: settings from pageindex doctor: {n}" for n in doctor_notes]
     chosen = {
-        "timeout": settings["timeout_s"],
-        "max_retries": settings["max_retries"],
-        "retry_timeouts": settings["retry_timeouts"],
-        "concurrency": in_flight or 8,
-        "json_mode": bool(settings.get("json_mode", False)),
+        "timeout": found.timeout_s,
+        "max_retries": found.max_retries,
+        "retry_timeouts": found.retry_timeouts,
+        "concurrency": found.llm_concurrency or 8,
+        "json_mode": found.json_mode,
     }
-    if settings.get("context_window"):  # the doctor's probe found it (its note says so)
-        chosen["context_window"] = settings["context_window"]
+    if found.context_window:  # the doctor's probe found it (its note says so)
+        chosen["context_window"] = found.context_window
     return chosen, [*([note] if note else []), *notes]

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -37,6 +38,9 @@ from pageindex.cli._common import (
     validation_message,
 )
 from pageindex.wording import counted
+
+if TYPE_CHECKING:
+    from pageindex.llm.profile import ClientSettings
 
 EXIT_BUDGET = ExitCode.BUDGET
 HOW_TO_MODEL = (
@@ -229,6 +233,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 judge_base_url=judge_base_url,
             )  # fmt: skip
             overrides.update(profile)
+            judge_client, judge_lines, judge_notes = _judge_client(
+                model, base_url, judge_model or next(iter(comma_list(judge_models)), None), judge_base_url,
+                {"timeout_s": timeout, "max_retries": max_retries, "json_mode": True if json_mode else None},
+                resume,
+            )  # fmt: skip
+            if judge_client is not None:
+                overrides["judge_client"] = judge_client
             if resume is not None:
                 # option: (value given now, the RunConfig field it sets, that value as stored)
                 fixed = {
@@ -283,6 +294,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             config, resume_dir=resume, events=events, resume_overrides=overrides if resume else None,
             retry_errors=retry_errors, command=command_line(),
         )
+        runner.setting_notes += judge_notes  # said with the header and recorded in run.json
         # The header (the local-server profile, settings from the doctor) is said once the run starts
         # (trees or samples), i.e. after the endpoint's preflight passed: a server that is no OpenAI
         # API stays one error line.
@@ -296,8 +308,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 if quiet:
                     err_console.print(event.message, highlight=False, markup=False)
                 return
-            if not said["header"] and profile_line:
-                err_console.print(f"[dim]{profile_line}[/]", highlight=False)
+            if not said["header"]:
+                for line in [*([profile_line] if profile_line else []), *judge_lines]:
+                    err_console.print(f"[dim]{line}[/]", highlight=False)
             said["header"] = True
             for note in runner.setting_notes[said["notes"] :]:
                 err_console.print(f"[yellow]note:[/] {plain(note)}", highlight=False)
@@ -467,6 +480,31 @@ def _refuse_unused(
         fail("--scripted-policy answers --model scripted (or a scripted --judge-model): no such model here")
     if json_mode and not specs:
         fail("--json-mode shapes a model's structured outputs: this run calls no model (give --model)")
+
+
+def _judge_client(
+    model: str | None, base_url: str | None, judge_spec: str | None, judge_base_url: str | None,
+    given: dict[str, object], resume: Path | None,
+) -> tuple[ClientSettings | None, list[str], list[str]]:
+    """The judge model's own client settings when its endpoint is not the answering model's (a remote
+    answering model judged by a llama.cpp server on this machine, or the other way round), settled for
+    that endpoint as the answering model's are for its own: the flags (``--timeout``, ``--max-retries``,
+    ``--json-mode`` apply to both), the doctor's cached findings for the judge model, the local-server
+    profile, the defaults; with the header line of its profile and the doctor's notes. None: the judge
+    shares the run's settings (the same endpoint, no answering model, or a resumed run, which keeps the
+    settings it stored)."""
+    from pageindex.llm.profile import endpoint_url, settle_client
+
+    answering = configured_model(model)
+    if resume is not None or not answering or not judge_spec or judge_spec.split("/", 1)[0] == "scripted":
+        return None, [], []
+    judge_url = judge_base_url or base_url
+    if endpoint_url(judge_spec, judge_url) == endpoint_url(answering, base_url):
+        return None, [], []
+    overrides = "the judge model's endpoint; flags override it: --timeout, --max-retries"
+    settings, line, notes = settle_client(judge_spec, judge_url, given, overrides=overrides)
+    said = [f"settings from pageindex doctor for the judge: {note}" for note in notes]
+    return settings, [line] if line else [], said
 
 
 def _local_profile(

@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from pageindex.llm.redact import redact_url
 
@@ -143,6 +143,43 @@ def settle(
 
 
 OVERRIDES = "flags override it: --concurrency, --timeout, --max-retries"
+
+
+class ClientSettings(BaseModel):
+    """One model client's settings as :func:`settle_client` decided them for its endpoint: the
+    keywords of ``make_client`` that a server decides (a run stores them in run.json for a judge
+    model whose endpoint is not the answering model's, so a resume keeps them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(gt=0, allow_inf_nan=False)
+    max_retries: int = Field(ge=0)
+    retry_timeouts: bool
+    llm_concurrency: int | None = Field(None, ge=1)  # requests in flight; None: the caller's default
+    json_mode: bool = False
+    context_window: int | None = Field(None, ge=256)  # the doctor's probe found it; None: discovered
+
+
+def settle_client(
+    model: str, base_url: str | None, given: dict[str, Any], *, overrides: str = OVERRIDES
+) -> tuple[ClientSettings, str | None, list[str]]:
+    """:func:`settle` for one client of ``model`` at ``base_url`` (a judge model's): its settings,
+    the local-server profile's header line (None: the profile decided nothing; ``overrides`` ends
+    it) and the doctor's notes. ``given`` holds the flags (None = not given) of ``timeout_s``,
+    ``max_retries`` and ``json_mode``; the samples in flight (``concurrency``) are not a client's:
+    what the doctor or the profile say of the server becomes its requests in flight."""
+    settled = settle(model, base_url, {"concurrency": None, **given})
+    settings, sources = settled.settings, settled.sources
+    in_flight = settings["llm_concurrency"]
+    if in_flight is None and sources.get("concurrency") == "pageindex doctor":
+        in_flight = settings["concurrency"]  # the doctor's "one request at a time"
+    shown = {name: source for name, source in sources.items() if name != "concurrency"}
+    chosen = ClientSettings(
+        timeout_s=settings["timeout_s"], max_retries=settings["max_retries"],
+        retry_timeouts=settings["retry_timeouts"], llm_concurrency=in_flight,
+        json_mode=bool(settings.get("json_mode")), context_window=settings.get("context_window"),
+    )  # fmt: skip
+    return chosen, profile_note(settled.base_url, shown, settings, overrides=overrides), settled.doctor_notes
 
 
 def profile_note(

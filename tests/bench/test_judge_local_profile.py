@@ -157,3 +157,83 @@ def test_a_judge_endpoint_the_doctor_found_tool_less_is_asked_in_json_mode(tmp_p
         assert json.loads((run / "run.json").read_text())["extra"]["config"]["json_mode"] is True
         samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
         assert [s["judge_error"] for s in samples] == [None, None] and all(s["verdict"] for s in samples)
+
+
+def _record_clients(monkeypatch) -> dict[str, dict]:
+    """make_client's keywords per role, as the run made its clients."""
+    import pageindex.llm
+
+    made: dict[str, dict] = {}
+    real = pageindex.llm.make_client
+
+    def recording(spec, *, role, **kwargs):
+        made[role] = {"spec": spec, **kwargs}
+        return real(spec, role=role, **kwargs)
+
+    monkeypatch.setattr(pageindex.llm, "make_client", recording)
+    return made
+
+
+def test_a_local_judge_of_a_remote_answering_model_gets_its_own_settings(server, tmp_path, monkeypatch):
+    """The answering model (scripted here: not on this machine) keeps the run's defaults, and the judge
+    model on a llama.cpp-like server on this machine gets that endpoint's local-server profile, said in
+    the header, stored in run.json and kept by a resume (a --timeout given then applies to both). Before,
+    a run with both models used the answering model's settings for both: a one-at-a-time judge met 8
+    requests at once, a 60 s timeout and timeouts retried."""
+    made = _record_clients(monkeypatch)
+    demo = tmp_path / "demo"
+    write_demo_dataset(demo)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["bench", "run", "--data-dir", str(demo), "-r", "iterative", "-n", "2",
+                                   "--model", "scripted", "--scripted-policy", "bench.faults.scripted:policy",
+                                   "--judge", "llm", "--judge-model", "openai/fault-model",
+                                   "--judge-base-url", _url(server), "-o", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    header = f"local-server profile for {_url(server)} (loopback): {PROFILE} (the judge model's endpoint"
+    assert header in res.output
+    assert (made["retriever"]["timeout"], made["retriever"]["retry_timeouts"]) == (60.0, True)
+    assert made["retriever"]["concurrency"] == 8  # 2 x 4 samples in flight
+    judge = made["judge"]
+    assert (judge["timeout"], judge["retry_timeouts"], judge["concurrency"]) == (600.0, False, 1)
+    config = json.loads((out / "run.json").read_text())["extra"]["config"]
+    assert (config["timeout_s"], config["concurrency"], config["llm_concurrency"]) == (60.0, 4, None)
+    assert config["judge_client"] == {
+        "timeout_s": 600.0, "max_retries": 3, "retry_timeouts": False, "llm_concurrency": 1,
+        "json_mode": False, "context_window": None,
+    }  # fmt: skip
+    made.clear()
+    res = CliRunner().invoke(app, ["bench", "run", "--resume", str(out), "--timeout", "90"])
+    assert res.exit_code == 0, res.output
+    if made:  # every sample finished: a resume may make no client at all
+        assert made["judge"]["timeout"] == 90.0 and made["judge"]["concurrency"] == 1
+    config = json.loads((out / "run.json").read_text())["extra"]["config"]
+    assert (config["timeout_s"], config["judge_client"]["timeout_s"]) == (90.0, 90.0)
+
+
+def test_a_remote_judge_of_a_local_answering_model_keeps_the_defaults() -> None:
+    """The other way round: the answering model on this machine gets the profile (the run's settings),
+    a judge model elsewhere the cloud defaults; a judge at the answering model's endpoint shares the
+    run's settings; flags apply to both."""
+    from bench.cli.run import _judge_client
+
+    local = "http://127.0.0.1:8080/v1"
+    given = {"timeout_s": None, "max_retries": None, "json_mode": None}
+    settings, lines, notes = _judge_client(
+        "openai/gemma3", local, "openai/gpt-4o", "https://api.example.com/v1", given, None
+    )
+    assert settings is not None and (lines, notes) == ([], [])
+    assert settings.model_dump() == {
+        "timeout_s": 60.0, "max_retries": 3, "retry_timeouts": True, "llm_concurrency": None,
+        "json_mode": False, "context_window": None,
+    }  # fmt: skip
+    assert _judge_client("openai/gemma3", local, "openai/judge", None, given, None) == (None, [], [])
+    flags = {"timeout_s": 30.0, "max_retries": 1, "json_mode": True}
+    remote = "https://api.example.com/v1"
+    settings, lines, _ = _judge_client("openai/gpt-4o", remote, "openai/g", local, flags, None)
+    assert settings is not None and lines == [  # the flags decided all the profile would have but this
+        f"local-server profile for {local} (loopback): 1 request in flight (the judge model's endpoint; "
+        "flags override it: --timeout, --max-retries)"
+    ]
+    assert (settings.timeout_s, settings.max_retries, settings.retry_timeouts, settings.json_mode) == (
+        30.0, 1, True, True)  # fmt: skip
+    assert settings.llm_concurrency == 1  # not a flag of a client: the profile's
