@@ -13,9 +13,9 @@ thousand tokens in all, more with ``probe_context``) and returns a :class:`Docto
 * ``max_tokens`` honoured and ``finish_reason: "length"`` reported; again with a tool offered (last;
   on a server that answers one request at a time only with ``probe_tool_cap``, since a server that
   ignores it there generates to the end of its context and stays busy for minutes);
-* the context window from metadata (vLLM's ``max_model_len``, LM Studio's ``context_length``,
-  ...), and with ``probe_context`` the window a refusal states (else a lower bound) found by up to
-  4 calls doubling a filler prompt;
+* the context window from metadata (vLLM's ``max_model_len``, llama.cpp's ``n_ctx``, ...; the
+  window Ollama runs and LM Studio loaded the model with), and with ``probe_context`` the window a
+  refusal states (else a lower bound) found by up to 4 calls doubling a filler prompt;
 * latency per call, prompt and generation tokens per second, and whether two requests are
   served side by side; the price known or not (``pricing.py``).
 

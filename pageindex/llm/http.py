@@ -180,10 +180,12 @@ def is_context_overflow(status: int | None, message: str) -> bool:
 
 # Where such an error states the server's window: vLLM, llama-cpp-python and OpenAI ("maximum context
 # length is 8192 tokens"), llama.cpp ("exceed context window of 8192"; llama-server: "request (9024 tokens)
-# exceeds the available context size (4096 tokens)", and its JSON error's "n_ctx": 4096).
+# exceeds the available context size (4096 tokens)", and its JSON error's "n_ctx": 4096), LM Studio ("The
+# number of tokens to keep from the initial prompt is greater than the context length (n_keep: 10247 >=
+# n_ctx: 4096)"; before, "... the model is loaded with context length of only 7866 tokens").
 _STATED_WINDOW = re.compile(
-    r"maximum context length is (\d[\d,]*)|context window of (\d[\d,]*)|\"n_ctx\"\s*:\s*(\d+)"
-    r"|available context size \((\d[\d,]*) tokens\)",
+    r"maximum context length is (\d[\d,]*)|context window of (\d[\d,]*)|\"?\bn_ctx\"?\s*:\s*(\d+)"
+    r"|available context size \((\d[\d,]*) tokens\)|context length of only (\d[\d,]*)",
     re.IGNORECASE,
 )
 

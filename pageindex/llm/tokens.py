@@ -8,9 +8,10 @@ running ratio of reported prompt tokens to prompt characters, so after the first
 estimate follows the model's real tokenizer: SmolLM2 makes ~3 characters per token of a 10-K
 index, not 4).
 
-Context windows: from the server's metadata where it offers them (vLLM's ``max_model_len``
-in ``/v1/models``; Ollama's ``/api/show``; llama-cpp-python's ``/v1/models`` has none), else a
-known table by model name, else the ``--context-window`` the user gives (which always wins).
+Context windows: the ``--context-window`` the user gives (which always wins), else the server's
+metadata where it offers it (vLLM's ``max_model_len`` in ``/v1/models``, llama.cpp's ``n_ctx``; the
+window Ollama runs a model with, ``/api/ps``; the one LM Studio loaded it with, ``/api/v1/models``;
+llama-cpp-python says none), else a known table by model name.
 
 Completion caps: every call sends ``max_tokens``; :func:`default_max_tokens` gives the per-role
 default (tool-using and answering roles more, the judge less).
@@ -75,7 +76,7 @@ def known_context_window(model: str) -> int | None:
 # (``--ctx-size`` may be smaller), so taking it would size prompts past what the server accepts.
 CONTEXT_KEYS = (
     "max_model_len",  # vLLM
-    "context_length",  # LM Studio, OpenRouter, LiteLLM
+    "context_length",  # OpenRouter, LiteLLM
     "context_window",
     "max_context_length",
     "max_input_tokens",

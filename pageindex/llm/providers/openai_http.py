@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pydantic import SecretStr
 
@@ -24,6 +24,8 @@ from pageindex.llm.redact import redact_url
 from pageindex.llm.spec import OLLAMA_BASE_URL, OPENAI_BASE_URL, PLACEHOLDER_KEY, ModelSpec, endpoint
 from pageindex.llm.tokens import OLLAMA_FALLBACK_WINDOW, ServerWindow
 from pageindex.llm.types import LLMConfigError
+
+LMSTUDIO_LOADED = "LM Studio's loaded model"
 
 
 @register_provider("openai")
@@ -55,7 +57,8 @@ class OpenAICompatible(Provider):
     async def context_window(self, *, timeout: float) -> ServerWindow | None:
         """What ``/v1/models`` reports (vLLM ``max_model_len`` and similar), else, for an Ollama
         server (``openai/`` at Ollama's address as well as ``ollama/``), the window Ollama runs the
-        model with (:meth:`ollama_window`)."""
+        model with (:meth:`ollama_window`), else, for LM Studio, the window it loaded the model with
+        (:meth:`lmstudio_window`)."""
         import httpx
 
         from pageindex.llm.tokens import context_window_from_models
@@ -74,7 +77,7 @@ class OpenAICompatible(Provider):
                 said = _json_object(version) if version.status_code == 200 else None
                 if said is not None and isinstance(said.get("version"), str):
                     return await self.ollama_window(http, base, headers)
-                return None
+                return await self.lmstudio_window(http, base, headers)
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
 
@@ -112,6 +115,61 @@ class OpenAICompatible(Provider):
             return ServerWindow(tokens=int(found.group(1)), source="the model's num_ctx (Ollama /api/show)")
         said = "Ollama's smallest default: the server does not list its window"
         return ServerWindow(tokens=OLLAMA_FALLBACK_WINDOW, source=said)
+
+
+    async def lmstudio_window(self, http: Any, base: str, headers: dict[str, str]) -> ServerWindow | None:
+        """The context window LM Studio has the model loaded with: its ``/v1/models`` lists none, and
+        its ``max_context_length`` is the window the model was trained with (131,072 for Llama 3.1),
+        where LM Studio loads a model with the app's default (a few thousand tokens) and cuts or
+        refuses a longer prompt. Read from its own API: ``/api/v1/models`` (LM Studio 0.4+: the
+        ``context_length`` of the model's loaded instance), else ``/api/v0/models/{model}`` (0.3.6+:
+        ``loaded_context_length`` once ``state`` is ``loaded``). A model LM Studio lists but has not
+        loaded is loaded as a run would load it, by a chat request (one token), and read again.
+        None: not LM Studio, or no window found (the known table then)."""
+        known, window = await self._lmstudio_loaded(http, base, headers)
+        if known and window is None:  # just-in-time loading: the first request loads the model
+            import httpx
+
+            hello = [{"role": "user", "content": "Hi"}]
+            body = {"model": self.spec.model, "messages": hello, "max_tokens": 1}
+            try:
+                await http.post(endpoint(base, "/chat/completions"), json=body, headers=headers)
+            except httpx.TimeoutException:  # still loading: read what is there
+                pass
+            known, window = await self._lmstudio_loaded(http, base, headers)
+        return window
+
+    async def _lmstudio_loaded(
+        self, http: Any, base: str, headers: dict[str, str]
+    ) -> tuple[bool, ServerWindow | None]:
+        """Whether LM Studio's API knows the model, and the window of its loaded instance (None: not
+        loaded)."""
+        model = self.spec.model
+        listing = await http.get(endpoint(base, "/api/v1/models", root=True), headers=headers)
+        models = (_json_object(listing) or {}).get("models") if listing.status_code == 200 else None
+        for entry in models if isinstance(models, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("loaded_instances"), list):
+                continue
+            instances = [i for i in entry["loaded_instances"] if isinstance(i, dict)]
+            names = [entry.get("key"), *(i.get("id") for i in instances)]
+            if not any(isinstance(n, str) and same_model(n, model) for n in names):
+                continue
+            for instance in instances:
+                value = (instance.get("config") or {}).get("context_length")
+                if _positive(value):
+                    return True, ServerWindow(tokens=int(value), source=f"{LMSTUDIO_LOADED} (/api/v1/models)")
+            return True, None
+        if isinstance(models, list):
+            return False, None
+        path = f"/api/v0/models/{quote(model, safe='/')}"
+        found = await http.get(endpoint(base, path, root=True), headers=headers)
+        entry = _json_object(found) if found.status_code == 200 else None
+        if entry is None or "state" not in entry or "max_context_length" not in entry:
+            return False, None
+        value = entry.get("loaded_context_length")
+        if entry.get("state") == "loaded" and _positive(value):
+            return True, ServerWindow(tokens=int(value), source=f"{LMSTUDIO_LOADED} (/api/v0/models)")
+        return True, None
 
 
 def _json_object(response: Any) -> dict[str, Any] | None:
