@@ -204,25 +204,27 @@ class _Fetcher:
         if self.progress:
             self.progress(event)
 
-    def get(self, rel: str, remote: str, *, pdf: bool = False) -> bool:
-        """Make ``root/rel`` a verified copy of ``base_url/remote``; False if it failed."""
+    def get(self, rel: str, remote: str, *, check: Callable[[Path], str | None]) -> bool:
+        """Make ``root/rel`` a verified copy of ``base_url/remote``; False if it failed. ``check``
+        says what is wrong with a file's content (None: nothing): a file it finds wrong is never
+        recorded as done, and one recorded before is downloaded again (a questions file that was an
+        HTML page was kept as verified, so every re-run skipped it and failed the same way)."""
         url = f"{self.base_url}/{remote}"
         dest = self.root / rel
-        if is_verified(self.root, rel, self.manifest):
+        if is_verified(self.root, rel, self.manifest) and check(dest) is None:
             self.emit(FetchEvent(path=rel, status="skipped", size=dest.stat().st_size))
             return True
         replaced = dest.exists()
         if replaced:
             dest.unlink()  # present but not matching the manifest: corrupt or unknown
-        self.manifest.files.pop(rel, None)
+        if rel in self.manifest.files:
+            self.manifest.files.pop(rel)
+            save_manifest(self.root, self.manifest)  # never left naming a file that is gone
         try:
             resumed = download(self.client, url, dest, retries=self.retries, backoff=self.backoff)
-            if pdf:
-                from pageindex.tree.pdf import starts_as_pdf
-
-                if not starts_as_pdf(dest):
-                    dest.unlink()
-                    raise FetchError(f"{url}: not a PDF (an HTML error page or a Git LFS pointer?)")
+            if problem := check(dest):
+                dest.unlink()
+                raise FetchError(f"{url}: {problem}")
         except FetchError as exc:
             self.emit(FetchEvent(path=rel, status="failed", detail=str(exc)))
             return False
@@ -235,23 +237,45 @@ class _Fetcher:
         return True
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    """The rows of a downloaded JSONL file; one that is not UTF-8 JSON objects, one a line, is a
-    :class:`FetchError` naming the line (it was an internal error: a list row, a byte that is not UTF-8)."""
+def _parse_jsonl(path: Path) -> list[dict] | str:
+    """The rows of a downloaded JSONL file, or what is wrong with it: not UTF-8 JSON objects, one a
+    line (it was an internal error: a list row, a byte that is not UTF-8), or an HTML page (a
+    ``--base-url`` that is a web page's address, a sign-in page)."""
     rows = []
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise FetchError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+        return f"not UTF-8 text (byte {exc.start + 1})"
+    if re.match(r"\s*<(?:!doctype\s+html|html|head|body)\b", text, re.IGNORECASE):
+        return "an HTML page, not JSON lines (is --base-url the address of the raw files?)"
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise FetchError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+                return f"line {number} is not valid JSON ({exc.msg})"
             if not isinstance(row, dict):
-                raise FetchError(f"{path}: line {number} is not a JSON object")
+                return f"line {number} is not a JSON object"
             rows.append(row)
+    return rows
+
+
+def _jsonl_problem(path: Path) -> str | None:
+    rows = _parse_jsonl(path)
+    return rows if isinstance(rows, str) else None
+
+
+def _pdf_problem(path: Path) -> str | None:
+    from pageindex.tree.pdf import starts_as_pdf
+
+    return None if starts_as_pdf(path) else "not a PDF (an HTML error page or a Git LFS pointer?)"
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSONL file :func:`_jsonl_problem` passed."""
+    rows = _parse_jsonl(path)
+    if isinstance(rows, str):
+        raise FetchError(f"{path}: {rows}")
     return rows
 
 
@@ -284,7 +308,7 @@ def fetch_financebench(
         raw_questions = f"{RAW_DIR}/{Path(REMOTE_QUESTIONS).name}"
         raw_documents = f"{RAW_DIR}/{Path(REMOTE_DOCUMENTS).name}"
         for rel, remote in ((raw_questions, REMOTE_QUESTIONS), (raw_documents, REMOTE_DOCUMENTS)):
-            if not fetcher.get(rel, remote):
+            if not fetcher.get(rel, remote, check=_jsonl_problem):
                 remove_empty(made)  # an unreachable server left empty raw/ and pdfs/ behind
                 raise FetchError(fetcher.report.failed[-1].detail)
         questions = _read_jsonl(root / raw_questions)
@@ -300,7 +324,8 @@ def fetch_financebench(
         info = {"name": "financebench", "source": redact_url(fetcher.base_url)}
         (root / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         for doc_name in doc_names:
-            fetcher.get(f"{PDF_DIR}/{doc_name}.pdf", REMOTE_PDF.format(doc_name=quote(doc_name)), pdf=True)
+            pdf_file, pdf_url = f"{PDF_DIR}/{doc_name}.pdf", REMOTE_PDF.format(doc_name=quote(doc_name))
+            fetcher.get(pdf_file, pdf_url, check=_pdf_problem)
         fetcher.report.questions = len(questions)
         fetcher.report.documents = len(doc_names)
         return fetcher.report

@@ -351,3 +351,35 @@ def test_a_questions_file_of_other_rows_is_one_error_not_a_crash(server, tmp_pat
     state.files["/" + REMOTE_QUESTIONS] = b'{"doc_name": "caf\xe9"}\n'
     with pytest.raises(FetchError, match=r"financebench_open_source.jsonl: not UTF-8 text \(byte 18\)"):
         _fetch(tmp_path / "b", url)
+
+
+def test_a_metadata_file_that_is_an_html_page_is_never_recorded_as_done(server, upstream, tmp_path) -> None:
+    """A --base-url whose server answered the questions file with an HTML page (a sign-in page, a web
+    page's address) had the page recorded in manifest.json as a verified download: every re-run, also
+    once the source was right, skipped it and failed with "line 1 is not valid JSON"."""
+    url, state = server
+    page = b"<!DOCTYPE html>\n<html><body>Sign in to continue</body></html>\n"
+    state.files["/" + REMOTE_QUESTIONS] = page
+    out = tmp_path / "fb"
+    with pytest.raises(FetchError, match=r"financebench_open_source.jsonl: an HTML page, not JSON lines"):
+        _fetch(out, url)
+    assert "raw/financebench_open_source.jsonl" not in load_manifest(out).files
+    state.files["/" + REMOTE_QUESTIONS] = upstream["/" + REMOTE_QUESTIONS]  # the source is right now
+    report = _fetch(out, url)
+    assert report.failed == [] and report.questions == 18
+    assert (out / "questions.jsonl").read_bytes() == upstream["/" + REMOTE_QUESTIONS]
+
+    # a folder an earlier version left so (the page recorded as verified) is downloaded again
+    raw = out / "raw" / "financebench_open_source.jsonl"
+    raw.write_bytes(page)
+    manifest = load_manifest(out)
+    entry = manifest.files["raw/financebench_open_source.jsonl"]
+    manifest.files["raw/financebench_open_source.jsonl"] = entry.model_copy(
+        update={"size": len(page), "sha256": hashlib.sha256(page).hexdigest()}
+    )
+    (out / MANIFEST_FILE).write_text(manifest.model_dump_json())
+    events = []
+    report = _fetch(out, url, progress=events.append)
+    assert report.failed == [] and report.questions == 18
+    assert events[0].path == "raw/financebench_open_source.jsonl" and events[0].status == "replaced"
+    assert raw.read_bytes() == upstream["/" + REMOTE_QUESTIONS]
