@@ -125,14 +125,37 @@ def settings_note(config: RunConfig) -> str:
     )
 
 
-def check_versions(previous: RunInfo, now: dict[str, str | None]) -> None:
+DATASET_CHANGE = "dataset content hash"
+
+
+def check_versions(previous: RunInfo, now: dict[str, str | None], dataset_sha256: str | None = None) -> None:
     """A resume that would score its samples with another judge, tree builder or dataset than the
-    run's first samples is refused (:func:`bench.runinfo.resume_changes`)."""
-    if changed := provenance.resume_changes(previous, now):
-        raise ResumeRefused(
-            f"its samples were scored with other versions ({'; '.join(changed)}); finish it with the "
-            "install that started it, or start a new run (and bench rejudge the old one)"
+    run's first samples is refused (:func:`bench.runinfo.resume_changes`). A changed dataset is said
+    as such, with what changed (``dataset_sha256``: today's hash of its questions and documents
+    files) and what to do: it was "scored with other versions ...; finish it with the install that
+    started it", advice for a new install, not for a filing deleted or replaced since."""
+    changed = provenance.resume_changes(previous, now)
+    versions = [c for c in changed if not c.startswith(DATASET_CHANGE)]
+    why = []
+    if versions:
+        why.append(
+            f"its samples were scored with other versions ({'; '.join(versions)}); finish it with the "
+            "install that started it"
         )
+    if len(versions) < len(changed):
+        data = previous.dataset
+        which = (
+            "questions.jsonl or documents.jsonl"
+            if data.sha256 and dataset_sha256 and data.sha256 != dataset_sha256
+            else "a PDF in pdfs/ was added, removed or changed size"
+        )
+        old, new = (data.content_sha256 or "")[:12], (now.get(DATASET_CHANGE) or "")[:12]
+        why.append(
+            f"its dataset {data.path or 'folder'} changed since the run started ({which}; content hash "
+            f"{old} -> {new}): put the dataset back as it was to finish the run"
+        )
+    if why:
+        raise ResumeRefused(f"{'; and '.join(why)}, or start a new run (and bench rejudge the old one)")
 
 
 def masked_url(url: str | None) -> bool:

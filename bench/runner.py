@@ -710,7 +710,7 @@ class Runner:
                 "judge version": provenance.judge_version(judge),
                 "tree builder version": provenance.builder_version(()),
                 "dataset content hash": provenance.dataset_content_hash(dataset.path),
-            })  # fmt: skip
+            }, dataset.sha256)  # fmt: skip
         await self._preflight(retriever_llm, judge_llm)
         self._stop_before_sampling("before the trees were built")
 

@@ -320,6 +320,42 @@ def test_a_resume_with_other_versions_is_refused_before_the_trees_in_one_line(en
     assert {name: (run / name).read_bytes() for name in before} == before
 
 
+def test_a_resume_over_a_changed_dataset_says_what_changed_and_what_to_do(env, tmp_path):
+    """A filing deleted (or replaced, or a fetch re-run) since the run started was refused as "its
+    samples were scored with other versions (dataset content hash <64 hex> -> <64 hex>); finish it with
+    the install that started it": the advice for a new install, not for a changed dataset."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(demo_dataset_dir(), data)
+    run = tmp_path / "run"
+    code, output = invoke(env, "--data-dir", str(data), "--limit", "2", "-o", str(run))
+    assert code == 0, output
+    keep_first_sample(run)
+    before = {name: (run / name).read_bytes() for name in ("run.json", "samples.jsonl")}
+    pdf = data / "pdfs" / "GRANITEPEAK_2023_10K.pdf"
+    kept = pdf.read_bytes()
+    pdf.unlink()
+    code, output = invoke(env, "--resume", str(run))
+    assert code == ExitCode.BAD_INPUT
+    assert output.startswith(f"error: cannot resume {run}: its dataset {data} changed since the run started "
+                             "(a PDF in pdfs/ was added, removed or changed size; content hash ")
+    assert output.endswith("): put the dataset back as it was to finish the run, or start a new run "
+                           "(and bench rejudge the old one)")
+    assert "other versions" not in output and "install" not in output
+    assert {name: (run / name).read_bytes() for name in before} == before
+
+    pdf.write_bytes(kept)
+    questions = data / "questions.jsonl"
+    questions.write_bytes(questions.read_bytes() + b"\n")
+    code, output = invoke(env, "--resume", str(run))
+    assert code == ExitCode.BAD_INPUT and "(questions.jsonl or documents.jsonl; content hash " in output
+    questions.write_bytes(questions.read_bytes()[:-1])  # as it was: the run finishes
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert len(rows(run)) == 2
+
+
 def as_an_old_install_stored_it(run: Path, data_dir: str, out: str | None) -> None:
     """run.json as installs before the paths were stored absolute wrote it: --data-dir and --out as
     given, and the dataset path recorded as the loader was given it (relative too)."""
