@@ -22,7 +22,7 @@ from rich.table import Table
 
 from bench.datasets.financebench import load_financebench
 from bench.datasets.models import DatasetError, Question
-from pageindex.cli._common import CliConsole
+from pageindex.cli._common import CliConsole, fail
 from pageindex.llm import ScriptedModel, make_client
 from pageindex.retrievers import retrieve
 from pageindex.retrievers.numbers import find_numbers
@@ -54,8 +54,7 @@ def main(
     try:
         dataset = load_financebench(data_dir)
     except DatasetError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     questions: list[Question] = dataset.questions[:limit] if limit else dataset.questions
     sm = ScriptedModel(policy=lambda req: STAND_IN)
     llm = make_client("scripted", scripted=sm)

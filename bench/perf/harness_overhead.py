@@ -24,6 +24,7 @@ import typer
 
 from bench.config import RunConfig
 from bench.faults.scripted import policy as plausible
+from bench.perf import dataset_folder
 from bench.runner import Runner
 from pageindex.cli._common import CliConsole
 
@@ -54,6 +55,8 @@ def main(
     if data_dir is None:
         fb = Path(os.environ.get("PAGEINDEX_FINANCEBENCH", "/work/shared/financebench"))
         data_dir = fb if (fb / "questions.jsonl").exists() else None
+    else:
+        dataset_folder(data_dir)
     work = Path(tempfile.mkdtemp(prefix="harness-overhead-"))
     base = dict(data_dir=data_dir, retrievers=retrievers, model="scripted", judge="llm", limit=questions)
     base["concurrency"] = 1

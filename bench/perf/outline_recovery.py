@@ -32,6 +32,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bench.perf import pdf_folders
 from pageindex.tree import PDFError, Tree, build_tree
 
 HOLDOUT = frozenset(
@@ -106,8 +107,7 @@ def main(
 ) -> None:
     console = Console(width=160)
     pdfs: list[Path] = []
-    for d in dirs:
-        folder = d / "pdfs" if (d / "pdfs").is_dir() else d
+    for folder in pdf_folders(dirs, () if with_holdout else HOLDOUT):
         pdfs += sorted(folder.glob("*.pdf"))
     groups: dict[str, list[int]] = {"development": [0, 0, 0, 0], "hold-out": [0, 0, 0, 0]}
     table = Table("pdf", "set", "found", "entries", "found %", "noise %", "nodes", "strategy")

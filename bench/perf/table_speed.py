@@ -19,7 +19,8 @@ import pymupdf
 import typer
 from rich.table import Table
 
-from pageindex.cli._common import CliConsole
+from bench.perf import pdf_folders
+from pageindex.cli._common import CliConsole, fail
 from pageindex.tree.tables import is_fragmented, page_tables
 
 DEFAULT_PAGES = [
@@ -51,16 +52,30 @@ def _mupdf(path: Path, page: int) -> list:
         return doc[page - 1].find_tables().tables
 
 
+def _page(folder: Path, spec: str) -> tuple[Path, int]:
+    """The PDF and 1-based page a ``DOC:PAGE`` spec names, or exit 2 with one error line."""
+    doc, _, num = spec.rpartition(":")
+    path = folder / f"{doc}.pdf"
+    if not doc or not num.isdigit() or int(num) < 1:
+        fail(f"{spec!r}: give DOC:PAGE, a PDF's name in {folder} and a 1-based page, e.g. 3M_2018_10K:60")
+    if not path.is_file():
+        fail(f"{spec!r}: no {path}")
+    with pymupdf.open(path) as pdf:
+        pages = pdf.page_count
+    if int(num) > pages:
+        fail(f"{spec!r}: {path.name} has {pages} pages")
+    return path, int(num)
+
+
 def main(
     data_dir: Path = typer.Argument(..., help="FinanceBench directory (holds pdfs/)"),
     pages: list[str] = typer.Argument(None, help="DOC:PAGE specs, e.g. 3M_2018_10K:60"),
 ) -> None:
     console = CliConsole(width=max(CliConsole().width, 120))
     table = Table("page", "pdfplumber s", "tables (rows)", "pymupdf s", "tables", "page_tables s", "chose")
+    [folder] = pdf_folders([data_dir])
     for spec in pages or DEFAULT_PAGES:
-        doc, _, num = spec.rpartition(":")
-        path = (data_dir / "pdfs" if (data_dir / "pdfs").is_dir() else data_dir) / f"{doc}.pdf"
-        page = int(num)
+        path, page = _page(folder, spec)
         t_pl, pl = _seconds(_plumber, path, page)
         t_mu, mu = _seconds(_mupdf, path, page)
         t_pt, pt = _seconds(page_tables, path, page)

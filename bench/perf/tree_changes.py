@@ -20,6 +20,7 @@ from pathlib import Path
 
 import typer
 
+from bench.perf import pdf_folders
 from bench.perf.outline_recovery import HOLDOUT
 from pageindex.cli._common import CliConsole, fail
 from pageindex.tree import Node, PDFError, build_tree
@@ -30,8 +31,7 @@ console = CliConsole()
 
 def _pdfs(folders: list[Path], with_holdout: bool) -> list[Path]:
     out: list[Path] = []
-    for folder in folders:
-        folder = folder / "pdfs" if (folder / "pdfs").is_dir() else folder
+    for folder in pdf_folders(folders, () if with_holdout else HOLDOUT):
         out += [p for p in sorted(folder.glob("*.pdf")) if with_holdout or p.stem not in HOLDOUT]
     return out
 

@@ -19,6 +19,7 @@ import jsonlines
 import typer
 from rich.table import Table
 
+from bench.perf import dataset_folder
 from pageindex.cli._common import CliConsole
 from pageindex.tree import PDFError, Tree, build_tree
 
@@ -69,7 +70,7 @@ def main(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List evidence pages that miss a target."),
 ) -> None:
     console = CliConsole()
-    rows = evidence_pages(data_dir)
+    rows = evidence_pages(dataset_folder(data_dir))
     trees: dict[str, Tree] = {}
     for doc in sorted({d for _, d, _ in rows}):
         try:

@@ -28,6 +28,7 @@ import pymupdf
 import typer
 from rich.table import Table
 
+from bench.perf import pdf_folders
 from bench.perf.outline_recovery import HOLDOUT
 from bench.summary import print_whole
 from pageindex.cli._common import CliConsole
@@ -78,6 +79,7 @@ def main(
     extra = ("CPU text s/100 p", "CPU tree s/100 p", "CPU ratio", "slowest tree", "floor: dict pass CPU")
     for col in (*columns, *extra):
         table.add_column(col, justify="right" if col != "folder" else "left")
+    pdf_folders(data_dirs, () if with_holdout else HOLDOUT)  # before any work
     all_pages = 0
     all_text = all_tree = all_text_cpu = all_tree_cpu = all_dict_cpu = 0.0
     for data_dir in data_dirs:

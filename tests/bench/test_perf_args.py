@@ -1,0 +1,88 @@
+"""The perf scripts the README quotes refuse a wrong folder or argument with one ``error:`` line, exit 2,
+before any work: tree_quality.py, table_speed.py and harness_overhead.py ended in a traceback, tree_speed.py
+and outline_recovery.py printed a table of zeros and exited 0, tree_changes.py wrote an empty snapshot
+and baselines.py's line had no ``error:``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from bench.perf import baselines, harness_overhead, outline_recovery, table_speed, tree_quality, tree_speed
+from tests.tree.pdf_factory import make_pdf
+
+
+def _invoke(main, *args: str):
+    app = typer.Typer()
+    app.command()(main)
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "300"})
+
+
+def _said(out) -> str:
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1, out.output
+    return lines[0]
+
+
+FOLDER_SCRIPTS = {
+    "tree_quality": tree_quality.main,
+    "tree_speed": tree_speed.main,
+    "outline_recovery": outline_recovery.main,
+    "table_speed": table_speed.main,
+    "harness_overhead": harness_overhead.main,
+    "baselines": baselines.main,
+}
+
+
+@pytest.mark.parametrize("script", sorted(FOLDER_SCRIPTS))
+def test_a_missing_folder_is_one_error_line(script, tmp_path: Path) -> None:
+    out = _invoke(FOLDER_SCRIPTS[script], str(tmp_path / "nope"))
+    assert out.exit_code == 2
+    assert _said(out).startswith(f"error: {tmp_path / 'nope'}: no such ")
+
+
+@pytest.mark.parametrize("script", ["tree_speed", "outline_recovery", "table_speed"])
+def test_a_folder_without_pdfs_is_one_error_line(script, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("no filings here")
+    out = _invoke(FOLDER_SCRIPTS[script], str(tmp_path))
+    assert out.exit_code == 2
+    said = f"error: {tmp_path}: no PDF in {tmp_path} (give FinanceBench-format folders or folders of PDFs)"
+    assert _said(out) == said
+
+
+def test_a_folder_of_hold_outs_only_says_they_are_left_out(tmp_path: Path) -> None:
+    make_pdf(tmp_path / "COSTCO_2024_DEF14A.pdf", [["Proxy", "Vote."]])  # a hold-out's name, never opened
+    out = _invoke(tree_speed.main, str(tmp_path))
+    assert out.exit_code == 2 and "no PDF but hold-outs, left out without --with-holdout in" in _said(out)
+
+
+@pytest.mark.parametrize("script", ["tree_quality", "harness_overhead"])
+def test_a_folder_without_questions_is_one_error_line(script, tmp_path: Path) -> None:
+    out = _invoke(FOLDER_SCRIPTS[script], str(tmp_path))
+    assert out.exit_code == 2
+    assert _said(out) == (
+        f"error: {tmp_path}: no questions.jsonl (give a FinanceBench-format folder: questions.jsonl, pdfs/)"
+    )
+
+
+def test_table_speed_names_a_page_spec_it_cannot_read(tmp_path: Path) -> None:
+    make_pdf(tmp_path / "ACME_2023_10K.pdf", [["ITEM 1. BUSINESS", "We make things."]] * 3)
+    for spec, said in [
+        ("NOPE:1", f"error: 'NOPE:1': no {tmp_path / 'NOPE.pdf'}"),
+        ("ACME_2023_10K:4", "error: 'ACME_2023_10K:4': ACME_2023_10K.pdf has 3 pages"),
+        ("ACME_2023_10K", f"error: 'ACME_2023_10K': give DOC:PAGE, a PDF's name in {tmp_path} and a 1-based "
+                          "page, e.g. 3M_2018_10K:60"),
+    ]:
+        out = _invoke(table_speed.main, str(tmp_path), spec)
+        assert (out.exit_code, _said(out)) == (2, said)
+
+
+def test_tree_changes_writes_no_snapshot_of_a_missing_folder(tmp_path: Path) -> None:
+    from bench.perf import tree_changes
+
+    out = CliRunner().invoke(tree_changes.app, ["snapshot", str(tmp_path / "s.json"), str(tmp_path / "nope")])
+    assert out.exit_code == 2 and _said(out).startswith(f"error: {tmp_path / 'nope'}: no such folder")
+    assert not (tmp_path / "s.json").exists()
