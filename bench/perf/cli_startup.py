@@ -26,7 +26,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from pageindex.cli._common import CliConsole
+from pageindex.cli._common import CliConsole, fail
 
 BIN = Path(sys.executable).parent
 FLOOR = [sys.executable, "-c", "import typer, rich.console, pydantic"]
@@ -80,9 +80,12 @@ def commands(run_dir: Path, where: Path) -> list[tuple[str, list[str], float]]:
 
 def main(
     run: Path = typer.Option(None, "--run", help="A run directory (default: a small generated one)."),
-    repeats: int = typer.Option(5, "--repeats", "-n", help="Best of N runs of each command."),
+    repeats: int = typer.Option(5, "--repeats", "-n", min=1, help="Best of N runs of each command."),
 ) -> None:
     console = CliConsole()
+    if run is not None and not (run / "run.json").is_file():  # a traceback from the baseline's copy
+        what = "no such folder" if not run.exists() else "no run.json in it" if run.is_dir() else "a file"
+        fail(f"--run {run}: {what} (give a run folder of pageindex bench run, or no --run)")
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = run or make_run(Path(tmp), env)

@@ -86,3 +86,19 @@ def test_tree_changes_writes_no_snapshot_of_a_missing_folder(tmp_path: Path) -> 
     out = CliRunner().invoke(tree_changes.app, ["snapshot", str(tmp_path / "s.json"), str(tmp_path / "nope")])
     assert out.exit_code == 2 and _said(out).startswith(f"error: {tmp_path / 'nope'}: no such folder")
     assert not (tmp_path / "s.json").exists()
+
+
+def test_cli_startup_refuses_a_run_folder_that_is_not_one_and_zero_repeats(tmp_path: Path) -> None:
+    """``--run /nope`` ended in a FileNotFoundError traceback (copying it as the gate's baseline), and
+    ``-n 0`` printed every time as ``inf`` and every ratio as ``nanx``."""
+    from bench.perf import cli_startup
+
+    out = _invoke(cli_startup.main, "--run", str(tmp_path / "nope"))
+    assert out.exit_code == 2
+    nope = tmp_path / "nope"
+    said = f"error: --run {nope}: no such folder (give a run folder of pageindex bench run, or no --run)"
+    assert _said(out) == said
+    out = _invoke(cli_startup.main, "--run", str(tmp_path))
+    assert out.exit_code == 2 and "no run.json in it" in _said(out)
+    out = _invoke(cli_startup.main, "-n", "0")
+    assert out.exit_code == 2 and "inf" not in out.output
