@@ -25,8 +25,8 @@ import typer
 from bench.config import RunConfig
 from bench.faults.scripted import policy as plausible
 from bench.perf import dataset_folder
-from bench.runner import Runner
-from pageindex.cli._common import CliConsole
+from bench.runner import Runner, RunSetupError, choose_retrievers
+from pageindex.cli._common import CliConsole, fail
 
 
 class TimedPolicy:
@@ -47,7 +47,7 @@ class TimedPolicy:
 
 def main(
     data_dir: Path = typer.Argument(None, help="FinanceBench-format directory (default: FinanceBench)."),
-    questions: int = typer.Option(100, help="Questions to run."),
+    questions: int = typer.Option(100, min=1, help="Questions to run."),
     retrievers: str = typer.Option("agent,iterative,oracle", help="Comma-separated retrievers."),
 ) -> None:
     """Print the harness overhead per sample."""
@@ -57,9 +57,13 @@ def main(
         data_dir = fb if (fb / "questions.jsonl").exists() else None
     else:
         dataset_folder(data_dir)
-    work = Path(tempfile.mkdtemp(prefix="harness-overhead-"))
     base = dict(data_dir=data_dir, retrievers=retrievers, model="scripted", judge="llm", limit=questions)
     base["concurrency"] = 1
+    try:  # a retriever's name checked before the warm-up builds every tree (minutes), not after it
+        choose_retrievers(RunConfig(**base), "scripted")
+    except RunSetupError as exc:
+        fail(f"--retrievers {retrievers!r}: {exc}")
+    work = Path(tempfile.mkdtemp(prefix="harness-overhead-"))
     # warm-up: build (or load) every tree once
     warmup = RunConfig(**{**base, "retrievers": "oracle"}, out=work / "warmup")
     asyncio.run(Runner(warmup, scripted=plausible).run())

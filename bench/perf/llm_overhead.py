@@ -37,6 +37,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pageindex.cli._common import fail
 from pageindex.llm import Message, make_client
 from pageindex.llm.wire import completion_body
 
@@ -158,13 +159,22 @@ async def run_raw(base_url: str, level: int, calls: int) -> tuple[float, list[fl
         return time.perf_counter() - started, latencies, time.process_time() - cpu_started
 
 
+def _levels(given: str) -> list[int]:
+    """The concurrency levels of ``--levels``, or exit 2 with one error line."""
+    parts = [part.strip() for part in given.split(",")]
+    if not all(part.isdigit() and int(part) > 0 for part in parts):
+        fail(f"--levels {given!r}: give whole numbers above 0, comma-separated, e.g. 1,8,32,64")
+    return [int(part) for part in parts]
+
+
 def main(
-    delay: float = typer.Option(0.2, help="Server delay per reply, seconds."),
+    delay: float = typer.Option(0.2, min=0.001, help="Server delay per reply, seconds."),
     levels: str = typer.Option("1,8,32,64", help="Comma-separated concurrency levels."),
     calls_per_worker: int = typer.Option(
-        25, help="Sequential calls each worker makes (enough to reach a steady state)."
+        25, min=1, help="Sequential calls each worker makes (enough to reach a steady state)."
     ),
 ) -> None:
+    concurrency = _levels(levels)  # before the server starts: --levels 0 waited for ever
     proc, base_url = start_server(delay)
     table = Table(
         "client",
@@ -184,7 +194,7 @@ def main(
     missed = False
     verdict = ""
     try:
-        rows = [("LLMClient", int(level)) for level in levels.split(",")]
+        rows = [("LLMClient", level) for level in concurrency]
         rows += [
             ("LLMClient staggered", TARGET_LEVEL),
             ("raw httpx2", TARGET_LEVEL),

@@ -102,3 +102,32 @@ def test_cli_startup_refuses_a_run_folder_that_is_not_one_and_zero_repeats(tmp_p
     assert out.exit_code == 2 and "no run.json in it" in _said(out)
     out = _invoke(cli_startup.main, "-n", "0")
     assert out.exit_code == 2 and "inf" not in out.output
+
+
+def test_llm_overhead_refuses_levels_it_cannot_run_before_starting_its_server(monkeypatch) -> None:
+    """``--levels x`` ended in a ValueError traceback and ``--levels 0`` waited for ever."""
+    from bench.perf import llm_overhead
+
+    def no_server(delay):
+        raise AssertionError("the test server was started")
+
+    monkeypatch.setattr(llm_overhead, "start_server", no_server)
+    for given in ("x", "0", "1,,8", "-1"):
+        out = _invoke(llm_overhead.main, "--levels", given)
+        said = f"error: --levels {given!r}: give whole numbers above 0, comma-separated, e.g. 1,8,32,64"
+        assert (out.exit_code, _said(out)) == (2, said)
+
+
+def test_harness_overhead_names_an_unknown_retriever_before_the_warm_up(monkeypatch, tmp_path: Path) -> None:
+    """An unknown --retrievers name ended in a RunSetupError traceback, after the warm-up had built every
+    tree of the dataset."""
+
+    class NoRunner:
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a run started")
+
+    monkeypatch.setattr(harness_overhead, "Runner", NoRunner)
+    monkeypatch.setenv("PAGEINDEX_FINANCEBENCH", str(tmp_path))  # none: the demo dataset
+    out = _invoke(harness_overhead.main, "--questions", "2", "--retrievers", "oracle,nope")
+    assert out.exit_code == 2
+    assert _said(out).startswith("error: --retrievers 'oracle,nope': unknown retriever(s) nope; choose from ")
