@@ -58,6 +58,7 @@ def snapshot(
     with_holdout: bool = typer.Option(False, "--with-holdout", help="include the README's hold-out PDFs"),
 ) -> None:
     """Write every PDF's nodes to OUT (JSON)."""
+    _new_snapshot(out)  # before the trees (minutes)
     trees: dict[str, list[list]] = {}
     for path in _pdfs(folders, with_holdout):
         try:
@@ -93,11 +94,35 @@ def changes(before: list[list], after: list[list]) -> tuple[list[list], list[lis
     return gone, new, moved
 
 
-def _read(path: Path) -> dict:
+def _snapshot(path: Path) -> dict | str:
+    """The snapshot ``path`` holds, or why it is none."""
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        fail(f"{path}: not a snapshot of tree_changes.py snapshot ({exc})")
+        return str(exc)
+    if not isinstance(data, dict) or not all(isinstance(rows, list) for rows in data.values()):
+        return "not {PDF name: [nodes]}"
+    return data
+
+
+def _read(path: Path) -> dict:
+    data = _snapshot(path)
+    if isinstance(data, str):
+        fail(f"{path}: not a snapshot of tree_changes.py snapshot ({data})")
+    return data
+
+
+def _new_snapshot(out: Path) -> None:
+    """``out`` can take a snapshot: new, or an earlier snapshot (written over); a folder (the arguments
+    swapped: ``snapshot DIR OUT.json``) or any other file is refused with one error line, before any tree
+    is built (a folder ended in a traceback after every tree; a file was written over)."""
+    if out.is_dir():
+        fail(f"snapshot {out}: a folder; give the snapshot file first: snapshot OUT.json DIR...")
+    if not out.parent.is_dir():
+        fail(f"snapshot {out}: no folder {out.parent} to write it in")
+    if out.exists() and isinstance(_snapshot(out), str):
+        said = "exists and is not a snapshot of tree_changes.py (never written over); give a new file"
+        fail(f"snapshot {out}: {said}")
 
 
 @app.command()

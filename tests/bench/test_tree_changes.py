@@ -46,3 +46,32 @@ def test_snapshot_then_diff(tmp_path):
     missing = runner.invoke(app, ["diff", str(tmp_path / "a.json"), str(tmp_path / "none.json")])
     assert missing.exit_code == 2 and "Traceback" not in missing.output
     assert missing.output.startswith(f"error: {tmp_path / 'none.json'}: not a snapshot")
+
+
+def test_snapshot_refuses_a_folder_or_a_file_of_the_users_before_building_any_tree(tmp_path, monkeypatch):
+    """``snapshot DIR OUT.json`` (arguments swapped) built every tree, then ended in IsADirectoryError;
+    an existing file that is no snapshot (a PDF, questions.jsonl) was written over with the JSON."""
+    from bench.perf import tree_changes
+
+    def no_tree(*args, **kwargs):
+        raise AssertionError("a tree was built")
+
+    monkeypatch.setattr(tree_changes, "build_tree", no_tree)
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    make_pdf(folder / "A.pdf", [["ITEM 1. BUSINESS", "We make things."]])
+    runner = CliRunner()
+    swapped = runner.invoke(app, ["snapshot", str(tmp_path), str(tmp_path / "a.json")])
+    assert swapped.exit_code == 2
+    assert swapped.output.strip() == (
+        f"error: snapshot {tmp_path}: a folder; give the snapshot file first: snapshot OUT.json DIR..."
+    )
+    mine = tmp_path / "questions.jsonl"
+    mine.write_text('{"financebench_id": "q1"}\n')
+    over = runner.invoke(app, ["snapshot", str(mine), str(tmp_path)])
+    assert over.exit_code == 2 and "exists and is not a snapshot of tree_changes.py" in over.output
+    assert mine.read_text() == '{"financebench_id": "q1"}\n'
+    other = tmp_path / "list.json"
+    other.write_text("[1, 2]")
+    listed = runner.invoke(app, ["diff", str(other), str(other)])
+    assert listed.exit_code == 2 and listed.output.startswith(f"error: {other}: not a snapshot")
