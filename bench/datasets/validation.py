@@ -112,7 +112,8 @@ def check_pdf(
         doc = open_pdf(path)  # the tree builder's own checks, so both agree on what is unreadable
     except PDFError as exc:
         reason = _ERROR_REASONS.get(type(exc), "pdf_unreadable")
-        return PdfCheck(path=str(path), ok=False, reason=reason, detail=str(exc))
+        hint = missing_hint(path) if reason == "pdf_missing" else ""
+        return PdfCheck(path=str(path), ok=False, reason=reason, detail=f"{exc}{hint}")
     with doc:
         pages = doc.page_count
         if doc.is_repaired and not allow_repaired:
@@ -125,6 +126,25 @@ def check_pdf(
         except Exception as exc:
             return bad("pdf_unreadable", f"cannot extract text ({exc})", pages)
         return PdfCheck(path=str(path), ok=True, page_count=pages)
+
+
+def missing_hint(path: Path) -> str:
+    """What lies beside a filing that is not there, when it says why (else ""): the partial download of an
+    interrupted ``datasets fetch`` (``X.pdf.part``), a doc_name written with its ``.pdf`` (the file looked
+    for is ``X.pdf.pdf``), or a file whose name differs only in case. Each was only "file not found"."""
+    try:
+        if path.with_name(path.name + ".part").is_file():
+            return f"; {path.name}.part is a partial download: run pageindex bench datasets fetch again"
+        if path.name.lower().endswith(".pdf.pdf") and path.with_name(path.name[:-4]).is_file():
+            return f"; {path.name[:-4]} is there: the doc_name must not end in .pdf"
+        if path.parent.is_dir():
+            lower = path.name.lower()
+            same = [p.name for p in path.parent.iterdir() if p.name.lower() == lower and p.name != path.name]
+            if same:
+                return f"; {same[0]} is there (the doc_name must match its case)"
+    except OSError:
+        pass
+    return ""
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

@@ -364,3 +364,36 @@ def test_a_pdfs_folder_that_is_not_there_is_said_once(tmp_path: Path, kind: str)
         "question's filing is missing"
     ]
     assert {d.reason for d in validate_dataset(ds).dropped} == {"pdf_missing"}
+
+
+def test_a_missing_filing_says_what_lies_beside_it_when_that_is_why(tmp_path: Path, fb_pdf) -> None:
+    """Each was only "file not found": the partial download of an interrupted fetch, a doc_name written
+    with its .pdf, a name that differs from the file's in case."""
+    root = tmp_path / "ds"
+    (root / "pdfs").mkdir(parents=True)
+    (root / "pdfs" / "PART_2023_10K.pdf.part").write_bytes(b"%PDF-1.7\n" + b"x" * 100)
+    (root / "pdfs" / "SUFFIX_2023_10K.pdf").symlink_to(fb_pdf("AMCOR_2023Q2_10Q"))
+    (root / "pdfs" / "CASE_2023_10K.pdf").symlink_to(fb_pdf("AMCOR_2023Q2_10Q"))
+    rows = [
+        _row("part", "Net sales?", "PART_2023_10K", [0]),
+        _row("suffix", "Net sales?", "SUFFIX_2023_10K.pdf", [0]),
+        _row("case", "Net sales?", "case_2023_10k", [0]),
+        _row("gone", "Net sales?", "GONE_2023_10K", [0]),
+    ]
+    (root / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dropped = {d.question_id: d for d in validate_dataset(load_financebench(root)).dropped}
+    assert {d.reason for d in dropped.values()} == {"pdf_missing"}
+    pdfs = root / "pdfs"
+    assert dropped["part"].detail == (
+        f"{pdfs / 'PART_2023_10K.pdf'}: file not found; PART_2023_10K.pdf.part is a partial download: run "
+        "pageindex bench datasets fetch again"
+    )
+    assert dropped["suffix"].detail == (
+        f"{pdfs / 'SUFFIX_2023_10K.pdf.pdf'}: file not found; SUFFIX_2023_10K.pdf is there: the doc_name "
+        "must not end in .pdf"
+    )
+    assert dropped["case"].detail == (
+        f"{pdfs / 'case_2023_10k.pdf'}: file not found; CASE_2023_10K.pdf is there (the doc_name must match "
+        "its case)"
+    )
+    assert dropped["gone"].detail == f"{pdfs / 'GONE_2023_10K.pdf'}: file not found"
