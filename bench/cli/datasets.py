@@ -64,6 +64,7 @@ def fetch(
     timeout: float = timeout_option(60.0, help="Seconds to wait for the server per read."),
 ) -> None:
     from bench.datasets.fetch import DEFAULT_BASE_URL, FetchError, FetchEvent, fetch_financebench
+    from pageindex.wording import counted
 
     if dataset.lower() != "financebench":
         fail(f"unknown dataset {dataset!r}; available: financebench")
@@ -71,11 +72,13 @@ def fetch(
     _never_over_what_fetch_did_not_write(out_dir)
 
     failed: list[FetchEvent] = []  # listed after the run: a fetch that cannot start is one error line
+    done: list[FetchEvent] = []
 
     def show(event: FetchEvent) -> None:
         if event.status == "failed":
             failed.append(event)
             return
+        done.append(event)
         style = {"skipped": "dim", "replaced": "yellow", "resumed": "cyan"}.get(event.status, "green")
         size = f"{event.size / 1e6:.1f} MB" if event.size else ""
         said = plain(f"{event.path} {size} {event.detail}")
@@ -87,6 +90,16 @@ def fetch(
         )
     except FetchError as exc:  # unreachable or not a dataset: nothing was fetched
         fail(str(exc), code=ExitCode.BAD_INPUT)
+    except KeyboardInterrupt:  # it was the bare "interrupted": the help's "re-run to resume" was not said
+        parts = sorted(p.name for p in (out_dir / "pdfs").glob("*.part"))  # none: no folder either
+        kept = f"; {parts[0]} is kept and resumed" if parts else ""
+        files = counted(len(done), "file")
+        err_console.print(
+            plain(f"interrupted{kept}: run the same command again to go on ({files} done)"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     except OSError as exc:
         fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     for event in failed:

@@ -383,3 +383,26 @@ def test_a_metadata_file_that_is_an_html_page_is_never_recorded_as_done(server, 
     assert report.failed == [] and report.questions == 18
     assert events[0].path == "raw/financebench_open_source.jsonl" and events[0].status == "replaced"
     assert raw.read_bytes() == upstream["/" + REMOTE_QUESTIONS]
+
+
+def test_an_interrupted_fetch_says_how_to_go_on(tmp_path: Path, monkeypatch) -> None:
+    """A Ctrl-C was the bare line "interrupted": nothing said the partial file is kept and that the same
+    command resumes it."""
+    from bench.datasets import fetch as fetch_module
+    from bench.datasets.fetch import FetchEvent
+    from pageindex.cli import app
+
+    def interrupted(out_dir, *, progress, **kwargs):
+        progress(FetchEvent(path="raw/financebench_open_source.jsonl", status="downloaded", size=10))
+        (Path(out_dir) / "pdfs").mkdir(parents=True)
+        (Path(out_dir) / "pdfs" / "A_2023_10K.pdf.part").write_bytes(b"%PDF-1.7\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fetch_module, "fetch_financebench", interrupted)
+    out = tmp_path / "fb"
+    result = CliRunner().invoke(app, ["bench", "datasets", "fetch", "financebench", "-o", str(out)])
+    assert result.exit_code == 130
+    assert result.output.splitlines()[-1] == (
+        "interrupted; A_2023_10K.pdf.part is kept and resumed: run the same command again to go on "
+        "(1 file done)"
+    )
