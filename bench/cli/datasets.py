@@ -68,6 +68,12 @@ def fetch(
 
     if dataset.lower() != "financebench":
         fail(f"unknown dataset {dataset!r}; available: financebench")
+    if base_url is not None:  # tried four times, with back-off, as if the server were down
+        from pageindex.llm.redact import redact_url
+        from pageindex.llm.spec import base_url_problem
+
+        if problem := base_url_problem(base_url):
+            fail(f"--base-url {redact_url(base_url)}: {problem} (the default is {DEFAULT_BASE_URL})")
     out_dir = _dataset_folder(output_dir(out_dir, out), "datasets/financebench")
     _never_over_what_fetch_did_not_write(out_dir)
 

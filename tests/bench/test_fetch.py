@@ -406,3 +406,27 @@ def test_an_interrupted_fetch_says_how_to_go_on(tmp_path: Path, monkeypatch) -> 
         "interrupted; A_2023_10K.pdf.part is kept and resumed: run the same command again to go on "
         "(1 file done)"
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("nonsense", "it must start with http:// or https://"),
+        ("ftp://mirror/fb", "it must start with http:// or https://"),
+        ("http://127.0.0.1:99999", "its port must be a number from 1 to 65535"),
+    ],
+)
+def test_a_base_url_no_server_can_have_is_refused_at_once(url: str, problem: str, tmp_path: Path) -> None:
+    """It was tried four times with back-off, as if the server were down, and said as "download failed
+    after 4 attempts (Request URL is missing an 'http://' or 'https://' protocol.)"."""
+    from pageindex.cli import app
+
+    out = tmp_path / "fb"
+    args = ["bench", "datasets", "fetch", "financebench", "-o", str(out), "--base-url", url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: --base-url {url}: {problem} (the default is "
+        "https://raw.githubusercontent.com/patronus-ai/financebench/main)"
+    )
+    assert not out.exists()
