@@ -7,6 +7,7 @@ A row that cannot be parsed does not stop the load; it is recorded in
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -139,9 +140,16 @@ def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
     """(line number, parsed object or an error message) for every non-blank line."""
     out: list[tuple[int, dict[str, Any] | str]] = []
     try:
-        raw_lines = file.read_bytes().splitlines()
+        data = file.read_bytes()
     except OSError as exc:
         raise DatasetError(f"{file}: cannot read ({exc.strerror or exc})") from exc
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Windows PowerShell's `>` writes so
+        try:  # every row was "not UTF-8 text" or "not valid JSON", and the file had one row more than it has
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            said = f"UTF-16 text that cannot be decoded ({exc.reason}); save it as UTF-8"
+            raise DatasetError(f"{file}: {said}") from None
+    raw_lines = data.splitlines()
     for number, raw in enumerate(raw_lines, start=1):
         try:  # one row that is not UTF-8 is that row's problem, not the whole file's
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")

@@ -397,3 +397,23 @@ def test_a_missing_filing_says_what_lies_beside_it_when_that_is_why(tmp_path: Pa
         "its case)"
     )
     assert dropped["gone"].detail == f"{pdfs / 'GONE_2023_10K.pdf'}: file not found"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_questions_file_loads_as_its_utf8_twin(tmp_path: Path, encoding: str) -> None:
+    """Windows PowerShell's ``>`` writes UTF-16 with a byte-order mark: every row was dropped as "not UTF-8
+    text" or "not valid JSON", and the file counted one row more than it has (7 questions of 6)."""
+    rows = [_row(f"q{i}", f"Net sales in {2018 + i}?", "ACME_2023_10K", [0], answer="café") for i in range(3)]
+    questions = "".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows)
+    documents = json.dumps({"doc_name": "ACME_2023_10K", "doc_type": "10k"}) + "\n"
+    twins = {}
+    for name, encode in {"utf8": str.encode, "utf16": lambda t: ("\ufeff" + t).encode(encoding)}.items():
+        root = tmp_path / name
+        (root / "pdfs").mkdir(parents=True)
+        (root / "questions.jsonl").write_bytes(encode(questions))
+        (root / "documents.jsonl").write_bytes(encode(documents))
+        twins[name] = load_financebench(root)
+    assert twins["utf16"].malformed == [] and twins["utf16"].problems == []
+    assert twins["utf16"].questions == twins["utf8"].questions
+    assert [q.gold_answer for q in twins["utf16"].questions] == ["café"] * 3
+    assert twins["utf16"].questions[0].doc_type == "10k"
