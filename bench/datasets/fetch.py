@@ -280,7 +280,9 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    """Written whole (temp file + rename), as the demo's files are: a re-run's rewrite that is killed or
+    fails part-way (a full disk) left a torn questions.jsonl, of fewer questions, for any run to read."""
+    write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def fetch_financebench(
@@ -322,7 +324,7 @@ def fetch_financebench(
         _write_jsonl(root / QUESTIONS_FILE, questions)
         _write_jsonl(root / DOCUMENTS_FILE, documents)
         info = {"name": "financebench", "source": redact_url(fetcher.base_url)}
-        (root / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        write_atomic(root / INFO_FILE, json.dumps(info, indent=2) + "\n")
         for doc_name in doc_names:
             pdf_file, pdf_url = f"{PDF_DIR}/{doc_name}.pdf", REMOTE_PDF.format(doc_name=quote(doc_name))
             fetcher.get(pdf_file, pdf_url, check=_pdf_problem)

@@ -430,3 +430,46 @@ def test_a_base_url_no_server_can_have_is_refused_at_once(url: str, problem: str
         "https://raw.githubusercontent.com/patronus-ai/financebench/main)"
     )
     assert not out.exists()
+
+
+def test_a_rewrite_that_fails_part_way_leaves_the_questions_file_whole(server, tmp_path, monkeypatch):
+    """A re-run rewrites questions.jsonl and documents.jsonl; a write cut short (a full disk, a kill) left a
+    torn file of fewer questions where the complete one had been."""
+    import io
+
+    url, _ = server
+    out = tmp_path / "fb"
+    _fetch(out, url)
+    before = (out / "questions.jsonl").read_bytes()
+    real_open = io.open
+
+    class DiskFull:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            if len(data) > 10_000:  # the questions' rows: half of them land, then the disk is full
+                self.fh.write(data[: len(data) // 2])
+                self.fh.flush()
+                raise OSError(28, "No space left on device")
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    def opened(file, mode="r", *args, **kwargs):
+        fh = real_open(file, mode, *args, **kwargs)
+        return DiskFull(fh) if "w" in mode else fh
+
+    monkeypatch.setattr(io, "open", opened)
+    with pytest.raises(OSError, match="No space left"):
+        _fetch(out, url)
+    monkeypatch.undo()
+    assert (out / "questions.jsonl").read_bytes() == before
+    assert len(load_financebench(out).questions) == 18
