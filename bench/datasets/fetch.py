@@ -266,9 +266,22 @@ def _jsonl_problem(path: Path) -> str | None:
 
 
 def _pdf_problem(path: Path) -> str | None:
+    """Why ``path`` is no whole PDF, as validation would drop it (``pdf_unreadable``), or None: a file
+    cut short by the server (its full length sent, no ``%%EOF`` at the end) was recorded as a verified
+    download, so a re-run skipped it for good, also once the source served it whole."""
     from pageindex.tree.pdf import starts_as_pdf
 
-    return None if starts_as_pdf(path) else "not a PDF (an HTML error page or a Git LFS pointer?)"
+    if not starts_as_pdf(path):
+        return "not a PDF (an HTML error page or a Git LFS pointer?)"
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - 4096))
+            tail = fh.read()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if b"%%EOF" not in tail:
+        return "a PDF cut short (no %%EOF marker at the end): the source's copy is truncated"
+    return None
 
 
 def _read_jsonl(path: Path) -> list[dict]:

@@ -473,3 +473,23 @@ def test_a_rewrite_that_fails_part_way_leaves_the_questions_file_whole(server, t
     monkeypatch.undo()
     assert (out / "questions.jsonl").read_bytes() == before
     assert len(load_financebench(out).questions) == 18
+
+
+def test_a_pdf_the_source_serves_cut_short_fails_and_is_fetched_again_once_whole(server, upstream, tmp_path):
+    """A PDF whose source copy is truncated (sent whole, its own length) was "downloaded" and recorded as
+    verified; validation then dropped it as corrupt, and every re-run skipped it, also once the source was
+    mended."""
+    url, state = server
+    name = f"/pdfs/{DOCS[0]}.pdf"
+    state.files[name] = upstream[name][: len(upstream[name]) // 2]
+    out = tmp_path / "fb"
+    report = _fetch(out, url, retries=0)
+    [failed] = report.failed
+    assert failed.path == f"pdfs/{DOCS[0]}.pdf"
+    said = ": a PDF cut short (no %%EOF marker at the end): the source's copy is truncated"
+    assert failed.detail.endswith(said)
+    assert f"pdfs/{DOCS[0]}.pdf" not in load_manifest(out).files
+    assert not (out / "pdfs" / f"{DOCS[0]}.pdf").exists()
+    state.files[name] = upstream[name]  # mended
+    report = _fetch(out, url)
+    assert report.failed == [] and (out / "pdfs" / f"{DOCS[0]}.pdf").read_bytes() == upstream[name]
