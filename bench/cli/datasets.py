@@ -41,7 +41,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 @datasets_app.command(
     "fetch",
     help="Download a public dataset into DIR, resuming partial files and verifying finished ones. "
-    "Re-run the same command to resume after an interruption.",
+    "Re-run the same command to resume after an interruption. Exit codes: 0 every file fetched or "
+    "verified; 2 bad input, or the source unreachable or not the dataset (nothing fetched); 4 some files "
+    "failed (the rest kept; the last line says whether a re-run resumes them); 130 interrupted.",
     epilog=examples(
         "pageindex bench datasets fetch financebench --out datasets/financebench",
         "pageindex bench datasets fetch financebench -o datasets/fb --retries 5 --timeout 120",
@@ -121,9 +123,27 @@ def fetch(
         soft_wrap=True,
     )
     if report.failed:
-        fail(
-            f"{len(report.failed)} file(s) failed; run the same command again to resume", code=ExitCode.ERRORS
-        )
+        fail(_failed_files(report.failed), code=ExitCode.ERRORS)
+
+
+def _failed_files(failed: list) -> str:
+    """The last line of a fetch where files failed: a re-run resumes a download that broke off, but not
+    a file the source refused (HTTP 4xx: not there, or not allowed), which it said to re-run all the
+    same."""
+    import re
+
+    refused = [e for e in failed if re.search(r": HTTP 4\d\d$", e.detail)]
+    said = f"{len(failed)} file(s) failed"
+    if not refused:
+        return f"{said}; run the same command again to resume"
+    first = refused[0].detail.rsplit(": ", 1)[-1]
+    which = f"{refused[0].path}" + (f" and {len(refused) - 1} more" if len(refused) > 1 else "")
+    fix = "check --base-url, or run the same command again once the source has them"
+    if len(refused) == len(failed):
+        return f"{said}: the source refused them ({first}: {which}); {fix}"
+    rest = len(failed) - len(refused)
+    resume = "run the same command again to resume"
+    return f"{said}: {rest} broke off ({resume}), {len(refused)} the source refused ({first}: {which}; {fix})"
 
 
 def _dataset_folder(out_dir: Path, example: str) -> Path:
