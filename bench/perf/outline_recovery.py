@@ -109,6 +109,11 @@ def main(
     pdfs: list[Path] = []
     for folder in pdf_folders(dirs, () if with_holdout else HOLDOUT):
         pdfs += sorted(folder.glob("*.pdf"))
+    if only and not any(any(o.lower() in p.stem.lower() for o in only) for p in pdfs):
+        # an empty table and exit 0 read as "nothing to recover" (a name misspelt, or a hold-out's)
+        from pageindex.cli._common import fail
+
+        fail(f"--only {', '.join(only)} names none of the {len(pdfs)} PDFs here (a part of a PDF's name)")
     groups: dict[str, list[int]] = {"development": [0, 0, 0, 0], "hold-out": [0, 0, 0, 0]}
     table = Table("pdf", "set", "found", "entries", "found %", "noise %", "nodes", "strategy")
     misses: list[tuple[str, list[str]]] = []

@@ -131,3 +131,11 @@ def test_harness_overhead_names_an_unknown_retriever_before_the_warm_up(monkeypa
     out = _invoke(harness_overhead.main, "--questions", "2", "--retrievers", "oracle,nope")
     assert out.exit_code == 2
     assert _said(out).startswith("error: --retrievers 'oracle,nope': unknown retriever(s) nope; choose from ")
+
+
+def test_outline_recovery_only_naming_no_pdf_is_one_error_line(tmp_path: Path) -> None:
+    """It printed an empty table and exited 0: read as nothing to recover."""
+    make_pdf(tmp_path / "ACME_2023_10K.pdf", [["Item 1. Business", "Text."]])
+    out = _invoke(outline_recovery.main, str(tmp_path), "--only", "NOPE")
+    assert out.exit_code == 2
+    assert _said(out) == "error: --only NOPE names none of the 1 PDFs here (a part of a PDF's name)"
