@@ -27,6 +27,12 @@ from bench.summary import samples_frame, summarize_group
 # Figures are made with matplotlib's object API (no pyplot, no global backend or state).
 STYLE = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
 PALETTE = matplotlib.colormaps["tab10"].colors
+# a series past the palette's 10 colours takes its colour again with another marker (points), hatch
+# (bars) or line style (step histograms): with 11 or more series (two runs of 7 retrievers) two series
+# were drawn alike, and the legend could not tell them apart
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+HATCHES = ("", "//", "..", "xx", "\\\\", "++", "--")
+LINESTYLES = ("-", "--", ":", "-.")
 MAX_INTEGER_BINS = 25  # more distinct values than this: ordinary bins
 _DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 
@@ -67,6 +73,12 @@ def series_frames(runs: Sequence[Run]) -> list[tuple[str, pd.DataFrame]]:
 
 def _colour(i: int) -> tuple[float, float, float]:
     return PALETTE[i % len(PALETTE)]
+
+
+def _round(i: int, styles: Sequence[str]) -> str:
+    """The style of series ``i`` among ``styles``: the first for the first 10 series (one colour each),
+    the next for the 10 after them, and so on."""
+    return styles[(i // len(PALETTE)) % len(styles)]
 
 
 def padded(
@@ -130,8 +142,8 @@ def accuracy_vs_tokens(runs: Sequence[Run]) -> str | None:
         x, y = g.tokens_per_question.mean or 0.0, 100 * g.accuracy.value
         lo, hi = 100 * (g.accuracy.low or 0.0), 100 * (g.accuracy.high or 0.0)
         ax.errorbar(
-            [x], [y], yerr=[[y - lo], [hi - y]], fmt="o", capsize=4, markersize=7, color=_colour(i),
-            label=label, clip_on=False,
+            [x], [y], yerr=[[y - lo], [hi - y]], fmt=_round(i, MARKERS), capsize=4, markersize=7,
+            color=_colour(i), label=label, clip_on=False,
         )  # fmt: skip
         points.append((x, y))
         lows.append(lo)
@@ -186,10 +198,10 @@ def accuracy_by(runs: Sequence[Run], field: str) -> str | None:
     for k, s in enumerate(series):
         part = data[data["series"] == s]
         ys = [values.index(v) - (k - (len(series) - 1) / 2) * step for v in part["value"]]  # legend order
-        colour = _colour(int(part["colour"].iloc[0]))
+        i = int(part["colour"].iloc[0])
         ax.errorbar(
-            part["acc"], ys, xerr=[part["acc"] - part["lo"], part["hi"] - part["acc"]], fmt="o",
-            capsize=3, markersize=5, color=colour, label=s, clip_on=False,
+            part["acc"], ys, xerr=[part["acc"] - part["lo"], part["hi"] - part["acc"]],
+            fmt=_round(i, MARKERS), capsize=3, markersize=5, color=_colour(i), label=s, clip_on=False,
         )  # fmt: skip
     ax.set_yticks(range(len(values)), values)
     ax.set_ylim(-0.6, len(values) - 0.4)
@@ -209,15 +221,20 @@ def _integer_histogram(ax: Axes, series: list[tuple[int, str, list[float]]], wha
     values = sorted({int(v) for _, _, vs in series for v in vs})
     if len(values) > MAX_INTEGER_BINS:
         for i, label, vs in series:
-            ax.hist(vs, bins=20, histtype="step", lw=1.5, color=_colour(i), label=label,
-                    weights=np.full(len(vs), 100 / max(1, len(vs))))  # fmt: skip
+            ax.hist(
+                vs, bins=20, histtype="step", lw=1.5, color=_colour(i), label=label,
+                linestyle=_round(i, LINESTYLES), weights=np.full(len(vs), 100 / max(1, len(vs))),
+            )  # fmt: skip
     else:
         x = np.arange(len(values))
         width = 0.8 / max(1, len(series))
         for k, (i, label, vs) in enumerate(series):
             counts = pd.Series([int(v) for v in vs]).value_counts()
             share = [100 * counts.get(v, 0) / max(1, len(vs)) for v in values]
-            ax.bar(x + (k - (len(series) - 1) / 2) * width, share, width, color=_colour(i), label=label)
+            ax.bar(
+                x + (k - (len(series) - 1) / 2) * width, share, width, color=_colour(i), label=label,
+                hatch=_round(i, HATCHES) or None, edgecolor="white" if _round(i, HATCHES) else None,
+            )  # fmt: skip
         ax.set_xticks(x, [str(v) for v in values])
     ax.set_xlabel(what)
     ax.set_ylabel("share of samples")
@@ -257,19 +274,18 @@ def consistency(runs: Sequence[Run]) -> str | None:
         if per_q.empty:
             continue
         kmax = max(kmax, int(per_q["count"].max()))
-        series.append((i, label, per_q["sum"].astype(float).tolist(), per_q))
+        # each series' share of stable questions goes in its legend entry: listed in the title, one line
+        # for all series, it made the figure as wide as the list (7 retrievers: 1,150 pt) and the
+        # page scaled the chart down to unreadable
+        stable = 100 * ((per_q["sum"] == 0) | (per_q["sum"] == per_q["count"])).mean()
+        series.append((i, f"{label}: {stable:.0f}% stable", per_q["sum"].astype(float).tolist()))
     if not series:
         return None
     fig = Figure(figsize=(6.4, 3.0))
     ax = fig.subplots()
-    data = [(i, label, vs) for i, label, vs, _ in series]
-    _integer_histogram(ax, data, f"repeats judged correct (of {kmax})")
+    _integer_histogram(ax, series, f"repeats judged correct (of {kmax})")
     ax.set_ylabel("share of questions")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    stable = ", ".join(
-        f"{label}: {100 * ((pq['sum'] == 0) | (pq['sum'] == pq['count'])).mean():.0f}% stable"
-        for _, label, _, pq in series
-    )
-    ax.set_title("Per-question consistency across repeats\n" + stable, fontsize=9)
+    ax.set_title("Per-question consistency across repeats (stable: all repeats correct, or none)", fontsize=9)
     _legend_outside(ax)
     return to_svg(fig)

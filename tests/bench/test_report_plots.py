@@ -49,3 +49,46 @@ def test_accuracy_ticks_are_evenly_labelled_in_every_accuracy_chart(tmp_path: Pa
     for svg in (accuracy_vs_tokens([a, b]), accuracy_by([a, b], "question_type")):
         ticks = _percent_ticks(_labels(svg))
         assert len(ticks) >= 3 and _evenly_spaced(ticks), ticks
+
+
+def _series_styles(svg: str) -> list[tuple[str, str]]:
+    """(colour, marker shape) of each legend entry's marker: matplotlib draws markers as <use> of a
+    <path id=...> in <defs>; the legend's come last, one per series."""
+    defs = dict(re.findall(r'<path id="(m[0-9a-f]+)" d="([^"]+)"', svg))
+    # an error bar's caps are markers too, open lines ("M 4 0 L -4 0"); a series' marker is a closed
+    # shape (z) or a circle (C curves)
+    shapes = {ref: d for ref, d in defs.items() if "z" in d or "C" in d}
+    uses = re.findall(r'<use xlink:href="#(m[0-9a-f]+)"[^>]*style="[^"]*stroke: (#[0-9a-f]{6})', svg)
+    return [(colour, shapes[ref]) for ref, colour in uses if ref in shapes]
+
+
+def test_more_series_than_colours_are_still_told_apart(tmp_path: Path) -> None:
+    """Two runs of 7 retrievers are 14 series, and tab10 has 10 colours: series 11 to 14 were drawn in
+    the colours of series 1 to 4 with the same round marker, so the legend could not tell "A: agent"
+    from "B: followup" (review rev-report, on the demo dataset). Past ten, the marker changes."""
+    retrievers = ["agent", "bm25", "extractive", "followup", "iterative", "oracle", "planner"]
+    runs = []
+    for name in ("A", "B"):
+        samples = [s for k, r in enumerate(retrievers) for s in outcomes("c" * (k + 1) + "i" * 5, r)]
+        runs.append(load_run(write_run(tmp_path / name, samples, info=run_info(name, retrievers=retrievers))))
+    for svg in (accuracy_vs_tokens(runs), accuracy_by(runs, "question_type")):
+        labels = _labels(svg)
+        assert sum(label.startswith(("A: ", "B: ")) for label in labels) == 14
+        styles = _series_styles(svg)
+        legend = styles[-14:]
+        assert len(set(legend)) == 14, legend  # no two series drawn alike
+
+
+def test_consistency_chart_stays_readable_with_many_series(tmp_path: Path) -> None:
+    """The share of stable questions of each series was listed in the title, on one line: 7 retrievers
+    made the figure 1,150 pt wide and the page shrank the chart to fit. It is in the legend now."""
+    from bench.report.plots import consistency
+
+    retrievers = ["agent", "bm25", "extractive", "followup", "iterative", "oracle", "planner"]
+    samples = [s for r in retrievers for rep in (0, 1) for s in outcomes("ccii", r, repeat=rep)]
+    info = run_info("rep", retrievers=retrievers, repeats=2)
+    run = load_run(write_run(tmp_path / "rep", samples, info=info))
+    svg = consistency([run])
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)pt"', svg).group(1))
+    assert width < 700, width
+    assert "planner / scripted: 100% stable" in _labels(svg)
