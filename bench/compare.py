@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from bench.rundir import Run, named_apart
-from bench.runinfo import provenance, rejudge_command
+from bench.runinfo import options_text, provenance, rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.stats import PairedTest, Proportion, accuracy_interval, paired_test
 from bench.summary import NO_VALUE, ci_text
@@ -73,6 +73,8 @@ class Comparison(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # groups whose paired test could not call any difference significant (see powerless_notes)
     notes: list[str] = Field(default_factory=list)
+    # what B was asked to do differently from A (setting_differences): the change being measured
+    settings: list[str] = Field(default_factory=list)
     shared: int
     only_a: int
     only_b: int
@@ -127,9 +129,42 @@ def run_differences(a: Run, b: Run, *, allowed: bool = False) -> list[str]:
     for what, va, vb in checks:
         if va != vb:
             out.append(f"{what} differs: {_values(what, a, b, va, vb)}")
-    for run in (a, b):
-        if run.info.status not in ("finished",):
-            out.append(f"run {run.run_id} is {run.info.status}, not finished")
+    return out + [w for run in (a, b) if (w := unfinished_warning(run))]
+
+
+def unfinished_warning(run: Run) -> str | None:
+    """``run X is interrupted, not finished (18 of 120 samples)`` for a run that did not finish (a
+    killed one said so: :meth:`bench.rundir.Run.status_text`); None for a finished run."""
+    if run.info.status == "finished":
+        return None
+    return f"run {run.run_id} is {run.status_text()}, not finished ({run.samples_text()})"
+
+
+def setting_differences(a: Run, b: Run) -> list[str]:
+    """What the two runs were asked to do differently, as ``bench compare`` and the reports say it (not
+    warnings: this is what a comparison is made to measure): the answering model, the options and prompt
+    version of each retriever both ran, and the repeats. Before, nothing said it: two runs whose only
+    difference was ``--opt extractive.top_k=1`` showed identical rows in a report's runs table."""
+    ia, ib = a.info, b.info
+    name_a, name_b = (run.run_id for run in named_apart([a, b]))
+    out: list[str] = []
+
+    def differ(what: str, va: Any, vb: Any) -> None:
+        if va != vb:
+            out.append(f"{what}: {name_a}={va} vs {name_b}={vb}")
+
+    differ("model", ia.model or NO_VALUE, ib.model or NO_VALUE)
+    both = [r for r in ia.retrievers if r in ib.retrievers]
+    for r in both:
+        differ(
+            f"{r} options",
+            options_text(ia.retriever_options.get(r)),
+            options_text(ib.retriever_options.get(r)),
+        )
+        va, vb = ia.prompt_versions.get(r), ib.prompt_versions.get(r)
+        if va is not None and vb is not None:  # a run that does not record it is not said to differ
+            differ(f"{r} prompt version", va or NO_VALUE, vb or NO_VALUE)
+    differ("repeats", max(ia.repeats, 1), max(ib.repeats, 1))
     return out
 
 
@@ -398,6 +433,7 @@ def compare_runs(
         alpha=alpha,
         warnings=run_differences(a, b, allowed=allow_changed) + unjudged_warnings(a, b, pairs),
         notes=powerless_notes([*shown, overall], method, alpha),
+        settings=setting_differences(a, b),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),
         only_b=len(keys_b - keys_a),
@@ -473,6 +509,8 @@ def print_comparison(cmp: Comparison, console: Any = None, max_flips: int = 20) 
         f"only in A: {cmp.only_a}  only in B: {cmp.only_b}  test: {cmp.method} (alpha {cmp.alpha})",
         highlight=False,
     )
+    if cmp.settings:
+        console.print(f"settings that differ: {'; '.join(cmp.settings)}", highlight=False, markup=False)
     for note in cmp.notes:
         console.print(f"note: {note}", highlight=False, markup=False, style="yellow")
     rows = comparison_rows(cmp)

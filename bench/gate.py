@@ -180,7 +180,7 @@ def _check(rule: str, scope: str, measured: float | None, threshold: float, uppe
 
 
 def _coverage_rule(
-    scope: str, base_keys: set, run_keys: set, baseline: Run, allow_partial: bool
+    scope: str, base_keys: set, run_keys: set, baseline: Run, allow_partial: bool, run: Run
 ) -> RuleResult:
     shared = base_keys & run_keys
     missing = sorted(base_keys - run_keys)
@@ -195,7 +195,10 @@ def _coverage_rule(
     if passed:
         tail = f"; --allow-partial: the checks below use the {len(shared)} shared samples"
     elif not shared:
-        tail = "; RUN has no samples of it (--retriever NAME gates one retriever only)"
+        # the run names itself, and why it has none where it skipped the retriever ("RUN has no samples")
+        skipped = run.info.skipped_retrievers.get(scope)
+        why = f" (it skipped it: {skipped})" if skipped else ""
+        tail = f"; {run.run_id} has no samples of it{why} (--retriever NAME gates one retriever only)"
     else:
         tail = "; required: all (--allow-partial judges the shared samples only)"
     return RuleResult(
@@ -222,29 +225,18 @@ def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
     )
 
 
-def _listed_samples(run: Run) -> tuple[int, int]:
-    """(the samples ``run.json`` says a finished run holds: questions x retrievers x repeats, the number
-    of them ``samples.jsonl`` holds); (0, 0) for a run that does not record its question count."""
-    info = run.info
-    if not info.dataset.questions or not info.retrievers:
-        return 0, 0
-    repeats = max(info.repeats, 1)
-    held = {s.key for s in run.samples if s.retriever in info.retrievers and s.repeat < repeats}
-    return info.dataset.questions * len(info.retrievers) * repeats, len(held)
-
-
 def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleResult:
     """``role`` is ``run`` (the run gated) or ``baseline`` (the run it is compared with)."""
     status = run.info.status
     done = status == "finished"
     detail = run.info.status_detail if status == "failed" else None
     why = f" ({detail.split(' (')[0].split(': ')[0]})" if detail else ""  # the cause, not its particulars
-    source = run.info.extra.get("rejudge") or {}
-    if not done and source.get("ended_at") and source.get("from_status") == status:
-        # a finished rejudge keeps the status of the run it re-scored ("running": that run was killed)
-        why += f" (kept from {source.get('from_run')}, the run it rejudged)"
-    head = f"complete [{role}]: {run.run_id} is {status}{why} with {counted(len(run.samples), 'sample')}"
-    listed, held = _listed_samples(run)
+    # a killed run's "running" said so, and a finished rejudge's status named as the re-scored run's
+    shown, held_text = (status, counted(len(run.samples), "sample")) if done else (
+        run.status_text(), run.samples_text()
+    )
+    head = f"complete [{role}]: {run.run_id} is {shown}{why} with {held_text}"
+    listed, held = run.listed_samples()
     lost = done and held < listed  # a finished run holds every sample it lists: these were lost since
     if lost:
         info = run.info
@@ -262,6 +254,8 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
     else:
         required = "all of them" if lost else "finished"
         tail = f"; required: {required} (--allow-partial judges the samples it has)"
+        if not lost and not detail and (command := run.continue_command()):
+            tail += f"; finish it with: {command}"
     return RuleResult(
         rule="complete",
         scope=role,
@@ -435,7 +429,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
             )
         if base:
             base_keys, run_keys = {s.key for s in base}, {s.key for s in mine}
-            coverage = _coverage_rule(scope, base_keys, run_keys, baseline, rules.allow_partial)
+            coverage = _coverage_rule(scope, base_keys, run_keys, baseline, rules.allow_partial, run)
             result.rules.append(coverage)
             if extra := len(run_keys - base_keys):  # a baseline of a subset: said, not silently unchecked
                 result.warnings.append(

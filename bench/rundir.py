@@ -92,6 +92,78 @@ class Run(BaseModel):
     def summary(self) -> Summary:
         return summarize(self.samples, self.info, self.dropped)
 
+    def listed_samples(self) -> tuple[int, int]:
+        """(the samples ``run.json`` says the run is made of: questions x retrievers x repeats, the
+        number of them ``samples.jsonl`` holds); (0, 0) for a run that does not record its question count."""
+        info = self.info
+        if not info.dataset.questions or not info.retrievers:
+            return 0, 0
+        repeats = max(info.repeats, 1)
+        held = {s.key for s in self.samples if s.retriever in info.retrievers and s.repeat < repeats}
+        return info.dataset.questions * len(info.retrievers) * repeats, len(held)
+
+    def samples_text(self) -> str:
+        """``27 of 120 samples`` (of those ``run.json`` lists), or ``27 samples`` where it lists none."""
+        listed, _ = self.listed_samples()
+        n = len(self.samples)
+        return f"{n} of {listed} samples" if listed else f"{n} sample{'' if n == 1 else 's'}"
+
+    @property
+    def kept_status_from(self) -> str | None:
+        """The run a finished ``bench rejudge`` took its status from (it keeps the status of the run it
+        re-scored: "running" there means that run was killed, not that the rejudge goes on); else None."""
+        source = self.info.extra.get("rejudge") or {}
+        if source.get("ended_at") and source.get("from_status") == self.info.status:
+            return str(source.get("from_run") or source.get("from_path") or "the run it rejudged")
+        return None
+
+    def status_text(self) -> str:
+        """The run's status as said to a reader: ``interrupted``; a ``running`` run that no process
+        holds (:func:`folder_held`: it was killed, or its machine stopped, and never ended) is said so,
+        where run.json alone said "running" of a run nothing was running; a rejudge's kept status
+        names the run it came from."""
+        status = self.info.status
+        if (source := self.kept_status_from) is not None:
+            return f"{status} (kept from {source}, the run it rejudged)"
+        if status == "running":
+            held = folder_held(self.path)
+            if held is False:
+                return "running, but no process is running it (killed, or its machine stopped)"
+            if held:
+                return "still running"
+        return status
+
+    def continue_command(self) -> str | None:
+        """The command that finishes an unfinished run: ``bench run --resume`` (``bench rejudge ...
+        --resume`` for a rejudge that stopped part-way); None for a finished run, a run still running,
+        and a rejudge that kept the status of the run it re-scored (finish that run, then rejudge it)."""
+        import shlex
+
+        status = self.info.status
+        if status == "finished" or self.kept_status_from is not None:
+            return None
+        if status == "running" and folder_held(self.path):
+            return None
+        rejudge = self.info.extra.get("rejudge") or {}
+        if command := rejudge.get("command"):
+            from bench.rejudge import resume_command
+
+            return resume_command(list(command))
+        budget = " with a new --budget" if status == "aborted_due_to_budget" else ""
+        return shlex.join(["pageindex", "bench", "run", "--resume", str(self.path)]) + budget
+
+    def unfinished_note(self) -> str | None:
+        """One line for a run that did not finish (None for a finished one): its status as
+        :meth:`status_text` says it, how many of its samples it holds, that figures are of those only,
+        and the command that finishes it. What ``bench summary`` prints under its head line (it printed
+        ``status=running`` of a killed run, and neither the count nor how to go on)."""
+        if self.info.status == "finished":
+            return None
+        note = f"{self.status_text()} with {self.samples_text()}: the figures are of those only"
+        if (command := self.continue_command()) is not None and not self.info.status_detail:
+            note += f"; continue with: {command}"  # a failed run's status_detail gives its own
+        return note
+
 
 def named_apart(runs: Iterable[Run]) -> list[Run]:
     """The runs as reports and comparisons name them: by run id, or, where runs share one (a baseline
@@ -411,6 +483,30 @@ class FolderClaim:
         if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def folder_held(path: Path) -> bool | None:
+    """Whether a process holds ``path`` as its run folder now (a ``bench run`` or ``bench rejudge``
+    writing into it: :class:`FolderClaim`), probed with a shared non-blocking ``flock`` that is let go
+    at once; None where it cannot be told (no ``fcntl``, a folder that cannot be opened or locked).
+    A run killed by SIGKILL keeps ``running`` in its run.json, but its hold went with its process."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing the descriptor lets the probe's lock go
+    return False
 
 
 def _lock_folder(path: Path) -> int | None:

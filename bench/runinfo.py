@@ -174,6 +174,19 @@ def resume_changes(stored: RunInfo, now: dict[str, str | None]) -> list[str]:
     ]
 
 
+def options_text(options: dict[str, Any] | None) -> str:
+    """A retriever's options as given (``top_k=1, max_turns=2``), or ``defaults`` where none was."""
+    return ", ".join(f"{k}={v}" for k, v in sorted((options or {}).items())) or "defaults"
+
+
+def run_options(info: RunInfo) -> str:
+    """The retriever options a run was given (``extractive.top_k=1; agent.max_turns=2``), ``-`` for none:
+    what a report's runs table shows, so two runs of one dataset, model and judge tell apart."""
+    options = sorted(info.retriever_options.items())
+    given = [f"{r}.{k}={v}" for r, given in options for k, v in sorted(given.items())]
+    return "; ".join(given) or "-"
+
+
 def rejudge_command(run: str | Path, info: RunInfo, judge: str | None = None) -> str:
     """The command that judges a run's answers again with the judge it recorded (for answers whose
     judge call failed), or with ``judge`` (a judge that decides every answer, where the recorded one

@@ -375,11 +375,17 @@ def unjudged_warning(summary: Summary, rejudge: str | None = None) -> str | None
 
 
 def print_summary(
-    summary: Summary, console: Any = None, by: Sequence[GroupBy] = GROUPINGS, *, rejudge: str | None = None
+    summary: Summary,
+    console: Any = None,
+    by: Sequence[GroupBy] = GROUPINGS,
+    *,
+    rejudge: str | None = None,
+    unfinished: str | None = None,
 ) -> None:
     """Print the summary as rich tables, one per grouping that has more than one group
     (the per-retriever table always). ``rejudge`` is the run's own rejudge command
-    (:func:`bench.runinfo.rejudge_command`), said when answers have no verdict."""
+    (:func:`bench.runinfo.rejudge_command`), said when answers have no verdict; ``unfinished`` what
+    :meth:`bench.rundir.Run.unfinished_note` says of a run that did not finish."""
     from rich import box
     from rich.console import Console
     from rich.markup import escape
@@ -393,6 +399,8 @@ def print_summary(
         f"samples={summary.n_samples}  dropped={summary.n_dropped}"
     )
     console.print(head, highlight=False)
+    if unfinished:
+        console.print(f"note: {unfinished}", highlight=False, markup=False)
     if summary.status_detail:
         console.print(f"{summary.status}: {summary.status_detail}", highlight=False, markup=False)
     if summary.dropped_reasons:

@@ -131,4 +131,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             print(loaded.summary.model_dump_json(indent=2))
         else:
             # piped: each table whole (print_summary)
-            print_summary(loaded.summary, console, rejudge=rejudge_command(run, loaded.info))
+            print_summary(
+                loaded.summary,
+                console,
+                rejudge=rejudge_command(run, loaded.info),
+                unfinished=loaded.unfinished_note(),
+            )

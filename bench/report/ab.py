@@ -10,20 +10,33 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.compare import Comparison, NoSharedSamples, compare_runs, diff_interval, run_differences, signed
+from bench.compare import (
+    Comparison,
+    NoSharedSamples,
+    compare_runs,
+    diff_interval,
+    run_differences,
+    signed,
+    unfinished_warning,
+)
 from bench.rundir import Run
 from bench.runinfo import rejudge_command
 from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# the summary's columns the combined table keeps: with the failed and errored counts (an answered share
+# of 0% said nothing of whether the model gave up or the server timed out) and tool calls beside the
+# iterations (the agent's work is in tool calls: its iterations read 0.0, as if it had done nothing)
 SUMMARY_COLUMNS = {
     "n": "n",
     "accuracy (95% CI)": "accuracy (95% CI)",
     "answered": "answered",
     "tokens/q mean": "tokens/q (mean)",
     "iterations": "iterations (mean)",
+    "tool calls": "tool calls (mean)",
     "cost": "cost",
     "evidence hit": "evidence hit",
+    "dropped/failed/errored": "dropped / failed / errored",
 }
 
 
@@ -41,6 +54,8 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
     them with the command that judges them) and retrievers a run skipped."""
     items = [w for other in runs[1:] for w in run_differences(runs[0], other)]
     for run in runs:
+        # a report of one run said nothing of its being unfinished (only a pair's differences did)
+        items += [w for w in [unfinished_warning(run)] if w]
         items += [f"{run.run_id}: {w}" for w in run.warnings]
         if unjudged := unjudged_warning(run.summary, rejudge_command(run.path, run.info)):
             items.append(f"{run.run_id}: {unjudged}")

@@ -29,6 +29,7 @@ from bench.compare import short_question
 from bench.report import GENERATOR, TITLE_PREFIX, plots
 from bench.report.ab import ABSection, ab_rows, combined_rows, comparisons, letters_of, report_warnings
 from bench.rundir import Run, named_apart
+from bench.runinfo import run_options
 from bench.samples import Sample
 from bench.summary import NO_VALUE
 
@@ -49,6 +50,9 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}
 th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:right;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f3f5f9} td:first-child,th:first-child{text-align:left}
 table.runs td,table.runs th{text-align:left;overflow-wrap:break-word}
+table.summary th{overflow-wrap:normal} table.summary td{white-space:nowrap}
+table.summary:not(.multi) td:first-child,table.multi td:nth-child(2){white-space:normal}
+table.multi td:first-child{overflow-wrap:break-word}
 table.multi td:nth-child(2),table.multi th:nth-child(2){text-align:left}
 .muted{color:#6b7385}
 .warn{background:#fff1f0;border:2px solid #d4380d;padding:8px 12px;border-radius:4px;margin:12px 0}
@@ -219,10 +223,11 @@ def _run_info(runs: Sequence[Run]) -> str:
             {
                 **({"": letters[run.run_id]} if len(runs) > 1 else {}),
                 "run": i.run_id,
-                "status": i.status,
+                "status": run.status_text(),
                 "dataset": f"{i.dataset.name or NO_VALUE} ({(i.dataset.sha256 or NO_VALUE)[:12]})",
                 "model": i.model or NO_VALUE,
                 "retrievers": ", ".join(i.retrievers) or NO_VALUE,
+                "options": run_options(i),
                 "judge": judge,
                 "started": i.started_at or NO_VALUE,
                 "commit": (i.git_commit or NO_VALUE)[:10],
@@ -243,10 +248,15 @@ def _warnings(runs: Sequence[Run]) -> str:
 
 # ----------------------------------------------------------------------------- summary
 def _combined(runs: Sequence[Run], by: str) -> str:
+    """The runs x groups table. Its figures never break inside ("2" over "0" for an n of 20, "unknow" over
+    "n"), its headers only between words, and it scrolls in a window too narrow for it."""
     frame = pd.DataFrame(combined_rows(runs, by))
     if len(runs) == 1:
-        return _table(frame.drop(columns="run"), f"summary by-{by}")
-    return _table(frame, f"summary multi by-{by}")
+        table = _table(frame.drop(columns="run"), f"summary by-{by}")
+    else:
+        table = _table(frame, f"summary multi by-{by}")
+    return f'<div class="scroll">{table}</div>'
+
 
 
 def _summary(runs: Sequence[Run]) -> str:
@@ -290,6 +300,7 @@ def _ab(ab: Sequence[ABSection | str], letters: dict[str, str], ids: dict[str, s
             f"<p class='muted'>{_e(m.shared_text)} (same question, retriever and repeat); "
             f"only in {_e(la)}: {m.only_a}, only in {_e(lb)}: {m.only_b}. The interval resamples "
             f"whole documents; McNemar is exact on the discordant pairs.</p>"
+            + (f"<p>Settings that differ: {_e('; '.join(m.settings))}</p>" if m.settings else "")
             + _table(pd.DataFrame(rows), "ab")
             + "<div class='flipped'>"
             + _flip_list(improved, f"Correct only in {lb} (improved)", ids)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from bench.report import TITLE_PREFIX
 from bench.report.ab import ab_rows, combined_rows, comparisons, letters_of, report_warnings
 from bench.rundir import Run, named_apart
+from bench.runinfo import run_options
 from bench.summary import summary_rows
 
 MAX_CELL = 90
@@ -80,6 +81,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
                 f"{md_text(m.shared_text)}; only in {la}: {m.only_a}, only in {lb}: {m.only_b}; "
                 "paired bootstrap CI (resampling documents), exact McNemar p.",
                 "",
+                *([f"Settings that differ: {md_text('; '.join(m.settings))}", ""] if m.settings else []),
                 md_table(ab_rows(item, la, lb)),
                 f"Flipped: {', '.join(flips) if flips else 'none'}",
                 "",
@@ -92,7 +94,7 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
             "",
             md_text(
                 f"status {s.status}, dataset {s.dataset or '-'}, model {s.model or '-'}, judge {judge}, "
-                f"{s.n_samples} samples, {s.n_dropped} dropped"
+                f"options {run_options(run.info)}, {s.n_samples} samples, {s.n_dropped} dropped"
             ),
             "",
             md_table(summary_rows(s.by_retriever_model or [s.overall])),

@@ -176,7 +176,7 @@ def test_candidate_missing_a_retriever_fails_coverage_and_an_empty_one_is_bad_in
     assert not cov.passed and cov.measured == 0.0
     assert cov.message.endswith(
         "(missing 4: q000, q001, q002, q003); "
-        "RUN has no samples of it (--retriever NAME gates one retriever only)"
+        "a has no samples of it (--retriever NAME gates one retriever only)"
     )
     assert [r.name for r in res.failed] == ["coverage[planner]"] and res.exit_code == 1
 
@@ -451,7 +451,9 @@ def test_a_rejudge_of_a_killed_run_says_whose_status_it_kept(tmp_path: Path) -> 
     ), res.output
     going = run_info("k-rj2", status="running", extra={"rejudge": {**rejudge, "ended_at": None}})
     res = _gate(write_run(tmp_path / "k-rj2", outcomes("cc"), info=going), "--min-accuracy", "0.5")
-    assert "k-rj2 is running with 2 samples" in res.output  # a rejudge still going (or killed): its own
+    # a rejudge that did not end and that no process holds was killed: its own status, said so
+    killed = "running, but no process is running it (killed, or its machine stopped)"
+    assert f"k-rj2 is {killed} with 2" in res.output
 
 
 
@@ -462,7 +464,10 @@ def test_an_unfinished_run_fails_the_gate_without_a_baseline_too(tmp_path: Path,
     cand = write_run(tmp_path / "cand", outcomes("ccc"), info=run_info("cand", status=status))
     res = _gate(cand, "--min-accuracy", "0.5")
     assert res.exit_code == 1, res.output
-    assert f"FAIL  complete [run]: cand is {status} with 3 samples; required: finished" in res.output
+    # a "running" run that no process holds was killed, and is said so (the folder here is held by none)
+    killed = "running, but no process is running it (killed, or its machine stopped)"
+    said = killed if status == "running" else status
+    assert f"FAIL  complete [run]: cand is {said} with 3 samples; required: finished" in res.output
     assert res.output.rstrip().endswith("failed: complete[run]")
 
     res = _gate(cand, "--min-accuracy", "0.5", "--allow-partial")
