@@ -517,6 +517,8 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
             + "</tr>"
         )
     legend = " ".join(f'<span class="v v-{v}">{m}</span> {v}' for v, m in VERDICT_MARK.items())
+    if any(not c for r in rows for c in r.cells):  # a run that did not ask a question of a retriever
+        legend += ' <span class="v v-none">·</span> not run'
     return (
         f"<p class='muted'>{legend}; one badge per repeat.</p>{controls}"
         f'<table class="questions">{cols}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'

@@ -187,3 +187,12 @@ def test_print_summary_puts_the_note_under_the_head_line(tmp_path: Path) -> None
     assert lines[1].startswith(
         "note: interrupted with 2 of 5 samples: the figures are of those only; continue"
     )
+
+
+def test_the_questions_legend_names_the_not_run_badge_where_one_shows(tmp_path: Path) -> None:
+    """A question one run did not ask (``--limit 20`` against ``--limit 30``) shows a grey "·" that the
+    legend did not name."""
+    short = load_run(write_run(tmp_path / "s", outcomes("cc"), info=run_info("s")))
+    long = load_run(write_run(tmp_path / "l", outcomes("ccc"), info=run_info("l")))
+    assert 'v-none">·</span> not run; one badge per repeat' in render_html([short, long])
+    assert "not run; one badge" not in render_html([short, short.model_copy(update={"path": tmp_path})])
