@@ -275,6 +275,8 @@ def _judged_rule(run: Run, scope: str, samples: Sequence[Sample]) -> RuleResult:
     uncertain = [s for s in answers if s.verdict == "uncertain"]
     decided = len(answers) - len(unjudged) - len(uncertain)
     message = f"judged [{scope}]: {decided} of {len(answers)} answers have a verdict"
+    if not answers:  # "0 of 0 answers have a verdict" read as if something had been checked
+        message = f"judged [{scope}]: no answer to judge (none of {counted(len(samples), 'sample')} answered)"
     if unjudged or uncertain:
         first = next((s.judge_error for s in unjudged if s.judge_error), None)
         missing = []

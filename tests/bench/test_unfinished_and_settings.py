@@ -196,3 +196,11 @@ def test_the_questions_legend_names_the_not_run_badge_where_one_shows(tmp_path: 
     long = load_run(write_run(tmp_path / "l", outcomes("ccc"), info=run_info("l")))
     assert 'v-none">·</span> not run; one badge per repeat' in render_html([short, long])
     assert "not run; one badge" not in render_html([short, short.model_copy(update={"path": tmp_path})])
+
+
+def test_the_judged_check_of_a_retriever_with_no_answer_says_so(tmp_path: Path) -> None:
+    """llama.cpp's gemma-3-270m: every planner sample gave up or timed out; the line read "0 of 0 answers
+    have a verdict", as if something had been checked."""
+    run_dir = write_run(tmp_path / "r", outcomes("rre"))
+    res = _invoke("bench", "gate", run_dir, "--min-accuracy", "0")
+    assert "PASS  judged [agent]: no answer to judge (none of 3 samples answered)" in res.output
