@@ -407,7 +407,11 @@ def compare_runs(
     *,
     allow_changed: bool = False,
 ) -> Comparison:
-    """Compare run B against run A (B - A) on their shared samples. Raises :class:`NoSharedSamples`."""
+    """Compare run B against run A (B - A) on their shared samples. Raises :class:`NoSharedSamples`.
+    Two runs with one id (a run folder copied as a baseline, a run and a copy of it taken before its
+    resume) are named by their folders (:func:`bench.rundir.named_apart`), as the reports name them:
+    the table said "A: sInt" and "B: sInt", and a warning "run sInt is interrupted" of either."""
+    a, b = named_apart([a, b])
     pairs = shared_pairs(a, b, retriever)
     if not pairs:
         which = f" for retriever {retriever!r}" if retriever else ""

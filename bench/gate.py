@@ -48,7 +48,7 @@ from bench.compare import (
     run_differences,
     shared_pairs,
 )
-from bench.rundir import Run
+from bench.rundir import Run, named_apart
 from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
@@ -402,6 +402,10 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 f"run {run.path} and baseline {baseline.path} are the same run folder: a run compared with "
                 "itself passes every check against the baseline; give the baseline's own folder"
             )
+        run_id = run.run_id  # the JUnit file's class name keeps the run's own id
+        # two runs with one id (a baseline copied from a run folder) are named by their folders, as
+        # compare and the reports name them: "run sInt has 34 samples that baseline sInt lacks"
+        run, baseline = named_apart([run, baseline])
         try:
             provenance = check_comparable(baseline, run, allow_changed=rules.allow_changed)
         except NotComparable as exc:
@@ -417,7 +421,9 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
         warnings += run_differences(baseline, run, allowed=rules.allow_changed) + provenance
     scopes = _scopes(run, rules, baseline)
     result = GateResult(
-        run_id=run.run_id, baseline_id=baseline.run_id if baseline else None, warnings=warnings
+        run_id=run_id if baseline is not None else run.run_id,
+        baseline_id=baseline.run_id if baseline else None,
+        warnings=warnings,
     )
     result.rules.append(_complete_rule(run, rules.allow_partial))
     if baseline is not None:

@@ -847,7 +847,9 @@ def test_finished_runs_of_the_runner_pass_complete_and_cut_copies_fail(tmp_path:
         copy = shutil.copytree(tmp_path / name, tmp_path / f"{name}-base")
         res = _gate(tmp_path / name, "--baseline", copy)
         assert res.exit_code == 0, res.output
-        assert f"PASS  complete [run]: {run.run_id} is finished with {len(run.samples)} samples" in res.output
+        # one id for the run and its copy: both named by their folders
+        said = f"PASS  complete [run]: {tmp_path / name} is finished with {len(run.samples)} samples"
+        assert said in res.output
         # the same run with its last sample lost since it ended fails `complete`
         kept = (copy / "samples.jsonl").read_text().splitlines(keepends=True)[:-1]
         (copy / "samples.jsonl").write_text("".join(kept))

@@ -204,3 +204,24 @@ def test_the_judged_check_of_a_retriever_with_no_answer_says_so(tmp_path: Path) 
     run_dir = write_run(tmp_path / "r", outcomes("rre"))
     res = _invoke("bench", "gate", run_dir, "--min-accuracy", "0")
     assert "PASS  judged [agent]: no answer to judge (none of 3 samples answered)" in res.output
+
+
+def test_compare_and_gate_name_two_runs_of_one_id_by_their_folders(tmp_path: Path) -> None:
+    """A copy of a run taken while it was interrupted, against the run resumed: both are "sInt". Compare
+    printed "A = sInt  B = sInt" and the gate "run sInt has 2 samples that baseline sInt lacks"; they are
+    named by their folders now, as the reports (and the README) name them."""
+    from bench.gate import GateRules, evaluate_gate, write_junit
+
+    before = write_run(tmp_path / "before", outcomes("cc"), info=_listed("sInt", status="interrupted"))
+    after = write_run(tmp_path / "after", outcomes("ccic"), info=_listed("sInt"))
+    cmp = compare_runs(load_run(before), load_run(after))
+    assert (cmp.run_a, cmp.run_b) == (str(before), str(after))
+    assert f"run {before} is interrupted, not finished (2 of 5 samples)" in cmp.warnings
+    res = _invoke("bench", "compare", before, after)
+    assert res.exit_code == 0 and "A = sInt  B = sInt" not in res.output, res.output
+    gate = evaluate_gate(load_run(after), GateRules(allow_partial=True), load_run(before))
+    assert f"run {after} has 2 samples of retriever 'agent' that baseline {before} lacks" in " ".join(
+        gate.warnings
+    )
+    write_junit(tmp_path / "g.xml", gate)
+    assert 'classname="gate.sInt"' in (tmp_path / "g.xml").read_text()  # the run's own id there
