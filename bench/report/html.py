@@ -129,7 +129,8 @@ function card(s,cols){
     field('Pages fetched', esc(s.pages)+
       (s.hit===true?' (evidence hit)':s.hit===false?' (evidence missed)':''))+
     field('Sources', sources(s.sources))+
-    field('Figures', s.fig[0].toLocaleString('en')+' retriever tokens, '+s.fig[1]+' LLM calls, '+s.fig[2]+
+    field('Figures', s.fig[0].toLocaleString('en')+' retriever tokens, '+s.fig[1]+' LLM calls'+
+      (s.jc?' ('+s.jc+' of them the judge\'s)':'')+', '+s.fig[2]+
       ' iterations, '+s.fig[3]+' tool calls, '+s.fig[4].toFixed(2)+'s')+
     field('Trace', trace(s.trace==null?null:DATA.traces[s.trace]))+'</dl></div>';
 }
@@ -399,6 +400,9 @@ def _sample_data(s: Sample, col: int, traces: dict[str, int]) -> dict[str, Any]:
         "hit": s.evidence_hit,
         "sources": _sources(s),
         "fig": [s.tokens, s.llm_calls, s.iterations, s.tool_calls, round(s.latency_s, 2)],
+        # the judge's calls among llm_calls, said beside "retriever tokens" (extractive, which calls no
+        # model, read "0 retriever tokens, 3 LLM calls": its judge's three attempts)
+        "jc": None if s.retriever_llm_calls is None else s.llm_calls - s.retriever_llm_calls,
         "trace": index,
     }
 

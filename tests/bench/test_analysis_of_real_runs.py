@@ -1,5 +1,5 @@
-"""What summary, gate, compare and the reports say of real runs that did not finish, and of what two runs
-were asked to do differently (review rev-report, on runs made with the scripted model and llama.cpp):
+"""What summary, gate, compare and the reports said untrue, misleading or unhelpful of real runs (review
+rev-report, on FinanceBench and demo runs made with the scripted model and with llama.cpp's server):
 
 - a run killed with SIGKILL keeps ``running`` in its run.json: ``bench summary`` printed
   ``status=running`` and the gate "is running" of a run no process was running; now the folder's hold
@@ -7,7 +7,11 @@ were asked to do differently (review rev-report, on runs made with the scripted 
 - ``bench summary`` of an unfinished run said neither how many of its samples it holds nor how to go on;
 - a report of one unfinished run had no "Read with care" box (only a pair's differences gave one);
 - two runs whose only difference was ``--opt extractive.top_k=1`` looked the same in compare and reports;
-- the report's summary table had no failed/errored counts and no tool calls.
+- the report's summary table had no failed/errored counts and no tool calls;
+- compare and the gate named two runs of one id alike ("A = sInt  B = sInt");
+- the gate's judged check said "0 of 0 answers have a verdict", a report card "0 retriever tokens, 3 LLM
+  calls" of a retriever that calls no model (its judge's attempts), and the questions legend did not name
+  the "not run" badge.
 """
 
 from __future__ import annotations
@@ -225,3 +229,16 @@ def test_compare_and_gate_name_two_runs_of_one_id_by_their_folders(tmp_path: Pat
     )
     write_junit(tmp_path / "g.xml", gate)
     assert 'classname="gate.sInt"' in (tmp_path / "g.xml").read_text()  # the run's own id there
+
+
+def test_a_cards_llm_calls_say_how_many_were_the_judges(tmp_path: Path) -> None:
+    """extractive calls no model; with an LLM judge that needed three attempts its card read "0 retriever
+    tokens, 3 LLM calls". The card says how many of the calls were the judge's."""
+    from bench.report.html import JS, question_rows
+
+    judged = outcomes("c", "extractive", llm_calls=3, retriever_llm_calls=0, retriever_prompt_tokens=0)
+    old = outcomes("c", "agent", llm_calls=2, retriever_llm_calls=None)  # recorded before the split was kept
+    _, _, data = question_rows([load_run(write_run(tmp_path / "r", judged + old))], set())
+    cards = {s["col"]: s for s in data["questions"]["q000"]["samples"]}
+    assert [cards[0]["jc"], cards[1]["jc"]] == [None, 3]  # columns in retriever order: agent, extractive
+    assert "of them the judge" in JS
