@@ -489,7 +489,9 @@ def folder_held(path: Path) -> bool | None:
     """Whether a process holds ``path`` as its run folder now (a ``bench run`` or ``bench rejudge``
     writing into it: :class:`FolderClaim`), probed with a shared non-blocking ``flock`` that is let go
     at once; None where it cannot be told (no ``fcntl``, a folder that cannot be opened or locked).
-    A run killed by SIGKILL keeps ``running`` in its run.json, but its hold went with its process."""
+    A run killed by SIGKILL keeps ``running`` in its run.json, but its hold went with its process.
+    (A ``--resume`` of the folder started in the very microseconds of the probe is refused as for a
+    folder in use, and can be given again: the probe writes nothing and holds nothing after it.)"""
     try:
         import fcntl
     except ImportError:  # Windows
