@@ -169,6 +169,10 @@ def test_settings_that_differ_are_said_by_compare_and_the_reports(tmp_path: Path
     assert "judge rules, options extractive.top_k=1, 5 samples" in md
     same = compare_runs(load_run(a), load_run(a))
     assert same.settings == []
+    replay = write_run(tmp_path / "ci", outcomes("ciiic", "extractive"),
+                       info=run_info("ci", retrievers=["extractive"], model="replay/m",
+                                     retriever_options={"extractive": {"top_k": 1}}))  # fmt: skip
+    assert compare_runs(load_run(b), load_run(replay)).settings == []  # replay/m answers as openai/m
 
 
 def test_the_report_summary_counts_fails_and_errors_and_tool_calls(tmp_path: Path) -> None:
