@@ -37,7 +37,7 @@ from bench.runinfo import RunInfo
 from bench.samples import Sample, SampleStore, read_samples_file
 from bench.summary import Summary, summarize
 from pageindex.atomic import file_in_the_way, missing_folders, remove_empty, write_atomic
-from pageindex.wording import first_error
+from pageindex.wording import counted, first_error
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class Run(BaseModel):
         """``27 of 120 samples`` (of those ``run.json`` lists), or ``27 samples`` where it lists none."""
         listed, _ = self.listed_samples()
         n = len(self.samples)
-        return f"{n} of {listed} samples" if listed else f"{n} sample{'' if n == 1 else 's'}"
+        return f"{n} of {listed} samples" if listed else counted(n, "sample")
 
     @property
     def kept_status_from(self) -> str | None:
