@@ -363,8 +363,10 @@ def _drop_rule(
     by_question = (cmp.test.a_only, cmp.test.b_only) != (len(cmp.regressed), len(cmp.improved))
     if rules.method == "mcnemar" and by_question:  # repeats: the test counts each question once
         test = f"{cmp.test.a_only} lost / {cmp.test.b_only} gained by question, {test}"
+    # a gain is said as one ("drop -25.0 pp" read as a drop); no change stays "drop +0.0 pp"
+    change = f"gain +{-100 * drop:.1f} pp" if round(100 * drop, 1) < 0 else f"drop {100 * drop + 0.0:+.1f} pp"
     message = (
-        f"max-drop [{scope}]: drop {100 * drop + 0.0:+.1f} pp vs baseline {baseline.run_id} "
+        f"max-drop [{scope}]: {change} vs baseline {baseline.run_id} "
         f"({_pct(cmp.accuracy_a.value)} -> {_pct(cmp.accuracy_b.value)} on {cmp.n_pairs} shared samples, "
         f"{len(cmp.regressed)} lost / {len(cmp.improved)} gained, {test} p={cmp.test.p_value:.3g}) "
         f"(allowed <= {100 * max_drop:.1f} pp); {verdict}"

@@ -67,6 +67,18 @@ def test_drop_fails_only_when_larger_than_allowed_and_significant(tmp_path: Path
     assert rule.passed and "within the allowed drop" in rule.message
 
 
+def test_a_gain_is_said_as_a_gain(tmp_path: Path) -> None:
+    """It printed 'drop -40.0 pp', read as a drop at a glance."""
+    base = load_run(write_run(tmp_path / "base", outcomes("i" * 12 + "c" * 18)))
+    better = load_run(write_run(tmp_path / "better", outcomes("c" * 30), info=run_info("better")))
+    rule = _rule(evaluate_gate(better, GateRules(max_drop=0.0), base), "max-drop[agent]")
+    assert rule.passed and rule.measured == pytest.approx(-0.4)
+    assert rule.message.startswith("max-drop [agent]: gain +40.0 pp vs baseline base (60.0% -> 100.0%")
+    same = load_run(write_run(tmp_path / "same", outcomes("i" * 12 + "c" * 18), info=run_info("same")))
+    rule = _rule(evaluate_gate(same, GateRules(max_drop=0.0), base), "max-drop[agent]")
+    assert "drop +0.0 pp" in rule.message
+
+
 def test_unusable_input(tmp_path: Path) -> None:
     run = load_run(write_run(tmp_path / "run", outcomes("cc")))
     other = load_run(write_run(tmp_path / "other", outcomes("cc", prefix="z"), info=run_info("other")))
