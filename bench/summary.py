@@ -343,7 +343,7 @@ def summary_rows(groups: Sequence[GroupSummary]) -> list[dict[str, Any]]:
                 "iterations": _num(g.iterations.mean),
                 "tool calls": _num(g.tool_calls.mean),
                 "latency s": _num(g.latency_s.mean, 2),
-                "cost": _cost(g.cost_usd),
+                "cost total": _cost(g.cost_usd),  # the group's, beside per-question means
                 "evidence hit": _pct(g.evidence_hit_rate),
                 "dropped/failed/errored": f"{g.dropped}/{g.failed}/{g.errored}",
                 **(

@@ -34,7 +34,7 @@ SUMMARY_COLUMNS = {
     "tokens/q mean": "tokens/q (mean)",
     "iterations": "iterations (mean)",
     "tool calls": "tool calls (mean)",
-    "cost": "cost",
+    "cost total": "cost (total)",
     "evidence hit": "evidence hit",
     "dropped/failed/errored": "dropped / failed / errored",
 }

@@ -246,3 +246,17 @@ def test_a_cards_llm_calls_say_how_many_were_the_judges(tmp_path: Path) -> None:
     cards = {s["col"]: s for s in data["questions"]["q000"]["samples"]}
     assert [cards[0]["jc"], cards[1]["jc"]] == [None, 3]  # columns in retriever order: agent, extractive
     assert "of them the judge" in JS
+
+
+def test_the_reports_table_keeps_every_summary_column_it_names(tmp_path) -> None:
+    """The combined table names the summary's columns by their headers: a header renamed in one place
+    (the summary's 'cost' became 'cost total', the group's total beside per-question means) left a column
+    of '-' in every report."""
+    from bench.report.ab import SUMMARY_COLUMNS, combined_rows
+    from bench.rundir import load_run
+    from tests.bench.runfactory import sample, write_run
+
+    run = load_run(write_run(tmp_path / "r", [sample("q1"), sample("q2", verdict="incorrect")]))
+    (row,) = combined_rows([run])
+    assert row["cost (total)"] == "$0.0020" and row["tokens/q (mean)"] == "1,100"
+    assert all(row[name] != "-" for name in SUMMARY_COLUMNS.values()), row
