@@ -143,8 +143,9 @@ def unfinished_warning(run: Run) -> str | None:
 def setting_differences(a: Run, b: Run) -> list[str]:
     """What the two runs were asked to do differently, as ``bench compare`` and the reports say it (not
     warnings: this is what a comparison is made to measure): the answering model, the options and prompt
-    version of each retriever both ran, and the repeats. Before, nothing said it: two runs whose only
-    difference was ``--opt extractive.top_k=1`` showed identical rows in a report's runs table."""
+    version of each retriever both ran, a plug-in retriever's or judge's code (where both runs record it),
+    and the repeats. Before, nothing said it: two runs whose only difference was ``--opt
+    extractive.top_k=1`` showed identical rows in a report's runs table."""
     ia, ib = a.info, b.info
     name_a, name_b = (run.run_id for run in named_apart([a, b]))
     out: list[str] = []
@@ -165,6 +166,11 @@ def setting_differences(a: Run, b: Run) -> list[str]:
         va, vb = ia.prompt_versions.get(r), ib.prompt_versions.get(r)
         if va is not None and vb is not None:  # a run that does not record it is not said to differ
             differ(f"{r} prompt version", va or NO_VALUE, vb or NO_VALUE)
+        ca, cb = ia.retriever_code.get(r), ib.retriever_code.get(r)
+        if ca and cb:  # a plug-in's code: two versions of one plug-in recorded the same name and options
+            differ(f"{r} plug-in code", ca, cb)
+    if ia.judge == ib.judge and ia.judge_code and ib.judge_code:
+        differ(f"judge {ia.judge} plug-in code", ia.judge_code, ib.judge_code)
     differ("repeats", max(ia.repeats, 1), max(ib.repeats, 1))
     return out
 

@@ -35,6 +35,7 @@ from bench.runinfo import RunInfo, judge_version
 from bench.runner import endpoint_gone
 from bench.samples import Sample, judge_error_text
 from bench.summary import Summary
+from pageindex import registry
 from pageindex.llm.redact import redact_argv
 
 JUDGE_FAILED = "judge failed:"  # how older rejudged runs recorded a failed judge call (status error)
@@ -225,6 +226,7 @@ async def _rejudge_into(
             "judge_version": version,
             "judge_model": judge_model,
             "judge_prompt_version": getattr(judge, "prompt_version", None),
+            "judge_code": registry.plugin_identity("judge", judge_name),
             "status": "running",
             "extra": {
                 **old.extra,

@@ -6,6 +6,8 @@ Provenance (what decides whether two runs' scores can be compared like for like)
   builder's version plus a digest of its code and the pymupdf release that read the PDFs);
 - ``judge`` (name), ``judge_version`` and ``judge_model``: who scored the answers;
 - ``prompt_versions``: each retriever's prompt version;
+- ``retriever_code`` and ``judge_code``: for a plug-in, its module and a digest of its code (the
+  package's own components are identified by ``git_commit``);
 - ``model``: the answering model;
 - ``dataset.content_sha256``: :func:`dataset_content_hash` of the dataset directory.
 
@@ -71,12 +73,15 @@ class RunInfo(BaseModel):
     retrievers: list[str] = Field(default_factory=list)
     retriever_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     prompt_versions: dict[str, str] = Field(default_factory=dict)  # retriever or judge -> version
+    # plug-in retriever -> its module and code digest (pageindex.registry.plugin_identity); built-ins absent
+    retriever_code: dict[str, str] = Field(default_factory=dict)
     model: str | None = None  # answering model spec
     builder_version: str | None = None  # tree builder version of the trees used; None = not recorded
     judge: str = "rules"  # llm | rules | hybrid | panel
     judge_version: str | None = None  # the judge's own version; None = not recorded
     judge_model: str | None = None
     judge_prompt_version: str | None = None
+    judge_code: str | None = None  # a plug-in judge's module and code digest; None: built-in or not recorded
     base_urls: dict[str, str] = Field(default_factory=dict)  # role -> URL; never keys
     repeats: int = 1
     concurrency: int = 1

@@ -851,12 +851,16 @@ class Runner:
                 "retrievers": retrievers,
                 "retriever_options": {r: cfg.retriever_options.get(r, {}) for r in retrievers},
                 "prompt_versions": {r: get_retriever(r).prompt_version for r in retrievers},
+                "retriever_code": {
+                    r: code for r in retrievers if (code := registry.plugin_identity("retriever", r))
+                },
                 "model": model,
                 "builder_version": provenance.builder_version(trees.values()),
                 "judge": judge_name,
                 "judge_version": provenance.judge_version(judge),
                 "judge_model": judge_model,
                 "judge_prompt_version": getattr(judge, "prompt_version", None),
+                "judge_code": registry.plugin_identity("judge", judge_name),
                 "base_urls": {k: v for k, v in urls.items() if v},
                 "repeats": cfg.repeats,
                 "concurrency": cfg.concurrency,

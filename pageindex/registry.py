@@ -131,6 +131,37 @@ def conflicts(kind: str) -> list[str]:
     return [conflict(kind, name) for name in _conflicts.get(kind, {})]
 
 
+def plugin_identity(kind: str, name: str) -> str | None:
+    """What a plug-in's ``kind`` ``name`` is made of, for a run to record: the module that registered it
+    and a digest of that module's code (:func:`pageindex.digest.code_digest`: comments and docstrings do
+    not change it), with the installed package and its version for an entry point's
+    (``my_plugin 3f2a9c0e1b (my-plugin-pkg 1.2)``). None for a component of ``kind``'s declared packages
+    (the package's own code: ``git_commit`` says which) and for a name nothing registered. Two runs of
+    two versions of one plug-in recorded the same name, options and prompt version, so ``bench compare``
+    could not tell them apart."""
+    discover(kind)
+    module = _origins.get(kind, {}).get(name)
+    if module is None or any(module == s or module.startswith(s + ".") for s in _sources.get(kind, [])):
+        return None
+    from pageindex.digest import code_digest
+
+    file = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        digest = code_digest([file]) if file and file.endswith(".py") else "unknown-code"
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        digest = "unreadable-code"
+    package = next((dist for _, ep_module, dist in entry_point_modules()
+                    if module == ep_module or module.startswith(ep_module + ".")), None)  # fmt: skip
+    if package is None:
+        return f"{module} {digest}"
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{module} {digest} ({package} {version(package)})"
+    except PackageNotFoundError:
+        return f"{module} {digest} ({package})"
+
+
 def import_error(kind: str, name: str) -> str | None:
     """Why the module ``name`` of ``kind``'s packages failed to import, if it did."""
     discover(kind)

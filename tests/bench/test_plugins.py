@@ -355,3 +355,71 @@ def test_the_hint_for_a_dotted_plugin_module_names_its_file_in_its_folder() -> N
     with pytest.raises(PluginError) as caught:
         _import_plugin("no_such_pkg_xyz.my_plugin", "$PAGEINDEX_PLUGINS")
     assert "PYTHONPATH=. for no_such_pkg_xyz/my_plugin.py in the current folder" in str(caught.value)
+
+
+VERSIONED = """
+from bench.judges.base import JudgeVerdict, register_judge
+from pageindex.retrievers.base import register_retriever
+
+@register_retriever("versioned", needs_llm=False)
+async def versioned(run, opts):
+    return run.result("answer", answer=ANSWER)
+
+class Judge:
+    name, version = "same", "1"
+    def assess(self, inp):
+        return JudgeVerdict(verdict=VERDICT, judge=self.name, judge_version=self.version)
+
+@register_judge("same")
+def make_same(**options):
+    return Judge()
+"""
+
+
+def test_two_versions_of_a_plugin_are_told_apart_by_run_json_and_compare(tmp_path: Path) -> None:
+    """Review rev-plugin: runs of two versions of one plug-in (same name, no prompt version, same judge
+    version) wrote run.json files identical but for their ids and times, and ``bench compare`` said no
+    setting differed: the plug-in's identity (its module and a digest of its code) was recorded nowhere."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env |= {"PAGEINDEX_PLUGINS": "versioned_plugin", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    infos = {}
+    for version, (answer, verdict) in {"v1": ("'one'", "'correct'"), "v2": ("'two'", "'incorrect'")}.items():
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "versioned_plugin.py").write_text(f"ANSWER = {answer}\nVERDICT = {verdict}\n{VERSIONED}")
+        run_env = {**env, "PYTHONPATH": os.pathsep.join((str(folder), str(ROOT)))}
+        cmd = [sys.executable, "-m", "pageindex.cli", "bench", "run", "--quiet", "--limit", "2",
+               "-r", "versioned,extractive", "--judge", "same", "--out", str(tmp_path / f"run-{version}")]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=240)
+        assert done.returncode == 0, done.stderr + done.stdout
+        infos[version] = json.loads((tmp_path / f"run-{version}" / "run.json").read_text())
+    from pageindex.digest import code_digest
+
+    for version, info in infos.items():
+        digest = code_digest([tmp_path / version / "versioned_plugin.py"])
+        assert info["retriever_code"] == {"versioned": f"versioned_plugin {digest}"}  # built-ins: git_commit
+        assert info["judge_code"] == f"versioned_plugin {digest}"
+    a, b = infos["v1"]["retriever_code"]["versioned"], infos["v2"]["retriever_code"]["versioned"]
+    assert a != b
+    compare = [sys.executable, "-m", "pageindex.cli", "bench", "compare", str(tmp_path / "run-v1"),
+               str(tmp_path / "run-v2")]
+    done = subprocess.run(compare, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**env, "PYTHONPATH": str(ROOT), "PAGEINDEX_PLUGINS": "", "COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stdout.splitlines() if line.startswith("settings that differ:")]
+    assert said == [f"settings that differ: versioned plug-in code: run-v1={a} vs run-v2={b}; judge same "
+                    f"plug-in code: run-v1={a} vs run-v2={b}"], done.stdout
+
+
+def test_the_identity_of_an_entry_point_plugin_names_its_package_and_version(tmp_path: Path) -> None:
+    env = _installed_broken_plugin(tmp_path)
+    (tmp_path / "ep_bad.py").write_text(VERSIONED.replace("ANSWER", "'x'").replace("VERDICT", "'correct'"))
+    code = ("from pageindex import registry; print(registry.plugin_identity('retriever', 'versioned')); "
+            "print(registry.plugin_identity('retriever', 'extractive'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from pageindex.digest import code_digest
+
+    digest = code_digest([tmp_path / "ep_bad.py"])
+    assert done.stdout.splitlines() == [f"ep_bad {digest} (ep-bad 0.1)", "None"]
