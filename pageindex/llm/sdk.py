@@ -34,7 +34,7 @@ from pageindex.llm.http import (
     stated_context_window,
     transport_failure,
 )
-from pageindex.llm.providers.base import PassThrough
+from pageindex.llm.providers.base import PassThrough, ProviderFailure
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.types import (
     ContextLengthError,
@@ -132,6 +132,8 @@ def translate_error(
     ):
         retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
         return LLMTimeout(f"{where}: no reply within {client.timeout:g}s {attempts_text}{retry}")
+    if isinstance(exc, openai.APIConnectionError) and isinstance(exc.__cause__, ProviderFailure):
+        return LLMCallError(f"{where}: {exc.__cause__} ({attempts_text})", kind="provider_error")
     if isinstance(exc, openai.APIConnectionError):
         failures = connection_failures(attempts)
         if failures is None:

@@ -644,3 +644,25 @@ def test_a_count_with_no_tokenizer_keeps_a_margin_for_fitting():
     counter = TokenCounter()
     assert counter.estimate("x" * 400) == 100
     assert run(counter.count("x" * 400)) == 120 == round(100 * ESTIMATE_MARGIN)
+
+
+def test_a_plugin_provider_whose_complete_raises_is_named_not_a_connection_error() -> None:
+    """Review rev-plugin: a ``CompletionProvider`` plug-in whose ``complete`` raised was "brokenprov/x at
+    http://brokenprov.invalid/v1: no reply: Connection error." (kind ``connection``): its own exception,
+    the one thing its author needed, was nowhere."""
+    from pageindex.llm.providers import CompletionProvider, register_provider
+
+    @register_provider("raising-plugin-provider")
+    class Raising(CompletionProvider):
+        async def complete(self, request: dict) -> dict:
+            raise RuntimeError("provider boom")
+
+    client = make_client("raising-plugin-provider/m", max_retries=1)
+    with pytest.raises(LLMCallError) as caught:
+        asyncio.run(client.chat([Message(role="user", content="hi")]))
+    assert caught.value.kind == "provider_error"
+    assert str(caught.value) == (
+        "raising-plugin-provider/m at http://raising-plugin-provider.invalid/v1: provider "
+        f"'raising-plugin-provider' (from {__name__}): complete() raised RuntimeError: provider boom "
+        "(after 2 attempt(s))"
+    )

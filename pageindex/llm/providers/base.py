@@ -28,6 +28,7 @@ from pageindex import registry
 from pageindex.llm.preflight import PreflightResult
 from pageindex.llm.spec import PLACEHOLDER_KEY, ModelSpec
 from pageindex.llm.tokens import ServerWindow
+from pageindex.wording import error_text
 
 KIND = "provider"
 registry.declare(KIND, "pageindex.llm.providers")
@@ -38,6 +39,13 @@ class PassThrough:
     ``error`` unchanged (the scripted model's scripted exceptions)."""
 
     error: BaseException
+
+
+class ProviderFailure(Exception):
+    """An in-process provider's ``complete`` raised (a plug-in's bug, or its own call failing). Raised
+    inside the SDK, which retries it like a lost connection; the client's error then names it
+    (``provider 'mine' (from my_plugin): complete() raised RuntimeError: ...``), not "Connection error"
+    at the provider's placeholder URL."""
 
 
 class Provider:
@@ -127,20 +135,28 @@ class CompletionProvider(Provider):
         raise NotImplementedError
 
     def transport(self) -> httpx2.AsyncBaseTransport | None:
-        return self._transport or _CompletionTransport(self.complete, self.spec.model)
+        return self._transport or _CompletionTransport(self.complete, self.spec.model, self)
 
 
 class _CompletionTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, complete: Callable[[dict[str, Any]], Any], model: str) -> None:
+    def __init__(self, complete: Callable[[dict[str, Any]], Any], model: str, owner: Any = None) -> None:
         self.complete = complete
         self.model = model
+        self.owner = owner  # the provider, for naming it when complete() raises
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if request.method == "GET" and request.url.path.endswith("/models"):
             listing = {"object": "list", "data": [{"id": self.model}]}
             return httpx2.Response(200, json=listing, request=request)
         body = json.loads(await request.aread() or b"{}")
-        reply = await self.complete(body)
+        try:
+            reply = await self.complete(body)
+        except Exception as exc:
+            kind = type(self.owner)
+            raise ProviderFailure(
+                f"provider {getattr(kind, 'name', '?')!r} (from {kind.__module__}): complete() raised "
+                f"{error_text(exc)}"
+            ) from exc
         return httpx2.Response(200, json=reply, request=request)
 
 
