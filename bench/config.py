@@ -87,7 +87,7 @@ class RunConfig(BaseModel):
         from pageindex.registry import missing_hint
 
         if value is not None and value not in judge_names():
-            raise ValueError(f"must be {judge_choices()}{missing_hint()}")
+            raise ValueError(f"must be {judge_choices()}{missing_hint('judge')}")
         return value
 
     @field_validator("retrievers", "question_types", "question_ids", "judge_models", mode="before")

@@ -226,7 +226,7 @@ def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], 
     if unknown:
         raise RunSetupError(
             f"unknown retriever(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
-            f"{registry.missing_hint()}"
+            f"{registry.missing_hint('retriever')}"
         )
     run, skipped = [], {}
     for name in wanted:

@@ -47,6 +47,7 @@ _entries: dict[str, dict[str, Any]] = {}
 _sources: dict[str, list[str]] = {}
 _scanned: set[str] = set()
 _import_errors: dict[str, dict[str, str]] = {}
+_failed_modules: dict[str, dict[str, str]] = {}  # kind -> module of its packages that failed -> why
 _groups_loaded: set[str] = set()
 _plugin_failures: list[str] = []  # entry points that failed to import, one line each
 _origins: dict[str, dict[str, str]] = {}  # kind -> name -> the module that registered it
@@ -192,6 +193,19 @@ def _scan(kind: str) -> None:
                 importlib.import_module(f"{source}.{info.name}")
             except Exception as exc:  # a half-written module must not break the others
                 _import_errors.setdefault(kind, {})[info.name] = error_text(exc)
+                _failed_modules.setdefault(kind, {})[f"{source}.{info.name}"] = error_text(exc)
+
+
+def import_failures(kind: str) -> list[str]:
+    """One line per module of ``kind``'s declared packages that failed to import (after discovery): what
+    it registers is missing. ``pageindex retrievers`` warns with them and :func:`missing_hint` names them:
+    a half-written ``pageindex/retrievers/mine.py`` (README, Adding a retriever) was otherwise silent,
+    and asking for its retriever said only "unknown retriever 'mine' (a plug-in's name? ...)"."""
+    discover(kind)
+    return [
+        f"{kind} module {module!r} failed to import: {why}; what it registers is missing"
+        for module, why in _failed_modules.get(kind, {}).items()
+    ]
 
 
 def plugin_modules() -> list[str]:
@@ -221,12 +235,13 @@ def plugin_failures() -> list[str]:
     return list(_plugin_failures)
 
 
-def missing_hint() -> str:
-    """What to add to the error for a name no component registered: the plug-ins that failed to
-    import, or else where a plug-in's name comes from."""
+def missing_hint(kind: str | None = None) -> str:
+    """What to add to the error for a name no component registered: the modules of ``kind``'s packages
+    and the plug-ins that failed to import, or else where a plug-in's name comes from."""
     load_plugins()
-    if _plugin_failures:
-        return "; " + "; ".join(_plugin_failures)
+    failed = [*(import_failures(kind) if kind else []), *_plugin_failures]
+    if failed:
+        return "; " + "; ".join(failed)
     return (
         f" (a plug-in's name? name its module in ${PLUGINS_ENV} or install its package; a resumed run needs"
         " the plug-ins it was made with)"

@@ -247,12 +247,13 @@ def _build_judge(
     ``bench run``, and the model clients it calls (none for ``rules``); an option the judge would not
     use is one ``error:`` line."""
     from bench.config import comma_list
-    from bench.judges.base import judge_model_need, judge_names, make_judge
+    from bench.judges.base import KIND, judge_model_need, judge_names, make_judge
+    from pageindex import registry
     from pageindex.llm.cache import CACHE_MODES, open_cache
     from pageindex.llm.types import LLMConfigError
 
     if name not in judge_names():
-        fail(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}")
+        fail(f"unknown judge {name!r}; choose one of {', '.join(judge_names())}{registry.missing_hint(KIND)}")
     if cache not in CACHE_MODES:
         fail(f"--cache {cache!r}: must be {', '.join(CACHE_MODES)}")
     need = judge_model_need(name)

@@ -149,7 +149,7 @@ def make_judge(name: str, *, model_client: Any = None, **options: Any) -> Judge:
     factory = registry.lookup(KIND, name)
     if factory is None:
         choices = ", ".join(judge_names())
-        raise ValueError(f"unknown judge {name!r}; choose one of {choices}{registry.missing_hint()}")
+        raise ValueError(f"unknown judge {name!r}; choose one of {choices}{registry.missing_hint(KIND)}")
     module = getattr(factory, "__module__", "?")
     try:
         judge = factory(model_client=model_client, **options)

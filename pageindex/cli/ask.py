@@ -366,7 +366,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         console.print(table)
         from pageindex import registry
 
-        for line in registry.conflicts("retriever"):  # asked for, such a name is an error
+        # asked for, a name two modules registered is an error; a retriever module that failed to import
+        # registered nothing
+        for line in [*registry.conflicts("retriever"), *registry.import_failures("retriever")]:
             err_console.print(f"[yellow]warning:[/] {plain(line)}", highlight=False)
 
 

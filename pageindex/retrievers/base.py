@@ -254,7 +254,7 @@ def get_retriever(name: str) -> RetrieverSpec:
     spec = registry.lookup(KIND, name)
     if spec is None:
         known = ", ".join(sorted(registry.names(KIND))) or "none"
-        msg = f"unknown retriever {name!r} (available: {known}){registry.missing_hint()}"
+        msg = f"unknown retriever {name!r} (available: {known}){registry.missing_hint(KIND)}"
         failed = registry.import_error(KIND, name)
         if failed:
             msg = f"retriever module {name!r} failed to import: {failed}"

@@ -423,3 +423,49 @@ def test_the_identity_of_an_entry_point_plugin_names_its_package_and_version(tmp
 
     digest = code_digest([tmp_path / "ep_bad.py"])
     assert done.stdout.splitlines() == [f"ep_bad {digest} (ep-bad 0.1)", "None"]
+
+
+def test_a_module_of_a_retrievers_or_judges_package_that_fails_to_import_is_named(tmp_path: Path) -> None:
+    """Review rev-plugin: a half-written module in a package of retrievers (README, Adding a retriever:
+    ``pageindex/retrievers/<name>.py``; here a package a plug-in declares, scanned the same way) was
+    silent: ``pageindex retrievers`` said nothing, and asking for its retriever or judge said "unknown
+    retriever(s) fancy ... (a plug-in's name? name its module in $PAGEINDEX_PLUGINS ...)"."""
+    (tmp_path / "declarer.py").write_text(
+        "from pageindex import registry\n"
+        "registry.declare('retriever', 'more_rets')\nregistry.declare('judge', 'more_judges')\n"
+    )
+    for package, decorator in (("more_rets", "pageindex.retrievers.base import register_retriever"),
+                               ("more_judges", "bench.judges.base import register_judge")):  # fmt: skip
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "fancy.py").write_text(f"from {decorator}\nimport no_such_dep_xyz\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env |= {"PYTHONPATH": os.pathsep.join((str(tmp_path), str(ROOT))), "PAGEINDEX_PLUGINS": "declarer",
+            "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}  # fmt: skip
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pageindex.cli", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=240)  # fmt: skip
+
+    why = "failed to import: ModuleNotFoundError: No module named 'no_such_dep_xyz'; what it registers is " \
+        "missing"
+    listed = cli("retrievers")
+    assert listed.returncode == 0 and "extractive" in listed.stdout, listed.stderr
+    assert listed.stderr.splitlines() == [f"warning: retriever module 'more_rets.fancy' {why}"]
+    ran = cli("bench", "run", "-r", "fancy", "-q", "-o", str(tmp_path / "r1"))
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.splitlines() == [
+        "error: unknown retriever(s) fancy; choose from agent, bm25, extractive, followup, iterative, "
+        f"oracle, planner, session; retriever module 'more_rets.fancy' {why}"
+    ]
+    judged = cli("bench", "run", "-r", "extractive", "--judge", "fancy", "-q", "-o", str(tmp_path / "r2"))
+    assert judged.returncode == 2, judged.stderr
+    assert f"judge module 'more_judges.fancy' {why}" in judged.stderr, judged.stderr
+    assert not (tmp_path / "r1").exists() and not (tmp_path / "r2").exists()
+    rows = tmp_path / "answers.jsonl"
+    rows.write_text('{"question": "q", "gold_answer": "1", "model_answer": "1"}\n')
+    verdicts = cli("bench", "judge", "--input", str(rows), "--judge", "fancy", "--out", str(tmp_path / "v"))
+    assert verdicts.returncode == 2 and verdicts.stderr.splitlines() == [
+        "error: unknown judge 'fancy'; choose one of hybrid, llm, panel, rules; judge module "
+        f"'more_judges.fancy' {why}"
+    ], verdicts.stderr
