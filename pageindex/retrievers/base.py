@@ -59,6 +59,7 @@ estimated prompt tokens charged to the budget). Each call keeps its own client t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import math
@@ -69,7 +70,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pageindex import registry
 from pageindex.llm.ledger import UsageLedger, sum_usage
@@ -129,9 +130,51 @@ class QuestionContext(BaseModel):
 
 
 class RetrieverOptions(BaseModel):
-    """Base of every retriever's options: unknown names are an error, never ignored."""
+    """Base of every retriever's options: unknown names are an error, never ignored. A list option given
+    as text (``--opt pages=2,3`` on the command line) is its comma-separated items, and a dict option
+    given as text is a JSON object (``--opt 'weights={"a": 1}'``), unless the option converts text itself
+    (a ``field_validator(mode="before")``, as the oracle's ``pages``) or also takes text (``str | list``)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _containers_from_text(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        own = {f for v in cls.__pydantic_decorators__.field_validators.values() for f in v.info.fields}
+        out = dict(data)
+        for name, value in data.items():
+            field = cls.model_fields.get(name)
+            if field is None or name in own or not isinstance(value, str):
+                continue
+            kind = _container_kind(field.annotation)
+            if kind == "list":
+                out[name] = [item.strip() for item in value.split(",") if item.strip()]
+            elif kind == "dict":
+                with contextlib.suppress(ValueError):  # not JSON: pydantic says "must be a valid dictionary"
+                    out[name] = json.loads(value)
+        return out
+
+
+def _container_kind(annotation: Any) -> str | None:
+    """``"list"`` for a list, tuple or set annotation (optionally ``| None``), ``"dict"`` for a mapping;
+    None for anything else, and for a union that also takes text."""
+    import collections.abc
+    import types
+    import typing
+
+    args = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if any(a is str for a in args) or len(args) != 1:
+        return None
+    origin = typing.get_origin(args[0]) or args[0]
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set):
+        return "list"
+    if origin in (dict, collections.abc.Mapping):
+        return "dict"
+    return None
 
 
 class ModelCallOptions(RetrieverOptions):
@@ -184,7 +227,10 @@ class RetrieverSpec:
 
     def option_help(self) -> list[tuple[str, str, str]]:
         """(name, default, description) of every option, for ``--help`` text and the README."""
-        return [(n, repr(f.default), f.description or "") for n, f in self.options.model_fields.items()]
+        return [  # a default_factory's value, not PydanticUndefined
+            (n, repr(f.get_default(call_default_factory=True)), f.description or "")
+            for n, f in self.options.model_fields.items()
+        ]
 
 
 KIND = "retriever"

@@ -181,3 +181,29 @@ def test_an_llm_that_is_no_client_is_refused_in_one_line(tree_3m, retriever):
     said = r"llm must be a model spec \('openai/gpt-4o-mini'\) or an LLMClient .*got AsyncOpenAI$"
     with pytest.raises(RetrieverConfigError, match=said):
         retrieve(tree_3m, "What was capex?", retriever=retriever, llm=AsyncOpenAI())
+
+
+class ContainerOptions(RetrieverOptions):
+    words: list[str] = Field(default_factory=list, description="words")
+    limit: list[int] | None = Field(None, description="optional list")
+    weights: dict[str, float] = Field(default_factory=dict, description="weights")
+    either: str | list[str] = Field("x", description="text or a list: left as given")
+
+
+def test_list_and_dict_options_of_a_plugin_can_be_given_on_the_command_line():
+    """Review rev-plugin: a plug-in's list option was "must be a valid list" for every ``--opt pages=2,3``
+    (the command line gives text; only the oracle's own ``pages`` split it), and ``pageindex retrievers``
+    listed a ``default_factory`` default as ``PydanticUndefined``."""
+    spec = get_retriever("test_echo_pages")
+    assert spec.parse_options({"pages": "5, 7"}).pages == [5, 7]
+    assert spec.option_help() == [("pages", "[60]", "pages to show")]
+    from pageindex.retrievers.base import RetrieverSpec
+
+    containers = RetrieverSpec("containers", spec.run, ContainerOptions, "", "", False)
+    opts = containers.parse_options({"words": "a,b", "limit": "3", "weights": '{"a": 1}', "either": "p,q"})
+    assert opts.model_dump() == {"words": ["a", "b"], "limit": [3], "weights": {"a": 1.0}, "either": "p,q"}
+    assert containers.parse_options({"limit": None, "words": ""}).model_dump()["limit"] is None
+    assert containers.parse_options({"words": ""}).words == []
+    with pytest.raises(RetrieverConfigError, match="option 'weights': must be a valid dictionary"):
+        containers.parse_options({"weights": "a:1"})
+    assert [d for _, d, _ in containers.option_help()] == ["[]", "None", "{}", "'x'"]
