@@ -134,6 +134,23 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _plugin_code_changes(previous: RunInfo, retrievers: list[str], judge_name: str) -> list[str]:
+    """What a resume says of a plug-in whose code changed since the run started (``retriever_code``,
+    ``judge_code``): the samples kept are the old code's, those run now the new's. A judge's version is
+    checked apart (a changed one is refused); its code under one version is said here."""
+    pairs = [(f"retriever {r}", previous.retriever_code.get(r), registry.plugin_identity("retriever", r))
+             for r in retrievers]  # fmt: skip
+    if previous.judge == judge_name:
+        now = registry.plugin_identity("judge", judge_name)
+        pairs.append((f"judge {judge_name}", previous.judge_code, now))
+    return [
+        f"plug-in {what}'s code changed since the run started ({before} -> {now}): the samples kept are "
+        "the old code's, those run now the new code's; start a new run to measure one of them"
+        for what, before, now in pairs
+        if before and now and before != now
+    ]
+
+
 def _git_commit() -> str | None:
     try:
         out = subprocess.run(
@@ -341,6 +358,7 @@ class Runner:
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
         self.warnings: list[str] = []
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
+        self.plugin_changes: list[str] = []  # a resume's plug-ins whose code changed (kept with the resume)
         self.endpoint_warnings: list[str] = []  # what the preflight found wrong (run.json, extra)
         self._claim: FolderClaim | None = None  # the run folder, held while this run lasts
 
@@ -711,6 +729,8 @@ class Runner:
                 "tree builder version": provenance.builder_version(()),
                 "dataset content hash": provenance.dataset_content_hash(dataset.path),
             }, dataset.sha256)  # fmt: skip
+            self.plugin_changes = _plugin_code_changes(previous, retrievers, judge_name)
+            self.setting_notes += self.plugin_changes
         await self._preflight(retriever_llm, judge_llm)
         self._stop_before_sampling("before the trees were built")
 
@@ -834,7 +854,9 @@ class Runner:
         # A resume keeps the command that started the run (the one that reproduces it) and adds its
         # own to the list of resumes.
         command = redact_argv(self.command)
-        resumes = [*previous.extra.get("resumes", []), {"command": command, "at": _now()}] if previous else []
+        changed = {"plugin_code_changed": self.plugin_changes} if self.plugin_changes else {}
+        resumed = {"command": command, "at": _now(), **changed}
+        resumes = [*previous.extra.get("resumes", []), resumed] if previous else []
         return info.model_copy(
             update={
                 "command": previous.command if previous else command,

@@ -469,3 +469,36 @@ def test_a_module_of_a_retrievers_or_judges_package_that_fails_to_import_is_name
         "error: unknown judge 'fancy'; choose one of hybrid, llm, panel, rules; judge module "
         f"'more_judges.fancy' {why}"
     ], verdicts.stderr
+
+
+def test_resuming_a_run_whose_plugin_code_changed_says_so_and_records_it(tmp_path: Path) -> None:
+    """Review rev-plugin: a run resumed after its plug-in retriever was edited kept the old code's samples
+    and ran the rest with the new code, without a word; run.json then named only the new code."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
+    env |= {"PAGEINDEX_PLUGINS": "versioned_plugin", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    out = tmp_path / "run"
+    digests = []
+    for version, answer in (("v1", "'one'"), ("v2", "'two'")):
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "versioned_plugin.py").write_text(f"ANSWER = {answer}\nVERDICT = 'correct'\n{VERSIONED}")
+        from pageindex.digest import code_digest
+
+        digests.append(f"versioned_plugin {code_digest([folder / 'versioned_plugin.py'])}")
+        run_env = {**env, "PYTHONPATH": os.pathsep.join((str(folder), str(ROOT)))}
+        first_run = ["--limit", "2", "-r", "versioned", "--out", str(out)]
+        args = ["--resume", str(out)] if version == "v2" else first_run
+        done = subprocess.run([sys.executable, "-m", "pageindex.cli", "bench", "run", "--quiet", *args],
+                              capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=240)
+        assert done.returncode == 0, done.stderr + done.stdout
+        if version == "v1":  # as a run stopped after its first sample leaves it
+            first = (out / "samples.jsonl").read_text().splitlines()[0]
+            (out / "samples.jsonl").write_text(first + "\n")
+    note = (f"plug-in retriever versioned's code changed since the run started ({digests[0]} -> "
+            f"{digests[1]}): the samples kept are the old code's, those run now the new code's; start a new "
+            "run to measure one of them")
+    assert f"note: {note}" in done.stderr.replace("\n", " "), done.stderr
+    info = json.loads((out / "run.json").read_text())
+    assert info["retriever_code"] == {"versioned": digests[1]}
+    assert info["extra"]["resumes"][-1]["plugin_code_changed"] == [note]
+    assert sorted(s.answer for s in load_samples(out / "samples.jsonl")) == ["one", "two"]
