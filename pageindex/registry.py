@@ -191,9 +191,9 @@ def _scan(kind: str) -> None:
                 continue
             try:
                 importlib.import_module(f"{source}.{info.name}")
-            except Exception as exc:  # a half-written module must not break the others
-                _import_errors.setdefault(kind, {})[info.name] = error_text(exc)
-                _failed_modules.setdefault(kind, {})[f"{source}.{info.name}"] = error_text(exc)
+            except (Exception, SystemExit) as exc:  # a half-written module must not break the others
+                _import_errors.setdefault(kind, {})[info.name] = _import_failure_text(exc)
+                _failed_modules.setdefault(kind, {})[f"{source}.{info.name}"] = _import_failure_text(exc)
 
 
 def import_failures(kind: str) -> list[str]:
@@ -206,6 +206,13 @@ def import_failures(kind: str) -> list[str]:
         f"{kind} module {module!r} failed to import: {why}; what it registers is missing"
         for module, why in _failed_modules.get(kind, {}).items()
     ]
+
+
+def _import_failure_text(exc: BaseException) -> str:
+    """Why a module failed to import, one line; a ``sys.exit()`` it called is said as such."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: the module called sys.exit({exc.code!r}) on import"
+    return error_text(exc)
 
 
 def plugin_modules() -> list[str]:
@@ -267,8 +274,8 @@ def entry_point_modules(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, 
 def _import_plugin(module: str, where: str) -> None:
     try:
         importlib.import_module(module)
-    except Exception as exc:
-        reason = error_text(exc)
+    except (Exception, SystemExit) as exc:  # a sys.exit() on import ended every command with its code
+        reason = _import_failure_text(exc)
         a_file = module.endswith(".py") or "/" in module or "\\" in module  # a path where a name goes
         if isinstance(exc, ModuleNotFoundError) and a_file:
             path = module.replace("\\", "/")

@@ -502,3 +502,30 @@ def test_resuming_a_run_whose_plugin_code_changed_says_so_and_records_it(tmp_pat
     assert info["retriever_code"] == {"versioned": digests[1]}
     assert info["extra"]["resumes"][-1]["plugin_code_changed"] == [note]
     assert sorted(s.answer for s in load_samples(out / "samples.jsonl")) == ["one", "two"]
+
+
+def test_a_plugin_that_calls_exit_on_import_is_one_error_line_not_its_exit_code(tmp_path: Path) -> None:
+    """Review rev-plugin: a plug-in module that called ``sys.exit(3)`` on import ended every command with
+    exit 3 ("budget reached") and no word; an installed one's did so too, instead of a warning."""
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tmp_path), str(ROOT))),
+           "PAGEINDEX_PLUGINS": "exits_on_import"}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: plug-in 'exits_on_import' ($PAGEINDEX_PLUGINS) failed to import: SystemExit: the module "
+        "called sys.exit(3) on import"
+    ]
+    installed = tmp_path / "installed"
+    installed.mkdir()
+    env = _installed_broken_plugin(installed)
+    (installed / "ep_bad.py").write_text("import sys\nsys.exit(3)\n")
+    listed = subprocess.run([sys.executable, "-m", "pageindex.cli", "retrievers"], capture_output=True,
+                            text=True, env={**env, "COLUMNS": "200"}, timeout=120, cwd=tmp_path)
+    assert listed.returncode == 0 and "extractive" in listed.stdout, listed.stderr
+    assert listed.stderr.splitlines() == [
+        "warning: plug-in 'ep_bad' (entry point 'ep_bad' of the installed package 'ep-bad') failed to "
+        "import: SystemExit: the module called sys.exit(3) on import; what it adds is missing (fix or "
+        "uninstall ep-bad)"
+    ]
