@@ -276,7 +276,8 @@ def _run_with_plugin(tmp_path: Path, module: str, source: str, *args: str) -> su
     """``pageindex bench run`` with ``module`` (written from ``source`` into tmp_path) as the plug-in."""
     (tmp_path / f"{module}.py").write_text(source)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PAGEINDEX_MODEL")}
-    env |= {"PYTHONPATH": str(tmp_path), "PAGEINDEX_PLUGINS": module,
+    # the clone under test first: a venv made by another clone would import that clone's pageindex
+    env |= {"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]), "PAGEINDEX_PLUGINS": module,
             "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
     cmd = [sys.executable, "-m", "pageindex.cli", "bench", "run", "--quiet", "--limit", "2",
            "--out", str(tmp_path / "run"), "-r", "extractive", *args]  # fmt: skip
