@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from pageindex import registry
 from pageindex.llm.types import Usage
@@ -47,6 +47,14 @@ class JudgeVerdict(BaseModel):
         default=None, description="The deciding judge's version (rules source hash, LLM prompt version)."
     )
     details: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _abstaining_is_not_confident(self) -> JudgeVerdict:
+        # a judge that abstains decided nothing: a plug-in's `uncertain` left at the default was written
+        # `confident: true` beside it in bench judge's output
+        if self.verdict == "uncertain":
+            self.confident = False
+        return self
 
 
 class JudgeInput(BaseModel):

@@ -38,3 +38,13 @@ def test_paired_comparison_drops_pairs_with_an_uncertain_side(tmp_path: Path) ->
     # q001 (B uncertain), q002 and q003 (A uncertain) are left out: 3 pairs remain.
     assert group.test.n == 3
     assert [f.question_id for f in group.improved] == ["q000"] and group.regressed == []
+
+
+def test_an_abstaining_verdict_is_never_confident() -> None:
+    """A plug-in judge's ``uncertain`` with ``confident`` left at its default was written as
+    ``confident: true`` in bench judge's output; the rules judge's abstention said false."""
+    from bench.judges.base import JudgeVerdict
+
+    assert JudgeVerdict(verdict="uncertain", judge="mine").confident is False
+    assert JudgeVerdict(verdict="uncertain", judge="mine", confident=True).confident is False
+    assert JudgeVerdict(verdict="correct", judge="mine").confident is True
