@@ -286,8 +286,10 @@ def _build_judge(
     if need == "panel" and len(specs) < 2:  # said before any endpoint is asked
         fail("--judge panel needs at least two comma-separated --judge-models specs")
     settled = [_judge_settings(s, base_url) for s in specs]
+    option = "--judge-models" if need == "panel" else "--judge-model"
     clients = [
-        model_client(s, role="judge", base_url=base_url, cache=replies, **settings)
+        model_client(s, role="judge", base_url=base_url, cache=replies, option=option, policy_flag=False,
+                     **settings)
         for s, (settings, _) in zip(specs, settled, strict=True)
     ]
     for note in dict.fromkeys(n for _, notes in settled for n in notes):  # once each, once it answered

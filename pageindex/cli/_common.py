@@ -209,16 +209,28 @@ def validation_message(exc: Exception, options: dict[str, str] | None = None) ->
     return "; ".join(parts)
 
 
-def scripted_client(policy_spec: str | None, *, role: str = "retriever", **kwargs: Any) -> Any:
+def scripted_client(
+    policy_spec: str | None,
+    *,
+    role: str = "retriever",
+    option: str = "--model",
+    policy_flag: bool = True,
+    **kwargs: Any,
+) -> Any:
     """A client answering from a scripted policy (``--model scripted``). The policy is
     ``module:function`` / ``file.py:function`` (a function of a ScriptedRequest, or a
-    ScriptedModel) or ``$PAGEINDEX_SCRIPTED_POLICY``."""
+    ScriptedModel) or ``$PAGEINDEX_SCRIPTED_POLICY``. ``option`` names the flag that gave the
+    spec; a command without ``--scripted-policy`` (``policy_flag=False``: ``bench judge``,
+    ``bench rejudge``) is told to set the variable, never a flag it does not take."""
     from pageindex.llm import ScriptedModel, make_client
     from pageindex.llm.scripted import load_policy
 
     spec = policy_spec or os.environ.get(SCRIPTED_POLICY_ENV)
     if not spec:
-        fail(f"--model scripted needs --scripted-policy module:function (or ${SCRIPTED_POLICY_ENV})")
+        if policy_flag:
+            fail(f"{option} scripted needs --scripted-policy module:function (or ${SCRIPTED_POLICY_ENV})")
+        fail(f"{option} scripted needs a policy: set ${SCRIPTED_POLICY_ENV}=module:function "
+             "(this command takes no --scripted-policy)")
     try:
         policy = load_policy(spec)
     except ValueError as exc:
@@ -234,6 +246,8 @@ def model_client(
     base_url: str | None = None,
     scripted_policy: str | None = None,
     json_mode: bool = False,
+    option: str = "--model",
+    policy_flag: bool = True,
     **settings: Any,
 ) -> Any:
     """The client for ``--model``; for a real server, checked reachable before any work starts
@@ -244,7 +258,8 @@ def model_client(
     from pageindex.llm import LLMError, make_client
 
     if model == "scripted":
-        return scripted_client(scripted_policy, role=role, json_mode=json_mode, **settings)
+        return scripted_client(scripted_policy, role=role, json_mode=json_mode, option=option,
+                               policy_flag=policy_flag, **settings)
     try:
         client = make_client(model, role=role, base_url=base_url, json_mode=json_mode, **settings)
         asyncio.run(client.check())
