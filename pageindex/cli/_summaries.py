@@ -5,15 +5,43 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from pageindex.cli._common import ExitCode, fail, model_client
+from pageindex.cli._common import ExitCode, err_console, fail, model_client
 from pageindex.tree.model import Tree
 
 
 def _cost(value: float | None) -> str:
     return "unknown cost (model not in the pricing table)" if value is None else f"${value:.4f}"
+
+
+def _client_settings(model: str, base_url: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The summaries client's settings as ``ask`` and ``bench run`` settle them
+    (``pageindex.llm.profile.settle_client``), and the lines that say where they came from: the cached
+    ``pageindex doctor`` findings, else, for a server on this machine, the local-server profile (one
+    request in flight, a 600 s timeout, no retry after a client timeout), else the defaults. With the
+    cloud defaults (8 sections' requests at once, 60 s, timeouts retried) a one-at-a-time llama.cpp
+    server timed out the queued sections, went on computing them, and was sent them again."""
+    from pageindex.llm.profile import settle_client
+
+    if model.split("/", 1)[0] == "scripted":
+        return {}, []
+    found, note, doctor_notes = settle_client(
+        model, base_url, {"timeout_s": None, "max_retries": None, "json_mode": False},  # plain replies
+        overrides="as in bench run and ask; a pageindex doctor finding wins",
+    )  # fmt: skip
+    chosen: dict[str, Any] = {
+        "timeout": found.timeout_s,
+        "max_retries": found.max_retries,
+        "retry_timeouts": found.retry_timeouts,
+        "concurrency": found.llm_concurrency or 8,
+    }
+    if found.context_window:  # the doctor's probe found it (its note says so)
+        chosen["context_window"] = found.context_window
+    said = [f"note: settings from pageindex doctor: {n}" for n in doctor_notes]
+    return chosen, [*([note] if note else []), *said]
 
 
 def build_summaries(
@@ -33,8 +61,11 @@ def build_summaries(
 
     if not model:
         fail("--summaries needs --model (e.g. openai/gpt-4o-mini)")
+    settings, notes = _client_settings(model, base_url)
     # scripted, or a real server checked reachable first
-    llm = model_client(model, base_url=base_url, scripted_policy=scripted_policy)
+    llm = model_client(model, base_url=base_url, scripted_policy=scripted_policy, **settings)
+    for note in notes:  # once the endpoint answered, as bench run and ask say them
+        err_console.print(f"[dim]{note}[/]", highlight=False)
     path = summary_path(tree, llm.spec, cache_dir)
     cached = load_summaries(tree, llm.spec, cache_dir)
     if cached is None:
