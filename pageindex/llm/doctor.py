@@ -39,6 +39,7 @@ import os
 import re
 import statistics
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -727,8 +728,11 @@ async def _probe_all(
                 + ("" if facts.finish_length else ": cut-off replies cannot be told from complete ones"),
             )
 
-    # -- prompt speed: a ~400-token prompt and one token out
-    filler = _filler(PROMPT_SPEED_TOKENS)
+    # -- prompt speed: a ~400-token prompt and one token out. It opens with a word of its own each run:
+    # llama.cpp keeps earlier prompts' computed prefixes, so a --refresh (or a doctor run after the
+    # 7 days) sending the same filler again was served from that cache, read as 7,806 tokens/s where
+    # the first run had read 383, and the timeout advised was sized on it
+    filler = f"Probe {uuid.uuid4().hex[:8]}. " + _filler(PROMPT_SPEED_TOKENS)
     long_prompt = [{"role": "user", "content": filler + "\nReply with exactly the word OK."}]
     prompt_run = await prober.chat(long_prompt, max_tokens=1)
     base_latency = chat.latency_s
