@@ -50,14 +50,15 @@ def build_summaries(
 ) -> Tree:
     """Summarise every section of ``tree`` with ``model`` (cost estimate printed first, actual
     usage after); returns the tree with summaries. Cached per tree, model and prompt version."""
-    from pageindex.llm import LLMError, ScriptedExhausted
-    from pageindex.tree.summaries import (
+    from pageindex.analyst.summaries import (
+        UnusableSummaries,
         apply_summaries,
         estimate_summaries,
         load_summaries,
         summarize_tree,
         summary_path,
     )
+    from pageindex.llm import LLMError, ScriptedExhausted
 
     if not model:
         fail("--summaries needs --model (e.g. openai/gpt-4o-mini)")
@@ -77,8 +78,16 @@ def build_summaries(
         )
     try:
         out = asyncio.run(summarize_tree(tree, llm, cache_dir=cache_dir))
-    except (LLMError, ScriptedExhausted) as exc:  # a scripted policy's unusable reply is one too
+    except (LLMError, ScriptedExhausted, UnusableSummaries) as exc:  # a scripted policy's unusable reply too
         fail(f"model {model}: summaries failed ({exc})", code=ExitCode.ERRORS)
+    if cached is None and out.left_out:
+        reasons = sorted({why.split(" (")[0] for why in out.left_out.values()})
+        err_console.print(
+            f"[yellow]warning:[/] {len(out.left_out)} of {len(out.left_out) + len(out.summaries)} sections "
+            "have "
+            f"no summary: the model's reply was no summary ({'; '.join(reasons)})",
+            highlight=False,
+        )
     if cached is not None:
         said = f"summaries: {len(out.summaries)} cached in {path} (no model calls)"
         console.print(said, highlight=False, markup=False)

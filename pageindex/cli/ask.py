@@ -375,9 +375,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 def _load_trees(files: list[Path]):
     """Trees of the input files (built from PDFs or read from tree JSONs), combined when several,
     with cached section summaries applied when there are any."""
+    from pageindex.analyst.summaries import apply_cached_summaries
     from pageindex.tree import PDFError, build_tree
     from pageindex.tree.combine import combine_trees
-    from pageindex.tree.summaries import apply_cached_summaries
 
     # a filing is known by its file's name: PDFs named alike are said before any build
     _check_distinct([(f.stem, f, None) for f in files if f.suffix.lower() != ".json"])

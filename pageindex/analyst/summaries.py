@@ -3,7 +3,11 @@
 ``pageindex build --summaries --model M`` calls :func:`summarize_tree`. Each section's text (its
 pages, at most ``max_chars`` characters) goes to the model with the versioned prompt
 ``prompts/summary_v1.md``; the reply becomes ``Node.summary``, which the section index shows to
-agents (``pageindex.retrievers.index.render_index``).
+agents (``pageindex.retrievers.index.render_index``). A reply that is no summary (cut at its
+``max_tokens``, or full of chat-template markers such as ``<|im_end|>``: a model that rambled) is
+left out; when no reply is usable nothing is written and :class:`UnusableSummaries` is raised.
+This module lives outside ``pageindex.tree``: the tree builder makes no LLM call, and its version
+(a digest of that package's code) does not change with the summaries' code.
 
 Cache: a sidecar JSON in the tree cache directory, named after the tree's sha256 and builder
 version, the model and the prompt version
@@ -19,19 +23,20 @@ import asyncio
 import math
 import re
 import time
+from collections import Counter
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Message
+from pageindex.retrievers.prompts import load_template
 from pageindex.tree.cache import default_cache_dir
 from pageindex.tree.model import Node, Tree
 
 PROMPT_VERSION = "summary_v1"
-PROMPT_FILE = Path(__file__).parent / "prompts" / f"{PROMPT_VERSION}.md"
+PROMPT_DIR = Path(__file__).parent / "prompts"
 MAX_SECTION_CHARS = 6000
 EXPECTED_COMPLETION_TOKENS = 60
 MAX_SUMMARY_CHARS = 400
@@ -52,6 +57,11 @@ class SummaryUsage(BaseModel):
     cost_usd: float | None = 0.0
 
 
+class UnusableSummaries(Exception):
+    """No section's reply was a usable summary (every one cut at ``max_tokens`` or full of chat-template
+    markers): nothing was written."""
+
+
 class SummaryFile(BaseModel):
     """The sidecar: summaries of one tree by one model and prompt version."""
 
@@ -61,6 +71,8 @@ class SummaryFile(BaseModel):
     model: str
     prompt_version: str = PROMPT_VERSION
     summaries: dict[str, str] = Field(default_factory=dict)  # node_id -> summary
+    # node_id -> why its reply was left out (cut at max_tokens, chat-template markers)
+    left_out: dict[str, str] = Field(default_factory=dict)
     usage: SummaryUsage = Field(default_factory=SummaryUsage)
     estimate: SummaryEstimate | None = None
     created_at: float = Field(default_factory=time.time)
@@ -75,18 +87,6 @@ def summary_path(tree: Tree, model: str, cache_dir: str | Path | None = None) ->
     return directory / f"{tree.sha256}-v{tree.builder_version}.summaries.{_slug(model)}.{PROMPT_VERSION}.json"
 
 
-def _prompt_parts() -> dict[str, str]:
-    parts: dict[str, str] = {}
-    role = None
-    for line in PROMPT_FILE.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.strip() in ("=== system ===", "=== user ==="):
-            role = line.strip().strip("= ").strip()
-            parts[role] = ""
-        elif role is not None:
-            parts[role] += line
-    return parts
-
-
 def section_messages(tree: Tree, node: Node, *, max_chars: int = MAX_SECTION_CHARS) -> list[Message]:
     """The prompt for one section (its page text, cut at ``max_chars``)."""
     text = tree.node_text(node.node_id).strip()[:max_chars]
@@ -97,10 +97,7 @@ def section_messages(tree: Tree, node: Node, *, max_chars: int = MAX_SECTION_CHA
         "span": span,
         "text": f'<document node_id="{node.node_id}">\n{text}\n</document>',
     }
-    return [
-        Message(role=role, content=Template(body).safe_substitute(values).strip())  # type: ignore[arg-type]
-        for role, body in _prompt_parts().items()
-    ]
+    return load_template(PROMPT_DIR, PROMPT_VERSION).messages(**values)
 
 
 def estimate_summaries(
@@ -153,7 +150,7 @@ async def summarize_tree(
     nodes = list(tree.walk())
     usage = SummaryUsage()
 
-    async def one(node: Node) -> tuple[str, str]:
+    async def one(node: Node) -> tuple[str, str, str | None]:
         resp = await llm.chat(
             section_messages(tree, node, max_chars=max_chars),
             tag={"task": "summary", "node_id": node.node_id, "prompt_version": PROMPT_VERSION},
@@ -164,20 +161,41 @@ async def summarize_tree(
         if usage.cost_usd is not None:
             usage.cost_usd = None if resp.usage.cost_usd is None else usage.cost_usd + resp.usage.cost_usd
         text = " ".join((resp.content or "").split())[:MAX_SUMMARY_CHARS]
-        return node.node_id, text
+        return node.node_id, text, unusable_reason(resp.content, resp.finish_reason)
 
-    pairs = await asyncio.gather(*(one(n) for n in nodes))
+    done = await asyncio.gather(*(one(n) for n in nodes))
+    left_out = {node_id: why for node_id, _text, why in done if why}
+    summaries = {node_id: text for node_id, text, why in done if text and not why}
+    if left_out and not summaries:
+        counts = Counter(why.split(" (")[0] for why in left_out.values())
+        said = ", ".join(f"{n} {why}" for why, n in counts.most_common())
+        raise UnusableSummaries(f"no reply of {len(nodes)} was a usable summary ({said}); nothing written")
     out = SummaryFile(
         tree_sha256=tree.sha256,
         builder_version=tree.builder_version,
         doc_id=tree.doc_id,
         model=llm.spec,
-        summaries={k: v for k, v in pairs if v},
+        summaries=summaries,
+        left_out=left_out,
         usage=usage,
         estimate=estimate,
     )
     write_atomic(summary_path(tree, llm.spec, cache_dir), out.model_dump_json(indent=1))
     return out
+
+
+def unusable_reason(content: str | None, finish_reason: str | None) -> str | None:
+    """Why a reply is no summary, or None: cut at its ``max_tokens`` (a one-sentence summary that ran
+    that long rambled), or chat-template markers written out (``<|im_end|>``: the server's template did
+    not end the model's turn). gemma-3-270m on llama.cpp wrote ``<document node_id=...> <document ...``
+    up to the cap for every section, and those were stored as the summaries ``ask`` then showed."""
+    from pageindex.llm.doctor import template_markers
+
+    if finish_reason == "length":
+        return "cut at max_tokens"
+    if markers := template_markers(content):
+        return f"chat-template markers ({', '.join(markers)})"
+    return None
 
 
 def apply_summaries(tree: Tree, summaries: SummaryFile | dict[str, str]) -> Tree:
