@@ -67,6 +67,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             a, b = load_run(run_a), load_run(run_b)
         except RunLoadError as exc:
             fail(str(exc))
+        from pageindex.atomic import same_file
+
+        if same_file(a.path, b.path):  # as the gate refuses it: every difference would read 0
+            fail(f"{run_a} and {run_b} are the same run folder: a run compared with itself differs in "
+                 "nothing; give the two runs' own folders")  # fmt: skip
         try:
             provenance = check_comparable(a, b, allow_changed=allow_changed)
         except NotComparable as exc:

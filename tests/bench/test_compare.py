@@ -261,3 +261,13 @@ def test_a_test_that_could_not_call_any_difference_significant_is_noted(tmp_path
     assert "WARNING" not in res.output
     res = CliRunner().invoke(app, [*args, "--json"])
     assert json.loads(res.stdout)["notes"] == cmp.notes
+
+
+def test_a_run_compared_with_itself_is_refused_as_the_gate_refuses_it(tmp_path: Path) -> None:
+    """It printed a table of zero differences, exit 0, where the two folders were meant to differ."""
+    run = write_run(tmp_path / "r", outcomes("ccic"))
+    (tmp_path / "link").symlink_to(run)
+    for other in (run, tmp_path / "link"):
+        res = CliRunner().invoke(app, ["bench", "compare", str(run), str(other)])
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith(f"error: {run} and {other} are the same run folder"), res.output
