@@ -4,7 +4,7 @@
 pages, at most ``max_chars`` characters) goes to the model with the versioned prompt
 ``prompts/summary_v1.md``; the reply becomes ``Node.summary``, which the section index shows to
 agents (``pageindex.retrievers.index.render_index``). A reply that is no summary (cut at its
-``max_tokens``, or full of chat-template markers such as ``<|im_end|>``: a model that rambled) is
+``max_tokens``, empty, or full of chat-template markers such as ``<|im_end|>``: a model that rambled) is
 left out; when no reply is usable nothing is written and :class:`UnusableSummaries` is raised.
 This module lives outside ``pageindex.tree``: the tree builder makes no LLM call, and its version
 (a digest of that package's code) does not change with the summaries' code.
@@ -58,8 +58,8 @@ class SummaryUsage(BaseModel):
 
 
 class UnusableSummaries(Exception):
-    """No section's reply was a usable summary (every one cut at ``max_tokens`` or full of chat-template
-    markers): nothing was written."""
+    """No section's reply was a usable summary (every one cut at ``max_tokens``, empty or full of
+    chat-template markers): nothing was written."""
 
 
 class SummaryFile(BaseModel):
@@ -165,7 +165,7 @@ async def summarize_tree(
 
     done = await asyncio.gather(*(one(n) for n in nodes))
     left_out = {node_id: why for node_id, _text, why in done if why}
-    summaries = {node_id: text for node_id, text, why in done if text and not why}
+    summaries = {node_id: text for node_id, text, why in done if not why}
     if left_out and not summaries:
         counts = Counter(why.split(" (")[0] for why in left_out.values())
         said = ", ".join(f"{n} {why}" for why, n in counts.most_common())
@@ -186,13 +186,17 @@ async def summarize_tree(
 
 def unusable_reason(content: str | None, finish_reason: str | None) -> str | None:
     """Why a reply is no summary, or None: cut at its ``max_tokens`` (a one-sentence summary that ran
-    that long rambled), or chat-template markers written out (``<|im_end|>``: the server's template did
-    not end the model's turn). gemma-3-270m on llama.cpp wrote ``<document node_id=...> <document ...``
-    up to the cap for every section, and those were stored as the summaries ``ask`` then showed."""
+    that long rambled), empty (it was neither stored nor counted: every section's empty reply wrote a
+    sidecar of no summaries, exit 0), or chat-template markers written out (``<|im_end|>``: the server's
+    template did not end the model's turn). gemma-3-270m on llama.cpp wrote ``<document node_id=...>
+    <document ...`` up to the cap for every section, and those were stored as the summaries ``ask`` then
+    showed."""
     from pageindex.llm.doctor import template_markers
 
     if finish_reason == "length":
         return "cut at max_tokens"
+    if not (content or "").strip():  # a reasoning model's whole reply in its reasoning, or nothing at all
+        return "empty"
     if markers := template_markers(content):
         return f"chat-template markers ({', '.join(markers)})"
     return None

@@ -142,3 +142,29 @@ def test_build_summaries_cli_exits_4_when_no_reply_is_a_summary(fb_pdf, tmp_path
     assert some.exit_code == 0, some.output
     said = " ".join(some.output.split())
     assert "sections have no summary: the model's reply was no summary (chat-template markers; cut at" in said
+
+
+def empty_replies(req: ScriptedRequest):
+    """A reasoning model whose whole reply went into its reasoning: the content is empty."""
+    section = req.last_user.split(":", 1)[0].removeprefix("Section ")
+    return f"What {section} says, in one line." if section.startswith("exhibit") else "  \n "
+
+
+def test_an_empty_reply_is_left_out_and_counted_and_all_empty_writes_nothing(analyst_tree, tmp_path):
+    """An empty reply was neither a summary nor left out: the warning's 'N of M sections' missed it, and
+    every section's empty reply wrote a sidecar of no summaries, exit 0 ('summaries: 0 written')."""
+    from pageindex.analyst.summaries import UnusableSummaries, unusable_reason
+
+    assert unusable_reason("", "stop") == "empty" and unusable_reason(None, "stop") == "empty"
+    tree = analyst_tree("AMCOR_2022_8K_dated-2022-07-01")
+    nodes = [n.node_id for n in tree.walk()]
+    llm = make_client("scripted", scripted=ScriptedModel(policy=empty_replies))
+    out = asyncio.run(summarize_tree(tree, llm, cache_dir=tmp_path))
+    assert set(out.summaries) == {n for n in nodes if n.startswith("exhibit")} and out.summaries
+    assert out.left_out == {n: "empty" for n in nodes if not n.startswith("exhibit")} and out.left_out
+    llm = make_client("scripted/other", scripted=ScriptedModel(policy=lambda req: ""))
+    with pytest.raises(UnusableSummaries) as caught:
+        asyncio.run(summarize_tree(tree, llm, cache_dir=tmp_path))
+    n = len(nodes)
+    assert str(caught.value) == f"no reply of {n} was a usable summary ({n} empty); nothing written"
+    assert not summary_path(tree, llm.spec, tmp_path).exists()
