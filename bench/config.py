@@ -34,6 +34,10 @@ class RunConfig(BaseModel):
     # that endpoint as the answering model's are for its own: flags, the doctor's findings, the
     # local-server profile, the defaults); None: the judge's calls use the run's settings below
     judge_client: ClientSettings | None = None
+    # the same per judge model (a panel's models may be at several endpoints, each settled for its own): a
+    # judge model not named here uses the run's settings; judge_client above is kept for runs that recorded
+    # one for every judge model
+    judge_clients: dict[str, ClientSettings] = Field(default_factory=dict)
     # the endpoint each model spec resolved without --base-url/--judge-base-url ($OPENAI_BASE_URL,
     # $OLLAMA_BASE_URL, a provider's default), credentials masked: stored so that a resume does not
     # resolve it again from another shell's environment
@@ -74,10 +78,14 @@ class RunConfig(BaseModel):
                 f"only {', '.join(sorted(RESUME_OVERRIDES))} may change"
             )
         merged = {**self.model_dump(), **overrides}
-        if self.judge_client is not None:  # a flag applies to both endpoints, as on a new run
-            flags = ("timeout_s", "max_retries", "retry_timeouts")
-            given = {name: overrides[name] for name in flags if name in overrides}
+        # a flag applies to every endpoint, as on a new run
+        flags = ("timeout_s", "max_retries", "retry_timeouts")
+        given = {name: overrides[name] for name in flags if name in overrides}
+        if self.judge_client is not None:
             merged["judge_client"] = {**self.judge_client.model_dump(), **given}
+        merged["judge_clients"] = {
+            spec: {**own.model_dump(), **given} for spec, own in self.judge_clients.items()
+        }
         return self.model_validate(merged)
 
     @field_validator("judge")

@@ -437,9 +437,11 @@ class Runner:
 
         # a judge model at another endpoint than the answering model's: its own settings (bench run settled
         # them for that endpoint when the run started)
-        judge_common = common
-        if (own := cfg.judge_client) is not None:
-            judge_common = {
+        def judge_common(spec: str) -> dict[str, Any]:
+            own = cfg.judge_clients.get(spec) or cfg.judge_client  # (judge_client: a run of every judge's)
+            if own is None:
+                return common
+            return {
                 **common, "timeout": own.timeout_s, "max_retries": own.max_retries,
                 "retry_timeouts": own.retry_timeouts, "json_mode": own.json_mode,
                 "concurrency": own.llm_concurrency or max(cfg.concurrency, 1) * 2,
@@ -447,7 +449,7 @@ class Runner:
             }  # fmt: skip
 
         def client(spec: str, role: str, base_url: str | None) -> Any:
-            settings = judge_common if role == "judge" else common
+            settings = judge_common(spec) if role == "judge" else common
             if spec.split("/", 1)[0] == "scripted":
                 return make_client(spec, role=role, scripted=self._scripted_for(spec), **settings)
             if base_url is None:  # the endpoint the run resolved when it started

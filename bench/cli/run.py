@@ -233,13 +233,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 judge_base_url=judge_base_url,
             )  # fmt: skip
             overrides.update(profile)
-            judge_client, judge_lines, judge_notes = _judge_client(
-                model, base_url, judge_model or next(iter(comma_list(judge_models)), None), judge_base_url,
+            judge_clients, judge_lines, judge_notes = _judge_clients(
+                model, base_url, [judge_model] if judge_model else comma_list(judge_models), judge_base_url,
                 {"timeout_s": timeout, "max_retries": max_retries, "json_mode": True if json_mode else None},
                 resume,
             )  # fmt: skip
-            if judge_client is not None:
-                overrides["judge_client"] = judge_client
+            if judge_clients:
+                overrides["judge_clients"] = judge_clients
             if resume is not None:
                 # option: (value given now, the RunConfig field it sets, that value as stored)
                 fixed = {
@@ -482,29 +482,37 @@ def _refuse_unused(
         fail("--json-mode shapes a model's structured outputs: this run calls no model (give --model)")
 
 
-def _judge_client(
-    model: str | None, base_url: str | None, judge_spec: str | None, judge_base_url: str | None,
+def _judge_clients(
+    model: str | None, base_url: str | None, judge_specs: list[str], judge_base_url: str | None,
     given: dict[str, object], resume: Path | None,
-) -> tuple[ClientSettings | None, list[str], list[str]]:
-    """The judge model's own client settings when its endpoint is not the answering model's (a remote
-    answering model judged by a llama.cpp server on this machine, or the other way round), settled for
-    that endpoint as the answering model's are for its own: the flags (``--timeout``, ``--max-retries``,
-    ``--json-mode`` apply to both), the doctor's cached findings for the judge model, the local-server
-    profile, the defaults; with the header line of its profile and the doctor's notes. None: the judge
+) -> tuple[dict[str, ClientSettings], list[str], list[str]]:
+    """Each judge model's own client settings when its endpoint is not the answering model's (a remote
+    answering model judged by a llama.cpp server on this machine, or the other way round; each model of a
+    panel, whose models may be at several endpoints, for its own), settled for that endpoint as the
+    answering model's are for its own: the flags (``--timeout``, ``--max-retries``, ``--json-mode`` apply
+    to both), the doctor's cached findings for the judge model, the local-server profile, the defaults;
+    with the header lines of their profiles and the doctor's notes. A judge model not in the mapping
     shares the run's settings (the same endpoint, no answering model, or a resumed run, which keeps the
     settings it stored)."""
     from pageindex.llm.profile import endpoint_url, settle_client
 
     answering = configured_model(model)
-    if resume is not None or not answering or not judge_spec or judge_spec.split("/", 1)[0] == "scripted":
-        return None, [], []
+    if resume is not None or not answering:
+        return {}, [], []
     judge_url = judge_base_url or base_url
-    if endpoint_url(judge_spec, judge_url) == endpoint_url(answering, base_url):
-        return None, [], []
     overrides = "the judge model's endpoint; flags override it: --timeout, --max-retries"
-    settings, line, notes = settle_client(judge_spec, judge_url, given, overrides=overrides)
-    said = [f"settings from pageindex doctor for the judge: {note}" for note in notes]
-    return settings, [line] if line else [], said
+    chosen: dict[str, ClientSettings] = {}
+    lines: list[str] = []
+    said: list[str] = []
+    for spec in judge_specs:
+        if spec in chosen or spec.split("/", 1)[0] == "scripted":
+            continue
+        if endpoint_url(spec, judge_url) == endpoint_url(answering, base_url):
+            continue
+        chosen[spec], line, notes = settle_client(spec, judge_url, given, overrides=overrides)
+        lines += [line] if line and line not in lines else []
+        said += [f"settings from pageindex doctor for the judge: {note}" for note in notes]
+    return chosen, lines, list(dict.fromkeys(said))
 
 
 def _local_profile(

@@ -197,7 +197,7 @@ def test_a_local_judge_of_a_remote_answering_model_gets_its_own_settings(server,
     assert (judge["timeout"], judge["retry_timeouts"], judge["concurrency"]) == (600.0, False, 1)
     config = json.loads((out / "run.json").read_text())["extra"]["config"]
     assert (config["timeout_s"], config["concurrency"], config["llm_concurrency"]) == (60.0, 4, None)
-    assert config["judge_client"] == {
+    assert config["judge_clients"]["openai/fault-model"] == {
         "timeout_s": 600.0, "max_retries": 3, "retry_timeouts": False, "llm_concurrency": 1,
         "json_mode": False, "context_window": None,
     }  # fmt: skip
@@ -207,33 +207,86 @@ def test_a_local_judge_of_a_remote_answering_model_gets_its_own_settings(server,
     if made:  # every sample finished: a resume may make no client at all
         assert made["judge"]["timeout"] == 90.0 and made["judge"]["concurrency"] == 1
     config = json.loads((out / "run.json").read_text())["extra"]["config"]
-    assert (config["timeout_s"], config["judge_client"]["timeout_s"]) == (90.0, 90.0)
+    assert (config["timeout_s"], config["judge_clients"]["openai/fault-model"]["timeout_s"]) == (90.0, 90.0)
 
 
 def test_a_remote_judge_of_a_local_answering_model_keeps_the_defaults() -> None:
     """The other way round: the answering model on this machine gets the profile (the run's settings),
     a judge model elsewhere the cloud defaults; a judge at the answering model's endpoint shares the
     run's settings; flags apply to both."""
-    from bench.cli.run import _judge_client
+    from bench.cli.run import _judge_clients
 
     local = "http://127.0.0.1:8080/v1"
     given = {"timeout_s": None, "max_retries": None, "json_mode": None}
-    settings, lines, notes = _judge_client(
-        "openai/gemma3", local, "openai/gpt-4o", "https://api.example.com/v1", given, None
+    chosen, lines, notes = _judge_clients(
+        "openai/gemma3", local, ["openai/gpt-4o"], "https://api.example.com/v1", given, None
     )
-    assert settings is not None and (lines, notes) == ([], [])
-    assert settings.model_dump() == {
+    assert list(chosen) == ["openai/gpt-4o"] and (lines, notes) == ([], [])
+    assert chosen["openai/gpt-4o"].model_dump() == {
         "timeout_s": 60.0, "max_retries": 3, "retry_timeouts": True, "llm_concurrency": None,
         "json_mode": False, "context_window": None,
     }  # fmt: skip
-    assert _judge_client("openai/gemma3", local, "openai/judge", None, given, None) == (None, [], [])
+    assert _judge_clients("openai/gemma3", local, ["openai/judge"], None, given, None) == ({}, [], [])
     flags = {"timeout_s": 30.0, "max_retries": 1, "json_mode": True}
     remote = "https://api.example.com/v1"
-    settings, lines, _ = _judge_client("openai/gpt-4o", remote, "openai/g", local, flags, None)
-    assert settings is not None and lines == [  # the flags decided all the profile would have but this
+    chosen, lines, _ = _judge_clients("openai/gpt-4o", remote, ["openai/g"], local, flags, None)
+    settings = chosen["openai/g"]
+    assert lines == [  # the flags decided all the profile would have but this
         f"local-server profile for {local} (loopback): 1 request in flight (the judge model's endpoint; "
         "flags override it: --timeout, --max-retries)"
     ]
     assert (settings.timeout_s, settings.max_retries, settings.retry_timeouts, settings.json_mode) == (
         30.0, 1, True, True)  # fmt: skip
     assert settings.llm_concurrency == 1  # not a flag of a client: the profile's
+
+
+def test_each_panel_model_at_another_endpoint_gets_its_own_settings(monkeypatch) -> None:
+    """A panel's models may be at several endpoints (openai/ at OpenAI, ollama/ on this machine): each is
+    settled for its own. Only the panel's first model was: with it at the answering model's endpoint, the
+    local Ollama judge met the cloud defaults (60 s, 8 requests at once, timeouts retried); with it on this
+    machine, the remote judge was sent one request at a time."""
+    from bench.cli.run import _judge_clients
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:11434")
+    given = {"timeout_s": None, "max_retries": None, "json_mode": None}
+    for panel in (["openai/gpt-4o-mini", "ollama/llama3"], ["ollama/llama3", "openai/gpt-4o-mini"]):
+        chosen, lines, _ = _judge_clients("openai/gpt-4o", None, panel, None, given, None)
+        assert list(chosen) == ["ollama/llama3"], panel  # the other judge shares the answering model's
+        own = chosen["ollama/llama3"]
+        assert (own.timeout_s, own.retry_timeouts, own.llm_concurrency) == (600.0, False, 1)
+        assert len(lines) == 1 and lines[0].startswith("local-server profile for http://127.0.0.1:11434")
+
+
+def test_the_runner_gives_each_judge_model_its_own_settings(tmp_path, monkeypatch) -> None:
+    """run.json's judge_clients names the judge models it settles; the others use the run's settings
+    (and a run that recorded one judge_client for every judge model keeps it)."""
+    from bench.config import RunConfig
+    from bench.runner import Runner
+    from pageindex.llm.profile import ClientSettings
+
+    made = _record_clients_by_spec(monkeypatch)
+    local = ClientSettings(timeout_s=600.0, max_retries=3, retry_timeouts=False, llm_concurrency=1)
+    config = RunConfig(data_dir=tmp_path, retrievers=["extractive"], judge="panel",
+                       judge_models=["scripted/a", "scripted/b"], judge_clients={"scripted/b": local},
+                       scripted_policy="bench.faults.scripted:policy")  # fmt: skip
+    Runner(config)._make_clients(None)
+    assert (made["scripted/a"]["timeout"], made["scripted/a"]["retry_timeouts"]) == (60.0, True)
+    assert (made["scripted/b"]["timeout"], made["scripted/b"]["concurrency"]) == (600.0, 1)
+    made.clear()
+    Runner(config.model_copy(update={"judge_clients": {}, "judge_client": local}))._make_clients(None)
+    assert made["scripted/a"]["timeout"] == made["scripted/b"]["timeout"] == 600.0
+
+
+def _record_clients_by_spec(monkeypatch) -> dict[str, dict]:
+    import pageindex.llm
+
+    made: dict[str, dict] = {}
+    real = pageindex.llm.make_client
+
+    def recording(spec, role=None, **kwargs):
+        made[spec] = {"role": role, **kwargs}
+        return real(spec, role=role, **kwargs)
+
+    monkeypatch.setattr(pageindex.llm, "make_client", recording)
+    return made
