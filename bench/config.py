@@ -30,13 +30,10 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
     judge_models: list[str] = Field(default_factory=list)  # panel
     judge_base_url: str | None = None
-    # the judge model's own client settings when its endpoint is not the answering model's (settled for
+    # each judge model's own client settings where its endpoint is not the answering model's (settled for
     # that endpoint as the answering model's are for its own: flags, the doctor's findings, the
-    # local-server profile, the defaults); None: the judge's calls use the run's settings below
-    judge_client: ClientSettings | None = None
-    # the same per judge model (a panel's models may be at several endpoints, each settled for its own): a
-    # judge model not named here uses the run's settings; judge_client above is kept for runs that recorded
-    # one for every judge model
+    # local-server profile, the defaults; a panel's models may be at several endpoints): a judge model
+    # not named here uses the run's settings below
     judge_clients: dict[str, ClientSettings] = Field(default_factory=dict)
     # the endpoint each model spec resolved without --base-url/--judge-base-url ($OPENAI_BASE_URL,
     # $OLLAMA_BASE_URL, a provider's default), credentials masked: stored so that a resume does not
@@ -81,8 +78,6 @@ class RunConfig(BaseModel):
         # a flag applies to every endpoint, as on a new run
         flags = ("timeout_s", "max_retries", "retry_timeouts")
         given = {name: overrides[name] for name in flags if name in overrides}
-        if self.judge_client is not None:
-            merged["judge_client"] = {**self.judge_client.model_dump(), **given}
         merged["judge_clients"] = {
             spec: {**own.model_dump(), **given} for spec, own in self.judge_clients.items()
         }

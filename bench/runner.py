@@ -438,7 +438,7 @@ class Runner:
         # a judge model at another endpoint than the answering model's: its own settings (bench run settled
         # them for that endpoint when the run started)
         def judge_common(spec: str) -> dict[str, Any]:
-            own = cfg.judge_clients.get(spec) or cfg.judge_client  # (judge_client: a run of every judge's)
+            own = cfg.judge_clients.get(spec)
             if own is None:
                 return common
             return {
