@@ -441,12 +441,8 @@ class Runner:
             own = cfg.judge_clients.get(spec)
             if own is None:
                 return common
-            return {
-                **common, "timeout": own.timeout_s, "max_retries": own.max_retries,
-                "retry_timeouts": own.retry_timeouts, "json_mode": own.json_mode,
-                "concurrency": own.llm_concurrency or max(cfg.concurrency, 1) * 2,
-                "context_window": own.context_window,
-            }  # fmt: skip
+            # not the answering model's window: the judge's own, found by the doctor, else discovered
+            return {**common, "context_window": None, **own.client_kwargs(max(cfg.concurrency, 1) * 2)}
 
         def client(spec: str, role: str, base_url: str | None) -> Any:
             settings = judge_common(spec) if role == "judge" else common

@@ -320,13 +320,4 @@ def _judge_settings(spec: str, base_url: str | None) -> tuple[dict[str, Any], li
         spec, base_url, given, overrides="as in bench run; a pageindex doctor finding wins"
     )
     notes = [f"note: settings from pageindex doctor: {n}" for n in doctor_notes]
-    chosen = {
-        "timeout": found.timeout_s,
-        "max_retries": found.max_retries,
-        "retry_timeouts": found.retry_timeouts,
-        "concurrency": found.llm_concurrency or 8,
-        "json_mode": found.json_mode,
-    }
-    if found.context_window:  # the doctor's probe found it (its note says so)
-        chosen["context_window"] = found.context_window
-    return chosen, [*([note] if note else []), *notes]
+    return found.client_kwargs(8), [*([note] if note else []), *notes]

@@ -32,16 +32,8 @@ def _client_settings(model: str, base_url: str | None) -> tuple[dict[str, Any], 
         model, base_url, {"timeout_s": None, "max_retries": None, "json_mode": False},  # plain replies
         overrides="as in bench run and ask; a pageindex doctor finding wins",
     )  # fmt: skip
-    chosen: dict[str, Any] = {
-        "timeout": found.timeout_s,
-        "max_retries": found.max_retries,
-        "retry_timeouts": found.retry_timeouts,
-        "concurrency": found.llm_concurrency or 8,
-    }
-    if found.context_window:  # the doctor's probe found it (its note says so)
-        chosen["context_window"] = found.context_window
     said = [f"note: settings from pageindex doctor: {n}" for n in doctor_notes]
-    return chosen, [*([note] if note else []), *said]
+    return found.client_kwargs(8), [*([note] if note else []), *said]
 
 
 def build_summaries(

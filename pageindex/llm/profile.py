@@ -159,6 +159,17 @@ class ClientSettings(BaseModel):
     json_mode: bool = False
     context_window: int | None = Field(None, ge=256)  # the doctor's probe found it; None: discovered
 
+    def client_kwargs(self, in_flight: int) -> dict[str, Any]:
+        """``make_client``'s keywords for these settings: ``in_flight`` requests at once where none was
+        settled; the context window only where one was found (else the client discovers it)."""
+        out: dict[str, Any] = {
+            "timeout": self.timeout_s, "max_retries": self.max_retries, "retry_timeouts": self.retry_timeouts,
+            "concurrency": self.llm_concurrency or in_flight, "json_mode": self.json_mode,
+        }  # fmt: skip
+        if self.context_window:
+            out["context_window"] = self.context_window
+        return out
+
 
 def settle_client(
     model: str, base_url: str | None, given: dict[str, Any], *, overrides: str = OVERRIDES

@@ -75,5 +75,7 @@ def test_summaries_for_a_remote_endpoint_keep_the_defaults(monkeypatch) -> None:
     from pageindex.cli._summaries import _client_settings
 
     settings, notes = _client_settings("openai/gpt-4o-mini", "https://api.example.com/v1")
-    assert settings == {"timeout": 60.0, "max_retries": 3, "retry_timeouts": True, "concurrency": 8}
+    assert settings == {
+        "timeout": 60.0, "max_retries": 3, "retry_timeouts": True, "concurrency": 8, "json_mode": False,
+    }  # fmt: skip
     assert notes == []
