@@ -53,6 +53,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         # the runs first: a RUN that is no run folder is said as such, not as a default --out under it
         # (`bench report RUN/run.json` said "--out RUN/run.json/report.html: ... is a file")
         loaded = _load(runs)
+        from pageindex.atomic import same_file
+
+        for i, later in enumerate(runs):  # as compare and the gate refuse it (it was labelled "(2)")
+            if earlier := next((r for r in runs[:i] if same_file(r, later)), None):
+                fail(f"{earlier} and {later} are the same run folder: each run is reported once; give "
+                     "each run's own folder")  # fmt: skip
         path = None
         if output is None or str(output) != "-":
             from bench.report import is_report_file

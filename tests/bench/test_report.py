@@ -533,3 +533,19 @@ def test_markdown_a_vs_b_says_what_only_one_run_has(tmp_path: Path) -> None:
     b = load_run(write_run(tmp_path / "B", [sample(f"q{k}") for k in range(4)], info=run_info("B")))
     md = render_markdown([a, b])
     assert "3 shared samples; only in A: 3, only in B: 1; paired bootstrap CI" in md
+
+
+def test_a_run_given_twice_is_refused_as_compare_and_gate_refuse_it(tmp_path) -> None:
+    """It was reported twice, the second labelled "(2)", every comparison between them empty."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+    from tests.bench.runfactory import outcomes, write_run
+
+    run = write_run(tmp_path / "r", outcomes("ccic"))
+    (tmp_path / "link").symlink_to(run)
+    args = ["bench", "report", str(run), str(tmp_path / "link"), "-o", str(tmp_path / "x.md")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f"error: {run} and {tmp_path / 'link'} are the same run folder"), res.output
+    assert not (tmp_path / "x.md").exists()
