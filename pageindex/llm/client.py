@@ -139,15 +139,27 @@ _RECORDED_ERRORS: dict[str, type[LLMError]] = {
         StructuredOutputError,
     )
 }
+
+
+def _last_reply_usage(attempts: list[dict[str, Any]]) -> tuple[int, int, bool] | None:
+    """(prompt tokens, completion tokens, whether its cap was sent as ``max_completion_tokens`` with room
+    for reasoning) of the last reply whose usage was reported; None when none was."""
+    replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
+    if not replies:
+        return None
+    usage = replies[-1]["usage"]
+    adapted = "max_tokens" in (replies[-1].get("adapted") or [])
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), adapted
+
+
 def _short_of_cap(attempts: list[dict[str, Any]], max_tokens: int) -> tuple[int, int] | None:
     """(prompt, completion) tokens of the last reply when it stopped below ``max_tokens`` as sent
     (``finish_reason: length`` from a server that ended it where its context window ends, a window the
     client does not know: a LiteLLM proxy lists none); None when the usage does not show it."""
-    replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
-    if not replies or "max_tokens" in (replies[-1].get("adapted") or []):
+    last = _last_reply_usage(attempts)
+    if last is None or last[2]:
         return None
-    usage = replies[-1]["usage"]
-    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    prompt, completion, _ = last
     return (prompt, completion) if 0 < completion < max_tokens and prompt else None
 
 
@@ -908,12 +920,11 @@ class LLMClient:
         not cut, and its validation errors are what went wrong."""
         if raw is not None and _whole_json(raw):
             return None, False
-        replies = [a for a in attempts if a.get("outcome") == "ok" and isinstance(a.get("usage"), dict)]
-        if not replies:
+        last = _last_reply_usage(attempts)
+        if last is None:
             return None, False
-        usage = replies[-1]["usage"]
-        prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        if "max_tokens" in (replies[-1].get("adapted") or []):  # sent as max_completion_tokens, with room
+        prompt, completion, adapted = last
+        if adapted:  # sent as max_completion_tokens, with room
             max_tokens += REASONING_ROOM
         if completion >= max_tokens:
             return f"{completion:,} completion tokens", False
