@@ -259,7 +259,6 @@ def _combined(runs: Sequence[Run], by: str) -> str:
     return f'<div class="scroll">{table}</div>'
 
 
-
 def _summary(runs: Sequence[Run]) -> str:
     parts = [_combined(runs, "retriever_model")]
     for by in ("question_type", "doc_type"):

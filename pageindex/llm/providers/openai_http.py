@@ -116,7 +116,6 @@ class OpenAICompatible(Provider):
         said = "Ollama's smallest default: the server does not list its window"
         return ServerWindow(tokens=OLLAMA_FALLBACK_WINDOW, source=said)
 
-
     async def lmstudio_window(self, http: Any, base: str, headers: dict[str, str]) -> ServerWindow | None:
         """The context window LM Studio has the model loaded with: its ``/v1/models`` lists none, and
         its ``max_context_length`` is the window the model was trained with (131,072 for Llama 3.1),
@@ -136,7 +135,7 @@ class OpenAICompatible(Provider):
                 await http.post(endpoint(base, "/chat/completions"), json=body, headers=headers)
             except httpx.TimeoutException:  # still loading: read what is there
                 pass
-            known, window = await self._lmstudio_loaded(http, base, headers)
+            _, window = await self._lmstudio_loaded(http, base, headers)
         return window
 
     async def _lmstudio_loaded(
