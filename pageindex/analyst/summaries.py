@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Message
+from pageindex.llm.wire import template_markers
 from pageindex.retrievers.prompts import load_template
 from pageindex.tree.cache import default_cache_dir
 from pageindex.tree.model import Node, Tree
@@ -104,15 +105,17 @@ def estimate_summaries(
     tree: Tree, model: str, *, max_chars: int = MAX_SECTION_CHARS, pricing: Any = None
 ) -> SummaryEstimate:
     """Expected tokens and cost of summarising every section of ``tree`` with ``model``."""
+    prompts = [section_messages(tree, node, max_chars=max_chars) for node in tree.walk()]
+    return _estimate(prompts, model, pricing)
+
+
+def _estimate(prompts: list[list[Message]], model: str, pricing: Any) -> SummaryEstimate:
+    """The estimate for these rendered section prompts, one per section (see :func:`estimate_summaries`)."""
     from pageindex.llm.pricing import load_pricing
     from pageindex.llm.spec import parse_spec
 
-    prompt = completion = 0
-    nodes = list(tree.walk())
-    for node in nodes:
-        chars = sum(len(m.content or "") for m in section_messages(tree, node, max_chars=max_chars))
-        prompt += math.ceil(chars / 4)
-        completion += EXPECTED_COMPLETION_TOKENS
+    prompt = sum(math.ceil(sum(len(m.content or "") for m in messages) / 4) for messages in prompts)
+    completion = EXPECTED_COMPLETION_TOKENS * len(prompts)
     pricing = pricing or load_pricing()
     try:
         bare = parse_spec(model, api_key="estimate").model
@@ -121,7 +124,7 @@ def estimate_summaries(
     price = pricing.price(model, bare)
     cost = None if price is None else price.cost(prompt, completion)
     return SummaryEstimate(
-        model=model, sections=len(nodes), prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost
+        model=model, sections=len(prompts), prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost
     )
 
 
@@ -146,13 +149,14 @@ async def summarize_tree(
     cached = None if force else load_summaries(tree, llm.spec, cache_dir)
     if cached is not None:
         return cached
-    estimate = estimate_summaries(tree, llm.spec, max_chars=max_chars, pricing=getattr(llm, "pricing", None))
     nodes = list(tree.walk())
+    prompts = {node.node_id: section_messages(tree, node, max_chars=max_chars) for node in nodes}
+    estimate = _estimate(list(prompts.values()), llm.spec, getattr(llm, "pricing", None))
     usage = SummaryUsage()
 
     async def one(node: Node) -> tuple[str, str, str | None]:
         resp = await llm.chat(
-            section_messages(tree, node, max_chars=max_chars),
+            prompts[node.node_id],
             tag={"task": "summary", "node_id": node.node_id, "prompt_version": PROMPT_VERSION},
         )
         usage.prompt_tokens += resp.usage.prompt_tokens
@@ -191,8 +195,6 @@ def unusable_reason(content: str | None, finish_reason: str | None) -> str | Non
     template did not end the model's turn). gemma-3-270m on llama.cpp wrote ``<document node_id=...>
     <document ...`` up to the cap for every section, and those were stored as the summaries ``ask`` then
     showed."""
-    from pageindex.llm.doctor import template_markers
-
     if finish_reason == "length":
         return "cut at max_tokens"
     if not (content or "").strip():  # a reasoning model's whole reply in its reasoning, or nothing at all

@@ -67,7 +67,7 @@ from pageindex.llm.tokens import (
     prompt_cut,
 )
 from pageindex.llm.types import LLMConfigError, LLMError
-from pageindex.llm.wire import count_tokens, schema_error
+from pageindex.llm.wire import count_tokens, schema_error, template_markers
 
 # 2: a tool result the server took is accepted, whatever the model then said (1 read an empty reply as
 # a rejection, and bench run and ask took JSON mode from such a cached report)
@@ -1214,19 +1214,6 @@ def _rate(tokens_delta: int, seconds_delta: float, tokens: int, seconds: float) 
     if tokens_delta > 0 and seconds_delta > 0.01:
         return round(tokens_delta / seconds_delta, 1)
     return round(tokens / max(seconds, 1e-3), 1)
-
-
-# Chat-template control tokens of the common templates (ChatML, Llama 3, Gemma, Phi), which a reply
-# carries as text only when the server's template does not stop the model at its turn's end.
-_TEMPLATE_MARKER = re.compile(
-    r"<\|im_(?:start|end)\|>|<\|eot_id\|>|<\|(?:start|end)_header_id\|>|<(?:start|end)_of_turn>"
-    r"|<\|endoftext\|>|<\|end\|>"
-)
-
-
-def template_markers(text: str | None) -> list[str]:
-    """The chat-template control tokens written out in ``text``, each once, in order of appearance."""
-    return list(dict.fromkeys(_TEMPLATE_MARKER.findall(text or "")))
 
 
 def _gist(text: str, limit: int = 48) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from pageindex.llm.types import Message, ToolCall, ToolSpec
@@ -208,3 +209,17 @@ def model_entry(model_id: str, *, owned_by: str = "pageindex", **extra: Any) -> 
 def models_body(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``GET /v1/models`` body listing ``entries`` (see :func:`model_entry`)."""
     return {"object": "list", "data": entries}
+
+
+# ----------------------------------------------------------------------------- reply text
+# Chat-template control tokens of the common templates (ChatML, Llama 3, Gemma, Phi), which a reply
+# carries as text only when the server's template does not stop the model at its turn's end.
+_TEMPLATE_MARKER = re.compile(
+    r"<\|im_(?:start|end)\|>|<\|eot_id\|>|<\|(?:start|end)_header_id\|>|<(?:start|end)_of_turn>"
+    r"|<\|endoftext\|>|<\|end\|>"
+)
+
+
+def template_markers(text: str | None) -> list[str]:
+    """The chat-template control tokens written out in ``text``, each once, in order of appearance."""
+    return list(dict.fromkeys(_TEMPLATE_MARKER.findall(text or "")))
