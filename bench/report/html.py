@@ -75,6 +75,8 @@ cursor:pointer}
 table.questions{table-layout:fixed;width:100%}
 table.questions td,table.questions th{text-align:left}
 table.questions td.cell{text-align:center}
+table.questions.narrow th.cell{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;
+text-align:left;vertical-align:bottom;overflow-wrap:normal}
 tr.q{cursor:pointer} tr.q:hover{background:#f8f9fc} tr.q.open{background:#eef3ff}
 tr.q:target{outline:2px solid #2f54eb}
 .qid{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
@@ -502,6 +504,9 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
         + "".join(f'<col style="width:{share:.2f}%">' for _ in labels)
         + "</colgroup>"
     )
+    # a column narrower than its label's words (under 8%: 8 or more columns) turns its header upright,
+    # one line read bottom to top: across 15 columns "planner" was split as "plann / er"
+    narrow = " narrow" if share < 8 else ""
     head = "<th>question (click a row for answers and traces)</th><th>document / type</th>" + "".join(
         f'<th class="cell">{_e(lab)}</th>' for lab in labels
     )
@@ -524,7 +529,8 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
         legend += ' <span class="v v-none">·</span> not run'
     return (
         f"<p class='muted'>{legend}; one badge per repeat.</p>{controls}"
-        f'<table class="questions">{cols}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<table class="questions{narrow}">{cols}<thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table>'
     )
 
 

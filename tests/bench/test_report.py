@@ -441,6 +441,42 @@ def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path:
         assert page.js("document.documentElement.scrollWidth") <= 1280
 
 
+# every word of every verdict column's header: how many line boxes it takes (1: not split)
+_HEADER_WORD_LINES = """
+Array.from(document.querySelectorAll('table.questions th.cell')).flatMap(th => {
+  const text = th.firstChild, out = [];
+  for (const m of text.data.matchAll(/\\S+/g)) {
+    const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+    out.push([m[0], r.getClientRects().length]);
+  }
+  return out;
+})
+"""
+
+
+@pytest.mark.parametrize("names", ["VWXYZ", "VW"])
+def test_verdict_column_headers_never_split_a_word(tmp_path: Path, names: str) -> None:
+    """Review rev-report: with 5 runs x 3 retrievers (15 columns of 4% each) the headers wrapped mid-word
+    ("plann" / "er"); such narrow columns now turn their header upright. Two runs keep it level."""
+    runs = []
+    for name in names:
+        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
+        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        words = page.js(_HEADER_WORD_LINES)
+        assert len(words) == 2 * 3 * len(names), words  # "A agent", ... one header a run and retriever
+        assert [w for w, lines in words if lines != 1] == []
+        upright = page.js(
+            "getComputedStyle(document.querySelector('table.questions th.cell')).writingMode"
+        )
+        assert upright == ("vertical-rl" if len(names) == 5 else "horizontal-tb")
+        assert page.js("document.documentElement.scrollWidth") <= 1280
+
+
 def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> None:
     """Review 20: the card of an answer without a verdict said "Judge: judge_error" and nothing of the
     failure the run recorded (`judge_error`), which is what decides whether a rejudge can mend it."""
