@@ -74,6 +74,11 @@ class RunSetupError(Exception):
     """The run cannot start (no dataset, unknown retriever, model not configured, ...)."""
 
 
+class RunWriteError(Exception):
+    """The run's samples ran, but the end of the run (run.json, summary.json) could not be written
+    (a full disk): exit 4, the finished samples kept for a resume."""
+
+
 class SetupInterrupted(Exception):
     """Ctrl-C before the first sample (while the trees were built): the run stops there, before its
     folder is made or (``--resume``) touched, so nothing is written; the trees built so far stay in the
@@ -352,6 +357,7 @@ class Runner:
             )
         self.retry_errors = retry_errors
         self.stopped_because: str | None = None
+        self.write_failed = False  # stopped because a run file could not be written (a full disk)
         self.stop = asyncio.Event()
         self.cancel = asyncio.Event()  # a stop that cancels the samples in flight (CANCELLING_STOPS)
         self.stop_reason: RunStatus | None = None
@@ -1000,7 +1006,12 @@ class Runner:
                 if await self._endpoint_gone(sample, retriever_llm, judge_llm):
                     return  # not recorded: it runs again on resume, once the endpoint answers
                 sample = scrub(sample, secrets)
-                if store.append(sample):  # finished is finished: kept even after a Ctrl-C
+                try:
+                    stored = store.append(sample)  # finished is finished: kept even after a Ctrl-C
+                except OSError as exc:  # a full disk: this sample is not recorded, it runs on resume
+                    self._write_failed(store.path, exc)
+                    return
+                if stored:
                     written += 1
                     progress.add(sample)
                     self.events.publish(
@@ -1026,14 +1037,23 @@ class Runner:
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
         detail = None
         if status == "failed" and self.stopped_because:
+            once = "once it can be written" if self.write_failed else "once it answers"
             detail = (
                 f"{self.stopped_because}: no new sample started and the samples it cut are not recorded; "
-                f"once it answers, continue with: pageindex bench run --resume {run_dir}"
+                f"{once}, continue with: pageindex bench run --resume {run_dir}"
             )
-        info, summary = rundir.finish(
-            info.model_copy(update={"status": status, "status_detail": detail, "ended_at": _now()}),
-            store.samples, dropped,
-        )  # fmt: skip
+        try:
+            info, summary = rundir.finish(
+                info.model_copy(update={"status": status, "status_detail": detail, "ended_at": _now()}),
+                store.samples, dropped,
+            )  # fmt: skip
+        except OSError as exc:  # the disk is full still: run.json keeps "running" (said killed)
+            raise RunWriteError(
+                f"cannot write into {run_dir} ({exc.strerror or exc}): "
+                f"{counted(len(store.samples), 'finished sample')} kept in {store.path.name}, the run's "
+                f"status not written (said killed); once it can be written, continue with: "
+                f"pageindex bench run --resume {run_dir}"
+            ) from None
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(
             run_dir=run_dir,
@@ -1068,6 +1088,16 @@ class Runner:
         else:
             return [], ""
         return [c for c in clients if c is not None and hasattr(c, "check")], whose
+
+    def _write_failed(self, path: Path, exc: OSError) -> None:
+        """A finished sample could not be appended to ``samples.jsonl`` (a full disk, a volume gone
+        read-only): the run stops as it stops for an endpoint gone, status ``failed``, and the
+        samples not recorded run on resume. It was an ``internal error: OSError``, exit 2, with
+        run.json left ``running`` and a torn row at the end of the file."""
+        if self.stopped_because is None:
+            self.stopped_because = f"cannot write {path} ({exc.strerror or exc})"
+            self.write_failed = True
+        self.request_stop("failed")
 
     async def _endpoint_gone(self, sample: Sample, retriever_llm: Any, judge_llm: Any) -> bool:
         """Whether ``sample`` failed because a model endpoint is gone: the retrieval's call, or the

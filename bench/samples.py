@@ -306,11 +306,24 @@ class SampleStore:
         """Write ``sample`` unless one with the same key is already stored. Returns whether written."""
         if sample.key in self._keys:
             return False
-        line = sample.model_dump_json() + "\n"
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = memoryview((sample.model_dump_json() + "\n").encode("utf-8"))
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            start = os.fstat(fd).st_size
+            try:
+                while data:
+                    data = data[os.write(fd, data) :]
+                os.fsync(fd)
+            except OSError:
+                # a full disk (ENOSPC) wrote part of the line: cut it off again, so the file ends with
+                # whole rows and a later append (once there is room) does not follow a torn one
+                try:
+                    os.ftruncate(fd, start)
+                except OSError:
+                    pass
+                raise
+        finally:
+            os.close(fd)
         self._keys.add(sample.key)
         self.samples.append(sample)
         return True

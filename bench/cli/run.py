@@ -180,7 +180,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         from bench.events import EventBus, RunEvent
         from bench.progress import ProgressView
-        from bench.runner import Runner, RunSetupError, SetupInterrupted, calls_answering_model
+        from bench.runner import Runner, RunSetupError, RunWriteError, SetupInterrupted, calls_answering_model
         from bench.summary import print_summary
         from pageindex.llm.types import LLMError
         from pageindex.retrievers.base import RetrieverConfigError
@@ -364,6 +364,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         except SetupInterrupted as exc:
             err_console.print(f"interrupted {exc}", highlight=False, markup=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except RunWriteError as exc:  # samples ran: not "nothing was run" (2), a failed run (4)
+            fail(str(exc), ExitCode.ERRORS)
         except (RunSetupError, RetrieverConfigError, LLMError) as exc:
             fail(str(exc))
         except Exception as exc:  # dataset errors and the like: one clear line

@@ -1,0 +1,116 @@
+"""A disk that fills up during ``bench run`` (ENOSPC on ``samples.jsonl``, then on ``run.json``): the
+run stops with one ``error:`` line and exit 4, keeps every finished sample as a whole row (the partial
+row cut off again), and a resume once there is room finishes it. The disk is simulated by an
+``os.write`` that writes part of a row and then fails, as a full tmpfs does."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench import rundir as rundir_module
+from bench import samples as samples_module
+from bench.datasets.demo import write_demo_dataset
+from bench.samples import Sample, SampleStore, load_samples
+from pageindex.cli import app
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("demo")
+    write_demo_dataset(root)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _no_model_env(monkeypatch, tmp_path):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _disk_full_after(monkeypatch, rows: int) -> None:
+    """``samples.jsonl`` takes ``rows`` rows; the next write puts 40 bytes down and fails ENOSPC."""
+    real_write = os.write
+    left = {"rows": rows}
+
+    def write(fd: int, data) -> int:
+        if left["rows"] > 0:
+            left["rows"] -= 1
+            return real_write(fd, data)
+        real_write(fd, bytes(data[:40]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(samples_module.os, "write", write)
+
+
+def _run(demo: Path, out: Path, *more: str):
+    return CliRunner().invoke(app, [
+        "bench", "run", "-d", str(demo), "-r", "extractive", "--judge", "rules", "-c", "1", "-q",
+        "--out", str(out), *more,
+    ], terminal_width=400)  # fmt: skip
+
+
+def test_a_failed_append_leaves_whole_rows_only(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "samples.jsonl"
+    store = SampleStore(path)
+    store.append(Sample(question_id="q1", retriever="bm25", repeat=0, status="answer"))
+    _disk_full_after(monkeypatch, 0)
+    with pytest.raises(OSError):
+        store.append(Sample(question_id="q2", retriever="bm25", repeat=0, status="answer"))
+    monkeypatch.undo()
+    store.append(Sample(question_id="q3", retriever="bm25", repeat=0, status="answer"))  # room again
+    assert [s.question_id for s in load_samples(path)] == ["q1", "q3"]
+    assert not store.has(("q2", "bm25", 0))
+
+
+def test_a_full_disk_stops_the_run_failed_with_exit_4_and_resume_finishes_it(demo, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    _disk_full_after(monkeypatch, 3)
+    result = _run(demo, out)
+    assert result.exit_code == 4, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: cannot write {out / 'samples.jsonl'} (No space left on device): no new sample started and "
+        f"the samples it cut are not recorded; once it can be written, continue with: pageindex bench run "
+        f"--resume {out}"
+    ], result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "failed"
+    assert (out / "samples.jsonl").read_bytes().endswith(b"\n")
+    assert len(load_samples(out / "samples.jsonl")) == 3
+
+    monkeypatch.undo()
+    resumed = CliRunner().invoke(app, ["bench", "run", "--resume", str(out), "-q"], terminal_width=400)
+    assert resumed.exit_code == 0, resumed.output
+    assert "partial last line" not in resumed.output
+    assert json.loads((out / "run.json").read_text())["status"] == "finished"
+    assert len(load_samples(out / "samples.jsonl")) == 18
+
+
+def test_no_room_for_run_json_either_is_one_line_exit_4_and_keeps_the_samples(demo, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    _disk_full_after(monkeypatch, 2)
+    real = rundir_module.RunDir.finish
+
+    def finish(self, info, samples, dropped):
+        if info.status != "running":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, info, samples, dropped)
+
+    monkeypatch.setattr(rundir_module.RunDir, "finish", finish)
+    result = _run(demo, out)
+    assert result.exit_code == 4, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: cannot write into {out} (No space left on device): 2 finished samples kept in "
+        f"samples.jsonl, the run's status not written (said killed); once it can be written, continue "
+        f"with: pageindex bench run --resume {out}"
+    ], result.output
+    assert len(load_samples(out / "samples.jsonl")) == 2
