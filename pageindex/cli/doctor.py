@@ -94,7 +94,7 @@ def doctor(
         try:
             reports[role] = same or run_doctor(
                 spec, timeout=timeout, probe_context=probe_context, probe_tool_cap=probe_tool_cap,
-                refresh=refresh,
+                refresh=refresh, warn=_warn,
             )
         except LLMError as exc:
             fail(str(exc))
@@ -117,6 +117,10 @@ def doctor(
                 why = f"{who}{report.spec} at {report.url} is unusable: {why}"
             err_console.print(f"[bold red]error:[/] {one_line(why)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {one_line(message)}", highlight=False, soft_wrap=True)
 
 
 def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]

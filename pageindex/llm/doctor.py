@@ -34,12 +34,14 @@ import asyncio
 import hashlib
 import ipaddress
 import json
+import logging
 import math
 import os
 import re
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -68,6 +70,8 @@ from pageindex.llm.tokens import (
 )
 from pageindex.llm.types import LLMConfigError, LLMError
 from pageindex.llm.wire import count_tokens, schema_error, template_markers
+
+log = logging.getLogger(__name__)
 
 # 2: a tool result the server took is accepted, whatever the model then said (1 read an empty reply as
 # a rejection, and bench run and ask took JSON mode from such a cached report)
@@ -1264,8 +1268,12 @@ def save_report(report: DoctorReport, spec: ModelSpec, directory: Path | None = 
     path.parent.mkdir(parents=True, exist_ok=True)
     text = redact(report.model_copy(update={"cached": False}).model_dump_json(indent=2), spec.secrets())
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError:  # a full disk: no half-written temp file left behind
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -1301,10 +1309,13 @@ def run_doctor(
     refresh: bool = False,
     use_cache: bool = True,
     transport: httpx.AsyncBaseTransport | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> DoctorReport:
     """The cached report when fresh (unless ``refresh``), else :func:`diagnose` and cache it.
     A report asked with ``probe_context`` or ``probe_tool_cap`` is only served from a cache that
-    probed it too."""
+    probed it too. A cache that cannot be written (``$PAGEINDEX_CACHE_DIR`` a file, a full or
+    read-only disk) loses no findings: the report is returned, and ``warn`` told why it was not
+    kept (it was an ``internal error: NotADirectoryError`` after minutes of probes)."""
     if use_cache and not refresh:
         cached = cached_findings(spec)
         tool_row = cached.check("tool_max_tokens") if cached is not None else None
@@ -1323,7 +1334,14 @@ def run_doctor(
     if use_cache and report.findings.reachable and report.verdict != "unusable" and not report.unsure:
         # An unusable endpoint is not remembered: the next doctor probes again (a server started
         # on that port since, or fixed, is found at once rather than after the cache expires).
-        save_report(report, spec)
+        try:
+            save_report(report, spec)
+        except OSError as exc:
+            where = cache_dir() / cache_key(spec)
+            (warn or log.warning)(
+                f"the findings are not cached: cannot write {where} ({exc.strerror or exc}); "
+                "bench run and ask will not take their settings from them"
+            )
     return report
 
 

@@ -1008,3 +1008,36 @@ def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(serv
 
     settings, notes = _judge_settings(model, server.base_url)
     assert settings["context_window"] == 4096 and any("context window 4,096 tokens" in n for n in notes)
+
+
+def test_a_cache_that_cannot_be_written_loses_no_findings(server, tmp_path, monkeypatch):
+    """``PAGEINDEX_CACHE_DIR`` a regular file (or a full disk): the findings are printed, the exit code
+    is the verdict's, and one warning says they were not kept. It was ``error: internal error:
+    NotADirectoryError``, exit 2, the probes' findings lost."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(blocker))
+    server.set_limits(ServerLimits())
+    result = cli("--model", MODEL, "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    assert "verdict: usable" in result.output and "internal error" not in result.output
+    spec = parse_spec(MODEL, base_url=server.base_url, env={})
+    warning = (
+        f"warning: the findings are not cached: cannot write {blocker}/doctor/{cache_key(spec)} (Not a "
+        "directory); bench run and ask will not take their settings from them"
+    )
+    assert warning in result.output.replace("\n", " ").replace("  ", " ")
+    assert blocker.read_text() == "x"
+
+
+def test_a_report_that_cannot_be_saved_leaves_no_temp_file(tmp_path, monkeypatch):
+    report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:1/v1", env={})
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pathlib.Path.replace", full)
+    with pytest.raises(OSError):
+        save_report(report, spec, directory=tmp_path)
+    assert list(tmp_path.iterdir()) == []
