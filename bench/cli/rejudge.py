@@ -125,6 +125,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             highlight=False,
             markup=False,
         )
+        if source.info.status != "finished":
+            # the rejudge scores what the run held when it was read, and keeps its status: a run still
+            # going (or killed part-way) was rejudged in silence, its partial accuracy said as a run's
+            err_console.print(
+                f"note: {source.run_id} is {source.status_text()} with {source.samples_text()}: the "
+                "rejudge holds those only and keeps that status; rejudge it again once it has finished",
+                highlight=False,
+                markup=False,
+            )
         if outcome.status != "failed" and (
             unjudged := unjudged_warning(outcome.summary, resume_command(command_line()))
         ):  # answers whose judge call failed, said as bench run says them (it was said only above the rate)

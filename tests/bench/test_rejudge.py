@@ -761,3 +761,31 @@ def test_hybrid_and_panel_runs_record_their_judge_prompt_version(tmp_path: Path)
         asyncio.run(rejudge_run(base, tmp_path / name, judge, judge_name=name, judge_model="scripted"))
         info = json.loads((tmp_path / name / "run.json").read_text())
         assert info["judge_prompt_version"] == PROMPT_VERSION == "judge_v3", name
+
+
+def test_rejudging_a_run_that_has_not_finished_says_so(tmp_path: Path) -> None:
+    """A run still running (its folder held by its process) or killed part-way is rejudged on the
+    samples it holds; the rejudge says so on stderr (it said only its accuracy, exit 0, as of a
+    whole run)."""
+    from bench.rundir import FolderClaim
+
+    rows = [sample("q000"), sample("q001", verdict="incorrect")]
+    info = run_info("live", status="running", ended_at=None)
+    live = write_run(tmp_path / "live", rows, info=info)
+    claim = FolderClaim.take(live)
+    try:
+        res = _cli("rejudge", live, "--judge", "rules", "-o", tmp_path / "live-rj")
+    finally:
+        claim.release()
+    assert res.exit_code == 0, res.output
+    assert (
+        "note: live is still running with 2 samples: the rejudge holds those only and keeps that status; "
+        "rejudge it again once it has finished"
+    ) in " ".join(_lines(res))
+    killed = _cli("rejudge", live, "--judge", "rules", "-o", tmp_path / "killed-rj")
+    assert killed.exit_code == 0, killed.output
+    assert "note: live is running, but no process is running it (killed, or its machine stopped) with 2 " in (
+        " ".join(_lines(killed))
+    )
+    done = _cli("rejudge", _stored_run(tmp_path / "base"), "--judge", "rules", "-o", tmp_path / "base-rj")
+    assert done.exit_code == 0 and "note:" not in done.output, done.output
