@@ -755,11 +755,17 @@ class Runner:
         # checked at the start, but another run may have written here before this one claimed it
         if previous is None and (problem := rundir.problem()):
             raise RunSetupError(f"--out {run_dir}: {problem}; use --resume {run_dir} or another --out")
-        with _event_log(rundir.events_path):
-            return await self._run_samples(
+        with _event_log(rundir.events_path) as event_log:
+            outcome = await self._run_samples(
                 run_dir, info, cfg, questions, retrievers, skipped, trees, dropped, retriever_llm, judge,
                 judge_llm, run_id,
             )  # fmt: skip
+        if (lost := event_log.failed) is not None:
+            outcome.warnings.append(
+                f"{rundir.events_path} could not be written ({lost.strerror or lost}): the run's log lines "
+                "from then on are lost (its samples are not)"
+            )
+        return outcome
 
     def _settle_settings(self, previous: RunInfo | None) -> tuple[str | None, list[str]]:
         """The answering model, and the settings ``pageindex doctor`` found for it (user flags >
@@ -1222,12 +1228,45 @@ async def _let_signals_in() -> None:
         await asyncio.sleep(0)
 
 
+class _EventLogHandler(logging.FileHandler):
+    """``events.log``'s handler. A line that cannot be written (a full disk) is no error of the run:
+    the first such failure is kept in ``failed`` and the log written no more. (logging printed a
+    ``--- Logging error ---`` traceback for every line, and the close's flush ended a finished run
+    in ``internal error: OSError``, exit 2.)"""
+
+    failed: OSError | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.failed is None:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            self.failed = self.failed or exc
+        else:
+            super().handleError(record)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as exc:
+            self.failed = self.failed or exc
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:  # the lines still buffered met the full disk again
+            self.failed = self.failed or exc
+
+
 @contextlib.contextmanager
-def _event_log(path: Path) -> Iterator[None]:
+def _event_log(path: Path) -> Iterator[_EventLogHandler]:
     """Library log lines (instructor, HTTP retries, validation tracebacks) of this run go to the
     run's ``events.log``; the terminal shows them only with ``-v``. URL credentials and keys are
     masked in every line, whichever logger wrote it."""
-    handler = redact_handler(logging.FileHandler(path, encoding="utf-8"))
+    handler = _EventLogHandler(path, encoding="utf-8")
+    redact_handler(handler)
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
@@ -1236,7 +1275,7 @@ def _event_log(path: Path) -> Iterator[None]:
     if root.getEffectiveLevel() > logging.INFO:
         root.setLevel(logging.INFO)
     try:
-        yield
+        yield handler
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)

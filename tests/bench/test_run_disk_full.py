@@ -114,3 +114,32 @@ def test_no_room_for_run_json_either_is_one_line_exit_4_and_keeps_the_samples(de
         f"with: pageindex bench run --resume {out}"
     ], result.output
     assert len(load_samples(out / "samples.jsonl")) == 2
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_an_events_log_that_cannot_be_written_costs_the_run_nothing(demo, tmp_path, monkeypatch):
+    """Every write to ``events.log`` fails ENOSPC (``/dev/full``) while the samples have room: the run
+    finishes, exit 0, with one warning. It printed a ``--- Logging error ---`` traceback per log line and
+    ended the finished run in ``error: internal error: OSError``, exit 2."""
+    import logging
+
+    from bench.runner import Runner
+
+    monkeypatch.setattr(rundir_module.RunDir, "events_path", property(lambda self: Path("/dev/full")))
+    one = Runner._one
+
+    async def logging_one(self, *args, **kwargs):
+        logging.getLogger("httpx").info("HTTP Request: POST http://127.0.0.1:1/v1/chat/completions 200")
+        return await one(self, *args, **kwargs)
+
+    monkeypatch.setattr(Runner, "_one", logging_one)
+    out = tmp_path / "run"
+    result = _run(demo, out, "--limit", "3")
+    assert result.exit_code == 0, result.output
+    assert "Logging error" not in result.output and "internal error" not in result.output
+    assert (
+        "warning: /dev/full could not be written (No space left on device): the run's log lines from then "
+        "on are lost (its samples are not)"
+    ) in " ".join(result.output.split())
+    assert json.loads((out / "run.json").read_text())["status"] == "finished"
+    assert len(load_samples(out / "samples.jsonl")) == 3
