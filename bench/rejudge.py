@@ -44,6 +44,15 @@ JUDGE_FAILED = "judge failed:"  # how older rejudged runs recorded a failed judg
 class RejudgeError(ValueError):
     """The rejudge cannot start (bad output directory); nothing was written."""
 
+    exit_code = 2
+
+
+class RejudgeWriteError(RejudgeError):
+    """Answers were judged, but the end of the rejudge (run.json, summary.json) could not be written
+    (a full disk): exit 4, the samples written kept for a ``--resume``."""
+
+    exit_code = 4
+
 
 class RejudgeOutcome(BaseModel):
     run_dir: Path
@@ -260,12 +269,26 @@ async def _rejudge_into(
     done = {s.key for s in store.samples}
     todo = [s for s in run.samples if needs_judge(s) and s.key not in done]
     kept = [s for s in run.samples if not needs_judge(s) and s.key not in done]
+    gone: str | None = None  # why the rejudge stopped: the judge's endpoint went away, or a full disk
+    unwritten = False  # it stopped because a sample could not be written
+
+    def append(sample: Sample) -> bool:
+        """Write ``sample``; on a full disk (the row cut off again) stop: no new judge call starts."""
+        nonlocal gone, unwritten
+        try:
+            store.append(sample)
+        except OSError as exc:
+            if gone is None:
+                gone, unwritten = f"cannot write {store.path} ({exc.strerror or exc})", True
+            return False
+        return True
+
     for s in kept:
-        store.append(s.model_copy(update={"run_id": run_id}))
+        if not append(s.model_copy(update={"run_id": run_id})):
+            break
     gate = asyncio.Semaphore(max(concurrency, 1))
     changed = errors = judged = 0
     probed = [c for c in clients if hasattr(c, "check")]
-    gone: str | None = None  # why the rejudge stopped: the judge's endpoint went away
 
     async def one(sample: Sample) -> None:
         nonlocal changed, errors, judged, gone
@@ -275,9 +298,10 @@ async def _rejudge_into(
             new = await _judge_one(judge, sample, run_id, old.run_id)
             if new.judge_error_kind == "connection" and probed and gone is None:
                 gone = await endpoint_gone(new, "judge model", probed, during="the rejudge")
-        if gone is not None and new.judge_error is not None:  # not recorded: judged on --resume
+        if gone is not None and (unwritten or new.judge_error is not None):  # judged on --resume
             return
-        store.append(new)
+        if not append(new):
+            return
         judged += 1
         changed += new.verdict is not None and new.verdict != sample.verdict  # a failed call changes nothing
         errors += new.judge_error is not None
@@ -288,8 +312,9 @@ async def _rejudge_into(
         await asyncio.gather(*(one(s) for s in todo))
         if gone is not None:
             status = "failed"
+            once = "once it can be written" if unwritten else "once it answers"
             detail = (
-                f"{gone}: the answers it did not judge are not recorded; once it answers, continue with: "
+                f"{gone}: the answers it did not judge are not recorded; {once}, continue with: "
                 f"{resume_command(command or [])}"
             )
     except BaseException:
@@ -303,7 +328,14 @@ async def _rejudge_into(
         info = info.model_copy(
             update={"status": status, "status_detail": detail, "extra": {**info.extra, "rejudge": rejudge}}
         )
-        info, summary = rundir.finish(info, store.samples, run.dropped)
+        try:
+            info, summary = rundir.finish(info, store.samples, run.dropped)
+        except OSError as exc:  # the disk is full still: run.json keeps "running"
+            raise RejudgeWriteError(
+                f"cannot write into {out} ({exc.strerror or exc}): {len(store.samples):,} samples kept in "
+                f"{store.path.name}, the rejudge's status not written; once it can be written, continue "
+                f"with: {resume_command(command or [])}"
+            ) from None
     return RejudgeOutcome(
         run_dir=out,
         run_id=run_id,

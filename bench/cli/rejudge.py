@@ -100,8 +100,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     clients=clients,
                 )
             )
-        except RejudgeError as exc:
-            fail(str(exc))
+        except RejudgeError as exc:  # exit 2, or 4 for a full disk after answers were judged
+            fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             # secrets are not printed: the line says to give them again where it masks them
             console.print(

@@ -143,3 +143,29 @@ def test_an_events_log_that_cannot_be_written_costs_the_run_nothing(demo, tmp_pa
     ) in " ".join(result.output.split())
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
     assert len(load_samples(out / "samples.jsonl")) == 3
+
+
+def test_a_full_disk_stops_a_rejudge_failed_with_exit_4_and_resume_finishes_it(demo, tmp_path, monkeypatch):
+    """It was ``error: internal error: OSError``, exit 2, the rejudge's run.json left ``running``."""
+    run = tmp_path / "run"
+    assert _run(demo, run).exit_code == 0
+    out = tmp_path / "rj"
+    _disk_full_after(monkeypatch, 4)
+    result = CliRunner().invoke(
+        app, ["bench", "rejudge", str(run), "--judge", "rules", "-o", str(out)], terminal_width=400
+    )
+    assert result.exit_code == 4, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(
+        f"error: cannot write {out / 'samples.jsonl'} (No space left on device): the answers it did not "
+        "judge are not recorded; once it can be written, continue with: "
+    ), result.output  # the command given (here pytest's), with --resume
+    assert errors[0].endswith(" --resume")
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"
+    assert len(load_samples(out / "samples.jsonl")) == 4
+
+    monkeypatch.undo()
+    again = ["bench", "rejudge", str(run), "--judge", "rules", "-o", str(out), "--resume"]
+    resumed = CliRunner().invoke(app, again, terminal_width=400)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(load_samples(out / "samples.jsonl")) == 18
