@@ -149,6 +149,7 @@ def configured_model(explicit: str | None) -> str | None:
     return None
 
 
+_THOUSANDS = re.compile(r"[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?")
 _BUDGET = re.compile(r"^\s*(\$)?\s*([0-9][0-9_,.]*)\s*(k|m|tokens?|usd|\$)?\s*$", re.IGNORECASE)
 
 
@@ -163,6 +164,8 @@ def parse_budget(text: str) -> tuple[int | None, float | None]:
         value = float(number.replace(",", "").replace("_", ""))
     except ValueError:  # "1.5.5k": said as float() says it, no option named (fresh-user trial)
         raise ValueError(refused) from None
+    if "," in number and not _THOUSANDS.fullmatch(number):  # `$1,5`, a decimal comma, was read as $15
+        raise ValueError(f"{refused} (a comma only groups thousands, as in 1,500; a decimal is written 1.50)")
     suffix = (suffix or "").lower()
     if dollar_prefix or suffix in {"usd", "$"}:
         return None, value

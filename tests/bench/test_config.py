@@ -53,3 +53,22 @@ def test_a_budget_that_is_no_amount_is_one_line_naming_the_option(tmp_path: Path
         f"error: --budget {value!r}: write a token count like 200000 or 200k, or dollars like $2.50"
     )
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "taken"),
+    [
+        ("$1,5", None), ("2,5k", None), ("1,50", None), ("$1,500", (None, 1500.0)),
+        ("200,000", (200_000, None)), ("1,000.5usd", (None, 1000.5)), ("1,250k", (1_250_000, None)),
+    ],
+)
+def test_a_decimal_comma_in_a_budget_is_refused_not_read_as_thousands(value: str, taken) -> None:
+    """`--budget '$1,5'` (a decimal comma: $1.50) was taken as $15, ten times the budget meant."""
+    from bench.config import parse_budget
+
+    if taken is None:
+        said = "a comma only groups thousands, as in 1,500; a decimal is written 1.50"
+        with pytest.raises(ValueError, match=said):
+            parse_budget(value)
+    else:
+        assert parse_budget(value) == taken
