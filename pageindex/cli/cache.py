@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from pageindex.llm import LLMCache, LLMError
 
         cache = LLMCache(path)
-        _refuse_unusable(cache)
+        _refuse_unusable(cache, given=path is not None)
         try:
             info = cache.stats()
         except LLMError as exc:
@@ -104,7 +105,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 "--model out to delete every model's replies"
             )
         cache = LLMCache(path)
-        _refuse_unusable(cache)
+        _refuse_unusable(cache, given=path is not None)
         held = _held_models(cache) if model is not None else []
         names = _stored_names(model, held) if model is not None else []
         if model is not None and not names:  # said, not "deleted 0": a spec as a run takes it, unheld
@@ -156,8 +157,12 @@ def _stored_names(model: str, held: list[str]) -> list[str]:
     return [name for name in dict.fromkeys(candidates) if name in held]
 
 
-def _refuse_unusable(cache: LLMCache) -> None:
-    """A path that is no LLM cache (a folder, another file) is named as such, before it is opened.
-    A missing file is an empty cache here, wherever it is (nothing is created)."""
+def _refuse_unusable(cache: LLMCache, *, given: bool) -> None:
+    """A path that is no LLM cache (a folder, another file) is named as such, before it is opened,
+    with where it came from when no ``--cache-path`` was given. A missing file is an empty cache
+    here (nothing is created), unless no file can be there (a folder on its way is a file)."""
     if problem := cache.problem(missing_ok=True):
-        fail(f"--cache-path {cache.path} is not an LLM cache: {problem}")
+        named = "--cache-path" if given else "the cache (under $PAGEINDEX_CACHE_DIR)"
+        if not given and not os.environ.get("PAGEINDEX_CACHE_DIR"):
+            named = "the cache (the default)"
+        fail(f"{named} {cache.path} is not an LLM cache: {problem}")

@@ -70,16 +70,28 @@ _REPLY_COLUMNS = "key, model, kind, request, reply, prompt_tokens, completion_to
 _FAILURE_COLUMNS = "key, model, kind, request, error_kind, failure, created_at"
 
 
-def _cannot_create(path: Path) -> str | None:
-    """Why ``path`` (which does not exist) cannot be created, or None."""
+def _existing_parent(path: Path) -> Path:
+    """The nearest folder (or what stands in its place) on the way to ``path`` that exists."""
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
+    return parent
+
+
+def _cannot_create(path: Path) -> str | None:
+    """Why ``path`` (which does not exist) cannot be created, or None."""
+    parent = _existing_parent(path)
     if not parent.is_dir():
         return f"{parent} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create it: no permission to write in {parent}"
     return None
+
+
+def _under_a_file(path: Path) -> str | None:
+    """Why no file can ever be at ``path`` (which does not exist): a folder on its way is a file."""
+    parent = _existing_parent(path)
+    return None if parent.is_dir() else f"no file can be there ({parent} is a file, not a folder)"
 
 
 def default_cache_path() -> Path:
@@ -193,7 +205,10 @@ class LLMCache:
         if self.path.is_dir():
             return "it is a directory, not a file"
         if not self.path.exists():
-            return _cannot_create(self.path) if self.mode == "rw" and not missing_ok else None
+            if self.mode == "rw" and not missing_ok:
+                return _cannot_create(self.path)
+            # no mode has a cache under a file: said, where "missing" would read as an empty cache
+            return _under_a_file(self.path)
         try:
             conn = _open_read_only(self.path)
         except sqlite3.Error as exc:

@@ -237,6 +237,35 @@ def test_cache_commands_name_a_folder_or_another_file_as_no_cache(tmp_path, comm
     assert other.read_text().startswith("not a database")
 
 
+@pytest.mark.parametrize("command", ["stats", "clear"])
+def test_cache_commands_name_a_cache_dir_that_is_a_file(tmp_path, monkeypatch, command):
+    """Review faults: with $PAGEINDEX_CACHE_DIR a regular file, ``cache stats`` said "empty (no file
+    yet)" of a cache that can never be written there (``bench run --cache rw`` refuses it)."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+    from pageindex.llm.cache import open_cache
+    from pageindex.llm.types import LLMConfigError
+
+    a_file = tmp_path / "cache"
+    a_file.write_text("a file, not a folder\n")
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(a_file))
+    result = CliRunner().invoke(app, ["cache", command] + (["--yes"] if command == "clear" else []))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [
+        f"error: the cache (under $PAGEINDEX_CACHE_DIR) {a_file / 'llm.sqlite'} is not an LLM cache: no file "
+        f"can be there ({a_file} is a file, not a folder)"
+    ], result.output
+    given = a_file / "sub" / "c.sqlite"
+    args = ["cache", command, "--cache-path", str(given)] + (["--yes"] if command == "clear" else [])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and f"error: --cache-path {given} is not an LLM cache" in result.output
+    with pytest.raises(LLMConfigError, match="no file can be there"):  # replay read none: every call missed
+        open_cache("replay", None)
+    assert a_file.read_text() == "a file, not a folder\n"
+
+
 def test_cache_stats_reads_a_missing_file_in_a_read_only_folder_as_empty(tmp_path, monkeypatch):
     """Review 11: the check refused a missing file where ``rw`` could not create one; stats only reads."""
     import os
