@@ -275,8 +275,10 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             if session_name:
                 try:
                     store.save(analyst.session)
-                except OSError as exc:
-                    err_console.print(f"[yellow]could not save session {plain(f'{session_name}: {exc}')}[/]")
+                except OSError as exc:  # the answer is printed all the same: only the session lacks it
+                    why = exc.strerror or exc
+                    said = f"could not save session {session_name} ({why}): the answer is not in it"
+                    err_console.print(f"[yellow]warning:[/] {plain(said)}", highlight=False)
 
         if question is None:
             from pageindex.analyst.repl import run_repl

@@ -326,3 +326,22 @@ def test_a_bad_model_in_the_variable_is_said_as_the_variable(fb_pdf, analyst_tre
         "error: retriever 'planner' needs a model: pass --model (e.g. openai/gpt-4o-mini) or set "
         "$PAGEINDEX_MODEL"
     ), out.output
+
+
+def test_a_session_that_cannot_be_saved_is_a_warning_and_the_answer_stands(fb_pdf, analyst_tree, monkeypatch):
+    """Review faults: with the sessions folder unwritable (a full disk, a cache folder that is a file)
+    the answer was printed and the failure said as a bare yellow line, without ``warning:``."""
+    import errno
+
+    from pageindex.analyst.store import SessionStore
+
+    def full(self, session):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(SessionStore, "save", full)
+    analyst_tree("3M_2018_10K")
+    out = ask(str(fb_pdf("3M_2018_10K")), CAPEX_Q, "--session", "full", "-r", "extractive")
+    assert out.exit_code == 0, out.output
+    assert "(1,577)" in out.stdout
+    said = "warning: could not save session full (No space left on device): the answer is not in it"
+    assert said in out.output
