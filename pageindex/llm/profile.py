@@ -20,7 +20,6 @@ import ipaddress
 import os
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from pageindex.llm.redact import redact_url
@@ -44,6 +43,8 @@ def is_loopback(base_url: str | None) -> bool:
     """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` base URLs."""
     if not base_url:
         return False
+    import httpx  # here, not at the top: every command imports this module, few parse a URL
+
     try:
         host = httpx.URL(base_url).host
     except Exception:

@@ -20,7 +20,6 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from pageindex.llm.http import shorten
 from pageindex.llm.types import ContextLengthError, Message, ToolCall
 from pageindex.llm.wire import prompt_chars
 from pageindex.retrievers.base import TEMPLATE_TOKENS, QuestionRun
@@ -109,6 +108,8 @@ async def run_tool_loop(
             # The estimate said the conversation fits and the server said otherwise (no tokenizer to
             # count a table of figures exactly): the loop has outgrown the window as surely as when
             # the estimate says so first, and ends the same way.
+            from pageindex.llm.http import shorten  # here: the transport imports httpx2, not needed to start
+
             refused = f"the server refused the next prompt: {shorten(str(exc), 300)}"
             return context_full(turn - 1, turn, refused)
         unsent.release()  # the request that carried the last tool results was answered
