@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from pageindex.atomic import file_in_the_way
 from pageindex.cachedir import cache_root
 from pageindex.llm.types import LLMConfigError
 
@@ -70,28 +71,16 @@ _REPLY_COLUMNS = "key, model, kind, request, reply, prompt_tokens, completion_to
 _FAILURE_COLUMNS = "key, model, kind, request, error_kind, failure, created_at"
 
 
-def _existing_parent(path: Path) -> Path:
-    """The nearest folder (or what stands in its place) on the way to ``path`` that exists."""
+def _cannot_create(path: Path) -> str | None:
+    """Why ``path`` (which does not exist) cannot be created, or None."""
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
-    return parent
-
-
-def _cannot_create(path: Path) -> str | None:
-    """Why ``path`` (which does not exist) cannot be created, or None."""
-    parent = _existing_parent(path)
     if not parent.is_dir():
         return f"{parent} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create it: no permission to write in {parent}"
     return None
-
-
-def _under_a_file(path: Path) -> str | None:
-    """Why no file can ever be at ``path`` (which does not exist): a folder on its way is a file."""
-    parent = _existing_parent(path)
-    return None if parent.is_dir() else f"no file can be there ({parent} is a file, not a folder)"
 
 
 def default_cache_path() -> Path:
@@ -208,7 +197,8 @@ class LLMCache:
             if self.mode == "rw" and not missing_ok:
                 return _cannot_create(self.path)
             # no mode has a cache under a file: said, where "missing" would read as an empty cache
-            return _under_a_file(self.path)
+            blocked = file_in_the_way(self.path)
+            return None if blocked is None else f"no file can be there ({blocked} is a file, not a folder)"
         try:
             conn = _open_read_only(self.path)
         except sqlite3.Error as exc:

@@ -36,7 +36,6 @@ import ipaddress
 import json
 import logging
 import math
-import os
 import re
 import statistics
 import time
@@ -49,6 +48,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from pageindex.atomic import write_atomic
 from pageindex.cachedir import cache_root
 from pageindex.llm.http import (
     REASONING_ROOM,
@@ -1265,15 +1265,8 @@ def save_report(report: DoctorReport, spec: ModelSpec, directory: Path | None = 
     from pageindex.llm.redact import redact
 
     path = (directory or cache_dir()) / cache_key(spec)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = redact(report.model_copy(update={"cached": False}).model_dump_json(indent=2), spec.secrets())
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        tmp.replace(path)
-    except OSError:  # a full disk: no half-written temp file left behind
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)  # a full disk leaves no half-written temp file behind
     return path
 
 

@@ -1034,10 +1034,10 @@ def test_a_report_that_cannot_be_saved_leaves_no_temp_file(tmp_path, monkeypatch
     report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
     spec = parse_spec(MODEL, base_url="http://127.0.0.1:1/v1", env={})
 
-    def full(self, *args, **kwargs):
+    def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("pathlib.Path.replace", full)
+    monkeypatch.setattr("os.fsync", full)  # the temp file's data met a full disk
     with pytest.raises(OSError):
         save_report(report, spec, directory=tmp_path)
     assert list(tmp_path.iterdir()) == []
