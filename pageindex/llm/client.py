@@ -583,10 +583,7 @@ class LLMClient:
             found = await self.provider.context_window(timeout=self.probe_timeout())
             if found is not None:
                 limits.update(window=found.tokens, source=found.source, checked=True)
-                if self.cache is not None:
-                    self.cache.put(key, model=self.model, kind="context_window", request=window_request,
-                                   reply={"window": found.tokens, "source": found.source},
-                                   prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
+                self._keep_window(found.tokens, found.source)
                 return found.tokens
         stored = self.cache.get(key) if self.replay_only and self.cache is not None else None
         if stored is not None:
@@ -598,6 +595,16 @@ class LLMClient:
         if known is not None:
             limits.update(window=known, source="known model table")
         return limits["window"]
+
+    def _keep_window(self, tokens: int, source: str | None) -> None:
+        """Record a window read from the server beside the replies (a writable cache only), so a
+        replay, which asks no server, sizes prompts and ``max_tokens`` as the recording did."""
+        if self.cache is None or self.replay_only:
+            return
+        window_request = {"kind": "context_window", "format": REQUEST_FORMAT, "model": self.model}
+        self.cache.put(request_key(window_request), model=self.model, kind="context_window",
+                       request=window_request, reply={"window": tokens, "source": source},
+                       prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
 
     async def ensure_limits(self) -> int | None:
         """:meth:`discover_context_window` once per client (and its ``bind`` clones)."""
@@ -964,8 +971,10 @@ class LLMClient:
         self.preflight_result = await self.provider.preflight(timeout=self.probe_timeout())
         window, _ = context_window_from_metadata(self.preflight_result.metadata)
         if window is not None and not self._limits["window"]:
-            # the model's /models entry, read once here: discovery need not fetch it again
+            # the model's /models entry, read once here: discovery need not fetch it again, so it
+            # is kept for a replay here too (it was not: a replay of a llama-server recording missed)
             self._limits.update(window=window, source="server metadata")
+            self._keep_window(window, "server metadata")
 
 
 

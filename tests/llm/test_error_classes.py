@@ -666,3 +666,38 @@ def test_a_plugin_provider_whose_complete_raises_is_named_not_a_connection_error
         f"'raising-plugin-provider' (from {__name__}): complete() raised RuntimeError: provider boom "
         "(after 2 attempt(s))"
     )
+
+
+class _WindowServer:
+    """A fake server on loopback whose /models lists the model with a 6,000-token window."""
+
+    @staticmethod
+    def make(policy):
+        from pageindex.llm import wire
+        from pageindex.llm.fakeserver import openai_app
+        from pageindex.llm.testing import FakeOpenAIServer
+
+        class WindowServer(FakeOpenAIServer):
+            def build_app(self):
+                entry = wire.model_entry("m", max_model_len=6000)
+                return openai_app(chat=self._chat, models=lambda: [entry], require_key=lambda: None,
+                                  middlewares=[self._record])
+
+        return WindowServer(ScriptedModel(policy=policy, name="m"))
+
+
+def test_a_recording_keeps_the_window_its_preflight_read(tmp_path):
+    """Fresh-user trial: recorded against llama.cpp's llama-server (n_ctx in /models), the README's CI
+    recipe replayed calls as misses: the window the run's preflight read from /models was never kept
+    with the replies (only one a later discovery read was), so the replay sized prompts without it."""
+    path = tmp_path / "c.sqlite"
+    text = "x" * 9000
+    with _WindowServer.make(lambda r: "ok") as server:
+        live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"))
+        run(live.check())  # the run's preflight, before any retriever asks for the window
+        assert run(live.ensure_limits()) == 6000
+        run(live.chat(ask(text), max_tokens=4000))
+    replay = make_client("replay/m", cache=LLMCache(path, "replay"))
+    run(replay.check())
+    assert run(replay.ensure_limits()) == 6000
+    assert run(replay.chat(ask(text), max_tokens=4000)).content == "ok"
