@@ -701,3 +701,22 @@ def test_a_recording_keeps_the_window_its_preflight_read(tmp_path):
     run(replay.check())
     assert run(replay.ensure_limits()) == 6000
     assert run(replay.chat(ask(text), max_tokens=4000)).content == "ok"
+
+
+def test_a_replay_in_json_mode_finds_a_loopback_recording_sent_with_the_schema_hint(tmp_path):
+    """Fresh-user trial: JSON mode on a server on this machine also sends the schema as
+    `response_format.schema` (llama.cpp's grammar), and that hint is part of the request's key. A
+    replay asks no server and left it out, so every structured call of a `--json-mode` recording
+    against llama-server (the doctor's advice there) was a replay miss."""
+    path = tmp_path / "c.sqlite"
+    reply = json.dumps({"decision": "answer", "answer": "42"})
+    with _WindowServer.make(lambda r: reply) as server:
+        live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"), json_mode=True)
+        run(live.check())
+        assert run(live.structured(ask(), Decision)).value.answer == "42"
+        assert server.chat_requests[0]["body"]["response_format"]["schema"]  # the hint was sent
+    replay = make_client("replay/m", cache=LLMCache(path, "replay"), json_mode=True)
+    run(replay.check())
+    assert run(replay.structured(ask(), Decision)).value.answer == "42"
+    with pytest.raises(ReplayMiss):  # a request recorded neither way is still a miss
+        run(replay.structured(ask("other"), Decision))
