@@ -346,6 +346,20 @@ class LLMCache:
             ).fetchone()
         return int(row[0])
 
+    def structured_mode_count(self, model: str, mode: str) -> int:
+        """Recorded structured calls of ``model`` (replies and final failures) made in ``mode``
+        (``"json"`` or ``"tools"``): a replay in the other mode matches none of them."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return 0
+        marker = f'%"mode": "{mode}",%'
+        where = "WHERE model = ? AND kind = 'structured' AND request LIKE ?"
+        with self._lock:
+            return sum(
+                int(conn.execute(f"SELECT COUNT(*) FROM {table} {where}", (model, marker)).fetchone()[0])
+                for table in ("replies", "failures")
+            )
+
     # ------------------------------------------------------------------ maintenance
     def stats(self) -> CacheStats:
         """What the cache holds, read without writing to it (opened read-only: a report never adds a

@@ -336,7 +336,7 @@ class LLMClient:
             self.budget.add(record)
         return record
 
-    def _lookup(self, key: str, tag: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _lookup(self, key: str, tag: dict[str, Any] | None, kind: str = "") -> dict[str, Any] | None:
         """The cached reply for ``key``; in replay mode a recorded failure is raised again and a
         miss raises :class:`ReplayMiss`."""
         stored = self.cache.get(key) if self.cache is not None else None
@@ -353,9 +353,18 @@ class LLMClient:
                     f"request format (before v{REQUEST_FORMAT}) that today's requests never match; "
                     f"re-record them: run again with openai/{self.model} and --cache rw"
                 )
+            other = ""
+            if kind == "structured" and self.cache is not None:
+                # a recording that took JSON mode (a flag, or pageindex doctor's findings for its
+                # endpoint, which a replay has not) matches no replay in tools mode, and back
+                json_mode = self.json_mode
+                mode, flag = ("tools", "without --json-mode") if json_mode else ("JSON", "with --json-mode")
+                if n := self.cache.structured_mode_count(self.model, mode.lower()):
+                    other = (f" (it holds {n} structured call(s) of this model recorded in {mode} mode: "
+                             f"such a recording replays only {flag})")  # fmt: skip
             raise ReplayMiss(
                 f"replay miss for model {self.model} ({self.spec}): request key {key} is not in {where}; "
-                f"record it first with openai/{self.model} and the cache in mode rw"
+                f"record it first with openai/{self.model} and the cache in mode rw{other}"
             )
         return stored
 
@@ -367,7 +376,7 @@ class LLMClient:
         or ``"live"`` (``live()``, whose reply or recordable final failure is stored)."""
         coalesce = self.cache is not None and self.cache.writable
         while True:
-            stored = self._lookup(key, tag)
+            stored = self._lookup(key, tag, kind)
             if stored is not None:
                 return stored, "cache"
             if not coalesce:

@@ -720,3 +720,18 @@ def test_a_replay_in_json_mode_finds_a_loopback_recording_sent_with_the_schema_h
     assert run(replay.structured(ask(), Decision)).value.answer == "42"
     with pytest.raises(ReplayMiss):  # a request recorded neither way is still a miss
         run(replay.structured(ask("other"), Decision))
+
+
+def test_a_replay_miss_says_the_calls_were_recorded_in_the_other_structured_mode(tmp_path):
+    """Fresh-user trial: a recording against llama-server took JSON mode from the doctor's findings; its
+    replay (no endpoint, so no findings) asked in tools mode, and every miss said "record it first with
+    openai/gemma and the cache in mode rw" of calls that had just been recorded."""
+    path = tmp_path / "c.sqlite"
+    reply = json.dumps({"decision": "answer", "answer": "42"})
+    with _WindowServer.make(lambda r: reply) as server:
+        live = make_client("openai/m", base_url=server.base_url, cache=LLMCache(path, "rw"), json_mode=True)
+        run(live.structured(ask(), Decision))
+    with pytest.raises(ReplayMiss) as info:
+        run(make_client("replay/m", cache=LLMCache(path, "replay")).structured(ask(), Decision))
+    assert "1 structured call(s) of this model recorded in JSON mode" in str(info.value)
+    assert "replays only with --json-mode" in str(info.value)
