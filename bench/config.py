@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pageindex.llm.cache import CacheMode
+from pageindex.llm.cache import CacheMode, LLMCache
 from pageindex.llm.profile import ClientSettings
+from pageindex.wording import counted
 
 DEFAULT_MODEL_WITH_KEY = "openai/gpt-4o-mini"
 LLM_RETRIEVERS = ["agent", "planner", "iterative"]
@@ -187,6 +188,28 @@ def parse_option(text: str) -> tuple[str, str, Any]:
     except json.JSONDecodeError:
         value = raw
     return retriever.strip(), name.strip(), value
+
+
+def apply_recording_settings(config: RunConfig, model: str | None) -> tuple[RunConfig, list[str]]:
+    """``config`` in JSON mode for a ``replay/MODEL`` run without ``--json-mode`` whose recording made
+    every structured call of MODEL in JSON mode, with a note saying so. A replay asks no endpoint, so
+    the ``pageindex doctor`` findings that chose JSON mode while recording (llama.cpp's server takes no
+    forced tool call) are not there to choose it again, and every call missed (fresh-user trial,
+    2026-11-27). A recording with calls in both modes, or none, leaves the config as it is."""
+    provider, _, bare = (model or "").partition("/")
+    if provider != "replay" or not bare or config.json_mode or config.cache == "rw":
+        return config, []
+    cache = LLMCache(config.cache_path, mode="replay")
+    if cache.problem() is not None:  # said by the run's own cache check
+        return config, []
+    json_calls = cache.structured_mode_count(bare, "json")
+    if not json_calls or cache.structured_mode_count(bare, "tools"):
+        return config, []
+    said = counted(json_calls, "structured call")
+    return config.model_copy(update={"json_mode": True}), [
+        f"JSON mode: the recording made its {said} of {bare} in JSON mode (a replay asks no endpoint; "
+        "--json-mode says the same)"
+    ]
 
 
 def apply_doctor_findings(

@@ -33,7 +33,14 @@ from pydantic import BaseModel, Field
 
 from bench import resume
 from bench import runinfo as provenance
-from bench.config import LLM_RETRIEVERS, PATH_SETTINGS, RunConfig, apply_doctor_findings, configured_model
+from bench.config import (
+    LLM_RETRIEVERS,
+    PATH_SETTINGS,
+    RunConfig,
+    apply_doctor_findings,
+    apply_recording_settings,
+    configured_model,
+)
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
@@ -789,10 +796,12 @@ class Runner:
             else:
                 judge_url = cfg.judge_base_url
                 cfg, doctor_notes = apply_doctor_findings(cfg, judge_model, judge_url, answering=False)
+            cfg, recorded = apply_recording_settings(cfg, model or judge_model)
             self.config = cfg
             # said with the run's header, once the preflight passed (the CLI prints them at the
             # first event), and recorded in run.json; not repeated among the closing warnings
             self.setting_notes += [f"settings from pageindex doctor: {note}" for note in doctor_notes]
+            self.setting_notes += [f"settings from the recording: {note}" for note in recorded]
         return model, doctor_notes
 
     def _choose_retrievers(self, model: str | None) -> tuple[list[str], dict[str, str]]:

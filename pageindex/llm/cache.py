@@ -352,11 +352,10 @@ class LLMCache:
         conn = self._connect(create=False)
         if conn is None:
             return 0
-        marker = f'%"mode": "{mode}",%'
-        where = "WHERE model = ? AND kind = 'structured' AND request LIKE ?"
+        where = "WHERE model = ? AND kind = 'structured' AND json_extract(request, '$.mode') = ?"
         with self._lock:
             return sum(
-                int(conn.execute(f"SELECT COUNT(*) FROM {table} {where}", (model, marker)).fetchone()[0])
+                int(conn.execute(f"SELECT COUNT(*) FROM {table} {where}", (model, mode)).fetchone()[0])
                 for table in ("replies", "failures")
             )
 

@@ -108,3 +108,25 @@ def test_record_replay_gate(tmp_path, fb_dir):
               "--min-answered", "0.9", "--junit", str(tmp_path / "gate.xml")],
     )  # fmt: skip
     assert gate.exit_code == 1 and (tmp_path / "gate.xml").is_file(), gate.output
+
+
+def test_a_replay_takes_json_mode_from_a_recording_made_in_it(tmp_path, fb_dir):
+    """Fresh-user trial (2026-11-27): a recording against llama.cpp's server took JSON mode from
+    ``pageindex doctor``'s findings, which a replay (no endpoint) has not: every replayed call missed.
+    A replay without --json-mode of a recording whose structured calls were all in JSON mode now
+    replays in JSON mode, and says so; one in tools mode stays in tools mode."""
+    rec = _run(
+        tmp_path, fb_dir, "baseline", "--model", "scripted", "--scripted-policy", POLICY, "--cache", "rw",
+        "--json-mode", "-r", "planner",
+    )  # fmt: skip
+    assert rec.exit_code == 0, rec.output
+    rep = _run(tmp_path, fb_dir, "ci", "--model", "replay/scripted", "--cache", "replay", "-r", "planner")
+    assert rep.exit_code == 0, rep.output
+    ci = [json.loads(x) for x in (tmp_path / "ci" / "samples.jsonl").read_text().splitlines()]
+    base = [json.loads(x) for x in (tmp_path / "baseline" / "samples.jsonl").read_text().splitlines()]
+    assert [r["error_kind"] for r in ci] == [r["error_kind"] for r in base] and ci[0]["error_kind"] is None
+    assert [(r["status"], r["answer"]) for r in ci] == [(r["status"], r["answer"]) for r in base]
+    info = json.loads((tmp_path / "ci" / "run.json").read_text())
+    assert info["extra"]["config"]["json_mode"] is True
+    said = "settings from the recording: JSON mode: the recording made its 8 structured calls of scripted"
+    assert said in rep.output.replace("\n", " ")
