@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from enum import IntEnum
@@ -500,7 +501,37 @@ def examples(*commands: str) -> str:
     codes, which :func:`pageindex.cli._register_all` appends)."""
     if not 2 <= len(commands) <= 3:
         raise ValueError("give two or three example commands")
-    return "Examples:\n" + "\n".join(f"  {c}" for c in commands)
+    return "Examples:\n" + "\n".join(f"  {_fold(c)}" for c in commands)
+
+
+# a shell word: quoted parts and plain characters, as many as stand together
+_WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']+)+""")
+_EXAMPLE_WIDTH = 74  # within the 80 columns help gets when not on a terminal, after its indent
+
+
+def _fold(command: str) -> str:
+    """``command`` in lines of at most :data:`_EXAMPLE_WIDTH` characters, broken between words with
+    a shell continuation (`` \\``), so a copied line is never a shorter command that runs: help not on a
+    terminal is 80 columns wide, and ``... --baseline results/baseline`` ended a line whose
+    ``--max-drop 0.05`` stood on the next (fresh-user trial). A trailing ``  # comment`` stays last."""
+    text, hash_, comment = command.partition("  #")
+    words: list[str] = []
+    for word in _WORD.findall(text):  # an option and its value stay on one line where they can
+        if words and words[-1].startswith("-") and " " not in words[-1] and not word.startswith("-"):
+            words[-1] += f" {word}"
+        else:
+            words.append(word)
+    lines = [""]
+    for word in words:
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(word) > _EXAMPLE_WIDTH:
+            lines[-1] += " \\"
+            lines.append("    ")
+        lines[-1] += word if not lines[-1].strip() else f" {word}"
+    if hash_ and len(lines[-1]) + 3 + len(comment) <= _EXAMPLE_WIDTH:
+        lines[-1] += f"  #{comment}"
+    elif hash_:  # on a line of its own, after the command it speaks of
+        lines.append(f"    #{comment}")
+    return "\n  ".join(lines)
 
 
 def split_retriever_option(text: str, retrievers: list[str] | None = None) -> tuple[str, str, str]:

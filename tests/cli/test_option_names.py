@@ -6,6 +6,7 @@ clear error; every ``--help`` ends with two or three example commands and the ex
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,14 +234,41 @@ def test_bench_run_opt_without_retriever_needs_one_retriever(tmp_path):
 
 # -- help: examples, then the exit codes --------------------------------------------------------
 def _examples(text: str) -> list[str]:
+    """The example commands of a help text, each whole: a line ending in a shell continuation (` \\`)
+    goes on on the next line."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == "Examples:")
-    found = []
+    found: list[str] = []
+    going_on = False
     for line in lines[start + 1 :]:
-        if not line.strip().startswith("pageindex "):
+        if going_on:
+            found[-1] = found[-1][:-1] + line.strip()
+        elif line.strip().startswith("pageindex "):
+            found.append(line.strip())
+        else:
             break
-        found.append(line.strip())
+        going_on = found[-1].endswith(" \\")
     return found
+
+
+@pytest.mark.parametrize("path", sorted(commands()))
+def test_no_example_line_is_cut_where_help_is_80_columns(path):
+    """Fresh-user trial: help not on a terminal is 80 columns wide, and a long example was cut between
+    lines, so its first line, copied, was a shorter command that ran (``bench gate ... --baseline B``
+    without its ``--max-drop``). Every example line now fits, and any but the last ends in ` \\`."""
+    out = CliRunner().invoke(app, [*path.split(), "--help"], env={**ENV, "COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Examples:")
+    block = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        block.append(line)
+    assert all(line.startswith("  ") for line in block), block  # none wrapped back to the margin
+    for example in _examples("Examples:\n" + "\n".join(block)):
+        assert shlex.split(example)[0] == "pageindex", example
 
 
 @pytest.mark.parametrize("path", sorted(commands()))
@@ -278,7 +306,8 @@ def _help_texts() -> list[str]:
     texts: list[str] = [(Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")]
 
     def walk(command: click.Command) -> None:
-        texts.extend([command.help or "", command.epilog or ""])
+        # an example folded over lines (a shell continuation) is read as the one command it is
+        texts.extend([command.help or "", re.sub(r" \\\n\s+", " ", command.epilog or "")])
         for param in command.params:  # an option's help, said of its command ("ask: ...")
             texts.append(f"{command.name}: {getattr(param, 'help', None) or ''}")
         for sub in getattr(command, "commands", {}).values():
