@@ -46,7 +46,9 @@ _STATEMENT_PREFIX = re.compile(
     r"^(?:.*?(?:inc\.?|corporation|company|corp\.?|co\.|subsidiaries|ltd\.?|plc|llc|group|n\.v\.|s\.a\.)[,.]?)?"
     r"(?:u\.?s\.?)?(?:gaap)?(?:the)?(?:unaudited)?(?:condensed)?(?:consolidated)?(?:combined)?(?:condensed)?(?:and)?$"
 )
-_EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:\.\d{1,2})?)$", re.IGNORECASE)
+# An exhibit's number may carry a letter, as Form 20-F's instructions number them ("2(a)", "2(d)") and
+# filers print them ("Exhibit 2a.1", "Exhibit 4(b)", "Exhibit 10.1a").
+_EXHIBIT = re.compile(r"^exhibit(\d{1,3}(?:[a-z]|\([a-z]\))?(?:\.\d{1,2}[a-z]?)?)$", re.IGNORECASE)
 
 # financial statements: compact (no whitespace, lower case) patterns -> statement key
 _STATEMENTS: list[tuple[str, re.Pattern[str]]] = [
@@ -323,16 +325,22 @@ def detect_sec(pages: list[Page]) -> list[Heading]:
                     )
                 )
                 continue
-            if head.startswith("exhibit") and idx < 4 and len(text) < 20:
+            # among the page's first four lines by height: a label at the top right may be read after a
+            # column the page seems to have (a table's cells of long text taken for a second column)
+            if (
+                head.startswith("exhibit")
+                and len(text) < 20
+                and (idx < 4 or sum(1 for other in page.lines if other.y0 < line.y0 - 1.0) < 4)
+            ):
                 m = _EXHIBIT.match(compact(text))
                 if m:
                     exhibits.append(
                         Heading(
                             "exhibit",
-                            "exhibit_" + m.group(1).replace(".", "_"),
+                            "exhibit_" + re.sub(r"[().]+", "_", m.group(1).lower()).strip("_"),
                             _clean_title(text),
                             page.number,
-                            line.ry,
+                            min(line.ry, line.y0),  # over the page's text, in whichever column it was read
                             True,
                             (),
                         )
