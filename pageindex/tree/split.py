@@ -265,12 +265,16 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
     that line is set as it is (colour, size, left edge, not bold) and runs on without ending a sentence
     ("... after consultation with other governmental agencies" over "R.O.C. FSC)."; an exhibit printed
     in black where the filing's body is grey, "... divided into 28,050,000,000 shares, at ten" over "New
-    Taiwan Dollars each, and may be paid-up in installments."). A table row above ends no paragraph."""
+    Taiwan Dollars each, and may be paid-up in installments."). A table row above ends no paragraph.
+    The line above may start further right, as the first line of a paragraph or a list item set with a
+    first-line indent does, its next line coming back to the left edge ("(x) to evidence the succession
+    of another Person to the" over "Issuer or the Guarantor, respectively;")."""
     line = lines[index]
     if line.bold or index == 0:
         return False
     prev = lines[index - 1]
-    same = prev.color == line.color and abs(prev.size - line.size) < 0.6 and abs(prev.x0 - line.x0) <= 2.0
+    indent = prev.x0 - line.x0
+    same = prev.color == line.color and abs(prev.size - line.size) < 0.6 and -2.0 <= indent <= 4 * line.size
     return same and not prev.bold and not _ends_paragraph(lines, index - 1, rows=True)
 
 

@@ -60,3 +60,51 @@ def test_exhibit_numbers_with_letters(tmp_path):
     tree = build_tree(pdf, use_cache=False)
     exhibits = {n.node_id: (n.start_page, n.end_page) for n in tree.walk() if n.node_id.startswith("exhibit")}
     assert exhibits == {"exhibit_1_1": (3, 3), "exhibit_2a_1": (4, 4), "exhibit_4_b": (5, 5)}
+
+
+_GREY = (0.35, 0.35, 0.35)
+_ITEM_TEXT = "Our business is described in this section of the annual report, as the rules of the form say."
+_CLAUSE = (
+    "(x) to evidence the succession of another Person to the Issuer or the Guarantor, and the assumption by"
+)
+
+
+def _clause_pdf(path, clause: tuple[float, str]):
+    """A 10-K whose Item 1 runs eight pages of grey text, split by bold sub-headings; on page 4 a list
+    item of an agreement printed in black, its first line indented and its second line (``clause``: left
+    edge, text) back at the left edge."""
+    doc = pymupdf.open()
+    for number in range(1, 10):
+        page = doc.new_page()
+        y = 72.0
+        if number == 1:
+            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
+            y += 18
+        if number in (2, 6):
+            page.insert_text((72, y), f"Operations in Region {number}", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 9:
+            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
+            y += 18
+        for _ in range(12):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+            y += 14
+        if number == 4:
+            page.insert_text((100, y), _CLAUSE, fontname="helv", fontsize=10)
+            page.insert_text((clause[0], y + 14), clause[1], fontname="helv", fontsize=10)
+            y += 42
+            for _ in range(6):
+                page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+                y += 14
+    return save_pdf(doc, path)
+
+
+def test_second_line_of_an_indented_list_item_is_no_heading(tmp_path):
+    """A list item set with its first line indented goes on at the left edge: that line ends the item,
+    even when printed in a colour of its own (an exhibit in black inside a grey filing), and is no
+    sub-heading. A line in that colour that stands after a finished sentence still is one."""
+    pdf = _clause_pdf(tmp_path / "clause.pdf", (72.0, "Issuer or the Guarantor, respectively;"))
+    tree = build_tree(pdf, use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert "Operations in Region 2" in titles
+    assert not any("respectively" in t for t in titles)
