@@ -25,7 +25,7 @@ from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec
 from pageindex.tree.labels import page_labels
 from pageindex.tree.layout import absorb_row_labels, layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
-from pageindex.tree.outline import outline_drafts, real_outline
+from pageindex.tree.outline import outline_drafts, real_outline, without_body_sentences
 from pageindex.tree.pdf import Page, PdfDocument, UnderlineReader, pdf_sha256, read_pdf
 from pageindex.tree.split import SubheadingRules, split_long, subheading_drafts, window_drafts
 from pageindex.tree.titles import repair_title, word_counts
@@ -270,7 +270,7 @@ def _structure(doc: PdfDocument, rules: SubheadingRules) -> tuple[list[Draft], s
     sec = detect_sec(pages)
     items = [h for h in sec if h.kind == "item"]
     statements = [h for h in sec if h.kind == "statement"]
-    rows = real_outline(doc.toc, len(pages))
+    rows = without_body_sentences(real_outline(doc.toc, len(pages)), pages)
     outline = outline_drafts(rows, pages) if rows else []
     outline_items = sum(1 for d in outline if d.kind == "item")
     # The filer's own outline leads when it holds more Items than the detections found, or as many

@@ -22,7 +22,7 @@ from pageindex.tree.headings import (
     statement_key,
 )
 from pageindex.tree.pdf import Page, compact
-from pageindex.tree.split import slug
+from pageindex.tree.split import opens_paragraph, slug
 
 _ESCAPED = re.compile(r"\\([^\w\s])")
 _JUNK = re.compile(r"\.(pdf|docx?|htm)\b|_final|press release -|untitled", re.IGNORECASE)
@@ -85,6 +85,53 @@ def _begins(text: str, title: str) -> bool:
     return (len(text) >= 4 and title.startswith(text[: len(title)])) or text.startswith(title)
 
 
+def _title_line(page: Page, want: str) -> int | None:
+    """Index of the line of ``page`` where a bookmark's title (``want``: compacted, its first 30
+    characters) is printed, or None."""
+    if len(want) < 4:
+        return None
+    for index, line in enumerate(page.lines):
+        if line.margin and line.y0 > page.height / 2:
+            continue  # a running footer repeats the title ("... DIVIDEND FUND 82"): not where it is
+        c = line.compact
+        # the title, or its first line; or either after a short label ("Product name: JPMorgan
+        # Investment Funds - Europe Strategic", the title's first line after "Product name:")
+        label = c.find(":", 0, 21)
+        after = c[label + 1 :] if label > 0 else ""
+        if any(_begins(t, want) for t in (c, after) if t):
+            return index
+    return None
+
+
+_SENTENCE_END = re.compile(r"(?:[.!?;…]|\.\.\.)[\s»”\"')]*$")
+
+
+def _sentence(title: str) -> bool:
+    """A bookmark title that is a sentence of running text, not a heading: worded as prose (five or more
+    lower-case words) and either ending as a sentence does or longer than any heading (an outline
+    generated from a word processor's paragraphs cuts them at 254 characters, "...")."""
+    lower = sum(1 for w in title.split() if w.isalpha() and w.islower() and len(w) >= 3)
+    return lower >= 5 and (len(title) > 120 or bool(_SENTENCE_END.search(title)))
+
+
+def without_body_sentences(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[tuple[int, str, int]]:
+    """The outline without bookmarks that point at a paragraph rather than a heading: the title is a
+    sentence (:func:`_sentence`) and its line on the page opens a paragraph
+    (:func:`pageindex.tree.split.opens_paragraph`). Mandarine's report bookmarks eleven paragraphs of
+    its economic commentary, NVIDIA's proxy one sentence of its peer-group discussion; a risk factor's
+    caption (Verizon's bookmarks) is set bold and stays."""
+    kept = []
+    for row in rows:
+        level, title, number = row
+        if _sentence(title):
+            page = pages[number - 1]
+            index = _title_line(page, compact(title)[:30])
+            if index is not None and opens_paragraph(page.lines, index):
+                continue
+        kept.append(row)
+    return kept
+
+
 def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[Draft]:
     """Drafts for outline rows, placed at the title line when it can be found on the page.
 
@@ -102,18 +149,10 @@ def outline_drafts(rows: list[tuple[int, str, int]], pages: list[Page]) -> list[
         page = pages[number - 1]
         want = compact(title)[:30]
         y, top = 0.0, True
-        if len(want) >= 4:
-            for line in page.lines:
-                if line.margin and line.y0 > page.height / 2:
-                    continue  # a running footer repeats the title ("... DIVIDEND FUND 82"): not where it is
-                c = line.compact
-                # the title, or its first line; or either after a short label ("Product name: JPMorgan
-                # Investment Funds - Europe Strategic", the title's first line after "Product name:")
-                label = c.find(":", 0, 21)
-                after = c[label + 1 :] if label > 0 else ""
-                if any(_begins(t, want) for t in (c, after) if t):
-                    y, top = line.ry, at_top(page, line)
-                    break
+        index = _title_line(page, want)
+        if index is not None:
+            line = page.lines[index]
+            y, top = line.ry, at_top(page, line)
         if out and out[-1].start_page == number and y <= out[-1].y:
             y, top = out[-1].y + 0.01, False  # outline order is authoritative within a page
         rank = usual.get(kind, level)

@@ -278,6 +278,32 @@ def _ends_the_paragraph_above(lines: list[Line], index: int) -> bool:
     return same and not prev.bold and not _ends_paragraph(lines, index - 1, rows=True)
 
 
+def opens_paragraph(lines: list[Line], index: int) -> bool:
+    """Line ``index`` is the first line of a paragraph, not a heading: not bold, not in capitals, it runs
+    on to its text column's right edge and the paragraph goes on under it, set as it is (same size and
+    colour, not bold, close below, at its left edge or out from a first-line indent) for two more lines
+    or to the end of a sentence. A wrapped heading's second line ends no sentence. (Mandarine's outlook
+    paragraphs are printed in a grey of their own, which made each first line a heading.)"""
+    line = lines[index]
+    if line.bold or line.caps:
+        return False
+    run = [line]
+    for nxt in lines[index + 1 : index + 3]:
+        prev = run[-1]
+        if nxt.bold or nxt.color != line.color or abs(nxt.size - line.size) >= 0.6:
+            break
+        if not -2.0 <= prev.x0 - nxt.x0 <= 4 * line.size or nxt.y0 - prev.y1 > line.size:
+            break
+        run.append(nxt)
+        if nxt.text.rstrip().endswith((".", "!", "?", ";")):
+            break
+    if len(run) < 2 or len(run) == 2 and not run[1].text.rstrip().endswith((".", "!", "?", ";")):
+        return False
+    # the right edge of its text column: of the lines that start left of its end
+    right = max(other.x1 for other in lines if other.x0 < line.x1)
+    return line.x1 >= right - 0.25 * (right - line.x0)
+
+
 # A unit caption ("million yen", "(in thousands)", "US$ millions", "million U.S. dollars/Euros") set
 # apart at the right end of a heading's line: it captions the table's figures, not the heading.
 # The unit word is in lower case: "Beyond a Billion" is a title's own words.
@@ -377,6 +403,7 @@ def subheading_drafts(
                     rules.accepts(line)
                     and not _ends_the_paragraph_above(page.lines, index)
                     and not labels_rows(page.lines, index)
+                    and not opens_paragraph(page.lines, index)
                 )
             if heading and not right_side:
                 if previous_was_heading and found:

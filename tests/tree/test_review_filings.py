@@ -108,3 +108,66 @@ def test_second_line_of_an_indented_list_item_is_no_heading(tmp_path):
     titles = [n.title for n in tree.walk()]
     assert "Operations in Region 2" in titles
     assert not any("respectively" in t for t in titles)
+
+
+_PARAGRAPHS = [
+    (
+        "The economic recovery began with a positive tone, the approval of the vaccines at the end of last",
+        "year and the start of the vaccination campaigns giving some visibility on how the health crisis",
+        "would evolve over the months ahead; activity rebounded strongly in the second half of the year.",
+    ),
+    (
+        "Valuation levels having become very demanding at the end of the year, watching the technologies",
+        "and whether the targets the market expects are met will be essential in the year that has begun,",
+        "even if the recovery is unlikely to be a straight line for every one of the economies we follow.",
+    ),
+]
+_DARK = (0.15, 0.15, 0.15)
+
+
+def _report_pdf(path):
+    """A fund's annual report with no Items: a bookmark per chapter, and (as a word processor's
+    generated outline has them) one per paragraph of the outlook, the paragraphs printed in a colour of
+    their own on the second of its seven pages (long enough to be split at its bold sub-headings); and a
+    bold sentence captioning a risk, bookmarked too."""
+    doc = pymupdf.open()
+    toc = []
+    for chapter, length in [("Management Report", 1), ("Outlook", 7), ("Risks", 1), ("Accounts", 1)]:
+        toc.append([1, chapter, doc.page_count + 1])
+        for k in range(length):
+            page = doc.new_page()
+            y = 72.0
+            if k == 0:
+                page.insert_text((72, y), chapter, fontname="hebo", fontsize=14)
+                y += 28
+            if chapter == "Outlook" and k in (2, 4):
+                page.insert_text((72, y), f"Markets in Region {k}", fontname="hebo", fontsize=10)
+                y += 16
+            if chapter == "Outlook" and k == 1:
+                for lines in _PARAGRAPHS:
+                    toc.append([2, " ".join(lines)[:254], doc.page_count])
+                    for text in lines:
+                        page.insert_text((72, y), text, fontname="helv", fontsize=10, color=_DARK)
+                        y += 12
+                    y += 10
+            if chapter == "Risks":
+                caption = "Adverse changes in the financial markets could increase our costs of borrowing."
+                toc.append([2, caption, doc.page_count])
+                page.insert_text((72, y), caption, fontname="hebo", fontsize=10)
+                y += 16
+            for _ in range(8):
+                page.insert_text((72, y), _PROSE[0], fontname="helv", fontsize=10)
+                page.insert_text((72, y + 12), _PROSE[1], fontname="helv", fontsize=10)
+                y += 34
+    return save_pdf(doc, path, toc)
+
+
+def test_a_bookmark_at_a_paragraph_is_no_section(tmp_path):
+    """An outline made from a word processor's paragraphs bookmarks sentences of running text: those are
+    no sections, and the first line of a paragraph in a colour of its own is no sub-heading either. A
+    risk factor's caption, a sentence set bold, stays a section."""
+    tree = build_tree(_report_pdf(tmp_path / "report.pdf"), use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert "Outlook" in titles and "Markets in Region 2" in titles
+    assert "Adverse changes in the financial markets could increase our costs of borrowing." in titles
+    assert not any(t.startswith(("The economic recovery", "Valuation levels")) for t in titles), titles
