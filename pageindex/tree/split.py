@@ -166,6 +166,8 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     numbered = _PAREN_NUMBER.match(text)
     if not (first.isupper() or first.isdigit() or first in "•●▪" or numbered):
         return False
+    if first in "•●▪" and not (line.bold and text[1:].lstrip()[:1].isupper()):
+        return False  # a list item: a bulleted heading is set bold and capitalised
     letters = sum(c.isalpha() for c in text)
     figures = _NUMBERISH.findall(text[numbered.end() - 1 :] if numbered else text)  # the numbering aside
     if letters < 3 or len(figures) > max(2, len(text) * 0.1):

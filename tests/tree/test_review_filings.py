@@ -171,3 +171,50 @@ def test_a_bookmark_at_a_paragraph_is_no_section(tmp_path):
     assert "Outlook" in titles and "Markets in Region 2" in titles
     assert "Adverse changes in the financial markets could increase our costs of borrowing." in titles
     assert not any(t.startswith(("The economic recovery", "Valuation levels")) for t in titles), titles
+
+
+def _html_line(page, x: float, y: float, html: str) -> None:
+    """One line of 10-point sans-serif text in black with its baseline near ``y`` (the base-14 fonts of
+    ``insert_text`` print a bullet as a middle dot)."""
+    page.insert_htmlbox(pymupdf.Rect(x, y - 9, 560, y + 5), f'<span style="font-size:10px">{html}</span>')
+
+
+def _bullets_pdf(path):
+    """Item 1 of eight grey pages split by bold sub-headings; on page 4 a bulleted list item printed in
+    black (a colour of its own in this filing), on page 6 a bold bulleted heading."""
+    doc = pymupdf.open()
+    for number in range(1, 10):
+        page = doc.new_page()
+        y = 72.0
+        if number == 1:
+            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 2:
+            page.insert_text((72, y), "Operations in Region 2", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 9:
+            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
+            y += 18
+        for _ in range(12):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+            y += 14
+        if number == 4:
+            text = "• the number of common shares such person will receive upon such withdrawal;"
+            _html_line(page, 90, y + 8, text)
+            y += 30
+        if number == 6:
+            _html_line(page, 72, y + 8, "<b>• Respiratory Products</b>")
+            y += 30
+        for _ in range(6):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+            y += 14
+    return save_pdf(doc, path)
+
+
+def test_a_bulleted_list_item_is_no_heading(tmp_path):
+    """A bulleted line in a colour of its own is an item of a list (an agreement printed in black in a
+    grey filing); a bulleted heading is set bold and capitalised, and stays one."""
+    tree = build_tree(_bullets_pdf(tmp_path / "bullets.pdf"), use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert "• Respiratory Products" in titles or "Respiratory Products" in titles, titles
+    assert not any("common shares" in t for t in titles), titles
