@@ -168,6 +168,8 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
         return False
     if first in "•●▪" and not (line.bold and text[1:].lstrip()[:1].isupper()):
         return False  # a list item: a bulleted heading is set bold and capitalised
+    if not line.bold and not line.caps and _colour_only_sentence(text):
+        return False
     letters = sum(c.isalpha() for c in text)
     figures = _NUMBERISH.findall(text[numbered.end() - 1 :] if numbered else text)  # the numbering aside
     if letters < 3 or len(figures) > max(2, len(text) * 0.1):
@@ -178,6 +180,18 @@ def is_subheading(line: Line, headers: frozenset[str] | set[str], body: int = 0)
     if _column_labels(text) or closes_an_unopened_bracket(text):
         return False
     return not is_table_header(line)
+
+
+def _colour_only_sentence(text: str) -> bool:
+    """A line that stands out by its colour alone and reads as a sentence of running text (six words or
+    more, four of them lower-case, ending in a full stop or semicolon) is a one-line paragraph, not a
+    heading: an exhibit printed in black inside a grey filing ("The aforesaid Board of Directors must have
+    at least three independent directors."). A caption set bold (a risk factor's) is not judged here."""
+    if not text.endswith((".", ";")):
+        return False
+    words = text.split()
+    lower = sum(1 for w in words if w[:1].islower())
+    return len(words) >= 6 and lower >= 4
 
 
 _LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{1,6})\)\s")

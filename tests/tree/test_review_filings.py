@@ -218,3 +218,45 @@ def test_a_bulleted_list_item_is_no_heading(tmp_path):
     titles = [n.title for n in tree.walk()]
     assert "• Respiratory Products" in titles or "Respiratory Products" in titles, titles
     assert not any("common shares" in t for t in titles), titles
+
+
+def _sentences_pdf(path):
+    """Item 1 of eight grey pages; on page 4 a one-line paragraph printed in black, on page 6 a title
+    printed in black (both stand out by colour alone)."""
+    doc = pymupdf.open()
+    for number in range(1, 10):
+        page = doc.new_page()
+        y = 72.0
+        if number == 1:
+            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 2:
+            page.insert_text((72, y), "Operations in Region 2", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 9:
+            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
+            y += 18
+        for _ in range(12):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+            y += 14
+        if number in (4, 6):
+            text = (
+                "The aforesaid Board of Directors must have at least three independent directors."
+                if number == 4
+                else "Composition of the Board"
+            )
+            page.insert_text((72, y + 8), text, fontname="helv", fontsize=10)
+            y += 30
+        for _ in range(6):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
+            y += 14
+    return save_pdf(doc, path)
+
+
+def test_a_sentence_in_a_colour_of_its_own_is_no_heading(tmp_path):
+    """A one-line paragraph that stands out only by its colour is running text; a title in that colour
+    stays a sub-heading."""
+    tree = build_tree(_sentences_pdf(tmp_path / "sentences.pdf"), use_cache=False)
+    titles = [n.title for n in tree.walk()]
+    assert "Composition of the Board" in titles, titles
+    assert not any(t.startswith("The aforesaid") for t in titles), titles

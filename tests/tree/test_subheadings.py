@@ -46,14 +46,19 @@ def test_a_paragraphs_last_line_in_capitals_or_another_colour_is_no_heading(colo
     rows = [(WIDE, False, False), (tail, False, False), ("Article 7", True, False), (WIDE, False, False)]
     page = _page(rows, color)
     assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == ["Article 7"]
-    # after a finished sentence the same line is a heading, as before
+    # after a finished sentence the same line is a heading, as before, unless it reads as a sentence itself
+    # and stands out by its colour alone (a one-line paragraph: the review of the non-10-K filings)
     done = (
         "The Corporation is organised under the Company Law, and all of its shares are "
         "issued in registered form."
     )
     assert len(done) >= 100  # a long line is never "a heading in a colour of its own"
     page = _page([(done, False, False), (tail, False, False), (WIDE, False, False)], color)
-    assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == [tail]
+    expected = [tail] if color == body else []
+    assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == expected
+    title = "NEW TAIWAN DOLLAR SHARES" if color == body else "New Taiwan Dollar Shares"
+    page = _page([(done, False, False), (title, False, False), (WIDE, False, False)], color)
+    assert [d.title for d in subheading_drafts([page], 1, 1, 0.0, 2, rules)] == [title]
 
 
 def test_a_heading_in_capitals_after_a_table_row_is_a_heading():
