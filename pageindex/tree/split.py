@@ -571,7 +571,7 @@ def split_long(
         if outline:
             subs = _inside(node, _outline_inside(node, outline, node.rank + 1))
         if not subs:
-            subs = _inside(
+            subs = _below_title(
                 node,
                 subheading_drafts(
                     pages,
@@ -608,6 +608,20 @@ def split_long(
 
 def _inside(node: Draft, subs: list[Draft]) -> list[Draft]:
     return [d for d in subs if d.start_page > node.start_page or not d.at_top]
+
+
+def _below_title(node: Draft, subs: list[Draft]) -> list[Draft]:
+    """:func:`_inside`, and also a sub-heading near the top of the section's first page when the
+    section's own title was found above it on that page (NVIDIA's "Forward-Looking Statements" right
+    under "ITEM 2. MANAGEMENT'S DISCUSSION ..."): it starts below that title, not at the page's top."""
+    out = []
+    for d in subs:
+        if d.start_page == node.start_page and d.at_top:
+            if node.y <= 0.0 or compact(d.title) in compact(node.title):
+                continue
+            d.at_top = False
+        out.append(d)
+    return out
 
 
 def _plain_inside(

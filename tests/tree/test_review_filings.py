@@ -260,3 +260,30 @@ def test_a_sentence_in_a_colour_of_its_own_is_no_heading(tmp_path):
     titles = [n.title for n in tree.walk()]
     assert "Composition of the Board" in titles, titles
     assert not any(t.startswith("The aforesaid") for t in titles), titles
+
+
+def test_a_sub_heading_right_under_its_items_title_is_a_section(tmp_path):
+    """An Item's first sub-heading may stand right under the Item's title at the top of its page (NVIDIA's
+    "Forward-Looking Statements" under "ITEM 2. MANAGEMENT'S DISCUSSION ..."): it is a section, not part
+    of the title."""
+    doc = pymupdf.open()
+    for number in range(1, 10):
+        page = doc.new_page()
+        y = 72.0
+        if number == 1:
+            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
+            page.insert_text((72, y + 16), "Forward-Looking Statements", fontname="hebo", fontsize=10)
+            y += 34
+        if number == 3:
+            page.insert_text((72, y), "Operations in Region 3", fontname="hebo", fontsize=10)
+            y += 18
+        if number == 9:
+            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
+            y += 18
+        for _ in range(20):
+            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10)
+            y += 14
+    tree = build_tree(save_pdf(doc, tmp_path / "under_title.pdf"), use_cache=False)
+    children = [(n.title, n.start_page, n.end_page) for n in tree.get("item_1").children]
+    assert children[0] == ("Forward-Looking Statements", 1, 2), children
+    assert ("Operations in Region 3", 3, 8) in children
