@@ -94,6 +94,10 @@ class RunInfo(BaseModel):
     # went away and the error the probe got (and how to continue)
     status_detail: str | None = None
     skipped_retrievers: dict[str, str] = Field(default_factory=dict)  # name -> why
+    # model calls paid for by samples a stop (budget, Ctrl-C, an endpoint gone) cut before they were
+    # written, so in no row of samples.jsonl (they run again on resume): calls, prompt_tokens,
+    # completion_tokens, cost_usd (None: unknown), summed over the run's sessions; None: there were none
+    unrecorded_usage: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -108,6 +108,8 @@ class RunOutcome(BaseModel):
     samples_errored: int = 0  # status error, or the judge call failed
     commonest_error: str | None = None  # the error kind most samples in error ended with, and one of them
     max_error_rate: float = 0.2
+    # model calls this invocation paid for that no written sample holds (see RunInfo.unrecorded_usage)
+    unrecorded: dict[str, Any] | None = None
 
     @property
     def error_rate(self) -> float:
@@ -142,6 +144,18 @@ def commonest_error(samples: list[Sample]) -> str | None:
 
 
 # ----------------------------------------------------------------------------- set-up
+def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
+    """Unrecorded usage of earlier sessions (run.json) plus this one's; a cost unknown in either is
+    unknown."""
+    if not before:
+        return more
+    keys = ("calls", "prompt_tokens", "completion_tokens")
+    total = {k: int(before.get(k) or 0) + int(more[k]) for k in keys}
+    costs = (before.get("cost_usd"), more["cost_usd"])
+    total["cost_usd"] = None if None in costs else round(sum(costs), 6)
+    return total
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -436,6 +450,7 @@ class Runner:
         if cfg.budget_tokens or cfg.budget_usd:
             budget = Budget(max_tokens=cfg.budget_tokens, max_usd=cfg.budget_usd)
         ledger = UsageLedger()
+        self._ledger = ledger
         common: dict[str, Any] = {
             "ledger": ledger,
             "budget": budget,
@@ -994,6 +1009,7 @@ class Runner:
         progress = RunProgress(total=len(todo), skipped=len(store.samples))
         self.events.publish(RunEvent(kind="run_started", run_id=run_id, progress=progress))
         written = 0
+        session: list[Sample] = []  # the samples this invocation wrote, whose usage is in the ledger
         secrets = secrets_of(cfg)
         work: Iterator[tuple[Question, str, int]] = iter(todo)
 
@@ -1028,6 +1044,7 @@ class Runner:
                     return
                 if stored:
                     written += 1
+                    session.append(sample)
                     progress.add(sample)
                     self.events.publish(
                         RunEvent(kind="sample_finished", run_id=run_id, progress=progress, sample=sample)
@@ -1050,6 +1067,9 @@ class Runner:
         # run is complete, so it is "finished", not "interrupted".
         complete = all(store.has((q.question_id, r, rep)) for q, r, rep in todo)
         status: RunStatus = "finished" if complete else (self.stop_reason or "finished")
+        unrecorded = self._unrecorded(session)
+        if unrecorded is not None:
+            info = info.model_copy(update={"unrecorded_usage": _add_usage(info.unrecorded_usage, unrecorded)})
         detail = None
         if status == "failed" and self.stopped_because:
             once = "once it can be written" if self.write_failed else "once it answers"
@@ -1086,7 +1106,31 @@ class Runner:
             samples_errored=sum(errored(s) for s in store.samples),
             commonest_error=commonest_error(store.samples),
             max_error_rate=cfg.max_error_rate,
+            unrecorded=unrecorded,
         )
+
+    def _unrecorded(self, written: list[Sample]) -> dict[str, Any] | None:
+        """The model calls of this invocation that no written sample holds: those of samples a stop
+        cut (a spent budget, Ctrl-C, an endpoint gone) and left out of samples.jsonl. The ledger holds
+        every call; the written samples hold theirs. None when every call is in a sample."""
+        ledger = getattr(self, "_ledger", None)
+        if ledger is None:
+            return None
+        spent = ledger.total()
+        calls = spent.calls - sum(s.llm_calls for s in written)
+        prompt = spent.prompt_tokens - sum(s.retriever_prompt_tokens + s.judge_prompt_tokens for s in written)
+        completion = spent.completion_tokens - sum(
+            s.retriever_completion_tokens + s.judge_completion_tokens for s in written
+        )
+        if calls <= 0 and prompt <= 0 and completion <= 0:
+            return None
+        costs = [s.cost_usd for s in written]
+        cost = (
+            None if spent.cost_usd is None or None in costs
+            else round(max(spent.cost_usd - sum(c for c in costs if c is not None), 0.0), 6)
+        )
+        return {"calls": max(calls, 0), "prompt_tokens": max(prompt, 0),
+                "completion_tokens": max(completion, 0), "cost_usd": cost}
 
     @staticmethod
     def _failed_on(

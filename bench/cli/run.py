@@ -393,6 +393,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             f"{counted(len(outcome.dropped), 'question')} dropped (see dropped.jsonl) -> {outcome.run_dir}",
             highlight=False,
         )
+        if outcome.unrecorded:
+            err_console.print(_unrecorded_line(outcome.unrecorded), highlight=False, markup=False)
         if outcome.status == "aborted_due_to_budget":
             err_console.print(
                 f"[yellow]budget spent:[/] the run stopped early; continue with --resume {outcome.run_dir}"
@@ -416,6 +418,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)
+
+
+def _unrecorded_line(usage: dict[str, object]) -> str:
+    """What the samples a stop cut had already spent: paid for, yet in no row of samples.jsonl."""
+    cost = usage.get("cost_usd")
+    price = "cost unknown" if cost is None else f"${cost:,.4f}"
+    return (
+        f"note: {counted(int(usage['calls']), 'model call')} ({usage['prompt_tokens']:,} prompt + "  # type: ignore[call-overload]
+        f"{usage['completion_tokens']:,} completion tokens, {price}) went to samples the stop cut: they are "
+        "not in samples.jsonl or the summary's totals (run.json: unrecorded_usage) and run again on resume"
+    )
 
 
 def _rejudge_hint(run_dir: Path) -> str | None:
