@@ -17,6 +17,16 @@ def _cost(value: float | None) -> str:
     return "unknown cost (model not in the pricing table)" if value is None else f"${value:.4f}"
 
 
+def _spent(llm: Any) -> str:
+    """What the calls made before a failure cost (every attempt the client made, the failed ones with
+    the tokens the server reported): paid for although nothing is written."""
+    ledger = getattr(llm, "ledger", None)
+    if ledger is None:
+        return "nothing written"
+    u = ledger.total(cached=False)
+    return f"spent {u.prompt_tokens:,}+{u.completion_tokens:,} tokens in {u.calls} calls, {_cost(u.cost_usd)}"
+
+
 def _client_settings(model: str, base_url: str | None) -> tuple[dict[str, Any], list[str]]:
     """The summaries client's settings as ``ask`` and ``bench run`` settle them
     (``pageindex.llm.profile.settle_client``), and the lines that say where they came from: the cached
@@ -71,7 +81,7 @@ def build_summaries(
     try:
         out = asyncio.run(summarize_tree(tree, llm, cache_dir=cache_dir))
     except (LLMError, ScriptedExhausted, UnusableSummaries) as exc:  # a scripted policy's unusable reply too
-        fail(f"model {model}: summaries failed ({exc})", code=ExitCode.ERRORS)
+        fail(f"model {model}: summaries failed ({exc}); {_spent(llm)}", code=ExitCode.ERRORS)
     if cached is None and out.left_out:
         reasons = sorted({why.split(" (")[0] for why in out.left_out.values()})
         err_console.print(
