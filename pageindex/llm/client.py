@@ -522,7 +522,12 @@ class LLMClient:
         is a call too, whose estimated prompt tokens count against the budget, as a timed-out
         attempt's do: the server goes on computing it, and a run whose samples are all cut must still
         meet its --budget."""
-        done = [*attempts, {"outcome": "cancelled", "usage": None}]
+        # only an attempt the transport was sending is one: a cancel before it went out, or during a
+        # retry's back-off sleep, cut no request (it was counted as a call and charged an estimate)
+        sent = getattr(attempts, "in_flight", True)
+        done = [*attempts, {"outcome": "cancelled", "usage": None}] if sent else list(attempts)
+        if not done:
+            return  # nothing was sent: no call
         self._record(self._attempt_usage(done, latency, prompt_len), tag, error="cancelled")
         self._charge_unreported(done, prompt_len)
 

@@ -55,10 +55,18 @@ _attempts: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.Con
 )
 
 
+class Attempts(list[dict[str, Any]]):
+    """The attempts of one call; ``in_flight``: an attempt was handed to the transport and has not
+    come back (a call cancelled then was sent; one cancelled before it, or in a retry's back-off
+    sleep, was not: the server never saw that attempt)."""
+
+    in_flight: bool = False
+
+
 @contextlib.contextmanager
-def recording_attempts() -> Iterator[list[dict[str, Any]]]:
+def recording_attempts() -> Iterator[Attempts]:
     """Collect one dict per HTTP attempt made (in this task) inside the block."""
-    seen: list[dict[str, Any]] = []
+    seen = Attempts()
     token = _attempts.set(seen)
     try:
         yield seen
@@ -66,11 +74,28 @@ def recording_attempts() -> Iterator[list[dict[str, Any]]]:
         _attempts.reset(token)
 
 
+def _mark_sent(request: httpx2.Request, seen: Attempts) -> None:
+    """Set ``seen.in_flight`` once the request's body is written (httpcore's trace events): from then
+    until the attempt is noted, a cancel cuts a request the server has; before it (a connection being
+    made, a pooled one awaited) the server has nothing to compute."""
+    earlier = request.extensions.get("trace")
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            seen.in_flight = True
+        if earlier is not None:
+            await earlier(name, info)
+
+    request.extensions = {**request.extensions, "trace": trace}
+
+
 def _note(request: httpx2.Request, started: float, outcome: str, **fields: Any) -> None:
     seen = _attempts.get()
     if seen is None or request.method != "POST":
         return
     seen.append({"outcome": outcome, "latency_s": round(time.perf_counter() - started, 4), **fields})
+    if isinstance(seen, Attempts):
+        seen.in_flight = False
 
 
 class TransportFailure(BaseModel):
@@ -348,6 +373,9 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
         """One HTTP attempt; with ``refused`` (a chat request: the parameters its model already refused),
         a 400 refusing another parameter it can go without is handed back as :class:`_Refused`, unnoted."""
         started = time.perf_counter()
+        seen = _attempts.get()
+        if isinstance(seen, Attempts) and request.method == "POST":
+            _mark_sent(request, seen)
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.TimeoutException:
