@@ -237,6 +237,11 @@ async def _rejudge_into(
             "judge_prompt_version": getattr(judge, "prompt_version", None),
             "judge_code": registry.plugin_identity("judge", judge_name),
             "status": "running",
+            # the source run's calls are not this run's: its retriever figures come from them, its
+            # judge's from calls made here (not counted in these fields: null, not recorded)
+            "sent_usage": None,
+            "cached_usage": None,
+            "unrecorded_usage": None,
             "extra": {
                 **old.extra,
                 "rejudge": {

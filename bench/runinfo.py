@@ -98,6 +98,12 @@ class RunInfo(BaseModel):
     # written, so in no row of samples.jsonl (they run again on resume): calls, prompt_tokens,
     # completion_tokens, cost_usd (None: unknown), summed over the run's sessions; None: there were none
     unrecorded_usage: dict[str, Any] | None = None
+    # what the model servers were asked, summed over the run's sessions (same keys): ``sent_usage`` the
+    # calls sent (what was spent), ``cached_usage`` the calls a cache hit or an identical call in flight
+    # answered (their tokens and cost are in the samples' figures, as the calls' own, yet nothing was
+    # spent on them); None: not recorded (a run written before these fields)
+    sent_usage: dict[str, Any] | None = None
+    cached_usage: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

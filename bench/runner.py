@@ -110,6 +110,8 @@ class RunOutcome(BaseModel):
     max_error_rate: float = 0.2
     # model calls this invocation paid for that no written sample holds (see RunInfo.unrecorded_usage)
     unrecorded: dict[str, Any] | None = None
+    sent: dict[str, Any] | None = None  # this invocation's calls sent to a model (see RunInfo.sent_usage)
+    cached: dict[str, Any] | None = None  # ... and those the cache answered (RunInfo.cached_usage)
 
     @property
     def error_rate(self) -> float:
@@ -154,6 +156,15 @@ def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str,
     costs = (before.get("cost_usd"), more["cost_usd"])
     total["cost_usd"] = None if None in costs else round(sum(costs), 6)
     return total
+
+
+def _usage_dict(usage: Any) -> dict[str, Any]:
+    """A ledger total as run.json keeps it (no calls: zero, cost 0)."""
+    if usage is None or not usage.calls:
+        return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+    cost = None if usage.cost_usd is None else round(usage.cost_usd, 6)
+    return {"calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens, "cost_usd": cost}
 
 
 def _now() -> str:
@@ -1070,6 +1081,11 @@ class Runner:
         unrecorded = self._unrecorded(session)
         if unrecorded is not None:
             info = info.model_copy(update={"unrecorded_usage": _add_usage(info.unrecorded_usage, unrecorded)})
+        sent, cached = self._sent_and_cached()
+        info = info.model_copy(update={
+            "sent_usage": _add_usage(info.sent_usage, sent),
+            "cached_usage": _add_usage(info.cached_usage, cached),
+        })  # fmt: skip
         detail = None
         if status == "failed" and self.stopped_because:
             once = "once it can be written" if self.write_failed else "once it answers"
@@ -1107,7 +1123,17 @@ class Runner:
             commonest_error=commonest_error(store.samples),
             max_error_rate=cfg.max_error_rate,
             unrecorded=unrecorded,
+            sent=sent,
+            cached=cached,
         )
+
+    def _sent_and_cached(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """This invocation's calls sent to a model server, and those a cache hit or a shared call in
+        flight answered (nothing spent on them, though the samples carry their tokens and cost)."""
+        ledger = getattr(self, "_ledger", None)
+        if ledger is None:
+            return _usage_dict(None), _usage_dict(None)
+        return _usage_dict(ledger.total(cached=False)), _usage_dict(ledger.total(cached=True))
 
     def _unrecorded(self, written: list[Sample]) -> dict[str, Any] | None:
         """The model calls of this invocation that no written sample holds: those of samples a stop

@@ -395,6 +395,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         if outcome.unrecorded:
             err_console.print(_unrecorded_line(outcome.unrecorded), highlight=False, markup=False)
+        if outcome.cached and outcome.cached["calls"] and outcome.sent is not None:
+            err_console.print(_cached_line(outcome.sent, outcome.cached), highlight=False, markup=False)
         if outcome.status == "aborted_due_to_budget":
             err_console.print(
                 f"[yellow]budget spent:[/] the run stopped early; continue with --resume {outcome.run_dir}"
@@ -422,12 +424,28 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
 def _unrecorded_line(usage: dict[str, object]) -> str:
     """What the samples a stop cut had already spent: paid for, yet in no row of samples.jsonl."""
+    return (
+        f"note: {_usage_said(usage)} went to samples the stop cut: they are not in samples.jsonl or the "
+        "summary's totals (run.json: unrecorded_usage) and run again on resume"
+    )
+
+
+def _usage_said(usage: dict[str, object]) -> str:
     cost = usage.get("cost_usd")
     price = "cost unknown" if cost is None else f"${cost:,.4f}"
     return (
-        f"note: {counted(int(usage['calls']), 'model call')} ({usage['prompt_tokens']:,} prompt + "  # type: ignore[call-overload]
-        f"{usage['completion_tokens']:,} completion tokens, {price}) went to samples the stop cut: they are "
-        "not in samples.jsonl or the summary's totals (run.json: unrecorded_usage) and run again on resume"
+        f"{counted(int(usage['calls']), 'model call')} ({usage['prompt_tokens']:,} prompt + "  # type: ignore[call-overload]
+        f"{usage['completion_tokens']:,} completion tokens, {price})"
+    )
+
+
+def _cached_line(sent: dict[str, object], cached: dict[str, object]) -> str:
+    """Calls the cache (or an identical call in flight) answered: the samples' tokens and cost count
+    them as their own, so the run's totals are more than was spent; what was sent is said apart."""
+    return (
+        f"note: {_usage_said(cached)} were answered from the cache, not sent: the samples' tokens and cost "
+        f"count them, nothing was spent on them; sent to the model: {_usage_said(sent)} (run.json: "
+        "sent_usage, cached_usage)"
     )
 
 

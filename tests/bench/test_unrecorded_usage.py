@@ -66,7 +66,9 @@ def test_calls_of_samples_a_budget_cut_are_reported_and_add_up_to_every_call(tmp
     more = CountingPolicy()
     done, _ = run(RunConfig(), more, resume_dir=outcome.run_dir, resume_overrides={"budget_tokens": 10**7})
     assert done.status == "finished" and done.unrecorded is None
-    assert json.loads((outcome.run_dir / "run.json").read_text())["unrecorded_usage"] == cut
+    info = json.loads((outcome.run_dir / "run.json").read_text())
+    assert info["unrecorded_usage"] == cut
+    assert info["sent_usage"]["calls"] == model.requests + more.requests  # summed over both sessions
     final = load_samples(outcome.run_dir / "samples.jsonl")
     assert len(final) == 4
     assert sum(r.llm_calls for r in final) == sum(r.llm_calls for r in rows) + more.requests
@@ -79,3 +81,41 @@ def test_a_run_that_finishes_has_no_unrecorded_calls(tmp_path: Path) -> None:
     rows = load_samples(outcome.run_dir / "samples.jsonl")
     assert sum(r.llm_calls for r in rows) == model.requests > 0
     assert json.loads((outcome.run_dir / "run.json").read_text())["unrecorded_usage"] is None
+
+
+def test_calls_the_cache_answered_are_said_apart_from_the_calls_sent(tmp_path: Path) -> None:
+    """With ``--cache rw`` and ``--repeats 2`` the repeat asks what the first asked: the model is asked
+    once, the samples each carry the call's tokens and cost as their own. run.json says which were sent
+    (what was spent: here half of the samples' totals) and which the cache answered; a replay sent none."""
+    model = CountingPolicy()
+    cache = tmp_path / "llm.sqlite"
+    outcome, _ = run(config(tmp_path, limit=2, repeats=2, concurrency=1, cache="rw", cache_path=cache), model)
+    assert outcome.status == "finished"
+    rows = load_samples(outcome.run_dir / "samples.jsonl")
+    assert len(rows) == 4 and sum(r.llm_calls for r in rows) == 2 * model.requests
+    info = json.loads((outcome.run_dir / "run.json").read_text())
+    sent, cached = info["sent_usage"], info["cached_usage"]
+    assert sent["calls"] == model.requests == cached["calls"]
+    tokens = sum(r.tokens + r.judge_prompt_tokens + r.judge_completion_tokens for r in rows)
+    assert sent["prompt_tokens"] + sent["completion_tokens"] == tokens // 2
+    assert sent == cached and outcome.sent == sent
+
+    again = CountingPolicy()
+    replayed, _ = run(config(tmp_path, out=tmp_path / "replay", limit=2, repeats=2, concurrency=1,
+                             cache="replay", cache_path=cache), again)  # fmt: skip
+    info = json.loads((replayed.run_dir / "run.json").read_text())
+    assert again.requests == 0 and info["sent_usage"]["calls"] == 0
+    assert info["cached_usage"]["calls"] == sum(r.llm_calls for r in rows)
+
+
+def test_a_rejudged_run_does_not_take_the_source_runs_call_figures_as_its_own(tmp_path: Path) -> None:
+    from bench.judges.base import make_judge
+    from bench.rejudge import rejudge_run
+
+    outcome, _ = run(config(tmp_path, budget_tokens=5000), CountingPolicy())
+    info = json.loads((outcome.run_dir / "run.json").read_text())
+    assert load_samples(outcome.run_dir / "samples.jsonl")
+    assert info["sent_usage"]["calls"] > 0 and info["unrecorded_usage"]["calls"] > 0
+    asyncio.run(rejudge_run(outcome.run_dir, tmp_path / "new", make_judge("rules"), judge_name="rules"))
+    new = json.loads((tmp_path / "new" / "run.json").read_text())
+    assert new["sent_usage"] is None and new["cached_usage"] is None and new["unrecorded_usage"] is None
