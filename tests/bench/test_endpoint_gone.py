@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.config import RunConfig
-from bench.datasets.demo import write_demo_dataset
 from bench.events import EventBus, RunEvent
 from bench.faults import FaultServer
 from bench.faults.scripted import ChatPolicy
@@ -21,19 +20,7 @@ from bench.runner import Runner, RunOutcome, RunSetupError
 from bench.samples import load_samples
 from pageindex.cli import app
 
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    write_demo_dataset(root)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 def _config(demo: Path, out: Path, base_url: str, **changes) -> RunConfig:

@@ -23,11 +23,7 @@ Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 PROFILE = "1 request in flight, timeout 600s, no retry after a client timeout"
 
 
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))  # no doctor findings
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 @pytest.fixture(scope="module")

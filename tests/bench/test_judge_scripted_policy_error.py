@@ -16,11 +16,7 @@ from pageindex.cli import app
 Q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 
 
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL", "PAGEINDEX_SCRIPTED_POLICY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 @pytest.mark.parametrize(

@@ -29,13 +29,6 @@ KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    write_demo_dataset(root)
-    return root
-
-
-@pytest.fixture(scope="module")
 def trees(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("trees")
 

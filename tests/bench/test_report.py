@@ -413,16 +413,22 @@ def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do
     assert 'data-f="err" class="">errors or no verdict (1)</button>' in render_html([b])
 
 
+def _runs_of_three_retrievers(tmp_path: Path, names: str, q002: str | None = None) -> list[Path]:
+    """A run per letter of ``names``, each of agent, planner and extractive on three questions (correct,
+    correct, incorrect); ``q002`` replaces the third question's text."""
+    runs = []
+    for name in names:
+        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
+        for s in rows:
+            s.question = q002 if q002 and s.question_id == "q002" else s.question
+        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    return runs
+
+
 def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path: Path) -> None:
     """Review 20: with 5 runs x 3 retrievers the questions table set no column widths and the question
     got 1/17 of it (a word per line); a 10,000-character question filled its row whole."""
-    long_question = "Why " + "very " * 2000 + "long zebra?"
-    runs = []
-    for name in "VWXYZ":
-        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
-        for s in rows:
-            s.question = long_question if s.question_id == "q002" else s.question
-        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    runs = _runs_of_three_retrievers(tmp_path, "VWXYZ", q002="Why " + "very " * 2000 + "long zebra?")
     out = tmp_path / "report.html"
     res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
     assert res.exit_code == 0, res.output
@@ -458,10 +464,7 @@ Array.from(document.querySelectorAll('table.questions th.cell')).flatMap(th => {
 def test_verdict_column_headers_never_split_a_word(tmp_path: Path, names: str) -> None:
     """Review rev-report: with 5 runs x 3 retrievers (15 columns of 4% each) the headers wrapped mid-word
     ("plann" / "er"); such narrow columns now turn their header upright. Two runs keep it level."""
-    runs = []
-    for name in names:
-        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
-        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    runs = _runs_of_three_retrievers(tmp_path, names)
     out = tmp_path / "report.html"
     res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
     assert res.exit_code == 0, res.output

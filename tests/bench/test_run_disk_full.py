@@ -15,23 +15,10 @@ from typer.testing import CliRunner
 
 from bench import rundir as rundir_module
 from bench import samples as samples_module
-from bench.datasets.demo import write_demo_dataset
 from bench.samples import Sample, SampleStore, load_samples
 from pageindex.cli import app
 
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    write_demo_dataset(root)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 def _disk_full_after(monkeypatch, rows: int) -> None:

@@ -38,11 +38,7 @@ class CountingServer(FakeOpenAIServer):
             self.now -= 1
 
 
-@pytest.fixture(autouse=True)
-def _no_model_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))  # no doctor findings, no trees
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 def _filing(path: Path) -> Path:

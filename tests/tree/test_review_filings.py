@@ -179,36 +179,41 @@ def _html_line(page, x: float, y: float, html: str) -> None:
     page.insert_htmlbox(pymupdf.Rect(x, y - 9, 560, y + 5), f'<span style="font-size:10px">{html}</span>')
 
 
-def _bullets_pdf(path):
-    """Item 1 of eight grey pages split by bold sub-headings; on page 4 a bulleted list item printed in
-    black (a colour of its own in this filing), on page 6 a bold bulleted heading."""
+def _grey_item_pdf(path, lines):
+    """Item 1 of eight grey pages split by a bold sub-heading on page 2, Item 2 on page 9; on each page
+    ``lines(page, number, y)`` prints that page's own lines after its first twelve and returns where
+    the text goes on."""
     doc = pymupdf.open()
     for number in range(1, 10):
         page = doc.new_page()
         y = 72.0
-        if number == 1:
-            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
-            y += 18
-        if number == 2:
-            page.insert_text((72, y), "Operations in Region 2", fontname="hebo", fontsize=10)
-            y += 18
-        if number == 9:
-            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
-            y += 18
+        for at, title in ((1, "Item 1. Business"), (2, "Operations in Region 2"), (9, "Item 2. Properties")):
+            if number == at:
+                page.insert_text((72, y), title, fontname="hebo", fontsize=10)
+                y += 18
         for _ in range(12):
             page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
             y += 14
-        if number == 4:
-            text = "• the number of common shares such person will receive upon such withdrawal;"
-            _html_line(page, 90, y + 8, text)
-            y += 30
-        if number == 6:
-            _html_line(page, 72, y + 8, "<b>• Respiratory Products</b>")
-            y += 30
+        y = lines(page, number, y)
         for _ in range(6):
             page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
             y += 14
     return save_pdf(doc, path)
+
+
+def _bullets_pdf(path):
+    """On page 4 a bulleted list item printed in black (a colour of its own in this filing), on page 6 a
+    bold bulleted heading."""
+
+    def lines(page, number: int, y: float) -> float:
+        if number == 4:
+            item = "• the number of common shares such person will receive upon such withdrawal;"
+            _html_line(page, 90, y + 8, item)
+        elif number == 6:
+            _html_line(page, 72, y + 8, "<b>• Respiratory Products</b>")
+        return y + 30 if number in (4, 6) else y
+
+    return _grey_item_pdf(path, lines)
 
 
 def test_a_bulleted_list_item_is_no_heading(tmp_path):
@@ -221,36 +226,18 @@ def test_a_bulleted_list_item_is_no_heading(tmp_path):
 
 
 def _sentences_pdf(path):
-    """Item 1 of eight grey pages; on page 4 a one-line paragraph printed in black, on page 6 a title
-    printed in black (both stand out by colour alone)."""
-    doc = pymupdf.open()
-    for number in range(1, 10):
-        page = doc.new_page()
-        y = 72.0
-        if number == 1:
-            page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
-            y += 18
-        if number == 2:
-            page.insert_text((72, y), "Operations in Region 2", fontname="hebo", fontsize=10)
-            y += 18
-        if number == 9:
-            page.insert_text((72, y), "Item 2. Properties", fontname="hebo", fontsize=10)
-            y += 18
-        for _ in range(12):
-            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
-            y += 14
-        if number in (4, 6):
-            text = (
-                "The aforesaid Board of Directors must have at least three independent directors."
-                if number == 4
-                else "Composition of the Board"
-            )
+    """On page 4 a one-line paragraph printed in black, on page 6 a title printed in black (both stand
+    out by colour alone)."""
+
+    def lines(page, number: int, y: float) -> float:
+        if number == 4:
+            text = "The aforesaid Board of Directors must have at least three independent directors."
             page.insert_text((72, y + 8), text, fontname="helv", fontsize=10)
-            y += 30
-        for _ in range(6):
-            page.insert_text((72, y), _ITEM_TEXT, fontname="helv", fontsize=10, color=_GREY)
-            y += 14
-    return save_pdf(doc, path)
+        elif number == 6:
+            page.insert_text((72, y + 8), "Composition of the Board", fontname="helv", fontsize=10)
+        return y + 30 if number in (4, 6) else y
+
+    return _grey_item_pdf(path, lines)
 
 
 def test_a_sentence_in_a_colour_of_its_own_is_no_heading(tmp_path):
