@@ -147,8 +147,8 @@ def commonest_error(samples: list[Sample]) -> str | None:
 
 # ----------------------------------------------------------------------------- set-up
 def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
-    """Unrecorded usage of earlier sessions (run.json) plus this one's; a cost unknown in either is
-    unknown."""
+    """A usage total of the run's earlier sessions (run.json's ``unrecorded_usage``, ``sent_usage`` or
+    ``cached_usage``) plus this one's; a cost unknown in either is unknown."""
     if not before:
         return more
     keys = ("calls", "prompt_tokens", "completion_tokens")
