@@ -107,6 +107,39 @@ class RunInfo(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+def usage_said(usage: dict[str, Any]) -> str:
+    """A run.json usage total (``unrecorded_usage``, ``sent_usage``, ``cached_usage``) in words."""
+    from pageindex.wording import counted
+
+    cost = usage.get("cost_usd")
+    price = "cost unknown" if cost is None else f"${cost:,.4f}"
+    return (
+        f"{counted(int(usage['calls']), 'model call')} ({int(usage['prompt_tokens']):,} prompt + "
+        f"{int(usage['completion_tokens']):,} completion tokens, {price})"
+    )
+
+
+def spend_notes(
+    unrecorded: dict[str, Any] | None, sent: dict[str, Any] | None, cached: dict[str, Any] | None
+) -> list[str]:
+    """What was spent that the samples' totals do not say: the calls of samples a stop cut (paid for,
+    in no row), and the calls the cache answered (in the rows' figures, yet not sent), with what was
+    sent. ``bench run`` says them of its invocation, ``bench summary`` of the whole run (run.json)."""
+    notes = []
+    if unrecorded and unrecorded.get("calls"):
+        notes.append(
+            f"{usage_said(unrecorded)} went to samples the stop cut: they are not in samples.jsonl or the "
+            "summary's totals (run.json: unrecorded_usage) and run again on resume"
+        )
+    if cached and cached.get("calls") and sent is not None:
+        notes.append(
+            f"{usage_said(cached)} were answered from the cache, not sent: the samples' tokens and cost "
+            f"count them, nothing was spent on them; sent to the model: {usage_said(sent)} (run.json: "
+            "sent_usage, cached_usage)"
+        )
+    return notes
+
+
 def provenance(info: RunInfo) -> dict[str, str | None]:
     """What decides whether two runs' verdicts can be compared (None: not recorded)."""
     return {

@@ -123,7 +123,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
 
         from bench.rundir import RunDir
-        from bench.runinfo import rejudge_command
+        from bench.runinfo import rejudge_command, spend_notes
         from bench.summary import print_summary
 
         (loaded,) = _load([run])
@@ -143,3 +143,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 rejudge=rejudge_command(run, loaded.info),
                 unfinished=loaded.unfinished_note(),
             )
+            info = loaded.info  # what was spent beside the samples' figures, over all the run's sessions
+            for note in spend_notes(info.unrecorded_usage, info.sent_usage, info.cached_usage):
+                console.print(f"note: {note}", highlight=False, markup=False)

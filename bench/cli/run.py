@@ -180,6 +180,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         from bench.events import EventBus, RunEvent
         from bench.progress import ProgressView
+        from bench.runinfo import spend_notes
         from bench.runner import Runner, RunSetupError, RunWriteError, SetupInterrupted, calls_answering_model
         from bench.summary import print_summary
         from pageindex.llm.types import LLMError
@@ -393,10 +394,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             f"{counted(len(outcome.dropped), 'question')} dropped (see dropped.jsonl) -> {outcome.run_dir}",
             highlight=False,
         )
-        if outcome.unrecorded:
-            err_console.print(_unrecorded_line(outcome.unrecorded), highlight=False, markup=False)
-        if outcome.cached and outcome.cached["calls"] and outcome.sent is not None:
-            err_console.print(_cached_line(outcome.sent, outcome.cached), highlight=False, markup=False)
+        for note in spend_notes(outcome.unrecorded, outcome.sent, outcome.cached):
+            err_console.print(f"note: {note}", highlight=False, markup=False)
         if outcome.status == "aborted_due_to_budget":
             err_console.print(
                 f"[yellow]budget spent:[/] the run stopped early; continue with --resume {outcome.run_dir}"
@@ -420,33 +419,6 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)
-
-
-def _unrecorded_line(usage: dict[str, object]) -> str:
-    """What the samples a stop cut had already spent: paid for, yet in no row of samples.jsonl."""
-    return (
-        f"note: {_usage_said(usage)} went to samples the stop cut: they are not in samples.jsonl or the "
-        "summary's totals (run.json: unrecorded_usage) and run again on resume"
-    )
-
-
-def _usage_said(usage: dict[str, object]) -> str:
-    cost = usage.get("cost_usd")
-    price = "cost unknown" if cost is None else f"${cost:,.4f}"
-    return (
-        f"{counted(int(usage['calls']), 'model call')} ({usage['prompt_tokens']:,} prompt + "  # type: ignore[call-overload]
-        f"{usage['completion_tokens']:,} completion tokens, {price})"
-    )
-
-
-def _cached_line(sent: dict[str, object], cached: dict[str, object]) -> str:
-    """Calls the cache (or an identical call in flight) answered: the samples' tokens and cost count
-    them as their own, so the run's totals are more than was spent; what was sent is said apart."""
-    return (
-        f"note: {_usage_said(cached)} were answered from the cache, not sent: the samples' tokens and cost "
-        f"count them, nothing was spent on them; sent to the model: {_usage_said(sent)} (run.json: "
-        "sent_usage, cached_usage)"
-    )
 
 
 def _rejudge_hint(run_dir: Path) -> str | None:

@@ -108,6 +108,32 @@ def test_calls_the_cache_answered_are_said_apart_from_the_calls_sent(tmp_path: P
     assert info["cached_usage"]["calls"] == sum(r.llm_calls for r in rows)
 
 
+def test_bench_summary_says_what_was_spent_beside_the_samples_figures(tmp_path: Path) -> None:
+    """The run's last lines said the calls a stop cut and the calls the cache answered, but only then:
+    ``bench summary`` of the run later said neither (they were in run.json alone)."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    outcome, _ = run(config(tmp_path, budget_tokens=2000), CountingPolicy())
+    cut = outcome.unrecorded
+    assert cut is not None
+    said = CliRunner().invoke(app, ["bench", "summary", str(outcome.run_dir)], terminal_width=400)
+    assert said.exit_code == 0, said.output
+    calls = f"{cut['calls']} model call{'s' if cut['calls'] != 1 else ''}"
+    assert (
+        f"note: {calls} ({cut['prompt_tokens']:,} prompt + {cut['completion_tokens']:,} completion tokens, "
+        "cost unknown) went to samples the stop cut"
+    ) in said.output
+
+    twice = config(tmp_path, out=tmp_path / "twice", limit=1, repeats=2, concurrency=1, cache="rw",
+                   cache_path=tmp_path / "llm.sqlite")  # fmt: skip
+    cached_run, _ = run(twice, CountingPolicy())
+    said = CliRunner().invoke(app, ["bench", "summary", str(cached_run.run_dir)], terminal_width=400)
+    assert " were answered from the cache, not sent: " in said.output
+    assert "went to samples the stop cut" not in said.output
+
+
 def test_a_rejudged_run_does_not_take_the_source_runs_call_figures_as_its_own(tmp_path: Path) -> None:
     from bench.judges.base import make_judge
     from bench.rejudge import rejudge_run
