@@ -20,7 +20,7 @@ from bench.compare import (
     unfinished_warning,
 )
 from bench.rundir import Run
-from bench.runinfo import rejudge_command
+from bench.runinfo import rejudge_command, spend_notes
 from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -51,7 +51,9 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
     """What the report says to read with care, once each: how each later run differs from the first
     (:func:`bench.compare.run_differences`, as ``bench compare`` says it), each run's load warnings,
     answers without a verdict (counted as not correct: ``bench summary`` and ``bench compare`` warn of
-    them with the command that judges them) and retrievers a run skipped."""
+    them with the command that judges them), what a run spent beside its samples' figures (calls of
+    samples a stop cut, calls the cache answered: ``bench summary`` says them too) and retrievers a run
+    skipped."""
     items = [w for other in runs[1:] for w in run_differences(runs[0], other)]
     for run in runs:
         # a report of one run said nothing of its being unfinished (only a pair's differences did)
@@ -59,6 +61,8 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
         items += [f"{run.run_id}: {w}" for w in run.warnings]
         if unjudged := unjudged_warning(run.summary, rejudge_command(run.path, run.info)):
             items.append(f"{run.run_id}: {unjudged}")
+        spent = spend_notes(run.info.unrecorded_usage, run.info.sent_usage, run.info.cached_usage)
+        items += [f"{run.run_id}: {note}" for note in spent]
         items += [f"{run.run_id}: skipped {k}: {v}" for k, v in run.info.skipped_retrievers.items()]
     return list(dict.fromkeys(items))
 

@@ -132,6 +132,12 @@ def test_bench_summary_says_what_was_spent_beside_the_samples_figures(tmp_path: 
     said = CliRunner().invoke(app, ["bench", "summary", str(cached_run.run_dir)], terminal_width=400)
     assert " were answered from the cache, not sent: " in said.output
     assert "went to samples the stop cut" not in said.output
+    # the report's "Read with care" box says them too, a line each run
+    from bench.report.html import render_html
+    from bench.rundir import load_run
+
+    page = render_html([load_run(outcome.run_dir), load_run(cached_run.run_dir)])
+    assert "went to samples the stop cut" in page and "were answered from the cache, not sent" in page
 
 
 def test_a_rejudged_run_does_not_take_the_source_runs_call_figures_as_its_own(tmp_path: Path) -> None:
