@@ -52,7 +52,7 @@ th{background:#f3f5f9} td:first-child,th:first-child{text-align:left}
 table.runs td,table.runs th{text-align:left;overflow-wrap:break-word}
 table.summary th{overflow-wrap:normal} table.summary td{white-space:nowrap}
 table.summary:not(.multi) td:first-child,table.multi td:nth-child(2){white-space:normal}
-table.multi td:first-child{overflow-wrap:break-word}
+table.multi td:first-child,table.ab td:first-child{overflow-wrap:break-word}
 table.multi td:nth-child(2),table.multi th:nth-child(2){text-align:left}
 .muted{color:#6b7385}
 .warn{background:#fff1f0;border:2px solid #d4380d;padding:8px 12px;border-radius:4px;margin:12px 0}
@@ -303,7 +303,9 @@ def _ab(ab: Sequence[ABSection | str], letters: dict[str, str], ids: dict[str, s
             f"only in {_e(la)}: {m.only_a}, only in {_e(lb)}: {m.only_b}. The interval resamples "
             f"whole documents; McNemar is exact on the discordant pairs.</p>"
             + (f"<p>Settings that differ: {_e('; '.join(m.settings))}</p>" if m.settings else "")
-            + _table(pd.DataFrame(rows), "ab")
+            # as the summary table: figures never break inside, headers only between words (three runs
+            # named as a user names them split "retrieve" / "r"), and it scrolls in a window too narrow
+            + f'<div class="scroll">{_table(pd.DataFrame(rows), "summary ab")}</div>'
             + "<div class='flipped'>"
             + _flip_list(improved, f"Correct only in {lb} (improved)", ids)
             + _flip_list(regressed, f"Correct only in {la} (regressed)", ids)

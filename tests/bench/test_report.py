@@ -480,6 +480,38 @@ def test_verdict_column_headers_never_split_a_word(tmp_path: Path, names: str) -
         assert page.js("document.documentElement.scrollWidth") <= 1280
 
 
+# every word of the A-vs-B tables' headers and retriever cells: how many line boxes it takes (1: not split)
+_AB_WORD_LINES = """
+Array.from(document.querySelectorAll('#ab table th, #ab table td:first-child')).flatMap(cell => {
+  const text = cell.firstChild, out = [];
+  for (const m of text.data.matchAll(/\\S+/g)) {
+    const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+    out.push([m[0], r.getClientRects().length]);
+  }
+  return out;
+})
+"""
+
+
+def test_a_vs_b_headers_and_retrievers_never_split_a_word(tmp_path: Path) -> None:
+    """Fresh-user trial 2026-11-27: three runs named as a user names them (ext_k1_long_name_baseline, ...)
+    split the A-vs-B table's headers and retriever names mid-word ("retrieve" / "r", "pair" / "s",
+    "extractiv" / "e"); the table now breaks them only between words, as the summary table does."""
+    runs = []
+    for name in ("ext_k1_long_name_baseline", "ext_k3_candidate_alternatives", "ext_k5_default"):
+        rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
+        runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        words = page.js(_AB_WORD_LINES)
+        assert "retriever" in [w for w, _ in words] and "extractive" in [w for w, _ in words], words
+        assert [w for w, lines in words if lines != 1] == []
+        assert page.js("document.documentElement.scrollWidth") <= 1280
+
+
 def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> None:
     """Review 20: the card of an answer without a verdict said "Judge: judge_error" and nothing of the
     failure the run recorded (`judge_error`), which is what decides whether a rejudge can mend it."""
