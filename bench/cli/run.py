@@ -397,8 +397,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for note in spend_notes(outcome.unrecorded, outcome.sent, outcome.cached):
             err_console.print(f"note: {note}", highlight=False, markup=False)
         if outcome.status == "aborted_due_to_budget":
+            # a resume without --budget spends the stored one again: where no sample fitted in it, it stops
+            # at the same samples, writes nothing and is paid for again
+            none_fit = (
+                "; no sample finished within it, so the same budget stops at the same samples again"
+                if outcome.samples_written == 0
+                else ""
+            )
             err_console.print(
-                f"[yellow]budget spent:[/] the run stopped early; continue with --resume {outcome.run_dir}"
+                f"[yellow]budget spent:[/] the run stopped early; continue with: pageindex bench run "
+                f"--resume {outcome.run_dir} with a new --budget{none_fit}",
+                highlight=False,
             )
             raise typer.Exit(EXIT_BUDGET)
         if outcome.status == "interrupted":

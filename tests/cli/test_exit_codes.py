@@ -292,6 +292,23 @@ def test_a_spent_budget_exits_3(tmp_path, fb_dir):
     assert info["status"] == "aborted_due_to_budget"
 
 
+def test_a_budget_stop_says_to_resume_with_a_new_budget_when_no_sample_fit(tmp_path, fb_dir):
+    """Fresh-user trial 2026-11-27: `--budget 2k` cut the first agent sample at its judge call and the
+    run said "continue with --resume DIR"; that resume spent the stored 2k again, cut the same sample,
+    wrote nothing and said the same, a loop paid for at each turn. The line now names a new --budget,
+    and says when no sample fitted in the budget."""
+    run = tmp_path / "run"
+    args = ["-d", str(fb_dir), "-r", "iterative", "--limit", "2", "--concurrency", "1"]
+    args += ["--judge", "rules", "-q"]
+    code, output = invoke(["bench", "run", *args, "--budget", "500", "--out", str(run), *SCRIPTED])
+    assert code == ExitCode.BUDGET, output
+    last = output.strip().splitlines()[-1]
+    assert f"continue with: pageindex bench run --resume {run} with a new --budget" in last, last
+    assert "no sample finished within it" in last, last
+    code, output = invoke(["bench", "run", "--resume", str(run), "--budget", "200k", "-q"])
+    assert code == ExitCode.OK, output
+
+
 # -- 4: finished, but the infrastructure decided too much ---------------------------------------
 def test_a_run_where_every_sample_errored_exits_4(broken_chat, tmp_path, quiet_env):
     code, output = invoke(
