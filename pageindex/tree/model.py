@@ -92,8 +92,8 @@ class Tree(BaseModel):
     def leaf_for_page(self, page: int, quote: str | Sequence[str] | None = None) -> Node | None:
         """The first leaf whose span contains ``page``; with a ``quote`` found on that page (or the
         first of several quotes that is found there), the leaf it sits under: of the leaves on the
-        page, the one whose title is printed last before the quote (the one carried over from an
-        earlier page when no title on the page precedes it).
+        page, the one whose title is printed last before the quote, or where it begins (the one carried
+        over from an earlier page when no title on the page precedes it).
         Sections share pages, so the first leaf of a page is often not where a line of it belongs
         (trial 11: 3M's capex figure under "Free Cash Flow" was cited as "Cash Flows from Financing
         Activities", the first leaf on that page)."""
@@ -109,7 +109,8 @@ class Tree(BaseModel):
                 best = (under[-1] if under else None, -1)
                 for leaf in covering:
                     title = _squeeze(leaf.title)
-                    where = text.rfind(title, 0, at) if leaf.start_page == page and title else -1
+                    # printed before the quote, or where the quote begins (a quote of the title's line)
+                    where = text.rfind(title, 0, at + len(title)) if leaf.start_page == page and title else -1
                     if where > best[1]:
                         best = (leaf, where)
                 if best[0] is not None:

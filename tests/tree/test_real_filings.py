@@ -142,6 +142,10 @@ def test_3m_known_pages_and_labels(built):
     assert tree.leaf_for_page(49, "not on the page at all").node_id == on_49[0]
     opening = next(line for line in tree.page_text(49).splitlines() if line.strip())  # before any title
     assert tree.leaf_for_page(49, opening).node_id == financing
+    # a quote that begins with a section's title is under that section (it was under the one before:
+    # the title was looked for only before the quote; Kroger's "Full-Year 2023 Guidance* Reaffirmed")
+    titled = next(line for line in tree.page_text(49).splitlines() if line.startswith("Free Cash Flow ("))
+    assert tree.leaf_for_page(49, titled).node_id == free_cash_flow
     # merged visual lines keep a table row on one line
     assert "Purchases of property, plant and equipment (PP&E) (1,577) (1,373) (1,420)" in tree.page_text(60)
 
