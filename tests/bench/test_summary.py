@@ -200,3 +200,40 @@ def test_a_run_file_that_is_a_folder_is_a_clear_error(tmp_path: Path, name: str)
     (run_dir / name).mkdir()
     with pytest.raises(RunLoadError, match=f"{name}: cannot read it"):
         load_run(run_dir)
+
+
+def test_evidence_hit_counts_only_samples_with_evidence_pages_and_stats_are_not_means() -> None:
+    """Mutation test: the evidence-hit rate over all samples (those without evidence pages counted as
+    misses), a median that was the mean, judge tokens without the completion, and the table's
+    "tokens/q mean" column showing the median all left every figure above unchanged."""
+    from bench.summary import summarize, summary_rows
+    from tests.bench.runfactory import run_info
+
+    rows = [
+        sample("q0", evidence_hit=True, retriever_prompt_tokens=100, retriever_completion_tokens=0),
+        sample("q1", evidence_hit=False, retriever_prompt_tokens=100, retriever_completion_tokens=0),
+        sample("q2", evidence_hit=None, retriever_prompt_tokens=1000, retriever_completion_tokens=600),
+        sample("q3", evidence_hit=None, retriever_prompt_tokens=100, retriever_completion_tokens=0,
+               judge_prompt_tokens=30, judge_completion_tokens=10),
+    ]  # fmt: skip
+    overall = summarize(rows, run_info()).overall
+    assert (overall.evidence_n, overall.evidence_hit_rate) == (2, 0.5)
+    assert overall.tokens_per_question.mean == pytest.approx(475)  # (100 + 100 + 1600 + 100) / 4
+    assert overall.tokens_per_question.median == pytest.approx(100)
+    assert overall.judge_tokens_per_question.mean == pytest.approx(10)  # 40 on one of 4 samples
+    row = summary_rows([overall])[0]
+    assert (row["tokens/q mean"], row["median"], row["evidence hit"]) == ("475", "100", "50.0%")
+
+
+def test_two_retrievers_on_one_question_are_two_observations_not_repeats() -> None:
+    """Mutation test: with the unit the question alone (not question and retriever), the overall
+    interval of two retrievers that each answered 10 questions once was taken as 10 repeated
+    questions and widened (method ``wilson-by-question``)."""
+    from bench.summary import summarize
+    from tests.bench.runfactory import run_info
+
+    rows = outcomes("ccccccciii", "agent") + outcomes("cccccciiii", "planner")
+    overall = summarize(rows, run_info()).overall
+    assert (overall.accuracy.k, overall.accuracy.n, overall.accuracy.method) == (13, 20, "wilson")
+    assert overall.accuracy.low == pytest.approx(wilson_interval(13, 20).low)
+    assert overall.accuracy.high == pytest.approx(wilson_interval(13, 20).high)
