@@ -126,3 +126,24 @@ def test_smallest_p_is_what_every_unit_changing_one_way_gives() -> None:
     assert (rep.units, rep.smallest_p) == (3, 0.25)
     boot = paired_bootstrap([1.0] * 18, [0.0] * 18, clusters=["A", "B", "C"] * 6)
     assert (boot.units, boot.smallest_p, boot.p_value) == (3, 0.25, 0.25)
+
+
+def test_bootstrap_intervals_are_the_2_5_and_97_5_percentiles() -> None:
+    """Mutation test: percentiles [5, 95] (a 90% interval labelled 95%) passed every test above. 400
+    one-sample documents, half right: the bootstrap mean is Binomial(400, 0.5) / 400, sd 0.025, so the
+    95% interval is 0.5 -/+ 1.96 * 0.025 = [0.451, 0.549] (a 90% one would be [0.459, 0.541])."""
+    clustered = cluster_bootstrap_interval([1, 0] * 200, [f"d{k}" for k in range(400)])
+    assert clustered.low == pytest.approx(0.451, abs=0.004)
+    assert clustered.high == pytest.approx(0.549, abs=0.004)
+    paired = paired_bootstrap([0] * 400, [1, 0] * 200)  # d = b - a is 1 on half the pairs
+    assert paired.ci_low == pytest.approx(0.451, abs=0.004)
+    assert paired.ci_high == pytest.approx(0.549, abs=0.004)
+
+
+def test_significance_and_powerlessness_at_exactly_alpha() -> None:
+    """Mutation test: ``p <= alpha`` for significant and ``smallest_p > alpha`` for powerless survived
+    (at 0.05 no p-value lands on alpha). Significant means p < alpha; powerless smallest_p >= alpha."""
+    t = mcnemar_exact([1.0] * 5, [0.0] * 5)  # p = smallest p = 2 / 2**5
+    assert t.p_value == t.smallest_p == 0.0625
+    assert not t.significant(0.0625) and t.significant(0.0626)
+    assert t.powerless(0.0625) and not t.powerless(0.0626)
