@@ -271,3 +271,56 @@ def test_a_run_compared_with_itself_is_refused_as_the_gate_refuses_it(tmp_path: 
         res = CliRunner().invoke(app, ["bench", "compare", str(run), str(other)])
         assert res.exit_code == 2, res.output
         assert res.output.startswith(f"error: {run} and {other} are the same run folder"), res.output
+
+
+def test_refusals_and_errors_in_run_a_are_not_correct(tmp_path: Path) -> None:
+    """Mutation test: scoring A's samples as correct unless ``incorrect`` (refusals and errors right)
+    passed every test, whose runs A held only correct and incorrect samples."""
+    a, b = _pair(tmp_path, "rre" + "c" * 7, "c" * 10)
+    g = compare_runs(a, b).overall
+    assert g.accuracy_a.value == pytest.approx(0.7) and g.diff == pytest.approx(0.3)
+    assert [(f.question_id, f.verdict_a) for f in g.improved] == [
+        ("q000", "refusal"), ("q001", "refusal"), ("q002", "error")
+    ]  # fmt: skip
+
+
+def test_the_overall_test_counts_each_retrievers_question_apart(tmp_path: Path) -> None:
+    """Mutation test: with the McNemar unit the question alone (not question and retriever), two
+    retrievers that each lost q000..q002 were 3 lost questions (p = 0.25), not 6 (p = 2 / 2**6)."""
+    rows_a = outcomes("c" * 10, "agent") + outcomes("c" * 10, "planner")
+    rows_b = outcomes("iii" + "c" * 7, "agent") + outcomes("iii" + "c" * 7, "planner")
+    a = load_run(write_run(tmp_path / "A", rows_a, info=run_info("A", retrievers=["agent", "planner"])))
+    b = load_run(write_run(tmp_path / "B", rows_b, info=run_info("B", retrievers=["agent", "planner"])))
+    t = compare_runs(a, b).overall.test
+    assert (t.a_only, t.b_only, t.units) == (6, 0, 20)
+    assert t.p_value == pytest.approx(2 / 2**6)
+
+
+def test_samples_only_in_one_run_and_unknown_costs(tmp_path: Path) -> None:
+    """Mutation test: ``only_a`` counted B's extra samples, and a mean cost over the known costs
+    only; neither was checked."""
+    a = load_run(write_run(tmp_path / "A", outcomes("c" * 5)))
+    rows_b = outcomes("c" * 3)
+    rows_b[1] = rows_b[1].model_copy(update={"cost_usd": None})
+    b = load_run(write_run(tmp_path / "B", rows_b, info=run_info("B")))
+    cmp = compare_runs(a, b)
+    assert (cmp.shared, cmp.only_a, cmp.only_b) == (3, 2, 0)
+    cost = cmp.overall.delta("cost_per_question")
+    assert (cost.a, cost.b, cost.delta) == (pytest.approx(0.001), None, None)
+    back = compare_runs(b, a)
+    assert (back.only_a, back.only_b) == (0, 2)
+
+
+def test_a_judge_model_of_another_provider_is_a_difference(tmp_path: Path) -> None:
+    """Mutation test: dropping the "one side is a replay" condition made any two providers of one
+    model name the same judge model; only ``replay/M`` matches a recorded ``provider/M``."""
+    from bench.compare import NotComparable, check_comparable
+
+    a = load_run(write_run(tmp_path / "A", outcomes("c"), info=run_info("A", judge_model="openai/gpt-4o")))
+    for other, same in (("replay/gpt-4o", True), ("azure/gpt-4o", False)):
+        b = load_run(write_run(tmp_path / other, outcomes("c"), info=run_info("B", judge_model=other)))
+        if same:
+            check_comparable(a, b)
+        else:
+            with pytest.raises(NotComparable, match="judge model A=openai/gpt-4o vs B=azure/gpt-4o"):
+                check_comparable(a, b)
