@@ -867,3 +867,18 @@ def test_finished_runs_of_the_runner_pass_complete_and_cut_copies_fail(tmp_path:
         (copy / "samples.jsonl").write_text("".join(kept))
         res = _gate(tmp_path / name, "--baseline", copy)
         assert res.exit_code == 1 and "FAIL  complete [baseline]" in res.output, res.output
+
+
+def test_a_figure_exactly_at_its_threshold_passes(tmp_path: Path) -> None:
+    """Mutation test: ``<`` for max-tokens-per-question and a drop failing when equal to max-drop
+    survived; a limit is allowed (required <=), so a run exactly on it passes."""
+    base = load_run(write_run(tmp_path / "base", outcomes("c" * 30)))
+    run = load_run(write_run(tmp_path / "run", outcomes("i" * 12 + "c" * 18), info=run_info("run")))
+    res = evaluate_gate(run, GateRules(max_drop=0.4, max_tokens_per_question=1100), base)
+    drop = _rule(res, "max-drop[agent]")
+    assert drop.passed and drop.measured == pytest.approx(0.4) and "within the allowed drop" in drop.message
+    tokens = _rule(res, "max-tokens-per-question[agent]")
+    assert tokens.passed and tokens.measured == 1100  # 1000 prompt + 100 completion on every sample
+    assert not _rule(evaluate_gate(run, GateRules(max_drop=0.39), base), "max-drop[agent]").passed
+    tighter = evaluate_gate(run, GateRules(max_tokens_per_question=1099))
+    assert not _rule(tighter, "max-tokens-per-question[agent]").passed
