@@ -43,3 +43,22 @@ def test_only_attempts_without_reported_usage_are_charged_an_estimate() -> None:
     ]
     client._charge_unreported(attempts, 4000)
     assert budget.spent_tokens == estimate  # the timeout only
+
+
+def test_ledger_totals_match_every_tag_given_and_keep_unknown_costs_unknown() -> None:
+    """Mutation test: dropping the per-record tag check in ``UsageLedger.records`` survived (the tag
+    index narrows to one tag only, so a second tag filtered nothing)."""
+    from pageindex.llm.ledger import UsageLedger
+
+    ledger = UsageLedger()
+    for sample_id, retriever, tokens, usd in (
+        ("q1", "agent", 100, 0.01), ("q1", "planner", 200, None), ("q2", "agent", 400, 0.04)
+    ):  # fmt: skip
+        tag = {"sample_id": sample_id, "retriever": retriever}
+        ledger.add(_record(tokens, usd).model_copy(update={"tag": tag}))
+    one = ledger.total(sample_id="q1", retriever="agent")
+    assert (one.prompt_tokens, one.calls, one.cost_usd) == (100, 1, pytest.approx(0.01))
+    q1 = ledger.total(sample_id="q1")
+    assert (q1.prompt_tokens, q1.calls, q1.cost_usd) == (300, 2, None)  # one price unknown: total unknown
+    by = ledger.by("sample_id", retriever="agent")
+    assert {k: v.prompt_tokens for k, v in by.items()} == {"q1": 100, "q2": 400}
