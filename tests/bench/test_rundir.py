@@ -145,3 +145,19 @@ def test_a_summary_json_that_is_no_summary_is_one_line_naming_what_is_wrong(
     message = str(refused.value)
     assert message.startswith(f"{run / 'summary.json'} is not a valid summary: {why}"), message
     assert "\n" not in message and "validation error" not in message, message
+
+
+def test_listed_samples_counts_only_the_samples_run_json_lists(tmp_path: Path) -> None:
+    """Mutation test: counting held samples of any repeat up to and including ``repeats``, of any
+    retriever, or with ``repeats`` 0 taken as 0 survived: a stray row (another retriever, a repeat the
+    run did not ask for) then stood in for a lost one, and a finished run that lost samples passed
+    the gate's ``complete`` check."""
+    from bench.runinfo import DatasetInfo
+    from tests.bench.runfactory import sample
+
+    dataset = DatasetInfo(name="handmade", sha256="abc123", content_sha256="c0ffee", questions=3)
+    rows = outcomes("cc") + [sample("q002", repeat=1), sample("q002", "planner")]
+    run = load_run(write_run(tmp_path / "r", rows, info=run_info("r", dataset=dataset)))
+    assert run.listed_samples() == (3, 2)
+    old = load_run(write_run(tmp_path / "old", rows, info=run_info("old", dataset=dataset, repeats=0)))
+    assert old.listed_samples() == (3, 2)  # a run.json of repeats 0 ran each question once
