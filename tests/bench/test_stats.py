@@ -147,3 +147,10 @@ def test_significance_and_powerlessness_at_exactly_alpha() -> None:
     assert t.p_value == t.smallest_p == 0.0625
     assert not t.significant(0.0625) and t.significant(0.0626)
     assert t.powerless(0.0625) and not t.powerless(0.0626)
+
+
+def test_wilson_lower_bound_of_a_small_share_is_above_zero() -> None:
+    """Mutation test: a lower bound clamped to 0 below a 5% share survived (only 0 of n was tested).
+    1 of 40: centre 0.0749 / 1.096, half 0.0640 / 1.096 -> low 0.0044, high 0.1288."""
+    ci = wilson_interval(1, 40)
+    assert ci.low == pytest.approx(0.00443, abs=1e-4) and ci.high == pytest.approx(0.12885, abs=1e-4)
