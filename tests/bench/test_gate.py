@@ -882,3 +882,16 @@ def test_a_figure_exactly_at_its_threshold_passes(tmp_path: Path) -> None:
     assert not _rule(evaluate_gate(run, GateRules(max_drop=0.39), base), "max-drop[agent]").passed
     tighter = evaluate_gate(run, GateRules(max_tokens_per_question=1099))
     assert not _rule(tighter, "max-tokens-per-question[agent]").passed
+
+
+def test_allow_partial_measures_the_baseline_on_the_shared_samples_only(tmp_path: Path) -> None:
+    """Mutation test: not narrowing the baseline to the shared samples under --allow-partial survived:
+    the default min-answered then came from every baseline sample (5 errors among the missing ones:
+    0.9 x 50%), and a run answering 4 of 5 shared samples the baseline answered all of passed."""
+    base = load_run(write_run(tmp_path / "base", outcomes("eeeee" + "c" * 5)))
+    rows = outcomes("e" * 5 + "ecccc")[5:]  # q005..q009: the baseline's answered half, one error
+    run = load_run(write_run(tmp_path / "run", rows, info=run_info("run", status="interrupted")))
+    res = evaluate_gate(run, GateRules(allow_partial=True), base)
+    answered = _rule(res, "min-answered[agent]")
+    assert answered.threshold == pytest.approx(0.9) and answered.measured == pytest.approx(0.8)
+    assert not answered.passed
