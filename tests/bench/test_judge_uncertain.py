@@ -38,6 +38,10 @@ def test_paired_comparison_drops_pairs_with_an_uncertain_side(tmp_path: Path) ->
     # q001 (B uncertain), q002 and q003 (A uncertain) are left out: 3 pairs remain.
     assert group.test.n == 3
     assert [f.question_id for f in group.improved] == ["q000"] and group.regressed == []
+    # the pairs left out are said beside the shared count (mutation test: left_out = 0 survived)
+    cmp = compare_runs(a, b)
+    assert (cmp.shared, cmp.overall.n_pairs) == (6, 3)
+    assert cmp.shared_text == "6 shared samples (3 left out of the paired figures: uncertain on one side)"
 
 
 def test_an_abstaining_verdict_is_never_confident() -> None:
