@@ -24,6 +24,7 @@ import io
 import json
 import logging
 import os
+import shlex
 import tempfile
 from collections.abc import Iterable
 from functools import cached_property
@@ -137,8 +138,6 @@ class Run(BaseModel):
         """The command that finishes an unfinished run: ``bench run --resume`` (``bench rejudge ...
         --resume`` for a rejudge that stopped part-way); None for a finished run, a run still running,
         and a rejudge that kept the status of the run it re-scored (finish that run, then rejudge it)."""
-        import shlex
-
         status = self.info.status
         if status == "finished" or self.kept_status_from is not None:
             return None
@@ -150,7 +149,7 @@ class Run(BaseModel):
 
             return resume_command(list(command))
         budget = " with a new --budget" if status == "aborted_due_to_budget" else ""
-        return shlex.join(["pageindex", "bench", "run", "--resume", str(self.path)]) + budget
+        return resume_run_command(self.path) + budget
 
     def unfinished_note(self) -> str | None:
         """One line for a run that did not finish (None for a finished one): its status as
@@ -163,6 +162,12 @@ class Run(BaseModel):
         if (command := self.continue_command()) is not None and not self.info.status_detail:
             note += f"; continue with: {command}"  # a failed run's status_detail gives its own
         return note
+
+
+def resume_run_command(run_dir: str | Path) -> str:
+    """``pageindex bench run --resume RUN``, the folder quoted for a shell where it needs it: the one
+    wording of how to go on that the run's messages, its run.json and ``bench summary`` give."""
+    return shlex.join(["pageindex", "bench", "run", "--resume", str(run_dir)])
 
 
 def named_apart(runs: Iterable[Run]) -> list[Run]:

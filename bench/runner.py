@@ -44,7 +44,7 @@ from bench.config import (
 from bench.datasets.models import Dataset, DroppedQuestion, Question
 from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
-from bench.rundir import FolderClaim, FolderInUse, RunDir, RunLoadError
+from bench.rundir import FolderClaim, FolderInUse, RunDir, RunLoadError, resume_run_command
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
 from bench.samples import Sample, judge_error_text
 from bench.summary import NO_VALUE, Summary
@@ -1091,7 +1091,7 @@ class Runner:
             once = "once it can be written" if self.write_failed else "once it answers"
             detail = (
                 f"{self.stopped_because}: no new sample started and the samples it cut are not recorded; "
-                f"{once}, continue with: pageindex bench run --resume {run_dir}"
+                f"{once}, continue with: {resume_run_command(run_dir)}"
             )
         try:
             info, summary = rundir.finish(
@@ -1103,7 +1103,7 @@ class Runner:
                 f"cannot write into {run_dir} ({exc.strerror or exc}): "
                 f"{counted(len(store.samples), 'finished sample')} kept in {store.path.name}, the run's "
                 f"status not written (said killed); once it can be written, continue with: "
-                f"pageindex bench run --resume {run_dir}"
+                f"{resume_run_command(run_dir)}"
             ) from None
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         return RunOutcome(

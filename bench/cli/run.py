@@ -171,6 +171,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
         """Run a dataset through retrievers, judge every answer, write results/RUN_ID/."""
+        from rich.markup import escape
+
         from bench.config import (
             RESUME_OVERRIDES,
             RunConfig,
@@ -180,6 +182,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         )
         from bench.events import EventBus, RunEvent
         from bench.progress import ProgressView
+        from bench.rundir import resume_run_command
         from bench.runinfo import spend_notes
         from bench.runner import Runner, RunSetupError, RunWriteError, SetupInterrupted, calls_answering_model
         from bench.summary import print_summary
@@ -405,13 +408,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 else ""
             )
             err_console.print(
-                f"[yellow]budget spent:[/] the run stopped early; continue with: pageindex bench run "
-                f"--resume {outcome.run_dir} with a new --budget{none_fit}",
+                f"[yellow]budget spent:[/] the run stopped early; continue with: "
+                f"{escape(resume_run_command(outcome.run_dir))} with a new --budget{none_fit}",
                 highlight=False,
             )
             raise typer.Exit(EXIT_BUDGET)
         if outcome.status == "interrupted":
-            err_console.print(f"interrupted; continue with: pageindex bench run --resume {outcome.run_dir}")
+            err_console.print(f"interrupted; continue with: {escape(resume_run_command(outcome.run_dir))}")
             raise typer.Exit(EXIT_INTERRUPTED)
         if outcome.status == "failed":  # why, and how to go on, as run.json records it
             err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
