@@ -1,4 +1,5 @@
-"""``pageindex cache stats|clear``: show or empty the on-disk LLM reply cache."""
+"""``pageindex cache stats|clear|prune``: show or empty the on-disk LLM reply cache, and show or prune
+the tree cache (trees of older builder versions, temp files of killed writes)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ from pageindex.cli._common import cache_path_option, console, examples, fail, pl
 from pageindex.wording import counted
 
 if TYPE_CHECKING:
+    from pageindex.cacheprune import TreeCacheStats, VersionFiles
     from pageindex.llm import LLMCache
+    from pageindex.llm.cache import CacheStats
 
 PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
+TREES_HELP = "Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cache/pageindex/trees)."
+
+
+def tree_cache_option() -> Path | None:
+    return typer.Option(None, "--tree-cache-dir", help=TREES_HELP)
 
 
 def _when(stamp: float | None) -> str:
@@ -24,11 +32,11 @@ def _when(stamp: float | None) -> str:
 
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     cache_app = typer.Typer(
-        help="Inspect or empty the LLM reply cache used for record / replay.",
+        help="Inspect or empty the LLM reply cache used for record / replay, and the tree cache.",
         epilog=examples(
             "pageindex cache stats",
             "pageindex cache clear --model gpt-4o-mini --yes",
-            "pageindex cache stats --cache-path results/llm.sqlite",
+            "pageindex cache prune --yes",
         ),
         no_args_is_help=True,
     )
@@ -38,10 +46,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         "stats",
         epilog=examples("pageindex cache stats", "pageindex cache stats --cache-path results/llm.sqlite"),
     )
-    def stats(path: Path | None = cache_path_option(help=PATH_HELP, old_path=True)) -> None:
-        """Show how many replies the cache holds, per model and kind, and its size."""
-        from rich.table import Table
-
+    def stats(
+        path: Path | None = cache_path_option(help=PATH_HELP, old_path=True),
+        trees: Path | None = tree_cache_option(),
+    ) -> None:
+        """Show how many replies the LLM cache holds, per model and kind, and its size; then the tree
+        cache: trees of this builder version, of older ones (never read again), temp files."""
         from pageindex.llm import LLMCache, LLMError
 
         cache = LLMCache(path)
@@ -52,31 +62,68 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         if not info.exists:
             console.print(f"cache {info.path}: empty (no file yet)", highlight=False, markup=False)
-            return
+        else:
+            _print_llm_stats(info)
+        _print_tree_stats(_tree_stats(trees))
+
+    @cache_app.command(
+        "prune",
+        epilog=examples("pageindex cache prune", "pageindex cache prune --tree-cache-dir trees/ -y"),
+    )
+    def prune(
+        trees: Path | None = tree_cache_option(),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    ) -> None:
+        """Delete what no command reads any more from the tree cache: trees and section summaries of
+        other builder versions, and temp files of killed writes (older than an hour). Trees of this
+        builder version and files the cache did not write stay; the LLM cache is not touched."""
+        from pageindex.cacheprune import prune_tree_cache
+        from pageindex.tree.build import code_version
+
+        info = _tree_stats(trees)
+        version = code_version()
+        kept = info.by_version.get(version)
+        old = info.total(but=version)
+        if not info.exists:
+            console.print(f"trees {info.directory}: empty (no folder yet)", highlight=False, markup=False)
+        else:
+            console.print(
+                f"trees {info.directory}: this builder version ({version}) has "
+                + (_files(kept) if kept else "no files")
+                + "; other versions have "
+                + (f"{_files(old)}, never read again" if old.files else "none")
+                + "".join(f"; {part}" for part in _leftovers(info)),
+                highlight=False,
+                markup=False,
+            )
+        deleting = old.files + info.temp_files
+        if not deleting:
+            console.print(f"nothing to delete from {info.directory}", highlight=False, markup=False)
+            raise typer.Exit(0)
+        what = f"{counted(deleting, 'file')} ({(old.size_bytes + info.temp_size_bytes) / 1e6:.1f} MB)"
+        if not yes:
+            try:
+                agreed = typer.confirm(f"Delete {what} from {info.directory}?")
+            except typer.Abort:  # no answer (end of input, Ctrl-C): nothing is deleted
+                console.print()
+                agreed = False
+            if not agreed:
+                console.print(
+                    f"cancelled: nothing deleted from {info.directory} (--yes deletes without asking)",
+                    highlight=False,
+                    markup=False,
+                )
+                raise typer.Exit(0)
+        try:
+            files, size = prune_tree_cache(info.directory, version)
+        except OSError as exc:
+            named = "--tree-cache-dir" if trees is not None else "the tree cache"
+            fail(f"{named} {info.directory}: {exc.strerror or exc} (what could be deleted was deleted)")
         console.print(
-            f"cache {info.path}: {counted(info.entries, 'reply', 'replies')}, "
-            f"{info.size_bytes / 1e6:.2f} MB, "
-            f"{info.prompt_tokens:,} prompt + {info.completion_tokens:,} completion tokens recorded, "
-            f"{_when(info.oldest)} .. {_when(info.newest)}",
+            f"deleted {counted(files, 'file')} ({size / 1e6:.1f} MB) from {info.directory}",
             highlight=False,
             markup=False,
         )
-        if info.by_model:
-            table = Table("model", "replies")
-            for model, count in info.by_model.items():
-                table.add_row(plain(model), f"{count:,}")
-            console.print(table)
-            console.print(
-                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False,
-                markup=False,
-            )
-        if info.failures:
-            kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())
-            console.print(
-                f"recorded failures: {info.failures} ({kinds}); replayed as the same error in replay mode, "
-                "retried live in rw mode",
-                highlight=False,
-            )
 
     @cache_app.command(
         "clear",
@@ -137,6 +184,87 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             fail(str(exc))
         said = counted(deleted, "reply or failure", "replies and failures")
         console.print(f"deleted {said} from {cache.path}", highlight=False, markup=False)
+
+
+def _print_llm_stats(info: CacheStats) -> None:
+    from rich.table import Table
+
+    console.print(
+        f"cache {info.path}: {counted(info.entries, 'reply', 'replies')}, "
+        f"{info.size_bytes / 1e6:.2f} MB, "
+        f"{info.prompt_tokens:,} prompt + {info.completion_tokens:,} completion tokens recorded, "
+        f"{_when(info.oldest)} .. {_when(info.newest)}",
+        highlight=False,
+        markup=False,
+    )
+    if info.by_model:
+        table = Table("model", "replies")
+        for model, count in info.by_model.items():
+            table.add_row(plain(model), f"{count:,}")
+        console.print(table)
+        console.print(
+            "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False,
+            markup=False,
+        )
+    if info.failures:
+        kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())
+        console.print(
+            f"recorded failures: {info.failures} ({kinds}); replayed as the same error in replay mode, "
+            "retried live in rw mode",
+            highlight=False,
+        )
+
+
+def _tree_stats(directory: Path | None) -> TreeCacheStats:
+    """The tree cache's files by builder version; a path that is no folder is refused (exit 2), a
+    missing one is an empty cache."""
+    from pageindex.cacheprune import tree_cache_stats
+    from pageindex.tree.cache import default_cache_dir
+
+    folder = directory if directory is not None else default_cache_dir()
+    named = "--tree-cache-dir" if directory is not None else "the tree cache"
+    if folder.exists() and not folder.is_dir():
+        fail(f"{named} {folder} is not a folder (a tree cache is a folder of tree JSON files)")
+    try:
+        return tree_cache_stats(folder)
+    except OSError as exc:
+        fail(f"{named} {folder} cannot be read: {exc.strerror or exc}")
+
+
+def _files(files: VersionFiles) -> str:
+    """"3 files (2 trees, 1 summary file), 1.2 MB"."""
+    summaries = files.files - files.trees
+    also = f", {counted(summaries, 'summary file')}" if summaries else ""
+    size = f"{files.size_bytes / 1e6:.1f} MB"
+    return f"{counted(files.files, 'file')} ({counted(files.trees, 'tree')}{also}), {size}"
+
+
+def _leftovers(info: TreeCacheStats) -> list[str]:
+    said = []
+    if info.temp_files:
+        said.append(
+            f"{counted(info.temp_files, 'temp file')} of killed writes ({info.temp_size_bytes / 1e6:.1f} MB)"
+        )
+    if info.other_files:
+        said.append(f"{counted(info.other_files, 'other file')} (not the cache's; left alone)")
+    return said
+
+
+def _print_tree_stats(info: TreeCacheStats) -> None:
+    """What ``cache stats`` says of the tree cache. It names no version as this one: that takes the
+    builder's code version, whose import (pymupdf) costs about 1 s; ``cache prune`` does."""
+    if not info.exists:
+        console.print(f"trees {info.directory}: empty (no folder yet)", highlight=False, markup=False)
+        return
+    total = info.total()
+    parts = [f"{_files(total)}, of {counted(len(info.by_version), 'builder version')}", *_leftovers(info)]
+    hint = (
+        "; `pageindex cache prune` deletes the files of builder versions other than the running one "
+        "and those of killed writes"
+        if len(info.by_version) > 1 or info.temp_files
+        else ""
+    )
+    console.print(f"trees {info.directory}: " + "; ".join(parts) + hint, highlight=False, markup=False)
 
 
 def _held_models(cache: LLMCache) -> list[str]:

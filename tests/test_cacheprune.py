@@ -1,0 +1,102 @@
+"""The tree cache's leftovers: entries of older builder versions and temp files of killed writes, counted
+by ``pageindex cache stats`` and deleted by ``pageindex cache prune``; this version's trees, their
+summaries and files the cache did not write stay."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from pageindex.analyst.summaries import summary_path
+from pageindex.cacheprune import TEMP_AGE, prune_tree_cache, tree_cache_stats
+from pageindex.cli import app
+from pageindex.tree import build_tree
+from pageindex.tree.cache import TreeCache
+from tests.tree.pdf_factory import make_pdf
+
+PAGES = [["ACME CORP FORM 10-K", "cover"], ["Item 1. Business", "We make anvils."]]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A tree cache holding: this version's tree and a summary file of it; the same PDF's tree and a
+    summary under an older builder version, and another older version's tree; a killed write's temp
+    file (two hours old) and one in progress (new); a file of the user's own."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "root"))
+    monkeypatch.setenv("COLUMNS", "300")
+    folder = tmp_path / "root" / "trees"
+    tree = build_tree(make_pdf(tmp_path / "acme.pdf", PAGES))
+    assert (folder / f"{tree.sha256}-v{tree.builder_version}.json").is_file()  # TreeCache's name
+    summary_path(tree, "gpt-4o-mini", folder).write_text("{}")
+    cache = TreeCache(folder)
+    for old in ("2.0+0000000001-pymupdf1.26", "1.9+0000000002"):
+        cache.put(tree.model_copy(update={"builder_version": old}))
+    summary_path(tree.model_copy(update={"builder_version": "1.9+0000000002"}), "m", folder).write_text("{}")
+    killed = folder / f".{tree.sha256}-v1.9+0000000002.json.k1ll3d_x.tmp"
+    killed.write_text("half a tree")
+    two_hours_ago = time.time() - 2 * TEMP_AGE
+    os.utime(killed, (two_hours_ago, two_hours_ago))
+    (folder / f".{tree.sha256}-v{tree.builder_version}.json.inflight.tmp").write_text("being written")
+    (folder / "notes.txt").write_text("mine")
+    return folder, tree.builder_version
+
+
+def test_stats_tell_this_versions_entries_from_older_ones_and_temp_files(cache_dir):
+    folder, version = cache_dir
+    stats = tree_cache_stats(folder)
+    assert (stats.by_version[version].trees, stats.by_version[version].files) == (1, 2)
+    assert (stats.by_version["1.9+0000000002"].trees, stats.by_version["1.9+0000000002"].files) == (1, 2)
+    assert len(stats.by_version) == 3
+    old = stats.total(but=version)
+    assert (old.trees, old.files) == (2, 3) and (stats.total().trees, stats.total().files) == (3, 5)
+    assert (stats.temp_files, stats.temp_size_bytes) == (1, len("half a tree"))
+    assert stats.other_files == 1
+
+
+def test_prune_deletes_older_versions_and_killed_writes_only(cache_dir):
+    folder, version = cache_dir
+    before = {p.name for p in folder.iterdir()}
+    files, _ = prune_tree_cache(folder, version)
+    after = {p.name for p in folder.iterdir()}
+    assert files == 4 and len(before - after) == 4
+    assert all("1.9+" in name or "pymupdf1.26" in name for name in before - after)
+    assert sum(1 for name in after if name.endswith(".tmp")) == 1  # the write in progress
+    assert "notes.txt" in after and sum(1 for name in after if version in name) == 3
+    assert prune_tree_cache(folder, version) == (0, 0)
+
+
+def test_cache_stats_and_prune_commands(cache_dir):
+    folder, version = cache_dir
+    runner = CliRunner()
+    stats = runner.invoke(app, ["cache", "stats"])
+    assert stats.exit_code == 0, stats.output
+    assert f"trees {folder}: 5 files (3 trees, 2 summary files)" in stats.output
+    assert "of 3 builder versions" in stats.output and "`pageindex cache prune` deletes" in stats.output
+    assert "1 temp file of killed writes" in stats.output and "1 other file" in stats.output
+
+    declined = runner.invoke(app, ["cache", "prune"], input="n\n")
+    assert declined.exit_code == 0 and "cancelled: nothing deleted from" in declined.output
+    assert f"this builder version ({version}) has 2 files (1 tree, 1 summary file)" in declined.output
+    assert "other versions have 3 files (2 trees, 1 summary file)" in declined.output
+    assert "Delete 4 files" in declined.output
+    assert len(list(folder.iterdir())) == 8
+    done = runner.invoke(app, ["cache", "prune", "--yes"])
+    assert done.exit_code == 0 and f"deleted 4 files (0.0 MB) from {folder}" in done.output
+    again = runner.invoke(app, ["cache", "prune", "-y"])
+    assert again.exit_code == 0 and f"nothing to delete from {folder}" in again.output
+
+
+def test_a_tree_cache_path_that_is_a_file_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "300")
+    a_file = tmp_path / "trees.json"
+    a_file.write_text("{}")
+    out = CliRunner().invoke(app, ["cache", "prune", "--tree-cache-dir", str(a_file), "-y"])
+    assert out.exit_code == 2
+    assert f"error: --tree-cache-dir {a_file} is not a folder" in out.output
+    assert a_file.read_text() == "{}"
+    missing = CliRunner().invoke(app, ["cache", "stats"])
+    assert missing.exit_code == 0 and "trees " in missing.output and "empty (no folder yet)" in missing.output
