@@ -278,12 +278,31 @@ def register_retriever(
             raise TypeError(
                 f"retriever {name!r}: its Options must forbid extra fields (subclass RetrieverOptions)"
             )
+        if problem := _invalid_default(opts_cls):
+            # pydantic does not validate defaults: every run would use a value no --opt could give
+            raise TypeError(f"retriever {name!r}: the default of option {problem}; give a valid default")
         doc = description or (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
         spec = RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm)
         registry.register(KIND, name, spec, origin=getattr(obj, "__module__", None))
         return obj
 
     return decorate
+
+
+def _invalid_default(options: type[RetrieverOptions]) -> str | None:
+    """The first option whose default its own field refuses (``pages: int = Field(0, ge=1)``), said
+    as ``'pages' (0) is refused: must be at least 1``; None when all hold.
+    Options without a default are left to the caller."""
+    fields = options.model_fields.items()
+    defaults = {n: f.get_default(call_default_factory=True) for n, f in fields if not f.is_required()}
+    try:
+        options.model_validate(defaults)
+    except ValidationError as exc:
+        for e in exc.errors():
+            if e["type"] != "missing" and e["loc"] and e["loc"][0] in defaults:
+                field = str(e["loc"][0])
+                return f"{field!r} ({defaults[field]!r}) is refused: {plainly(e['msg'])}"
+    return None
 
 
 def load_retrievers() -> None:

@@ -94,6 +94,35 @@ def test_a_retriever_name_no_option_can_ask_for_is_refused_when_it_registers(nam
     assert name not in available_retrievers()
 
 
+def test_an_option_default_its_own_field_refuses_is_refused_when_it_registers():
+    """pydantic does not validate defaults: ``pages: int = Field(0, ge=1)`` registered, and every run used
+    pages=0, a value no ``--opt`` could give (``--opt pages=0`` is refused)."""
+
+    class BadDefault(RetrieverOptions):
+        top: int = 3
+        pages: int = Field(0, ge=1)
+        names: list[str] = Field(default_factory=list)
+
+    with pytest.raises(TypeError, match=r"retriever 'test_bad_default': the default of option 'pages' \(0\) "
+                       r"is refused: must be at least 1; give a valid default"):
+
+        @register_retriever("test_bad_default", options=BadDefault, needs_llm=False)
+        async def bad_default(run, opts):  # pragma: no cover
+            return run.result("fail")
+
+    assert "test_bad_default" not in available_retrievers()
+
+    class Required(RetrieverOptions):  # an option without a default is the caller's to give
+        pages: list[int]
+        top: int = Field(2, ge=1)
+
+    @register_retriever("test_required_option", options=Required, needs_llm=False)
+    async def required(run, opts):  # pragma: no cover
+        return run.result("fail")
+
+    assert "test_required_option" in available_retrievers()
+
+
 def test_a_class_retriever_is_checked_on_its_bound_run():
     class Fine:
         async def run(self, run, opts):
