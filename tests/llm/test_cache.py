@@ -275,9 +275,12 @@ def test_cache_stats_reads_a_missing_file_in_a_read_only_folder_as_empty(tmp_pat
     from pageindex.cli import app
 
     monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
     path = tmp_path / "x.sqlite"
     result = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)])
-    assert result.exit_code == 0 and result.output.strip() == f"cache {path}: empty (no file yet)"
+    assert result.exit_code == 0
+    trees = f"trees {tmp_path / 'trees'}: empty (no folder yet)"
+    assert result.output.splitlines() == [f"cache {path}: empty (no file yet)", trees]
 
 
 def test_replay_opens_the_file_read_only_and_an_empty_file_is_an_empty_cache(tmp_path, monkeypatch):
