@@ -101,7 +101,9 @@ class RunInfo(BaseModel):
     # what the model servers were asked, summed over the run's sessions (same keys): ``sent_usage`` the
     # calls sent (what was spent), ``cached_usage`` the calls a cache hit or an identical call in flight
     # answered (their tokens and cost are in the samples' figures, as the calls' own, yet nothing was
-    # spent on them); None: not recorded (a run written before these fields)
+    # spent on them); None: not recorded (a run written before these fields). ``sent_usage`` also has
+    # ``unreported_attempts`` and ``estimated_prompt_tokens`` when some attempts timed out or were cut
+    # after the server took them: no usage came back, so their prompts are in no token or cost total
     sent_usage: dict[str, Any] | None = None
     cached_usage: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
@@ -125,11 +127,20 @@ def spend_notes(
     """What was spent that the samples' totals do not say: the calls of samples a stop cut (paid for,
     in no row), and the calls the cache answered (in the rows' figures, yet not sent), with what was
     sent. ``bench run`` says them of its invocation, ``bench summary`` of the whole run (run.json)."""
+    from pageindex.wording import counted
+
     notes = []
     if unrecorded and unrecorded.get("calls"):
         notes.append(
             f"{usage_said(unrecorded)} went to samples the stop cut: they are not in samples.jsonl or the "
             "summary's totals (run.json: unrecorded_usage) and run again on resume"
+        )
+    if sent and sent.get("unreported_attempts"):
+        notes.append(
+            f"{counted(int(sent['unreported_attempts']), 'attempt')} timed out or were cut after the server "
+            f"took them: no usage came back, so their prompts, about "
+            f"{int(sent.get('estimated_prompt_tokens') or 0):,} tokens by estimate, are in no token or cost "
+            "total (run.json: sent_usage.unreported_attempts, estimated_prompt_tokens)"
         )
     if cached and cached.get("calls") and sent is not None:
         notes.append(

@@ -155,7 +155,13 @@ def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str,
     total = {k: int(before.get(k) or 0) + int(more[k]) for k in keys}
     costs = (before.get("cost_usd"), more["cost_usd"])
     total["cost_usd"] = None if None in costs else round(sum(costs), 6)
+    for key in UNREPORTED_KEYS:  # kept only where some session had them
+        if key in before or key in more:
+            total[key] = int(before.get(key) or 0) + int(more.get(key) or 0)
     return total
+
+
+UNREPORTED_KEYS = ("unreported_attempts", "estimated_prompt_tokens")  # sent_usage's, when there were some
 
 
 def _usage_dict(usage: Any) -> dict[str, Any]:
@@ -1133,7 +1139,12 @@ class Runner:
         ledger = getattr(self, "_ledger", None)
         if ledger is None:
             return _usage_dict(None), _usage_dict(None)
-        return _usage_dict(ledger.total(cached=False)), _usage_dict(ledger.total(cached=True))
+        sent = _usage_dict(ledger.total(cached=False))
+        records = ledger.records(cached=False)
+        if unreported := sum(r.unreported_attempts for r in records):
+            sent["unreported_attempts"] = unreported
+            sent["estimated_prompt_tokens"] = sum(r.estimated_prompt_tokens for r in records)
+        return sent, _usage_dict(ledger.total(cached=True))
 
     def _unrecorded(self, written: list[Sample]) -> dict[str, Any] | None:
         """The model calls of this invocation that no written sample holds: those of samples a stop

@@ -316,7 +316,11 @@ class LLMClient:
         cached: bool = False,
         shared: bool = False,
         error: str | None = None,
+        unreported: tuple[int, int] = (0, 0),
     ) -> UsageRecord:
+        """Enter one call in the ledger (and the budget); ``unreported`` is what
+        :meth:`_charge_unreported` found of its attempts: how many the server took without reporting
+        usage, and their estimated prompt tokens (in no token total; the budget has them)."""
         record = UsageRecord(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -330,6 +334,8 @@ class LLMClient:
             cached=cached,
             shared=shared,
             error=error,
+            unreported_attempts=unreported[0],
+            estimated_prompt_tokens=unreported[1],
         )
         self.ledger.add(record)
         if self.budget is not None:
@@ -499,20 +505,23 @@ class LLMClient:
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         if attempts and error.usage is None:
             usage = self._attempt_usage(attempts, latency, prompt_len)
-            error.usage = self._record(usage, tag, error=error.kind)
-            self._charge_unreported(attempts, prompt_len)
+            unreported = self._charge_unreported(attempts, prompt_len)
+            error.usage = self._record(usage, tag, error=error.kind, unreported=unreported)
         return error
 
-    def _charge_unreported(self, attempts: list[dict[str, Any]], prompt_len: int) -> None:
+    def _charge_unreported(self, attempts: list[dict[str, Any]], prompt_len: int) -> tuple[int, int]:
         """Attempts the server took but reported no usage for (timed out, cut by the caller, or a
         reply without usage) still made it read the prompt: the estimated prompt tokens, and their
-        price, count against the budget once per such attempt. An attempt refused with an HTTP
-        status (429, 5xx) or that never connected computed nothing and costs nothing."""
+        price, count against the budget once per such attempt, whether the call failed or a later
+        attempt answered. An attempt refused with an HTTP status (429, 5xx) or that never connected
+        computed nothing and costs nothing. Returns how many such attempts and their estimated
+        prompt tokens, for the call's record."""
         unreported = sum(1 for a in attempts if a.get("usage") is None and _server_computed(a))
-        if self.budget is not None and unreported:
-            tokens = unreported * self.tokens.estimate(prompt_len)
+        tokens = unreported * self.tokens.estimate(prompt_len) if unreported else 0
+        if self.budget is not None and tokens:
             usd = self.pricing.cost(self.spec, Usage(prompt_tokens=tokens), self.model)
             self.budget.charge_estimate(tokens, usd)
+        return unreported, tokens
 
     def _cancelled(
         self, attempts: list[dict[str, Any]], latency: float, prompt_len: int, tag: dict[str, Any] | None
@@ -528,8 +537,9 @@ class LLMClient:
         done = [*attempts, {"outcome": "cancelled", "usage": None}] if sent else list(attempts)
         if not done:
             return  # nothing was sent: no call
-        self._record(self._attempt_usage(done, latency, prompt_len), tag, error="cancelled")
-        self._charge_unreported(done, prompt_len)
+        usage = self._attempt_usage(done, latency, prompt_len)
+        unreported = self._charge_unreported(done, prompt_len)
+        self._record(usage, tag, error="cancelled", unreported=unreported)
 
     def cap_for(self, max_tokens: int | None = None, role: str | None = None) -> int:
         """The completion cap before any window is known: the call's own (``max_tokens``), else
@@ -689,11 +699,13 @@ class LLMClient:
             if (cut := self._cut_prompt(attempts, prompt_len, latency, tag)) is not None:
                 raise cut
             usage = self._attempt_usage(attempts, latency, prompt_len)
-            return {"raw": raw, "usage": usage.model_dump(), "attempts": attempts}
+            unreported = self._charge_unreported(attempts, prompt_len)
+            return {"raw": raw, "usage": usage.model_dump(), "attempts": attempts, "unreported": unreported}
 
         reply, source = await self._resolve(key, "chat", request, tag, live)
         usage = Usage.model_validate(reply["usage"])
-        response = self._chat_response(reply["raw"], tools, usage, tag, source=source)
+        unreported = _sent_unreported(reply, source)
+        response = self._chat_response(reply["raw"], tools, usage, tag, source=source, unreported=unreported)
         response.attempts = reply.get("attempts") or []
         return response
 
@@ -708,6 +720,7 @@ class LLMClient:
         tag: dict[str, Any] | None,
         *,
         source: str = "live",
+        unreported: tuple[int, int] = (0, 0),
     ) -> ChatResponse:
         problem = parse_completion_problem(raw)
         if problem is not None:  # pragma: no cover - replies are checked before they are stored
@@ -716,7 +729,9 @@ class LLMClient:
         message = choices[0]["message"]
         calls = [parse_tool_call(c, tools or []) for c in message.get("tool_calls") or []]
         error = "bad_tool_call" if any(c.error for c in calls) else None
-        record = self._record(usage, tag, cached=source != "live", shared=source == "shared", error=error)
+        record = self._record(
+            usage, tag, cached=source != "live", shared=source == "shared", error=error, unreported=unreported
+        )
         return ChatResponse(
             content=message.get("content"),
             tool_calls=calls,
@@ -828,6 +843,7 @@ class LLMClient:
             return {
                 "value": value.model_dump(mode="json"),
                 "usage": usage.model_dump(),
+                "unreported": self._charge_unreported(attempts, prompt_len),
                 # one validation attempt per completion instructor received: the "ok" HTTP attempts
                 "attempts": max(sum(1 for a in attempts if a.get("outcome") == "ok"), 1),
                 "http_attempts": attempts,
@@ -836,7 +852,8 @@ class LLMClient:
         reply, source = await self._resolve(key, "structured", request, tag, live)
         cached = source != "live"
         usage = Usage.model_validate(reply["usage"])
-        record = self._record(usage, tag, cached=cached, shared=source == "shared")
+        unreported = _sent_unreported(reply, source)
+        record = self._record(usage, tag, cached=cached, shared=source == "shared", unreported=unreported)
         value = live_value[0] if live_value and not cached else response_model.model_validate(reply["value"])
         return StructuredResponse[response_model](  # type: ignore[valid-type]
             value=value,
@@ -915,7 +932,8 @@ class LLMClient:
                 f"{n_validations} attempt(s) ({len(attempts)} HTTP request(s)): "
                 f"{self._spec.redact(validation_messages(exc))}{refused}"
             )
-        record = self._record(usage, tag, error=kind.kind)
+        unreported = self._charge_unreported(attempts, prompt_len)
+        record = self._record(usage, tag, error=kind.kind, unreported=unreported)
         error = kind(message, raw=raw, usage=record)
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         return error
@@ -999,6 +1017,16 @@ class LLMClient:
             self._keep_window(window, "server metadata")
 
 
+
+
+def _sent_unreported(reply: dict[str, Any], source: str) -> tuple[int, int]:
+    """The attempts without usage of a reply this caller sent (``live``), as its ``live()`` charged
+    them; a reply the cache or a call in flight answered sent none (its recording's are not this
+    run's)."""
+    if source != "live":
+        return 0, 0
+    count, tokens = reply.get("unreported") or (0, 0)
+    return int(count), int(tokens)
 
 
 def _server_computed(attempt: dict[str, Any]) -> bool:

@@ -91,6 +91,10 @@ class UsageRecord(Usage):
     # answered by an identical call in flight at the same time (sent once; this caller waited for it live)
     shared: bool = False
     error: str | None = None  # error kind when the call failed after spending tokens (e.g. "invalid_reply")
+    # attempts the server took but reported no usage for (timed out, cut by the caller): the server read
+    # their prompts, whose estimate is here, not in prompt_tokens (the budget counts it)
+    unreported_attempts: int = 0
+    estimated_prompt_tokens: int = 0
 
 
 class ChatResponse(BaseModel):

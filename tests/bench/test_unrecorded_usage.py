@@ -151,3 +151,36 @@ def test_a_rejudged_run_does_not_take_the_source_runs_call_figures_as_its_own(tm
     asyncio.run(rejudge_run(outcome.run_dir, tmp_path / "new", make_judge("rules"), judge_name="rules"))
     new = json.loads((tmp_path / "new" / "run.json").read_text())
     assert new["sent_usage"] is None and new["cached_usage"] is None and new["unrecorded_usage"] is None
+
+
+def test_attempts_that_timed_out_are_counted_with_their_estimated_prompts(demo, tmp_path: Path) -> None:
+    """A timed-out attempt reports no usage, yet the server read its prompt (and bills it). Each sample's
+    first request stalls past the timeout and the retry answers: the samples' token totals hold only the
+    answered attempts, so run.json's ``sent_usage`` says how many attempts came back without usage and
+    their estimated prompt tokens, and the summary says it in words. Before, nothing said so."""
+    from typer.testing import CliRunner
+
+    from bench.faults import FaultServer
+    from bench.faults.scripted import ChatPolicy
+    from bench.runinfo import spend_notes
+    from pageindex.cli import app
+
+    settings = dict(
+        data_dir=demo, out=tmp_path / "run", retrievers=["bm25"], model="openai/fault-model", judge="rules",
+        limit=2, concurrency=1, max_retries=1, timeout_s=0.5, tree_cache_dir=tmp_path / "trees",
+    )  # fmt: skip
+    stalls = dict(rate=1.0, faults="stall", stall_seconds=3, max_faults_per_key=1)
+    with FaultServer(policy=ChatPolicy(), **stalls) as srv:
+        outcome = asyncio.run(Runner(RunConfig(**settings, base_url=srv.base_url)).run())
+    assert outcome.status == "finished"
+    rows = load_samples(outcome.run_dir / "samples.jsonl")
+    assert [r.status for r in rows] == ["answer", "answer"] and all(r.llm_calls == 2 for r in rows)
+    sent = json.loads((outcome.run_dir / "run.json").read_text())["sent_usage"]
+    assert sent["calls"] == 4 and sent["unreported_attempts"] == 2
+    assert sent["prompt_tokens"] == sum(r.retriever_prompt_tokens for r in rows)  # the answered two only
+    assert sent["estimated_prompt_tokens"] > 0.5 * sent["prompt_tokens"]  # two prompts like the answered
+    note = spend_notes(None, sent, None)[0]
+    assert note.startswith("2 attempts timed out or were cut after the server took them: no usage came back")
+    assert f"about {sent['estimated_prompt_tokens']:,} tokens by estimate" in note
+    summary = CliRunner().invoke(app, ["bench", "summary", str(outcome.run_dir)], terminal_width=400)
+    assert summary.exit_code == 0 and "2 attempts timed out or were cut" in summary.output

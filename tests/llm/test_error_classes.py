@@ -196,12 +196,19 @@ def test_old_error_kind_names_still_read():
 
 # ----------------------------------------------------------------------------- attempts
 def test_timeout_then_retry_counts_both_attempts(serve):
+    """The timed-out attempt reports no usage, yet the server read its prompt: its estimate counts
+    against the budget and is kept on the call's record (``unreported_attempts``,
+    ``estimated_prompt_tokens``), as a failed call's is (a call that ended well after a timed-out
+    attempt charged the budget nothing for it)."""
     server = serve(ScriptedModel.timeout(), ScriptedModel.reply("late but fine", prompt_tokens=40))
-    client = make_client("openai/m", base_url=server.base_url, timeout=0.3, max_retries=1)
-    reply = run(client.chat(ask()))
+    budget = Budget(max_tokens=10_000)
+    client = make_client("openai/m", base_url=server.base_url, timeout=0.3, max_retries=1, budget=budget)
+    reply = run(client.chat(ask("x" * 400)))
     assert reply.content == "late but fine" and len(server.chat_requests) == 2
     assert [a["outcome"] for a in reply.attempts] == ["timeout", "ok"]
     assert reply.attempts[0]["usage"] is None and reply.usage.calls == 2 and reply.usage.prompt_tokens == 40
+    assert (reply.usage.unreported_attempts, reply.usage.estimated_prompt_tokens) == (1, 100)
+    assert budget.spent_tokens == reply.usage.total_tokens + 100  # and 400 characters / 4 for the lost one
 
 
 def test_timeouts_not_retried_for_local_profile_and_estimate_charged(serve):
@@ -217,6 +224,7 @@ def test_timeouts_not_retried_for_local_profile_and_estimate_charged(serve):
     (record,) = client.ledger.records()
     assert (record.calls, record.total_tokens, record.error) == (1, 0, "timeout")
     assert budget.spent_tokens == 100  # 400 characters / 4, the estimated prompt of the lost attempt
+    assert (record.unreported_attempts, record.estimated_prompt_tokens) == (1, 100)
 
 
 def test_every_call_sends_max_tokens_sized_to_the_context():
