@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable, Iterable
 from enum import IntEnum
@@ -501,7 +502,8 @@ def examples(*commands: str) -> str:
     codes, which :func:`pageindex.cli._register_all` appends)."""
     if not 2 <= len(commands) <= 3:
         raise ValueError("give two or three example commands")
-    return "Examples:\n" + "\n".join(f"  {_fold(c)}" for c in commands)
+    width = _example_width()
+    return "Examples:\n" + "\n".join(f"  {_fold(c, width)}" for c in commands)
 
 
 # a shell word: quoted parts and plain characters, as many as stand together
@@ -509,8 +511,18 @@ _WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']+)+""")
 _EXAMPLE_WIDTH = 74  # within the 80 columns help gets when not on a terminal, after its indent
 
 
-def _fold(command: str) -> str:
-    """``command`` in lines of at most :data:`_EXAMPLE_WIDTH` characters, broken between words with
+def _example_width() -> int:
+    """:data:`_EXAMPLE_WIDTH`, or less where help is narrower than 80 columns: a narrower terminal, or
+    ``COLUMNS`` / typer's ``TERMINAL_WIDTH`` (which rich reads too), so that rich never wraps a folded
+    line again at the margin (at 60 columns ``--min-accuracy`` ended a line and ``60%`` began the
+    next). Read when the commands register, as the CLI starts; a wider terminal keeps 74."""
+    given = os.environ.get("TERMINAL_WIDTH", "")
+    columns = int(given) if given.isdigit() else shutil.get_terminal_size(fallback=(80, 24)).columns
+    return max(min(_EXAMPLE_WIDTH, columns - 6), 30)
+
+
+def _fold(command: str, width: int = _EXAMPLE_WIDTH) -> str:
+    """``command`` in lines of at most ``width`` characters, broken between words with
     a shell continuation (`` \\``), so a copied line is never a shorter command that runs: help not on a
     terminal is 80 columns wide, and ``... --baseline results/baseline`` ended a line whose
     ``--max-drop 0.05`` stood on the next (fresh-user trial). A trailing ``  # comment`` stays last."""
@@ -523,11 +535,11 @@ def _fold(command: str) -> str:
             words.append(word)
     lines = [""]
     for word in words:
-        if lines[-1].strip() and len(lines[-1]) + 1 + len(word) > _EXAMPLE_WIDTH:
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(word) > width:
             lines[-1] += " \\"
             lines.append("    ")
         lines[-1] += word if not lines[-1].strip() else f" {word}"
-    if hash_ and len(lines[-1]) + 3 + len(comment) <= _EXAMPLE_WIDTH:
+    if hash_ and len(lines[-1]) + 3 + len(comment) <= width:
         lines[-1] += f"  #{comment}"
     elif hash_:  # on a line of its own, after the command it speaks of
         lines.append(f"    #{comment}")

@@ -271,6 +271,33 @@ def test_no_example_line_is_cut_where_help_is_80_columns(path):
         assert shlex.split(example)[0] == "pageindex", example
 
 
+@pytest.mark.parametrize("columns", [60, 44])
+def test_examples_are_folded_to_a_narrower_help(columns):
+    """With help narrower than 80 columns (a narrow terminal, ``COLUMNS=60``) rich wrapped the folded
+    examples again at the margin: ``... --min-accuracy`` ended a line and ``60%`` began the next, flush
+    left. The examples are folded to the width the CLI starts with (a new process: they are folded when
+    the commands register)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **ENV, "COLUMNS": str(columns)}
+    env.pop("TERMINAL_WIDTH", None)
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", "bench", "gate", "--help"], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Examples:")
+    block = [line.rstrip() for line in lines[start + 1 :]]
+    block = block[: block.index("")]
+    assert block and all(line.startswith("   ") and len(line) <= columns for line in block), block
+    assert _examples("Examples:\n" + "\n".join(block)) == [
+        "pageindex bench gate results/candidate --min-accuracy 60%",
+        "pageindex bench gate results/candidate --baseline results/baseline --max-drop 0.05",
+        "pageindex bench gate results/candidate --baseline results/baseline --junit gate.xml",
+    ]
+
+
 @pytest.mark.parametrize("path", sorted(commands()))
 def test_every_help_ends_with_examples_then_the_exit_codes(path):
     shown = help_of(path)
