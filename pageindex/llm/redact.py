@@ -28,8 +28,10 @@ NOT_SECRETS = frozenset({"not-needed", "ollama", "scripted"})
 
 _SENSITIVE_NAME = re.compile(r"key|token|secret|pass|pwd|sig|auth|cred|session", re.IGNORECASE)
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{4,}")
-# scheme://userinfo@  ->  scheme://***@
-_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@?#'\"<>]+@")
+# scheme://userinfo@  ->  scheme://***@ (to the last "@" before the path: a user name may hold one)
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s?#'\"<>]+@")
+# The http(s) scheme as typed before a user-info a URL without "//" holds (``http:/bob:pw@host``).
+_LOOSE_SCHEME = re.compile(r"https?:/*", re.IGNORECASE)
 # ?api-key=VALUE / &access_token=VALUE  ->  ?api-key=***
 _QUERY_VALUE = re.compile(r"([?&;]([^=&\s#'\"<>]*)=)([^&\s#'\"<>]+)")
 
@@ -47,11 +49,31 @@ def redact_url(url: str | None) -> str | None:
         parts = urlsplit(url)
     except ValueError:
         return redact(url)
+    query = _QUERY_VALUE.sub(_mask_query_value, "?" + parts.query)[1:] if parts.query else ""
+    loose = _loose_userinfo(url)
+    if loose is not None:  # no host part to mask it in: said as typed, up to its last "@"
+        scheme, _, after = loose
+        rest = urlsplit(after)
+        return scheme + f"{MASK}@" + urlunsplit(("", "", rest.path, query, rest.fragment))
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    query = _QUERY_VALUE.sub(_mask_query_value, "?" + parts.query)[1:] if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _loose_userinfo(url: str) -> tuple[str, str, str] | None:
+    """``(scheme as typed, user-info, the rest)`` of a URL whose user-info no host part holds
+    (``bob:KEY@host:8080/v1``, ``http:/bob:KEY@host/v1``, ``http//bob:KEY@host/v1``: urlsplit reads
+    the user name as the scheme, or the credentials as the path); None for any other URL."""
+    if "@" not in url or urlsplit(url).netloc:
+        return None
+    stem = re.split(r"[?#]", url, maxsplit=1)[0]
+    if "@" not in stem:
+        return None
+    scheme = _LOOSE_SCHEME.match(stem)
+    start = scheme.end() if scheme else 0
+    userinfo, _, after = stem[start:].rpartition("@")
+    return stem[:start], userinfo, after + url[len(stem) :]
 
 
 def url_secrets(url: str | None) -> list[str]:
@@ -63,6 +85,9 @@ def url_secrets(url: str | None) -> list[str]:
     except ValueError:
         return []
     found = [parts.username, parts.password, parts.netloc.rpartition("@")[0] if "@" in parts.netloc else None]
+    if (loose := _loose_userinfo(url)) is not None:
+        userinfo = loose[1]
+        found += [userinfo, *userinfo.partition(":")[::2]]
     found += [
         value for name, value in parse_qsl(parts.query, keep_blank_values=False) if is_sensitive_param(name)
     ]
@@ -151,7 +176,11 @@ def redact_handler(handler: logging.Handler) -> logging.Handler:
 
 def redact_argv(argv: list[str]) -> list[str]:
     """A command line as it may be stored (``run.json``): URLs stripped of credentials, secrets
-    masked, and the value of ``--api-key``/``--key``/``--token`` hidden."""
+    masked, and the value of ``--api-key``/``--key``/``--token`` hidden. The credentials of every
+    URL given (``--base-url=URL`` too) are masked wherever they appear, also where their shape is
+    no URL's (a password with a space, a user-info without ``//``)."""
+    values = [arg.partition("=")[2] if arg.startswith("-") else arg for arg in argv]
+    secrets = [secret for value in values for secret in url_secrets(value)]
     out: list[str] = []
     hide_next = False
     for arg in argv:
@@ -164,7 +193,7 @@ def redact_argv(argv: list[str]) -> list[str]:
             out.append(f"{name}={MASK}" if eq else name)
             hide_next = not eq
             continue
-        out.append(redact(arg))
+        out.append(redact(arg, secrets))
     return out
 
 
