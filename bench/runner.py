@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import re
 import subprocess
 import sys
 import time
@@ -52,7 +51,7 @@ from pageindex import registry
 from pageindex.cachedir import cache_root
 from pageindex.llm.http import shorten
 from pageindex.llm.profile import endpoint_url
-from pageindex.llm.redact import redact, redact_argv, redact_handler, redact_url, url_secrets
+from pageindex.llm.redact import env_secrets, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
 from pageindex.llm.types import BudgetExceeded, EndpointUnreachableError
 from pageindex.retrievers.base import (
@@ -1372,13 +1371,10 @@ def _event_log(path: Path) -> Iterator[_EventLogHandler]:
         handler.close()
 
 
-_SECRET_ENV = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-
-
 def secrets_of(config: RunConfig) -> list[str]:
     """Strings that must never reach the results: API keys and tokens from the environment, and
     credentials written into the configured URLs (``user:KEY@host``, ``?api-key=KEY``)."""
-    found = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8}
+    found = set(env_secrets())
     for url in (config.base_url, config.judge_base_url):
         found |= set(url_secrets(url))
     return sorted(found, key=len, reverse=True)

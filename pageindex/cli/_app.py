@@ -41,6 +41,14 @@ Abort = getattr(typer, "Abort", None) or click_exc.Abort
 DEBUG_ENV = "PAGEINDEX_DEBUG"
 
 
+def _redacted(exc: BaseException) -> str:
+    """An exception's text with the environment's credentials and anything shaped like one masked
+    (``pageindex.llm.redact``, imported here only: the CLI starts without the LLM layer)."""
+    from pageindex.llm.redact import redact
+
+    return redact(str(exc))
+
+
 def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
     """Click's message for a usage error, with a value pydantic refused said as what is allowed and
     the value given echoed: "Invalid value for '--limit': 'abc' must be a whole number"."""
@@ -116,8 +124,8 @@ class OneLineErrors(TyperGroup):
             message = one_line(_usage_message(exc, args))
             err_console.print(f"[bold red]error:[/] {plain(message + where)}", highlight=False)
             code = ExitCode.BAD_INPUT
-        except PluginError as exc:
-            err_console.print(f"[bold red]error:[/] {plain(one_line(str(exc)))}", highlight=False)
+        except PluginError as exc:  # a plug-in's own exception, which may quote its key
+            err_console.print(f"[bold red]error:[/] {plain(one_line(_redacted(exc)))}", highlight=False)
             code = ExitCode.BAD_INPUT
         except Abort:
             err_console.print("interrupted", highlight=False)
@@ -134,8 +142,9 @@ class OneLineErrors(TyperGroup):
         except Exception as exc:
             if os.environ.get(DEBUG_ENV):
                 raise
+            said = plain(one_line(_redacted(exc)))
             err_console.print(
-                f"[bold red]error:[/] internal error: {type(exc).__name__}: {plain(one_line(str(exc)))} "
+                f"[bold red]error:[/] internal error: {type(exc).__name__}: {said} "
                 f"(set {DEBUG_ENV}=1 for the traceback)",
                 highlight=False,
             )

@@ -17,6 +17,7 @@ it as a last safety net.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -26,6 +27,9 @@ MIN_SECRET_LEN = 4
 # Placeholder keys sent to servers that need none: not secrets, and too common to mask.
 NOT_SECRETS = frozenset({"not-needed", "ollama", "scripted"})
 
+# Variables that hold a credential: OPENAI_API_KEY, a plug-in provider's MYPROVIDER_KEY, HF_TOKEN, ...
+_SECRET_ENV = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+MIN_ENV_SECRET_LEN = 8
 _SENSITIVE_NAME = re.compile(r"key|token|secret|pass|pwd|sig|auth|cred|session", re.IGNORECASE)
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{4,}")
 # scheme://userinfo@  ->  scheme://***@ (to the last "@" before the path: a user name may hold one)
@@ -94,14 +98,26 @@ def url_secrets(url: str | None) -> list[str]:
     return [s for s in dict.fromkeys(found) if s and len(s) >= MIN_SECRET_LEN]
 
 
+def env_secrets() -> list[str]:
+    """The values of the environment's credential variables (``*_API_KEY``, ``*_KEY``, ``*_TOKEN``,
+    ``*_SECRET``, ``*_PASSWORD``) of at least 8 characters: a key of any shape (a plug-in provider's
+    from its own variable, a proxy's ``AIza...`` or hex key) that an error may quote."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if len(value) >= MIN_ENV_SECRET_LEN and value not in NOT_SECRETS and _SECRET_ENV.search(name)
+    ]
+
+
 def redact(text: str, secrets: str | Iterable[str | None] | None = None) -> str:
-    """Mask ``secrets`` (one or several) and anything shaped like a credential in ``text``."""
+    """Mask ``secrets`` (one or several), the environment's credentials (:func:`env_secrets`) and
+    anything shaped like a credential in ``text``."""
     if not text:
         return text
     if isinstance(secrets, str):
         secrets = [secrets]
     # Longest first, so a secret that contains another one is masked whole.
-    for secret in sorted((s for s in secrets or () if s), key=len, reverse=True):
+    for secret in sorted({s for s in [*(secrets or ()), *env_secrets()] if s}, key=len, reverse=True):
         if len(secret) >= MIN_SECRET_LEN and secret not in NOT_SECRETS and secret in text:
             text = text.replace(secret, MASK)
     if "sk-" in text:

@@ -5,12 +5,15 @@ holding an ``@``, a password with a space, the key of a plug-in provider from it
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pageindex.cli import app
+from pageindex.llm.providers import CompletionProvider, Provider, register_provider
+from tests.cli.clirun import extractive_run
 
 PASSWORD = "pwSECRET4711"
 
@@ -66,3 +69,96 @@ def test_the_stored_command_masks_credentials_of_any_shape(userinfo, tmp_path, q
     assert PASSWORD not in _everything(out, tmp_path / "run")
     masked = srv.base_url.replace("://", "://***@")
     assert f"--base-url={masked}" in json.loads((tmp_path / "run" / "run.json").read_text())["command"]
+
+
+# -- a plug-in provider's own key ---------------------------------------------------------------
+PLUGIN_KEY = "AIzaTESTSECRET4711x"  # the shape of a Google key: nothing masks it by its shape
+KEY_VAR = "LEAKYKEY_API_KEY"
+
+
+class _LeakyKey(CompletionProvider):
+    """A plug-in provider that reads its key from its own variable and fails quoting it, as SDKs'
+    authentication errors do."""
+
+    async def complete(self, request: dict) -> dict:
+        raise RuntimeError(f"401 Unauthorized: invalid api key '{os.environ[KEY_VAR]}'")
+
+
+class _LeakyResolve(Provider):
+    """A plug-in provider whose ``resolve`` has a bug that quotes its key."""
+
+    @classmethod
+    def resolve(cls, text, model, *, base_url=None, api_key=None, env=None):  # type: ignore[override]
+        return {}["no-such-" + os.environ[KEY_VAR]]
+
+
+register_provider("leakykey")(_LeakyKey)
+register_provider("leakyresolve")(_LeakyResolve)
+
+
+@pytest.fixture
+def plugin_key(quiet_env, monkeypatch):
+    monkeypatch.setenv(KEY_VAR, PLUGIN_KEY)
+
+
+def test_ask_with_a_plugin_providers_failing_key_never_shows_or_stores_it(plugin_key, tmp_path, demo):
+    """``ask -m leakykey/x`` printed the provider's error with its key in clear and stored it in the
+    session file (``complete() raised RuntimeError: 401 Unauthorized: invalid api key
+    'AIzaTESTSECRET4711x'``): the LLM layer masked only the spec's own key and key-shaped text, and the
+    environment's credentials only ``bench run`` masked, in its samples."""
+    out = CliRunner().invoke(
+        app, ["ask", str(demo / "pdfs" / "BLUEFIN_2022_10K.pdf"), "What was revenue?", "-m", "leakykey/x",
+              "--max-retries", "0", "--session", "s1", "--json"],
+    )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    assert "complete() raised RuntimeError: 401 Unauthorized: invalid api key '***'" in out.output
+    cache = Path(os.environ["PAGEINDEX_CACHE_DIR"])
+    assert (cache / "sessions" / "s1.json").is_file()
+    assert PLUGIN_KEY not in _everything(out, cache)
+
+
+def test_rejudge_with_a_plugin_providers_failing_key_never_stores_it(plugin_key, tmp_path):
+    """``bench rejudge --judge-model leakykey/x`` wrote the key into the new run's samples.jsonl
+    (the judge's error) and its summary of errors; ``bench run`` scrubbed its samples, rejudge did not."""
+    run_dir = extractive_run(tmp_path, limit=2)
+    out = CliRunner().invoke(
+        app, ["bench", "rejudge", str(run_dir), "--judge", "llm", "--judge-model", "leakykey/x",
+              "-o", str(tmp_path / "rejudged")],
+    )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    samples = (tmp_path / "rejudged" / "samples.jsonl").read_text()
+    assert "invalid api key '***'" in samples
+    assert PLUGIN_KEY not in _everything(out, tmp_path / "rejudged")
+
+
+def test_an_internal_error_quoting_a_key_is_said_masked(plugin_key, tmp_path, demo, monkeypatch):
+    """The one line of an unexpected exception printed its text as it was: a plug-in's bug quoting
+    its key showed it (``internal error: KeyError: 'no-such-AIzaTESTSECRET4711x'``)."""
+    monkeypatch.delenv("PAGEINDEX_DEBUG", raising=False)
+    out = CliRunner().invoke(
+        app, ["ask", str(demo / "pdfs" / "BLUEFIN_2022_10K.pdf"), "What was revenue?", "-m", "leakyresolve/x"]
+    )
+    assert out.exit_code == 2, out.output
+    assert "error: internal error: KeyError: 'no-such-***' (set PAGEINDEX_DEBUG=1" in out.output
+    assert PLUGIN_KEY not in out.output
+
+
+def test_a_recorded_failure_holds_no_plugin_key(plugin_key, tmp_path):
+    """``bench run --cache rw`` records a call's final failure in the cache's ``failures`` table;
+    the run scrubbed its samples, but the cache kept the provider's key in the failure's text."""
+    import sqlite3
+
+    from bench.runner import demo_dataset_dir
+
+    cache = tmp_path / "llm.sqlite"
+    out = CliRunner().invoke(
+        app, ["bench", "run", "-d", str(demo_dataset_dir()), "-m", "leakykey/x", "-r", "planner",
+              "--limit", "1", "--max-retries", "0", "--cache", "rw", "--cache-path", str(cache), "-q",
+              "-o", str(tmp_path / "run")],
+    )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    with sqlite3.connect(cache) as conn:
+        failures = [row[0] for row in conn.execute("SELECT failure FROM failures")]
+    assert failures and all("invalid api key '***'" in failure for failure in failures)
+    assert PLUGIN_KEY not in "".join(failures) and PLUGIN_KEY.encode() not in cache.read_bytes()
+    assert PLUGIN_KEY not in _everything(out, tmp_path / "run")
