@@ -141,11 +141,11 @@ async def preflight(
                 )
             raise LLMConfigError(
                 f"{where} is not an OpenAI-compatible API: GET /models answered "
-                f"{describe_response(listing)}, not a JSON model list; --base-url is usually the "
+                f"{_described(spec, listing)}, not a JSON model list; --base-url is usually the "
                 "API's root ending in /v1"
             )
         if listing.status_code not in NO_LIST_STATUSES:
-            answer = describe_response(listing)
+            answer = _described(spec, listing)
             raise LLMConfigError(f"{where} failed the preflight: GET /models answered {answer}")
         # No model list on this server: one token of chat must come back as an OpenAI reply.
         body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
@@ -157,7 +157,7 @@ async def preflight(
             return PreflightResult(url=url, via="chat", latency_s=time.perf_counter() - started)
         raise LLMConfigError(
             f"{where} is not an OpenAI-compatible API: GET /models answered "
-            f"{describe_response(listing)} and POST /chat/completions answered {describe_response(chat)}"
+            f"{_described(spec, listing)} and POST /chat/completions answered {_described(spec, chat)}"
         )
 
 
@@ -188,6 +188,12 @@ async def _request(
         said = transport_failure(exc).said if isinstance(exc, httpx.TransportError) else str(exc)
         reason = spec.redact(_squash(said)) or type(exc).__name__
         raise EndpointUnreachableError(f"cannot reach {spec.where()}: {reason}", reason=reason) from None
+
+
+def _described(spec: ModelSpec, response: httpx.Response) -> str:
+    """:func:`describe_response` with ``spec``'s credentials masked: an error page may quote the
+    request's ``Authorization`` header (the key, or a URL's user-info as ``Basic`` credentials)."""
+    return spec.redact(describe_response(response))
 
 
 def response_json(response: httpx.Response) -> Any:

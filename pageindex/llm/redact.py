@@ -16,11 +16,12 @@ it as a last safety net.
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 MIN_SECRET_LEN = 4
@@ -89,6 +90,11 @@ def url_secrets(url: str | None) -> list[str]:
     except ValueError:
         return []
     found = [parts.username, parts.password, parts.netloc.rpartition("@")[0] if "@" in parts.netloc else None]
+    if "@" in parts.netloc:
+        user, _, password = (unquote(p) for p in parts.netloc.rpartition("@")[0].partition(":"))
+        # as the HTTP client sends them (``Authorization: Basic base64(user:password)``), which a
+        # proxy's error page may quote; and percent-decoded, as a server may say them
+        found += [user, password, basic_credentials(user, password)]
     if (loose := _loose_userinfo(url)) is not None:
         userinfo = loose[1]
         found += [userinfo, *userinfo.partition(":")[::2]]
@@ -107,6 +113,12 @@ def env_secrets() -> list[str]:
         for name, value in os.environ.items()
         if len(value) >= MIN_ENV_SECRET_LEN and value not in NOT_SECRETS and _SECRET_ENV.search(name)
     ]
+
+
+def basic_credentials(user: str, password: str) -> str:
+    """The value after ``Basic`` in the ``Authorization`` header the HTTP client makes of a URL's
+    user-info (base64 of ``user:password``, UTF-8)."""
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 def redact(text: str, secrets: str | Iterable[str | None] | None = None) -> str:

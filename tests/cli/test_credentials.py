@@ -4,14 +4,17 @@ holding an ``@``, a password with a space, the key of a plug-in provider from it
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from typer.testing import CliRunner
 
 from pageindex.cli import app
+from pageindex.llm.fakeserver import LoopbackServer
 from pageindex.llm.providers import CompletionProvider, Provider, register_provider
 from tests.cli.clirun import extractive_run
 
@@ -162,3 +165,68 @@ def test_a_recorded_failure_holds_no_plugin_key(plugin_key, tmp_path):
     assert failures and all("invalid api key '***'" in failure for failure in failures)
     assert PLUGIN_KEY not in "".join(failures) and PLUGIN_KEY.encode() not in cache.read_bytes()
     assert PLUGIN_KEY not in _everything(out, tmp_path / "run")
+
+
+# -- a proxy quoting the request's Authorization header -----------------------------------------
+class _QuotingProxy(LoopbackServer):
+    """A proxy whose error pages quote the request's ``Authorization`` header, as some do; with
+    ``html_models`` its model list is such a page too (200, HTML), else a JSON list."""
+
+    def __init__(self, *, html_models: bool) -> None:
+        super().__init__()
+        self.html_models = html_models
+
+    def build_app(self) -> web.Application:
+        def page(request: web.Request, status: int) -> web.Response:
+            said = request.headers.get("Authorization", "")
+            return web.Response(status=status, text=f"<html><body>denied for {said}</body></html>",
+                                content_type="text/html")  # fmt: skip
+
+        async def chat(request: web.Request) -> web.Response:
+            return page(request, 500)
+
+        async def models(request: web.Request) -> web.Response:
+            if self.html_models:
+                return page(request, 200)
+            return web.json_response({"object": "list", "data": [{"id": "m", "object": "model"}]})
+
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        app.router.add_get("/v1/models", models)
+        return app
+
+
+BASIC = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()  # what the HTTP client sends
+
+
+def test_the_basic_credentials_a_proxy_quotes_are_masked(tmp_path, quiet_env):
+    """A base URL's user-info goes to the server as ``Authorization: Basic base64(user:password)``;
+    a proxy's error page quoting it put that base64, which decodes to the password, into the error
+    line, samples.jsonl and events.log (``HTTP 500 ...: <html><body>denied for Basic
+    Ym9iOnB3U0VDUkVUNDcxMQ==``): only the user-info as typed was masked."""
+    with _QuotingProxy(html_models=False) as srv:
+        url = srv.base_url.replace("://", f"://bob:{PASSWORD}@")
+        out = CliRunner().invoke(
+            app, ["bench", "run", "-r", "planner", "-m", "openai/m", "--base-url", url, "--limit", "1",
+                  "--max-retries", "0", "--judge", "rules", "-q", "--out", str(tmp_path / "run")],
+        )  # fmt: skip
+    assert out.exit_code == 4, out.output
+    samples = (tmp_path / "run" / "samples.jsonl").read_text()
+    assert "HTTP 500" in samples and "denied for Basic ***" in samples
+    everything = _everything(out, tmp_path / "run")
+    assert BASIC not in everything and PASSWORD not in everything
+
+
+def test_the_basic_credentials_an_html_model_list_quotes_are_masked(tmp_path, quiet_env):
+    """The preflight's refusal of an HTML page quotes the page's first words: the proxy's quoted
+    ``Basic ...`` header was shown in it (``GET /models answered HTTP 200 with an HTML page ("denied
+    for Basic Ym9i…")``)."""
+    with _QuotingProxy(html_models=True) as srv:
+        url = srv.base_url.replace("://", f"://bob:{PASSWORD}@")
+        out = CliRunner().invoke(
+            app, ["bench", "run", "-r", "planner", "-m", "openai/m", "--base-url", url, "-q",
+                  "--out", str(tmp_path / "run")],
+        )  # fmt: skip
+    assert out.exit_code == 2, out.output
+    assert 'answered HTTP 200 with an HTML page ("denied for Basic ***")' in out.output
+    assert BASIC[:12] not in out.output
