@@ -51,6 +51,18 @@ def test_a_base_url_without_its_scheme_is_refused_with_its_credentials_masked(
     assert not (tmp_path / "run").exists()
 
 
+def test_a_dataset_mirror_without_its_scheme_is_refused_with_its_credentials_masked(tmp_path, quiet_env):
+    """``bench datasets fetch --base-url mirror:TOKEN@host/fb`` named the URL in clear the same way
+    (``error: --base-url mirror:pwSECRET4711@127.0.0.1:9/fb: it must start with http://``)."""
+    out = CliRunner().invoke(
+        app, ["bench", "datasets", "fetch", "financebench", str(tmp_path / "fb"),
+              "--base-url", f"mirror:{PASSWORD}@127.0.0.1:9/fb"],
+    )  # fmt: skip
+    assert out.exit_code == 2, out.output
+    assert "error: --base-url ***@127.0.0.1:9/fb: it must start with http:// or https://" in out.output
+    assert PASSWORD not in out.output
+
+
 @pytest.mark.parametrize(
     "userinfo",
     [f"bob@{PASSWORD}", f"bob:pw {PASSWORD}"],
