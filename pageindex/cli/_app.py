@@ -49,6 +49,19 @@ def _redacted(exc: BaseException) -> str:
     return redact(str(exc))
 
 
+def _redact_chain(exc: BaseException) -> None:
+    """Mask credentials in the text arguments of ``exc`` and of the exceptions it was raised from
+    (``PAGEINDEX_DEBUG=1``'s traceback prints each one's text)."""
+    from pageindex.llm.redact import redact
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.args = tuple(redact(a) if isinstance(a, str) else a for a in current.args)
+        current = current.__cause__ or current.__context__
+
+
 def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
     """Click's message for a usage error, with a value pydantic refused said as what is allowed and
     the value given echoed: "Invalid value for '--limit': 'abc' must be a whole number"."""
@@ -141,6 +154,7 @@ class OneLineErrors(TyperGroup):
             code = ExitCode.OK
         except Exception as exc:
             if os.environ.get(DEBUG_ENV):
+                _redact_chain(exc)  # Python prints the traceback: its messages masked as the line's
                 raise
             said = plain(one_line(_redacted(exc)))
             err_console.print(

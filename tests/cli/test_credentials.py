@@ -242,3 +242,17 @@ def test_the_basic_credentials_an_html_model_list_quotes_are_masked(tmp_path, qu
     assert out.exit_code == 2, out.output
     assert 'answered HTTP 200 with an HTML page ("denied for Basic ***")' in out.output
     assert BASIC[:12] not in out.output
+
+
+def test_the_debug_traceback_of_an_internal_error_masks_a_key(plugin_key, demo, monkeypatch):
+    """``PAGEINDEX_DEBUG=1`` lets Python print the traceback, whose last line quoted the key in clear
+    (``KeyError: 'no-such-AIzaTESTSECRET4711x'``) where the one-line error masks it."""
+    import traceback
+
+    monkeypatch.setenv("PAGEINDEX_DEBUG", "1")
+    out = CliRunner().invoke(
+        app, ["ask", str(demo / "pdfs" / "BLUEFIN_2022_10K.pdf"), "What was revenue?", "-m", "leakyresolve/x"]
+    )
+    assert isinstance(out.exception, KeyError), out.output
+    printed = "".join(traceback.format_exception(out.exception))
+    assert printed.rstrip().endswith("KeyError: 'no-such-***'") and PLUGIN_KEY not in printed
