@@ -17,6 +17,7 @@ it as a last safety net.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import os
 import re
@@ -111,8 +112,13 @@ def env_secrets() -> list[str]:
     return [
         value
         for name, value in os.environ.items()
-        if len(value) >= MIN_ENV_SECRET_LEN and value not in NOT_SECRETS and _SECRET_ENV.search(name)
+        if len(value) >= MIN_ENV_SECRET_LEN and _secret_variable(name) and value not in NOT_SECRETS
     ]
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_variable(name: str) -> bool:
+    return bool(_SECRET_ENV.search(name))  # asked on every masked message: a name is read once
 
 
 def basic_credentials(user: str, password: str) -> str:
