@@ -348,15 +348,19 @@ class LLMCache:
 
     def structured_mode_count(self, model: str, mode: str) -> int:
         """Recorded structured calls of ``model`` (replies and final failures) made in ``mode``
-        (``"json"`` or ``"tools"``): a replay in the other mode matches none of them."""
+        (``"json"`` or ``"tools"``): a replay in the other mode matches none of them. A cache recorded
+        before failures were kept has no ``failures`` table (opened read-only in mode ``replay``, none is
+        added): it holds none of them (it was ``no such table: failures``, an internal error)."""
         conn = self._connect(create=False)
         if conn is None:
             return 0
         where = "WHERE model = ? AND kind = 'structured' AND json_extract(request, '$.mode') = ?"
         with self._lock:
+            tables = _tables(conn)
             return sum(
                 int(conn.execute(f"SELECT COUNT(*) FROM {table} {where}", (model, mode)).fetchone()[0])
                 for table in ("replies", "failures")
+                if table in tables
             )
 
     # ------------------------------------------------------------------ maintenance

@@ -435,3 +435,41 @@ def test_a_cache_on_read_only_storage_is_said_to_be_there(tmp_path, monkeypatch)
     assert str(refused.value).endswith(
         "unable to open database file (it is on a read-only file system; --cache replay reads it there)"
     )
+
+
+def test_replay_of_a_cache_recorded_before_failures_were_kept(tmp_path):
+    """Upgrade review: a cache recorded by pageindex-bench d685f97 (2026-11-22) has a ``replies`` table
+    and no ``failures`` table; ``bench run -m replay/MODEL --cache replay`` on it stopped with ``error:
+    internal error: OperationalError: no such table: failures`` (JSON-mode detection counted both
+    tables). Replay reads it as a cache without failures and adds nothing to the file."""
+    import sqlite3
+
+    from bench.config import RunConfig, apply_recording_settings
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT NOT NULL, kind TEXT NOT NULL, "
+        "request TEXT NOT NULL, reply TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, "
+        "completion_tokens INTEGER NOT NULL, created_at REAL NOT NULL)"
+    )
+    rows = [("k1", "json"), ("k2", "json")]
+    for key, mode in rows:
+        conn.execute(
+            "INSERT INTO replies VALUES (?, 'gemma', 'structured', ?, '{}', 10, 2, 1.0)",
+            (key, f'{{"mode": "{mode}"}}'),
+        )
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    cache = LLMCache(path, "replay")
+    assert cache.problem() is None
+    assert cache.structured_mode_count("gemma", "json") == 2
+    assert cache.structured_mode_count("gemma", "tools") == 0
+    assert cache.get_failure("k1") is None
+    config, notes = apply_recording_settings(
+        RunConfig(cache="replay", cache_path=path, model="replay/gemma"), "replay/gemma"
+    )
+    assert config.json_mode is True and notes and "made its 2 structured calls of gemma" in notes[0]
+    cache.close()
+    assert path.read_bytes() == before
