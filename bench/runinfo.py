@@ -221,6 +221,13 @@ def _without_tail(full: Path, relative: Path) -> Path | None:
     return Path(*parts[: -len(tail)])
 
 
+def unrecorded_keeps(stored: RunInfo) -> list[str]:
+    """The :data:`RESUME_KEEPS` a run does not record (written before runs recorded them): a resume
+    cannot check them, and keeps them unrecorded rather than stamp today's on the earlier samples."""
+    recorded = provenance(stored)
+    return [what for what in RESUME_KEEPS if recorded[what] is None]
+
+
 def resume_changes(stored: RunInfo, now: dict[str, str | None]) -> list[str]:
     """How this install would score a resumed run differently from how it started (recorded
     fields only): its samples would mix judge, tree builder or dataset versions. ``now`` holds

@@ -773,6 +773,12 @@ class Runner:
             }, dataset.sha256)  # fmt: skip
             self.plugin_changes = _plugin_code_changes(previous, retrievers, judge_name)
             self.setting_notes += self.plugin_changes
+            if unrecorded := provenance.unrecorded_keeps(previous):
+                self.setting_notes.append(
+                    f"{run_dir} does not record its {', '.join(unrecorded)} (written by an older "
+                    "pageindex-bench): its earlier samples may have been scored with other versions, so "
+                    "they stay unrecorded in its run.json (compare and gate say so)"
+                )
         await self._preflight(retriever_llm, judge_llm)
         self._stop_before_sampling("before the trees were built")
 
@@ -901,6 +907,9 @@ class Runner:
             "judge": redact_url(cfg.judge_base_url or cfg.base_url) or endpoints.get(judge_model or ""),
         }
         info = previous or RunInfo(run_id=run_id, started_at=_now())
+        # a resumed run that did not record a version its samples were scored with keeps it unrecorded:
+        # today's would claim its earlier samples for this install (review: upgrade)
+        unknown = set(provenance.unrecorded_keeps(previous)) if previous else set()
         # A resume keeps the command that started the run (the one that reproduces it) and adds its
         # own to the list of resumes.
         command = redact_argv(self.command)
@@ -916,7 +925,9 @@ class Runner:
                     name=dataset.name,
                     path=os.path.abspath(dataset.path),
                     sha256=dataset.sha256,
-                    content_sha256=provenance.dataset_content_hash(dataset.path),
+                    content_sha256=""
+                    if "dataset content hash" in unknown
+                    else provenance.dataset_content_hash(dataset.path),
                     questions=len(questions),
                     dropped=len(dropped),
                 ),
@@ -927,9 +938,11 @@ class Runner:
                     r: code for r in retrievers if (code := registry.plugin_identity("retriever", r))
                 },
                 "model": model,
-                "builder_version": provenance.builder_version(trees.values()),
+                "builder_version": None
+                if "tree builder version" in unknown
+                else provenance.builder_version(trees.values()),
                 "judge": judge_name,
-                "judge_version": provenance.judge_version(judge),
+                "judge_version": None if "judge version" in unknown else provenance.judge_version(judge),
                 "judge_model": judge_model,
                 "judge_prompt_version": getattr(judge, "prompt_version", None),
                 "judge_code": registry.plugin_identity("judge", judge_name),

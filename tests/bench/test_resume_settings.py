@@ -409,3 +409,44 @@ def test_an_old_relative_run_moved_elsewhere_says_where_to_resume_it(env, tmp_pa
         "(a run made before paths were stored absolute); resume it from that folder"
     ]
     assert {p.name: p.read_bytes() for p in moved.iterdir()} == before
+
+
+def test_a_run_that_recorded_no_versions_keeps_them_unrecorded_on_resume(env, tmp_path):
+    """Upgrade review: a run written by pageindex-bench b58837b or d685f97 (2026-11-22/23) has no
+    ``judge_version``, ``builder_version`` or ``dataset.content_sha256`` in its run.json, so a resume
+    cannot check them; it went on and stamped today's versions on the run, earlier samples included, and
+    ``bench compare``/``gate`` then checked them as if every sample were scored by this install. They
+    stay unrecorded now (compare and gate warn that they are not checked), and the resume says so."""
+    run = tmp_path / "old"
+    args = ("--data-dir", str(demo_dataset_dir()), "-r", "extractive", "--judge", "rules", "--limit", "3")
+    code, output = invoke(env, *args, "-o", str(run))
+    assert code == 0, output
+    info = json.loads((run / "run.json").read_text())
+    for key in ("format_version", "builder_version", "judge_version", "judge_code", "retriever_code"):
+        info.pop(key, None)  # as the older installs wrote run.json: no such keys
+    info["dataset"].pop("content_sha256")
+    info["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(info))
+    keep_first_sample(run)
+
+    code, output = invoke(env, "--resume", str(run))
+    assert code == 0, output
+    assert len(rows(run)) == 3
+    assert (
+        f"note: {run} does not record its judge version, tree builder version, dataset content hash "
+        "(written by an older pageindex-bench)" in output
+    )
+    resumed = json.loads((run / "run.json").read_text())
+    assert resumed["status"] == "finished" and resumed["format_version"] == 1
+    assert (resumed["judge_version"], resumed["builder_version"], resumed["dataset"]["content_sha256"]) == (
+        None, None, "",
+    )  # fmt: skip
+    new = tmp_path / "new"
+    code, output = invoke(env, *args, "-o", str(new))
+    assert code == 0, output
+    out = CliRunner().invoke(app, ["bench", "compare", str(run), str(new)], env=env)
+    assert out.exit_code == 0, out.output
+    assert (
+        "warning: run old does not record its judge version, tree builder version, dataset content hash "
+        "(written before provenance was recorded): not checked" in " ".join(out.output.split())
+    )
