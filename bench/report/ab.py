@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from bench.compare import (
     Comparison,
     NoSharedSamples,
+    comparability,
     compare_runs,
     diff_interval,
     run_differences,
@@ -53,8 +54,14 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
     answers without a verdict (counted as not correct: ``bench summary`` and ``bench compare`` warn of
     them with the command that judges them), what a run spent beside its samples' figures (calls of
     samples a stop cut, calls the cache answered: ``bench summary`` says them too) and retrievers a run
-    skipped."""
-    items = [w for other in runs[1:] for w in run_differences(runs[0], other)]
+    skipped. A run written before provenance was recorded is said to be compared unchecked, as ``bench
+    compare`` and ``bench gate`` say it (a report of an old baseline showed its accuracy beside today's
+    with no word that its judge and tree builder versions could not be checked)."""
+    items = [
+        w
+        for other in runs[1:]
+        for w in [*comparability(runs[0], other).unrecorded, *run_differences(runs[0], other)]
+    ]
     for run in runs:
         # a report of one run said nothing of its being unfinished (only a pair's differences did)
         items += [w for w in [unfinished_warning(run)] if w]

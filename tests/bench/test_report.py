@@ -620,3 +620,29 @@ def test_a_run_given_twice_is_refused_as_compare_and_gate_refuse_it(tmp_path) ->
     assert res.exit_code == 2, res.output
     assert res.output.startswith(f"error: {run} and {tmp_path / 'link'} are the same run folder"), res.output
     assert not (tmp_path / "x.md").exists()
+
+
+def test_a_report_says_an_old_run_is_compared_unchecked_as_compare_and_gate_do(tmp_path: Path) -> None:
+    """Upgrade review: a run written by pageindex-bench b58837b (2026-11-23) records no judge version,
+    tree builder version or dataset content hash. ``bench compare`` and ``bench gate`` warn that these are
+    not checked; ``bench report OLD NEW`` showed the old run's 60% beside today's 30% with no such word
+    (here the difference was a judge change). The report now warns as they do, once."""
+    samples = [sample(f"q{k}", "agent", "correct" if k < 6 else "incorrect") for k in range(10)]
+    old = write_run(tmp_path / "old", samples, info=run_info("old"))
+    info = json.loads((old / "run.json").read_text())
+    for key in ("format_version", "builder_version", "judge_version", "judge_code", "retriever_code"):
+        info.pop(key, None)  # as the older install wrote run.json: no such keys
+    info["dataset"].pop("content_sha256")
+    (old / "run.json").write_text(json.dumps(info))
+    new = write_run(
+        tmp_path / "new", [sample(f"q{k}", "agent", "correct" if k < 3 else "incorrect") for k in range(10)]
+    )
+    res = CliRunner().invoke(app, ["bench", "report", str(old), str(new), "--format", "md", "-o", "-"])
+    assert res.exit_code == 0, res.output
+    warning = (
+        "run old does not record its judge version, tree builder version, dataset content hash (written "
+        "before provenance was recorded): not checked"
+    )
+    assert res.stdout.count(warning) == 1
+    assert "| old | agent / scripted | 10 | 60.0% [31.3, 83.2] |" in res.stdout
+    assert warning in render_html([load_run(new), load_run(old)])  # the old run second: still said
