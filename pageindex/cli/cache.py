@@ -206,6 +206,16 @@ def _print_llm_stats(info: CacheStats) -> None:
             "by kind: " + ", ".join(f"{k} {n:,}" for k, n in info.by_kind.items()), highlight=False,
             markup=False,
         )
+    if info.older_format:
+        from pageindex.llm.wire import REQUEST_FORMAT
+
+        console.print(
+            f"note: {counted(info.older_format, 'reply', 'replies')} recorded with an older request "
+            f"format (before v{REQUEST_FORMAT}, an earlier pageindex-bench): no --cache replay of this "
+            "version matches them; record them again with --cache rw",
+            highlight=False,
+            markup=False,
+        )
     if info.failures:
         kinds = ", ".join(f"{k} {n}" for k, n in info.failures_by_kind.items())
         console.print(

@@ -107,6 +107,8 @@ class CacheStats(BaseModel):
     failures: int = 0  # recorded final failures (replayed as the same typed error in mode replay)
     failures_by_kind: dict[str, int] = {}  # error kind -> count (timeout, call_failed, ...)
     failures_by_model: dict[str, int] = {}
+    # replies recorded with an older request format (``wire.REQUEST_FORMAT``): no replay of today matches them
+    older_format: int = 0
 
 
 class LLMCache:
@@ -333,18 +335,14 @@ class LLMCache:
             )
         self.failure_writes += 1
 
-    def older_format_count(self, model: str, request_format: int) -> int:
-        """Recorded replies of ``model`` whose request was made with an older request format
-        (no ``"format"`` field, or another one): they can never match today's keys."""
+    def older_format_count(self, model: str | None, request_format: int) -> int:
+        """Recorded replies of ``model`` (of every model: None) whose request was made with an older
+        request format (no ``"format"`` field, or another one): they can never match today's keys."""
         conn = self._connect(create=False)
         if conn is None:
             return 0
-        marker = f'%"format": {int(request_format)},%'
         with self._lock:
-            row = conn.execute(
-                "SELECT COUNT(*) FROM replies WHERE model = ? AND request NOT LIKE ?", (model, marker)
-            ).fetchone()
-        return int(row[0])
+            return _older_format(conn, model, request_format)
 
     def structured_mode_count(self, model: str, mode: str) -> int:
         """Recorded structured calls of ``model`` (replies and final failures) made in ``mode``
@@ -401,6 +399,9 @@ class LLMCache:
             failures_by_model = dict(
                 conn.execute("SELECT model, COUNT(*) FROM failures GROUP BY model ORDER BY model")
             )
+            from pageindex.llm.wire import REQUEST_FORMAT
+
+            older = _older_format(conn, None, REQUEST_FORMAT)
         size = sum(p.stat().st_size for p in self.files() if p.is_file())
         return CacheStats(
             path=str(self.path),
@@ -416,6 +417,7 @@ class LLMCache:
             failures=failures,
             failures_by_kind=failures_by_kind,
             failures_by_model=failures_by_model,
+            older_format=older,
         )
 
     def files(self) -> list[Path]:
@@ -485,6 +487,14 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _older_format(conn: sqlite3.Connection, model: str | None, request_format: int) -> int:
+    """Replies (of ``model``, or all) recorded with another request format than ``request_format``."""
+    marker = f'%"format": {int(request_format)},%'
+    where, args = ("AND model = ?", (marker, model)) if model is not None else ("", (marker,))
+    row = conn.execute(f"SELECT COUNT(*) FROM replies WHERE request NOT LIKE ? {where}", args).fetchone()
+    return int(row[0])
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:

@@ -48,3 +48,35 @@ def test_clearing_an_empty_file_leaves_it_as_it_is(tmp_path):
     out = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(empty), "--yes"])
     assert out.exit_code == 0 and "deleted 0 replies and failures" in out.output
     assert empty.read_bytes() == b""
+
+
+def test_cache_stats_says_which_replies_were_recorded_in_an_older_request_format(tmp_path, monkeypatch):
+    """Upgrade review: a cache recorded by pageindex-bench b58837b or d685f97 (before request format 3)
+    showed `cache stats: 103 replies ...` as a usable recording, and every `--cache replay` of it then
+    missed. Stats now says how many replies no replay of this version matches, and what to do."""
+    import asyncio
+    import json
+
+    from pageindex.llm import Message, ScriptedModel, make_client
+
+    monkeypatch.setenv("COLUMNS", "200")
+    path = tmp_path / "llm.sqlite"
+    cache = LLMCache(path, "rw")
+    asyncio.run(
+        make_client("scripted", scripted=ScriptedModel(replies=["today"]), cache=cache).chat(
+            [Message(role="user", content="hi")]
+        )
+    )
+    for i in range(2):  # as the older installs recorded a request: no "format" field
+        request = {"kind": "chat", "model": "fake", "messages": [{"role": "user", "content": f"q{i}"}]}
+        cache.put(f"old{i}", model="fake", kind="chat", request=json.loads(json.dumps(request)), reply={},
+                  prompt_tokens=10, completion_tokens=1)  # fmt: skip
+    cache.close()
+    out = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "3 replies" in out.output
+    assert (
+        "note: 2 replies recorded with an older request format (before v3, an earlier pageindex-bench): no "
+        "--cache replay of this version matches them; record them again with --cache rw"
+    ) in " ".join(out.output.split())
+    assert LLMCache(path, "replay").stats().older_format == 2
