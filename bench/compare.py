@@ -216,19 +216,29 @@ def comparability(a: Run, b: Run) -> Comparability:
     judge model is always recorded: None means a judge without a model.)"""
     out = Comparability()
     missing: dict[str, list[str]] = {}
+    runs: dict[str, Run] = {}
     for what, va, vb in _provenance(a, b):
         if what != "judge model" and (va is None or vb is None):
             for run, value in ((a, va), (b, vb)):
                 if value is None:
                     missing.setdefault(run.run_id, []).append(what)
+                    runs[run.run_id] = run
             continue
         same = _same_model(va, vb) if what == "judge model" else va == vb
         if not same:
             out.differences.append(Difference(field=what, a=va, b=vb, values=_values(what, a, b, va, vb)))
     for run_id, fields in missing.items():
+        # its verdicts may be an older judge's: a change in accuracy may be the judge's alone (upgrade
+        # review: 55.6% -> 38.9% against a b58837b baseline was a rules change, and the gate passed it)
+        run = runs[run_id]
+        rescore = (
+            f"; to score its answers with today's judge: {rejudge_command(run.path, run.info)}"
+            if "judge version" in fields and run.info.judge
+            else ""
+        )
         out.unrecorded.append(
             f"run {run_id} does not record its {', '.join(fields)} (written before provenance was "
-            "recorded): not checked"
+            f"recorded): not checked{rescore}"
         )
     return out
 

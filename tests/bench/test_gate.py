@@ -334,6 +334,32 @@ def test_runs_without_provenance_are_compared_with_a_warning(tmp_path: Path) -> 
     ) in res.output
 
 
+def test_an_old_baseline_without_a_judge_version_is_said_with_the_rejudge_that_rescores_it(
+    tmp_path: Path,
+) -> None:
+    """Upgrade review: against a baseline written by pageindex-bench b58837b (no judge version), the gate
+    passed a drop of 55.6% -> 38.9% that was the rules judge's change alone, its warning saying only "not
+    checked". It now gives the command that scores the baseline's answers with today's judge (a run that
+    records its judge version but not its builder gets no such command)."""
+    old = run_info("old", judge_version=None, builder_version=None)
+    old.dataset.content_sha256 = ""
+    base = write_run(tmp_path / "old", outcomes("ccci"), info=old)
+    cand = write_run(tmp_path / "cand", outcomes("ccci"), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base)
+    assert res.exit_code == 0, res.output
+    assert (
+        "WARNING: run old does not record its judge version, tree builder version, dataset content hash "
+        "(written before provenance was recorded): not checked; to score its answers with today's judge: "
+        f"pageindex bench rejudge {base} --judge rules -o {base}-rejudged"
+    ) in " ".join(res.output.split())
+    half = write_run(tmp_path / "half", outcomes("ccci"), info=run_info("half", builder_version=None))
+    res = _gate(cand, "--baseline", half)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "WARNING: run half does not record its tree builder version (written before provenance" in said
+    assert "rejudge" not in said
+
+
 def test_old_run_json_without_provenance_loads(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "old", outcomes("cc"))
     data = json.loads((run_dir / "run.json").read_text())
