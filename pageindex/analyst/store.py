@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -46,6 +47,8 @@ class Opened(BaseModel):
     status: str  # "new", "reopened", "expired" (found idle too long), "rebuilt" (found with trees by
     # another builder version); an expired or rebuilt one is replaced by a fresh session
     idle_s: float = 0.0
+    # where the saved session an expired or rebuilt one replaces was moved, its answers whole (None: none)
+    kept: Path | None = None
 
 
 _HELD: dict[Path, TextIO] = {}  # the session locks this process holds, by lock file
@@ -170,8 +173,20 @@ class SessionStore:
             )
         old.limits = fresh.limits  # the limits asked for now apply, also to the expiry check
         idle = old.idle_for(now)
-        if old.is_expired(now):
-            return Opened(session=fresh, status="expired", idle_s=idle)
-        if not old.same_build(fresh):
-            return Opened(session=fresh, status="rebuilt", idle_s=idle)
+        for status, replaced in (("expired", old.is_expired(now)), ("rebuilt", not old.same_build(fresh))):
+            if replaced:
+                return Opened(session=fresh, status=status, idle_s=idle, kept=self._keep(name, status, now))
         return Opened(session=old, status="reopened", idle_s=idle)
+
+    def _keep(self, name: str, status: str, now: float) -> Path | None:
+        """Move the saved session ``name`` aside, as ``NAME.json.STATUS-YYYYmmddTHHMMSS`` (no session
+        name lists or opens it), before a fresh one is saved in its place: its answers were lost (every
+        upgrade of the tree builder started each saved session afresh). None when it cannot be moved
+        (a read-only folder): the fresh one then cannot be saved either."""
+        path = self.path_for(name)
+        kept = path.with_name(f"{path.name}.{status}-{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}")
+        try:
+            os.replace(path, kept)
+        except OSError:
+            return None
+        return kept

@@ -245,16 +245,16 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     f"[dim]session {session_name}: reopened ({session.contents()})[/]",
                     highlight=False,
                 )
-            elif opened.status == "expired":
-                err_console.print(
-                    f"[yellow]session {session_name}: expired after {opened.idle_s / 60:.0f} idle minutes; "
-                    "starting afresh[/]",
-                    highlight=False,
+            elif opened.status in ("expired", "rebuilt"):
+                why = (
+                    f"expired after {opened.idle_s / 60:.0f} idle minutes"
+                    if opened.status == "expired"
+                    else "saved with trees of another tree builder version (its sections may be named "
+                    "otherwise now)"
                 )
-            elif opened.status == "rebuilt":
+                kept = f" (the saved one is kept as {opened.kept})" if opened.kept else ""
                 err_console.print(
-                    f"[yellow]session {session_name}: saved with trees of another tree builder version "
-                    "(its sections may be named otherwise now); starting afresh[/]",
+                    f"[yellow]session {session_name}: {plain(why)}; starting afresh{plain(kept)}[/]",
                     highlight=False,
                 )
         try:

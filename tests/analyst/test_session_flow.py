@@ -131,6 +131,8 @@ def test_idle_session_expires(analyst_tree, tmp_path):
     fresh = AnalystSession.for_tree(tree, limits=SessionLimits(idle_ttl_s=60), now=clock())
     opened = store.open("expiring", fresh, now=clock())
     assert opened.status == "expired" and opened.idle_s == 61 and not opened.session.turns
+    assert opened.kept is not None and CAPEX_Q in opened.kept.read_text()
+    store.save(opened.session)  # the fresh one, in the name's place
     assert (
         store.open("expiring", AnalystSession.for_tree(tree, now=clock()), now=clock()).status == "reopened"
     )
@@ -191,9 +193,15 @@ def test_a_session_saved_with_another_tree_builder_starts_afresh(analyst_tree, t
     analyst.session.name = "q4"
     store.save(analyst.session)
     assert store.open("q4", AnalystSession.for_tree(tree, now=1_001.0), now=1_001.0).status == "reopened"
+    saved = store.path_for("q4").read_text()
     rebuilt = tree.model_copy(update={"builder_version": "999+other"})
     opened = store.open("q4", AnalystSession.for_tree(rebuilt, now=1_001.0), now=1_001.0)
     assert opened.status == "rebuilt" and not opened.session.sections and not opened.session.turns
+    # the saved answers are kept aside, whole, where no session name reaches them (the upgrade review:
+    # every builder upgrade replaced each saved session's answers at its next save)
+    assert opened.kept is not None and opened.kept.read_text() == saved
+    assert opened.kept.name.startswith("q4.json.rebuilt-") and not store.path_for("q4").exists()
+    assert store.names() == []
 
 
 def test_a_saved_session_that_cannot_be_read_is_kept_and_the_name_refused(analyst_tree, tmp_path):
