@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from rich.console import Console
 
@@ -88,6 +89,38 @@ def test_agreement_across_repeats(tmp_path: Path) -> None:
     assert agreement.unanimous_rate == 0.5
     assert agreement.mean_pairwise == pytest.approx((1 + 1 / 3) / 2)
     assert agreement.unstable == ["q2"]
+
+
+def test_agreement_across_repeats_is_counted_without_a_pandas_series_per_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 200 questions x 2 retrievers x 3 repeats: a question unstable under both is listed once, an error
+    # (no verdict) is a verdict of its own. Before, each question of each grouping built a pandas Series and
+    # its value_counts (about 1 ms each: 15 s for `bench summary` of 8,000 samples) and `unstable` was a list
+    # searched for every question.
+    rows = []
+    for q in range(200):
+        for retriever in ("planner", "agent"):
+            verdicts = ["correct", "correct", "correct"]
+            if q % 4 == 0:
+                verdicts = ["correct", "incorrect", "correct"]
+            elif q % 4 == 1 and retriever == "agent":
+                verdicts = ["correct", None, None]
+            rows += [sample(f"q{q:03d}", retriever, v, repeat=r) for r, v in enumerate(verdicts)]
+    calls = []
+    real = pd.Series.value_counts
+    monkeypatch.setattr(
+        pd.Series, "value_counts", lambda self, *a, **k: calls.append(1) or real(self, *a, **k)
+    )
+    run = load_run(write_run(tmp_path / "rep", rows, write_summary_file=False))
+    agreement = run.summary.overall.repeat_agreement
+    assert agreement.questions == 400 and agreement.unanimous == 400 - 50 - 50 - 50
+    assert agreement.mean_pairwise == pytest.approx((250 * 1 + 150 * 1 / 3) / 400)
+    assert agreement.unstable == [f"q{q:03d}" for q in range(200) if q % 4 in (0, 1)]
+    assert run.summary.group("retriever", "planner").repeat_agreement.unstable == [
+        f"q{q:03d}" for q in range(0, 200, 4)
+    ]
+    assert len(calls) == 0
 
 
 def test_torn_last_line_is_dropped_with_a_warning(tmp_path: Path) -> None:
