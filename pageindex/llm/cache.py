@@ -30,6 +30,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,6 +125,10 @@ class LLMCache:
         self.writes = 0
         self.failure_hits = 0  # recorded failures served (mode replay)
         self.failure_writes = 0
+        # the counts a replay miss reports, per query: each reads every recording of the model (the
+        # request text, which no index covers), so a replay that missed a thousand calls of a 100k-entry
+        # cache read it a thousand times (0.5 s a miss); a replay writes nothing, so they hold
+        self._miss_counts: dict[tuple[str, ...], int] = {}
 
     def __repr__(self) -> str:
         return f"LLMCache({str(self.path)!r}, mode={self.mode!r})"
@@ -338,28 +343,39 @@ class LLMCache:
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older
         request format (no ``"format"`` field, or another one): they can never match today's keys."""
-        conn = self._connect(create=False)
-        if conn is None:
-            return 0
-        with self._lock:
-            return _older_format(conn, model, request_format)
+        memo = ("older", model or "", str(request_format))
+        return self._count_once(memo, lambda conn: _older_format(conn, model, request_format))
 
     def structured_mode_count(self, model: str, mode: str) -> int:
         """Recorded structured calls of ``model`` (replies and final failures) made in ``mode``
         (``"json"`` or ``"tools"``): a replay in the other mode matches none of them. A cache recorded
         before failures were kept has no ``failures`` table (opened read-only in mode ``replay``, none is
         added): it holds none of them (it was ``no such table: failures``, an internal error)."""
-        conn = self._connect(create=False)
-        if conn is None:
-            return 0
         where = "WHERE model = ? AND kind = 'structured' AND json_extract(request, '$.mode') = ?"
-        with self._lock:
+
+        def count(conn: sqlite3.Connection) -> int:
             tables = _tables(conn)
             return sum(
                 int(conn.execute(f"SELECT COUNT(*) FROM {table} {where}", (model, mode)).fetchone()[0])
                 for table in ("replies", "failures")
                 if table in tables
             )
+
+        return self._count_once(("mode", model, mode), count)
+
+    def _count_once(self, memo: tuple[str, ...], count: Callable[[sqlite3.Connection], int]) -> int:
+        """``count``'s figure, read once per cache in mode replay (which writes nothing, so it holds): a
+        replay miss says these counts, and each read scans every recording's request."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return 0
+        with self._lock:
+            if memo in self._miss_counts:
+                return self._miss_counts[memo]
+            n = count(conn)
+            if not self.writable:
+                self._miss_counts[memo] = n
+            return n
 
     # ------------------------------------------------------------------ maintenance
     def stats(self) -> CacheStats:

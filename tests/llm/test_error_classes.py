@@ -11,6 +11,7 @@ import json
 import pytest
 from pydantic import BaseModel, model_validator
 
+import pageindex.llm.cache as cache_module
 from pageindex.llm import (
     Budget,
     BudgetExceeded,
@@ -743,3 +744,43 @@ def test_a_replay_miss_says_the_calls_were_recorded_in_the_other_structured_mode
         run(make_client("replay/m", cache=LLMCache(path, "replay")).structured(ask(), Decision))
     assert "1 structured call(s) of this model recorded in JSON mode" in str(info.value)
     assert "replays only with --json-mode" in str(info.value)
+
+
+def test_replay_misses_read_the_recordings_counts_once_not_once_a_miss(tmp_path, monkeypatch):
+    """Scale review: every replay miss counted the model's older-format and other-mode recordings
+    again, two queries that read every recording's request text (no index covers it): 400 misses of a
+    replay against a cache of 100,000 replies took 3 min 32 s, against 1,800 replies 12.5 s. The
+    counts are read once per cache (a replay writes nothing); every miss still says them."""
+    path = tmp_path / "c.sqlite"
+    rw = LLMCache(path, "rw")
+    rw.put("oldkey", model="m", kind="chat", request={"kind": "chat", "model": "m"}, reply={},
+           prompt_tokens=1, completion_tokens=1)  # fmt: skip
+    rw.close()
+    json_path = tmp_path / "json.sqlite"
+    rw = LLMCache(json_path, "rw")
+    rw.put("jsonkey", model="m", kind="structured", request={"format": REQUEST_FORMAT, "mode": "json"},
+           reply={}, prompt_tokens=1, completion_tokens=1)  # fmt: skip
+    rw.close()
+    statements: list[str] = []
+    real_open = cache_module._open_read_only
+
+    def traced(target):
+        conn = real_open(target)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(cache_module, "_open_read_only", traced)
+    client = make_client("replay/m", cache=LLMCache(path, "replay"))
+    for k in range(5):
+        with pytest.raises(ReplayMiss) as chat_miss:
+            run(client.chat(ask(f"question {k}")))
+        assert "holds 1 recording(s) of this model made with an older request format" in str(chat_miss.value)
+    client = make_client("replay/m", cache=LLMCache(json_path, "replay"), json_mode=False)
+    for k in range(5):
+        with pytest.raises(ReplayMiss) as structured_miss:
+            run(client.structured(ask(f"question {k}"), Decision))
+        assert "holds 1 structured call(s) of this model recorded in JSON mode" in str(structured_miss.value)
+    counts = [s for s in statements if s.startswith("SELECT COUNT(*)")]
+    # once per cache: 1 (older format), then 1 (older format) + 2 (JSON mode: replies, failures);
+    # each miss read them again: 5 + 5 x 3
+    assert len(counts) == 4
