@@ -604,8 +604,12 @@ class Runner:
                     source = load_policy(source)
                 except ValueError as exc:
                     raise RunSetupError(str(exc)) from None
+            # a policy given as a function answers for the run alone: nothing reads its requests, which
+            # a ScriptedModel given whole keeps for its caller (a test)
             self._scripted_model = (
-                source if isinstance(source, ScriptedModel) else ScriptedModel(policy=source)
+                source
+                if isinstance(source, ScriptedModel)
+                else ScriptedModel(policy=source, keep_requests=False)
             )
         return self._scripted_model
 

@@ -237,8 +237,9 @@ def scripted_client(
         policy = load_policy(spec)
     except ValueError as exc:
         fail(str(exc))
-    scripted = policy if isinstance(policy, ScriptedModel) else ScriptedModel(policy=policy)
-    return make_client("scripted", role=role, scripted=scripted, **kwargs)
+    if not isinstance(policy, ScriptedModel):
+        policy = ScriptedModel(policy=policy, keep_requests=False)  # no one reads its requests
+    return make_client("scripted", role=role, scripted=policy, **kwargs)
 
 
 def model_client(

@@ -28,7 +28,9 @@ characters in all message contents plus the raw arguments of tool calls inside a
 messages (tool definitions are free); ``completion_tokens = ceil(C / 4)`` where C is the length
 of the reply text plus the raw arguments of its tool calls. ``cached_tokens`` is 0. Every request
 is recorded in ``.requests`` (a :class:`ScriptedRequest` with both counts filled in) -- every HTTP
-attempt, so an SDK retry after a scripted 429 shows up as a second request.
+attempt, so an SDK retry after a scripted 429 shows up as a second request -- unless the model is made
+with ``keep_requests=False`` (``--model scripted`` in ``bench run``, ``ask`` and the others, where no one
+reads them: a run of 8,000 samples held some 220 MB of them); ``.request_count`` counts them either way.
 """
 
 from __future__ import annotations
@@ -152,12 +154,19 @@ Policy = Callable[[ScriptedRequest], Any]
 
 class ScriptedModel:
     def __init__(
-        self, replies: Iterable[Any] | None = None, policy: Policy | None = None, name: str = "scripted"
+        self,
+        replies: Iterable[Any] | None = None,
+        policy: Policy | None = None,
+        name: str = "scripted",
+        *,
+        keep_requests: bool = True,
     ) -> None:
         self._queue: deque[Any] = deque(replies or [])
         self.policy = policy
         self.name = name
+        self.keep_requests = keep_requests
         self.requests: list[ScriptedRequest] = []
+        self.request_count = 0
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ reply builders
@@ -228,7 +237,10 @@ class ScriptedModel:
         """Turn one chat-completions request into a reply (used by the transport and the test server)."""
         request = self._parse(body, headers or {})
         with self._lock:
-            self.requests.append(request)
+            request.index = self.request_count
+            self.request_count += 1
+            if self.keep_requests:
+                self.requests.append(request)
             queued = self._queue.popleft() if self._queue else _EMPTY
         if queued is _EMPTY:
             if self.policy is None:
@@ -256,7 +268,7 @@ class ScriptedModel:
             response_model is not None or response_format.get("type") in ("json_object", "json_schema")
         )
         return ScriptedRequest(
-            index=len(self.requests),
+            index=self.request_count,  # set again when it is counted
             model=body.get("model", self.name),
             messages=messages,
             tools=tools,

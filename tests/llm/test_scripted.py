@@ -247,3 +247,33 @@ def test_truncated_structured_reply_is_a_typed_recorded_error():
     assert info.value.usage.completion_tokens == 3
     assert client.ledger.records()[0].error == "output_truncated"
     assert sm.requests[0].max_tokens == 3
+
+
+def test_a_scripted_policy_given_by_name_keeps_no_request_but_counts_them(tmp_path):
+    """Scale review: `--model scripted` kept every request it answered (its messages, tools and raw
+    JSON: some 28 KB a sample), which no one reads; a run of 8,000 samples peaked at 756 MB. The model
+    `bench run` and the CLI commands make of a policy function now only counts them; a ScriptedModel
+    made in code keeps them, as tests read them."""
+    from bench.config import RunConfig
+    from bench.runner import Runner
+    from pageindex.cli._common import scripted_client
+
+    seen: list[int] = []
+
+    def policy(request):
+        seen.append(request.index)
+        return "ok"
+
+    config = RunConfig(data_dir=tmp_path, out=tmp_path / "run", model="scripted", scripted_policy="x:y")
+    run_model = Runner(config, scripted=policy, command=["pageindex"])._scripted_for("scripted")
+    for _ in range(3):
+        assert asyncio.run(make_client("scripted", scripted=run_model).chat(user("hi"))).content == "ok"
+    assert run_model.request_count == 3 and run_model.requests == [] and seen == [0, 1, 2]
+
+    cli = scripted_client("bench.faults.scripted:policy")
+    asyncio.run(cli.chat(user("What was revenue in FY2022?")))
+    assert cli.scripted.request_count == 1 and cli.scripted.requests == []
+
+    kept = ScriptedModel(policy=policy)
+    asyncio.run(make_client("scripted", scripted=kept).chat(user("hi")))
+    assert kept.request_count == 1 and [r.index for r in kept.requests] == [0]
