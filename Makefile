@@ -13,7 +13,7 @@ $(BIN)/pageindex: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(BIN)/pageindex
 
-.PHONY: install demo test test-real lint
+.PHONY: install demo test test-real test-lowest lint
 install: $(BIN)/pageindex
 
 demo: install
@@ -25,6 +25,15 @@ test: install
 test-real: install
 	bash tests/real/setup_server_env.sh >/dev/null
 	PAGEINDEX_REAL_TIER=1 $(BIN)/python -m pytest tests/real -p no:xdist -p no:cacheprovider --timeout 1800 -v
+
+# The suite again on the oldest releases pyproject.toml allows (uv's lowest-direct resolution) in a
+# venv of its own, made afresh each time: the dependency floors are claims, and this checks them.
+test-lowest: install
+	$(BIN)/pip install -q uv
+	rm -rf .venv-lowest
+	$(BIN)/uv venv -q --python $(BIN)/python .venv-lowest
+	$(BIN)/uv pip install -q --python .venv-lowest/bin/python --resolution lowest-direct -e ".[dev]"
+	.venv-lowest/bin/python -m pytest -n 2
 
 lint: install
 	$(BIN)/ruff check .

@@ -147,9 +147,10 @@ def test_names_in_square_brackets_are_printed_as_written(tmp_path):
     result = runner.invoke(app, ["build", str(pdf), "-o", str(out), "--no-cache"])
     assert result.exit_code == 0, result.output
     assert result.output == f"[draft] acme: 1 page, 1 section, 1 leaf, strategy sec -> {out}\n"
-    path = tmp_path / "[b]llm.sqlite"
-    stats = runner.invoke(app, ["cache", "stats", "--cache-path", str(path)])
-    assert stats.exit_code == 0 and stats.output == f"cache {path}: empty (no file yet)\n"
+    path, trees = tmp_path / "[b]llm.sqlite", tmp_path / "[t]trees"
+    stats = runner.invoke(app, ["cache", "stats", "--cache-path", str(path), "--tree-cache-dir", str(trees)])
+    assert stats.exit_code == 0
+    assert stats.output == f"cache {path}: empty (no file yet)\ntrees {trees}: empty (no folder yet)\n"
     cleared = runner.invoke(app, ["cache", "clear", "--cache-path", str(path), "--yes"])
     assert cleared.exit_code == 0 and cleared.output == f"deleted 0 replies and failures from {path}\n"
     from pageindex.llm import LLMCache
