@@ -102,18 +102,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(0)
         what = f"{counted(deleting, 'file')} ({(old.size_bytes + info.temp_size_bytes) / 1e6:.1f} MB)"
         if not yes:
-            try:
-                agreed = typer.confirm(f"Delete {what} from {info.directory}?")
-            except typer.Abort:  # no answer (end of input, Ctrl-C): nothing is deleted
-                console.print()
-                agreed = False
-            if not agreed:
-                console.print(
-                    f"cancelled: nothing deleted from {info.directory} (--yes deletes without asking)",
-                    highlight=False,
-                    markup=False,
-                )
-                raise typer.Exit(0)
+            _confirm_or_exit(what, info.directory)
         try:
             files, size = prune_tree_cache(info.directory, version)
         except OSError as exc:
@@ -165,19 +154,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(0)
         what = "all replies and failures" if model is None else f"{' and '.join(names)} replies and failures"
         if not yes:
-            try:
-                agreed = typer.confirm(f"Delete {what} from {cache.path}?")
-            except typer.Abort:  # no answer (end of input, Ctrl-C): nothing is deleted
-                console.print()
-                agreed = False
-            if not agreed:
-                # declining is a choice, not an error: say so and exit 0
-                console.print(
-                    f"cancelled: nothing deleted from {cache.path} (--yes deletes without asking)",
-                    highlight=False,
-                    markup=False,
-                )
-                raise typer.Exit(0)
+            _confirm_or_exit(what, cache.path)
         try:
             deleted = cache.clear() if model is None else sum(cache.clear(name) for name in names)
         except LLMError as exc:
@@ -223,6 +200,20 @@ def _print_llm_stats(info: CacheStats) -> None:
             "retried live in rw mode",
             highlight=False,
         )
+
+
+def _confirm_or_exit(what: str, where: Path) -> None:
+    """Ask before deleting ``what`` from ``where``; no (or no answer: end of input, Ctrl-C) says that
+    nothing was deleted and exits 0: declining is a choice, not an error."""
+    try:
+        agreed = typer.confirm(f"Delete {what} from {where}?")
+    except typer.Abort:
+        console.print()
+        agreed = False
+    if not agreed:
+        said = f"cancelled: nothing deleted from {where} (--yes deletes without asking)"
+        console.print(said, highlight=False, markup=False)
+        raise typer.Exit(0)
 
 
 def _tree_stats(directory: Path | None) -> TreeCacheStats:
