@@ -145,6 +145,9 @@ def commonest_error(samples: list[Sample]) -> str | None:
 
 
 # ----------------------------------------------------------------------------- set-up
+UNREPORTED_KEYS = ("unreported_attempts", "estimated_prompt_tokens")  # sent_usage's, when there were some
+
+
 def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
     """A usage total of the run's earlier sessions (run.json's ``unrecorded_usage``, ``sent_usage`` or
     ``cached_usage``) plus this one's; a cost unknown in either is unknown."""
@@ -158,9 +161,6 @@ def _add_usage(before: dict[str, Any] | None, more: dict[str, Any]) -> dict[str,
         if key in before or key in more:
             total[key] = int(before.get(key) or 0) + int(more.get(key) or 0)
     return total
-
-
-UNREPORTED_KEYS = ("unreported_attempts", "estimated_prompt_tokens")  # sent_usage's, when there were some
 
 
 def _usage_dict(usage: Any) -> dict[str, Any]:
