@@ -96,7 +96,31 @@ def test_a_tree_cache_path_that_is_a_file_is_refused(tmp_path, monkeypatch):
     a_file.write_text("{}")
     out = CliRunner().invoke(app, ["cache", "prune", "--tree-cache-dir", str(a_file), "-y"])
     assert out.exit_code == 2
-    assert f"error: --tree-cache-dir {a_file} is not a folder" in out.output
+    assert f"error: --tree-cache-dir {a_file}: is a file; give a folder for the tree cache" in out.output
     assert a_file.read_text() == "{}"
     missing = CliRunner().invoke(app, ["cache", "stats"])
     assert missing.exit_code == 0 and "trees " in missing.output and "empty (no folder yet)" in missing.output
+
+
+@pytest.mark.parametrize("command", ["stats", "prune"])
+def test_an_empty_or_dangling_tree_cache_dir_is_refused_before_any_output(tmp_path, monkeypatch, command):
+    """`--tree-cache-dir "$UNSET"` was the current folder (`trees .: ... 367 other files`) and a symbolic
+    link to a moved folder an empty cache, exit 0; both are refused as `build --cache-dir` refuses them,
+    `cache stats` before it prints the LLM cache's line."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.chdir(tmp_path)
+    empty = CliRunner().invoke(app, ["cache", command, "--tree-cache-dir", ""])
+    assert empty.exit_code == 2
+    assert empty.output.strip() == (
+        "error: --tree-cache-dir '': give a folder for the tree cache "
+        "(--tree-cache-dir . for the current one)"
+    )
+    link = tmp_path / "moved"
+    link.symlink_to(tmp_path / "nowhere")
+    dangling = CliRunner().invoke(app, ["cache", command, "--tree-cache-dir", str(link)])
+    assert dangling.exit_code == 2
+    assert dangling.output.strip() == (
+        f"error: --tree-cache-dir {link}: a symbolic link to {tmp_path / 'nowhere'}, which does not exist; "
+        "give a folder for the tree cache"
+    )

@@ -333,6 +333,25 @@ def output_file(
     return path
 
 
+def check_cache_dir(given: str | None, option: str) -> Path | None:
+    """A tree cache folder given as ``option`` (``--cache-dir``, ``--tree-cache-dir``): a folder (or not
+    there yet). A file there, a symbolic link that leads nowhere (a loop, a moved folder), or an empty
+    value (an unset shell variable: it used to mean the current folder), is one error line before any
+    work; an unwritable cache found later only costs the caching, never the tree."""
+    if given is None:
+        return None
+    if not given.strip():
+        fail(f"{option} '': give a folder for the tree cache ({option} . for the current one)")
+    from pageindex.tree.pdf import broken_link
+
+    cache_dir = Path(given)
+    if link := broken_link(cache_dir):  # a loop, or a link to nowhere: nothing could be cached, unsaid
+        fail(f"{option} {cache_dir}: {link}; give a folder for the tree cache")
+    if cache_dir.exists() and not cache_dir.is_dir():
+        fail(f"{option} {cache_dir}: is a file; give a folder for the tree cache")
+    return cache_dir
+
+
 def load_tree_file(path: Path) -> Any:
     """A tree JSON written by ``pageindex build``, or one ``error:`` line: unreadable, or not a tree
     (the first line of the validation error only, never a pydantic dump)."""

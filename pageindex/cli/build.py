@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from pageindex.cli._common import (
+    check_cache_dir,
     console,
     examples,
     fail,
@@ -65,7 +66,7 @@ def build(
     from pageindex.atomic import write_atomic
     from pageindex.tree import PDFError, build_tree, is_tree_file
 
-    cache_dir = _check_cache_dir(cache_dir)
+    cache_dir = check_cache_dir(cache_dir, "--cache-dir")
     if not summaries and (given := [o for o, v in (("--model", model), ("--base-url", base_url)) if v]):
         fail(f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} with --summaries only; "
              "add --summaries to write section summaries, or leave it out")  # fmt: skip
@@ -121,7 +122,7 @@ def tree(
     from pageindex.tree.errors import NotAPDFError
     from pageindex.tree.toc import render_toc
 
-    cache_dir = _check_cache_dir(cache_dir)
+    cache_dir = check_cache_dir(cache_dir, "--cache-dir")
     try:
         if source.suffix.lower() == ".json":
             given = (("--no-outline", no_outline), ("--max-leaf-pages", max_leaf_pages),
@@ -142,22 +143,3 @@ def tree(
         fail(str(exc))
     warn_tree(result)
     console.print(render_toc(result, depth=depth), highlight=False, markup=False, soft_wrap=True)
-
-
-def _check_cache_dir(given: str | None) -> Path | None:
-    """``--cache-dir`` as a path: a folder (or not there yet). A file there, a symbolic link that leads
-    nowhere (a loop, a moved folder), or an empty value (an unset shell variable: it used to mean the
-    current folder), is one error line before any work;
-    an unwritable cache found later only costs the caching, never the tree."""
-    if given is None:
-        return None
-    if not given.strip():
-        fail("--cache-dir '': give a folder for the tree cache (--cache-dir . for the current one)")
-    from pageindex.tree.pdf import broken_link
-
-    cache_dir = Path(given)
-    if link := broken_link(cache_dir):  # a loop, or a link to nowhere: nothing could be cached, unsaid
-        fail(f"--cache-dir {cache_dir}: {link}; give a folder for the tree cache")
-    if cache_dir.exists() and not cache_dir.is_dir():
-        fail(f"--cache-dir {cache_dir}: is a file; give a folder for the tree cache")
-    return cache_dir

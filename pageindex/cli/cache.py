@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pageindex.cli._common import cache_path_option, console, examples, fail, plain
+from pageindex.cli._common import cache_path_option, check_cache_dir, console, examples, fail, plain
 from pageindex.wording import counted
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pa
 TREES_HELP = "Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cache/pageindex/trees)."
 
 
-def tree_cache_option() -> Path | None:
+def tree_cache_option() -> str | None:
     return typer.Option(None, "--tree-cache-dir", help=TREES_HELP)
 
 
@@ -48,7 +48,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     )
     def stats(
         path: Path | None = cache_path_option(help=PATH_HELP, old_path=True),
-        trees: Path | None = tree_cache_option(),
+        trees: str | None = tree_cache_option(),
     ) -> None:
         """Show how many replies the LLM cache holds, per model and kind, and its size; then the tree
         cache: trees of this builder version, of older ones (never read again), temp files."""
@@ -56,6 +56,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
 
         cache = LLMCache(path)
         _refuse_unusable(cache, given=path is not None)
+        tree_info = _tree_stats(trees)  # a --tree-cache-dir that is no folder is refused before any output
         try:
             info = cache.stats()
         except LLMError as exc:
@@ -64,14 +65,14 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             console.print(f"cache {info.path}: empty (no file yet)", highlight=False, markup=False)
         else:
             _print_llm_stats(info)
-        _print_tree_stats(_tree_stats(trees))
+        _print_tree_stats(tree_info)
 
     @cache_app.command(
         "prune",
         epilog=examples("pageindex cache prune", "pageindex cache prune --tree-cache-dir trees/ -y"),
     )
     def prune(
-        trees: Path | None = tree_cache_option(),
+        trees: str | None = tree_cache_option(),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     ) -> None:
         """Delete what no command reads any more from the tree cache: trees and section summaries of
@@ -216,12 +217,14 @@ def _confirm_or_exit(what: str, where: Path) -> None:
         raise typer.Exit(0)
 
 
-def _tree_stats(directory: Path | None) -> TreeCacheStats:
-    """The tree cache's files by builder version; a path that is no folder is refused (exit 2), a
-    missing one is an empty cache."""
+def _tree_stats(given: str | None) -> TreeCacheStats:
+    """The tree cache's files by builder version; a path that is no folder (a file, an empty
+    ``--tree-cache-dir``, a symbolic link to nowhere) is refused (exit 2), a missing one is an empty
+    cache."""
     from pageindex.cacheprune import tree_cache_stats
     from pageindex.tree.cache import default_cache_dir
 
+    directory = check_cache_dir(given, "--tree-cache-dir")
     folder = directory if directory is not None else default_cache_dir()
     named = "--tree-cache-dir" if directory is not None else "the tree cache"
     if folder.exists() and not folder.is_dir():
