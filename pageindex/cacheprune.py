@@ -21,7 +21,14 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-__all__ = ["TEMP_AGE", "TreeCacheStats", "VersionFiles", "prune_tree_cache", "tree_cache_stats"]
+__all__ = [
+    "TEMP_AGE",
+    "PruneIncomplete",
+    "TreeCacheStats",
+    "VersionFiles",
+    "prune_tree_cache",
+    "tree_cache_stats",
+]
 
 _ENTRY = re.compile(r"^(?P<sha>[0-9a-f]{64})-v(?P<version>.+?)(?:\.summaries\..+)?\.json$")
 TEMP_AGE = 3600.0  # seconds: an older temp file is a write that was killed, not one in progress
@@ -107,19 +114,37 @@ def tree_cache_stats(directory: Path) -> TreeCacheStats:
     return stats
 
 
+class PruneIncomplete(Exception):
+    """Some files :func:`prune_tree_cache` was to delete could not be (a read-only folder): how many were
+    deleted (``files``, ``size``), how many were not, and the first reason."""
+
+    def __init__(self, files: int, size: int, failed: int, reason: str) -> None:
+        super().__init__(f"{failed} files could not be deleted: {reason}")
+        self.files, self.size, self.failed, self.reason = files, size, failed, reason
+
+
 def prune_tree_cache(directory: Path, version: str) -> tuple[int, int]:
     """Delete the entries of builder versions other than ``version`` and the temp files of killed
     writes (one younger than :data:`TEMP_AGE` is a write in progress and stays); return the files and
-    bytes deleted. Entries of ``version`` and files the cache did not write stay."""
+    bytes deleted. Entries of ``version`` and files the cache did not write stay. A file that cannot
+    be deleted does not stop the others: :class:`PruneIncomplete` says, after, how many were and were not
+    (the first one used to stop the prune, which said that what could be deleted was deleted)."""
     if not directory.is_dir():
         return 0, 0
-    files = size = 0
+    files = size = failed = 0
+    reason = ""
     for entry in _entries(directory, version, time.time()):
         if entry.kind in ("old", "temp"):
             try:
                 entry.path.unlink()
             except FileNotFoundError:  # another prune got there first
                 continue
+            except OSError as exc:
+                failed += 1
+                reason = reason or str(exc.strerror or exc)
+                continue
             files += 1
             size += entry.size
+    if failed:
+        raise PruneIncomplete(files, size, failed, reason)
     return files, size

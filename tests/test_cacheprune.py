@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pageindex.analyst.summaries import summary_path
-from pageindex.cacheprune import TEMP_AGE, prune_tree_cache, tree_cache_stats
+from pageindex.cacheprune import TEMP_AGE, PruneIncomplete, prune_tree_cache, tree_cache_stats
 from pageindex.cli import app
 from pageindex.tree import build_tree
 from pageindex.tree.cache import TreeCache
@@ -124,3 +125,28 @@ def test_an_empty_or_dangling_tree_cache_dir_is_refused_before_any_output(tmp_pa
         f"error: --tree-cache-dir {link}: a symbolic link to {tmp_path / 'nowhere'}, which does not exist; "
         "give a folder for the tree cache"
     )
+
+
+def test_files_prune_cannot_delete_do_not_stop_the_others_and_are_counted(cache_dir, monkeypatch):
+    """In a folder where some files cannot be deleted (a read-only folder; here the older version
+    1.9's), the prune stopped at the first and said `Permission denied (what could be deleted was
+    deleted)` whatever it had deleted; now it deletes the rest and says how many were not."""
+    folder, version = cache_dir
+    unlink = Path.unlink
+
+    def refuse_1_9(path: Path, missing_ok: bool = False) -> None:
+        if "1.9+" in path.name:
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refuse_1_9)
+    with pytest.raises(PruneIncomplete) as raised:
+        prune_tree_cache(folder, version)
+    assert (raised.value.files, raised.value.failed, raised.value.reason) == (1, 3, "Permission denied")
+    left = {p.name for p in folder.iterdir()}
+    assert not any("pymupdf1.26" in name for name in left)  # the other old version's tree went
+    assert sum(1 for name in left if "1.9+" in name) == 3
+    out = CliRunner().invoke(app, ["cache", "prune", "-y"])
+    assert out.exit_code == 2
+    assert f"error: the tree cache {folder}: 3 of 3 files could not be deleted (Permission denied); " \
+        "nothing deleted" in out.output

@@ -78,7 +78,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         """Delete what no command reads any more from the tree cache: trees and section summaries of
         other builder versions, and temp files of killed writes (older than an hour). Trees of this
         builder version and files the cache did not write stay; the LLM cache is not touched."""
-        from pageindex.cacheprune import prune_tree_cache
+        from pageindex.cacheprune import PruneIncomplete, prune_tree_cache
         from pageindex.tree.build import code_version
 
         info = _tree_stats(trees)
@@ -106,9 +106,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             _confirm_or_exit(what, info.directory)
         try:
             files, size = prune_tree_cache(info.directory, version)
-        except OSError as exc:
+        except PruneIncomplete as exc:
             named = "--tree-cache-dir" if trees is not None else "the tree cache"
-            fail(f"{named} {info.directory}: {exc.strerror or exc} (what could be deleted was deleted)")
+            done = f"{counted(exc.files, 'file')} ({exc.size / 1e6:.1f} MB)" if exc.files else "nothing"
+            fail(
+                f"{named} {info.directory}: {exc.failed} of {deleting} files could not be deleted "
+                f"({exc.reason}); {done} deleted"
+            )
         console.print(
             f"deleted {counted(files, 'file')} ({size / 1e6:.1f} MB) from {info.directory}",
             highlight=False,
