@@ -204,7 +204,4 @@ def response_json(response: httpx.Response) -> Any:
 
 
 def _key_rejected(spec: ModelSpec, response: httpx.Response) -> LLMConfigError:
-    return LLMConfigError(
-        f"{spec.display_url} rejected the API key for {spec.spec} (HTTP {response.status_code}); "
-        "check OPENAI_API_KEY"
-    )
+    return LLMConfigError(spec.credentials_rejected(response.status_code))

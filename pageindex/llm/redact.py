@@ -82,6 +82,18 @@ def _loose_userinfo(url: str) -> tuple[str, str, str] | None:
     return stem[:start], userinfo, after + url[len(stem) :]
 
 
+def has_userinfo(url: str | None) -> bool:
+    """Whether ``url`` holds user-info (``http://user:pw@host/v1``, or as typed without ``//``): the
+    HTTP client sends it as Basic auth in place of the API key."""
+    if not url:
+        return False
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return False
+    return "@" in netloc or _loose_userinfo(url) is not None
+
+
 def url_secrets(url: str | None) -> list[str]:
     """The credentials inside a URL (user-info parts and credential-like query values)."""
     if not url:

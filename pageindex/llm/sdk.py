@@ -150,10 +150,7 @@ def translate_error(
             raw=exc.response.text[:2000],
         )
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return LLMConfigError(
-            f"{client.display_url} rejected the API key for {client.spec} "
-            f"(HTTP {exc.status_code}); check OPENAI_API_KEY"
-        )
+        return LLMConfigError(client.model_spec.credentials_rejected(exc.status_code))
     if isinstance(exc, openai.APIStatusError):
         body = client.model_spec.redact(exc.response.text) if exc.response is not None else ""
         message = client.model_spec.redact(server_message(body) if body else shorten(exc.message, 600))

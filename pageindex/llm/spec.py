@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, SecretStr
 
-from pageindex.llm.redact import redact, redact_url, url_secrets
+from pageindex.llm.redact import has_userinfo, redact, redact_url, url_secrets
 from pageindex.llm.types import BaseURLError, LLMConfigError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -59,6 +59,20 @@ class ModelSpec(BaseModel):
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets())
+
+    def credentials_rejected(self, status: int) -> str:
+        """The one line for an endpoint that refused this spec's credentials (HTTP 401, 403), naming
+        those it sent: the base URL's user-info, when it has one (sent in place of the key), else the
+        key (it said "check OPENAI_API_KEY" of a URL's user-info too)."""
+        if has_userinfo(self.base_url):
+            return (
+                f"{self.display_url} rejected the user-info of its URL for {self.spec} (HTTP {status}); "
+                "check the user name and password in the base URL (sent as HTTP Basic auth in place of "
+                "OPENAI_API_KEY)"
+            )
+        return (
+            f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); check OPENAI_API_KEY"
+        )
 
     def auth_headers(self) -> dict[str, str]:
         """``Authorization: Bearer <key>`` for direct HTTP requests to the endpoint (none without a key)."""

@@ -292,6 +292,32 @@ def test_missing_key_and_rejected_key_never_leak(serve, caplog, monkeypatch):
     assert KEY not in caplog.text  # ... but nothing we logged repeats it
 
 
+def test_refused_user_info_of_a_base_url_is_said_as_such_not_as_the_api_key(serve, monkeypatch):
+    """A base URL's user-info is sent in place of the key (HTTP Basic); a server refusing it was said
+    to have `rejected the API key ...; check OPENAI_API_KEY`, a variable that may not even be set.
+    The preflight and a call say which credentials were refused; a URL without user-info keeps the
+    key's line."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = serve("never", require_key="the-right-key")
+    url = server.base_url.replace("://", "://bob:pw-SECRET-4711@")
+    expected = (
+        f"{server.base_url.replace('://', '://***@')} rejected the user-info of its URL for "
+        "openai/test-model (HTTP 401); check the user name and password in the base URL (sent as HTTP "
+        "Basic auth in place of OPENAI_API_KEY)"
+    )
+    with pytest.raises(LLMConfigError) as preflight:
+        check_reachable(parse_spec("openai/test-model", base_url=url))
+    assert str(preflight.value) == expected
+    with pytest.raises(LLMConfigError) as call:
+        asyncio.run(make_client("openai/test-model", base_url=url, max_retries=0).chat(ask()))
+    assert str(call.value) == expected
+    with pytest.raises(LLMConfigError) as keyed:
+        check_reachable(parse_spec("openai/test-model", base_url=server.base_url, api_key=KEY))
+    assert str(keyed.value) == (
+        f"{server.base_url} rejected the API key for openai/test-model (HTTP 401); check OPENAI_API_KEY"
+    )
+
+
 def test_unreachable_server_fails_preflight(serve):
     server = serve()
     url = server.base_url
