@@ -150,3 +150,24 @@ def test_files_prune_cannot_delete_do_not_stop_the_others_and_are_counted(cache_
     assert out.exit_code == 2
     assert f"error: the tree cache {folder}: 3 of 3 files could not be deleted (Permission denied); " \
         "nothing deleted" in out.output
+
+
+def test_the_cache_root_given_as_the_tree_cache_points_at_its_trees_folder(tmp_path, monkeypatch):
+    """`--tree-cache-dir $PAGEINDEX_CACHE_DIR` (the folder of llm.sqlite, not of the trees) was `0 files
+    (0 trees), 0.0 MB, of 0 builder versions` and `nothing to delete`, with no word of where the trees
+    are; both commands now name the trees folder, and leave the LLM cache alone."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "elsewhere"))  # the LLM cache stats reads
+    monkeypatch.setenv("COLUMNS", "300")
+    (tmp_path / "trees").mkdir()
+    (tmp_path / "llm.sqlite").write_bytes(b"not touched")
+    pointer = f"the tree cache is its folder trees (--tree-cache-dir {tmp_path / 'trees'})"
+    stats = CliRunner().invoke(app, ["cache", "stats", "--tree-cache-dir", str(tmp_path)])
+    assert stats.exit_code == 0, stats.output
+    assert stats.output.splitlines()[-1] == (
+        f"trees {tmp_path}: no trees; {pointer}; 1 other file (not the cache's; left alone)"
+    )
+    prune = CliRunner().invoke(app, ["cache", "prune", "--tree-cache-dir", str(tmp_path), "-y"])
+    assert prune.exit_code == 0, prune.output
+    assert f"other versions have none; {pointer}; 1 other file" in prune.output
+    assert f"nothing to delete from {tmp_path}" in prune.output
+    assert (tmp_path / "llm.sqlite").read_bytes() == b"not touched"

@@ -249,6 +249,9 @@ def _files(files: VersionFiles) -> str:
 
 def _leftovers(info: TreeCacheStats) -> list[str]:
     said = []
+    if not info.by_version and not info.temp_files and (info.directory / "trees").is_dir():
+        # --tree-cache-dir given the cache root ($PAGEINDEX_CACHE_DIR, beside llm.sqlite): no tree is there
+        said.append(f"the tree cache is its folder trees (--tree-cache-dir {info.directory / 'trees'})")
     if info.temp_files:
         said.append(
             f"{counted(info.temp_files, 'temp file')} of killed writes ({info.temp_size_bytes / 1e6:.1f} MB)"
@@ -265,7 +268,9 @@ def _print_tree_stats(info: TreeCacheStats) -> None:
         console.print(f"trees {info.directory}: empty (no folder yet)", highlight=False, markup=False)
         return
     total = info.total()
-    parts = [f"{_files(total)}, of {counted(len(info.by_version), 'builder version')}", *_leftovers(info)]
+    versions = counted(len(info.by_version), "builder version")
+    held = f"{_files(total)}, of {versions}" if total.files else "no trees"
+    parts = [held, *_leftovers(info)]
     hint = (
         "; `pageindex cache prune` deletes the files of builder versions other than the running one "
         "and those of killed writes"
