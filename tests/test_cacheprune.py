@@ -171,3 +171,27 @@ def test_the_cache_root_given_as_the_tree_cache_points_at_its_trees_folder(tmp_p
     assert f"other versions have none; {pointer}; 1 other file" in prune.output
     assert f"nothing to delete from {tmp_path}" in prune.output
     assert (tmp_path / "llm.sqlite").read_bytes() == b"not touched"
+
+
+def test_a_tree_cache_no_folder_can_be_is_refused_not_said_empty(tmp_path, monkeypatch):
+    """With `PAGEINDEX_CACHE_DIR` a regular file, `cache stats` refused the LLM cache under it but `cache
+    prune` said `trees F/trees: empty (no folder yet)`, `nothing to delete`, exit 0; so did a
+    `--tree-cache-dir` under a file. Both are refused as the LLM cache's path is."""
+    a_file = tmp_path / "cache-root"
+    a_file.write_text("x")
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(a_file))
+    monkeypatch.setenv("COLUMNS", "300")
+    out = CliRunner().invoke(app, ["cache", "prune", "-y"])
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        f"error: the tree cache (under $PAGEINDEX_CACHE_DIR) {a_file / 'trees'} is not a folder: no folder "
+        f"can be there ({a_file} is a file, not a folder)"
+    )
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "root"))
+    under = CliRunner().invoke(app, ["cache", "stats", "--tree-cache-dir", str(a_file / "trees")])
+    assert under.exit_code == 2
+    assert under.output.strip() == (
+        f"error: --tree-cache-dir {a_file / 'trees'} is not a folder: no folder can be there ({a_file} is "
+        "a file, not a folder)"
+    )
+    assert a_file.read_text() == "x"

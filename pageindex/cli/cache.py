@@ -225,14 +225,19 @@ def _tree_stats(given: str | None) -> TreeCacheStats:
     """The tree cache's files by builder version; a path that is no folder (a file, an empty
     ``--tree-cache-dir``, a symbolic link to nowhere) is refused (exit 2), a missing one is an empty
     cache."""
+    from pageindex.atomic import file_in_the_way
     from pageindex.cacheprune import tree_cache_stats
     from pageindex.tree.cache import default_cache_dir
 
     directory = check_cache_dir(given, "--tree-cache-dir")
     folder = directory if directory is not None else default_cache_dir()
     named = "--tree-cache-dir" if directory is not None else "the tree cache"
+    if directory is None and os.environ.get("PAGEINDEX_CACHE_DIR"):
+        named = "the tree cache (under $PAGEINDEX_CACHE_DIR)"
     if folder.exists() and not folder.is_dir():
         fail(f"{named} {folder} is not a folder (a tree cache is a folder of tree JSON files)")
+    if not folder.exists() and (blocked := file_in_the_way(folder)) is not None:  # not "no folder yet"
+        fail(f"{named} {folder} is not a folder: no folder can be there ({blocked} is a file, not a folder)")
     try:
         return tree_cache_stats(folder)
     except OSError as exc:
