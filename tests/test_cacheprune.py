@@ -195,3 +195,24 @@ def test_a_tree_cache_no_folder_can_be_is_refused_not_said_empty(tmp_path, monke
         "a file, not a folder)"
     )
     assert a_file.read_text() == "x"
+
+
+def test_stats_of_one_older_builder_versions_trees_points_at_prune(tmp_path, monkeypatch):
+    """After an upgrade every tree in the cache may be of one older builder version: `cache stats` said
+    `3 files (3 trees), 0.0 MB, of 1 builder version` and nothing more (it names no version as the
+    running one), so the README's *After an upgrade* advice had no echo in the command; now it points
+    at `cache prune` whenever the folder holds trees, which deletes them all."""
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "300")
+    tree = build_tree(make_pdf(tmp_path / "acme.pdf", PAGES), use_cache=False)
+    folder = tmp_path / "trees"
+    TreeCache(folder).put(tree.model_copy(update={"builder_version": "2.0+0000000001-pymupdf1.26"}))
+    stats = CliRunner().invoke(app, ["cache", "stats"])
+    assert stats.exit_code == 0, stats.output
+    assert stats.output.splitlines()[-1].startswith(f"trees {folder}: 1 file (1 tree), ")
+    assert stats.output.splitlines()[-1].endswith(
+        "of 1 builder version; `pageindex cache prune` deletes the files of builder versions other than the "
+        "running one and those of killed writes"
+    )
+    done = CliRunner().invoke(app, ["cache", "prune", "-y"])
+    assert done.exit_code == 0 and f"deleted 1 file (0.0 MB) from {folder}" in done.output

@@ -279,7 +279,7 @@ def _print_tree_stats(info: TreeCacheStats) -> None:
     hint = (
         "; `pageindex cache prune` deletes the files of builder versions other than the running one "
         "and those of killed writes"
-        if len(info.by_version) > 1 or info.temp_files
+        if info.by_version or info.temp_files  # one version may be an older one: all of it, after an upgrade
         else ""
     )
     console.print(f"trees {info.directory}: " + "; ".join(parts) + hint, highlight=False, markup=False)
