@@ -216,3 +216,18 @@ def test_stats_of_one_older_builder_versions_trees_points_at_prune(tmp_path, mon
     )
     done = CliRunner().invoke(app, ["cache", "prune", "-y"])
     assert done.exit_code == 0 and f"deleted 1 file (0.0 MB) from {folder}" in done.output
+
+
+def test_prune_does_not_say_other_versions_trees_are_never_read(cache_dir):
+    """Two installs of other versions may share one tree cache (two checkouts, another pymupdf
+    release); `cache prune` said the other version's trees were `never read again`, and deleting them
+    made the other install build them again. It now says this version never reads them, and what a
+    prune costs an install that does."""
+    folder, version = cache_dir
+    out = CliRunner().invoke(app, ["cache", "prune"], input="n\n")
+    assert out.exit_code == 0, out.output
+    assert "never read again" not in out.output
+    assert (
+        "other versions have 3 files (2 trees, 1 summary file), 0.0 MB, which this version never reads (an "
+        "install of another version that shares this folder would build its trees again)"
+    ) in out.output

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pageindex.llm.cache import CacheStats
 
 PATH_HELP = "Cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite or ~/.cache/pageindex/llm.sqlite)."
+# a folder two installs share (two checkouts, another pymupdf release) holds trees the other one reads
+_SHARED = " (an install of another version that shares this folder would build its trees again)"
 TREES_HELP = "Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cache/pageindex/trees)."
 
 
@@ -51,7 +53,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         trees: str | None = tree_cache_option(),
     ) -> None:
         """Show how many replies the LLM cache holds, per model and kind, and its size; then the tree
-        cache: trees of this builder version, of older ones (never read again), temp files."""
+        cache: trees of this builder version, of others (this one never reads them), temp files."""
         from pageindex.llm import LLMCache, LLMError
 
         cache = LLMCache(path)
@@ -92,7 +94,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 f"trees {info.directory}: this builder version ({version}) has "
                 + (_files(kept) if kept else "no files")
                 + "; other versions have "
-                + (f"{_files(old)}, never read again" if old.files else "none")
+                + (f"{_files(old)}, which this version never reads{_SHARED}" if old.files else "none")
                 + "".join(f"; {part}" for part in _leftovers(info)),
                 highlight=False,
                 markup=False,
