@@ -231,3 +231,12 @@ def test_prune_does_not_say_other_versions_trees_are_never_read(cache_dir):
         "other versions have 3 files (2 trees, 1 summary file), 0.0 MB, which this version never reads (an "
         "install of another version that shares this folder would build its trees again)"
     ) in out.output
+
+
+def test_tree_cache_dir_help_names_a_path(monkeypatch):
+    """--tree-cache-dir is read as text (to refuse an empty one) and still shown as a path in help."""
+    monkeypatch.setenv("COLUMNS", "120")
+    for command in ("stats", "prune"):
+        out = CliRunner().invoke(app, ["cache", command, "--help"])
+        line = next(line for line in out.output.splitlines() if "--tree-cache-dir" in line)
+        assert "<path>" in line and "<str>" not in line

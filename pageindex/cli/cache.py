@@ -25,7 +25,7 @@ TREES_HELP = "Tree cache directory (default $PAGEINDEX_CACHE_DIR/trees or ~/.cac
 
 
 def tree_cache_option() -> str | None:
-    return typer.Option(None, "--tree-cache-dir", help=TREES_HELP)
+    return typer.Option(None, "--tree-cache-dir", help=TREES_HELP, metavar="<path>")
 
 
 def _when(stamp: float | None) -> str:
