@@ -280,7 +280,7 @@ def register_retriever(
             )
         if problem := _invalid_default(opts_cls):
             # pydantic does not validate defaults: every run would use a value no --opt could give
-            raise TypeError(f"retriever {name!r}: the default of option {problem}; give a valid default")
+            raise TypeError(f"retriever {name!r}: {problem}; give a valid default")
         doc = description or (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
         spec = RetrieverSpec(name, fn, opts_cls, version, doc, needs_llm)
         registry.register(KIND, name, spec, origin=getattr(obj, "__module__", None))
@@ -291,7 +291,9 @@ def register_retriever(
 
 def _invalid_default(options: type[RetrieverOptions]) -> str | None:
     """The first option whose default its own field refuses (``pages: int = Field(0, ge=1)``), said
-    as ``'pages' (0) is refused: must be at least 1``; None when all hold.
+    as ``the default of option 'pages' (0) is refused: must be at least 1``, or the defaults a rule of
+    the whole options model refuses together (a ``model_validator``: ``low`` above ``high``, which
+    registered, and every run stopped with ``option '': ...``); None when all hold.
     Options without a default are left to the caller."""
     fields = options.model_fields.items()
     defaults = {n: f.get_default(call_default_factory=True) for n, f in fields if not f.is_required()}
@@ -301,7 +303,10 @@ def _invalid_default(options: type[RetrieverOptions]) -> str | None:
         for e in exc.errors():
             if e["type"] != "missing" and e["loc"] and e["loc"][0] in defaults:
                 field = str(e["loc"][0])
-                return f"{field!r} ({defaults[field]!r}) is refused: {plainly(e['msg'])}"
+                said = f"({defaults[field]!r}) is refused: {plainly(e['msg'])}"
+                return f"the default of option {field!r} {said}"
+            if not e["loc"]:  # the model's own rule, of the defaults together
+                return f"its options' defaults are refused together: {plainly(e['msg'])}"
     return None
 
 

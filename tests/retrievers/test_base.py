@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from pageindex.retrievers import RetrieverConfigError, RetrieverOptions, register_retriever, retrieve
 from pageindex.retrievers.base import available_retrievers, get_retriever
@@ -111,6 +111,33 @@ def test_an_option_default_its_own_field_refuses_is_refused_when_it_registers():
             return run.result("fail")
 
     assert "test_bad_default" not in available_retrievers()
+
+
+def test_defaults_the_options_models_own_rule_refuses_are_refused_when_it_registers():
+    """A rule of the whole options model (a ``model_validator``) that the defaults break registered, and
+    every run without ``--opt`` stopped with ``retriever 'x': option '': low must not exceed high``."""
+
+    class Crossed(RetrieverOptions):
+        low: int = 5
+        high: int = 3
+
+        @model_validator(mode="after")
+        def _ordered(self) -> Crossed:
+            if self.low > self.high:
+                raise ValueError("low must not exceed high")
+            return self
+
+    with pytest.raises(TypeError) as raised:
+
+        @register_retriever("test_crossed_defaults", options=Crossed, needs_llm=False)
+        async def crossed(run, opts):  # pragma: no cover
+            return run.result("fail")
+
+    assert str(raised.value) == (
+        "retriever 'test_crossed_defaults': its options' defaults are refused together: low must not exceed "
+        "high; give a valid default"
+    )
+    assert "test_crossed_defaults" not in available_retrievers()
 
     class Required(RetrieverOptions):  # an option without a default is the caller's to give
         pages: list[int]
