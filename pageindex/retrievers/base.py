@@ -218,6 +218,9 @@ class RetrieverSpec:
                 loc = ".".join(str(p) for p in e["loc"])
                 if e["type"] == "extra_forbidden":
                     problems.append(f"unknown option {loc!r}")
+                elif not loc:  # the options model's own rule, of the options together (it said "option ''")
+                    given = ", ".join(f"{k}={v!r}" for k, v in opts.items()) or "by default"
+                    problems.append(f"the options {given} are refused together: {plainly(e['msg'])}")
                 else:
                     problems.append(f"option {loc!r}: {plainly(e['msg'])}")
             known = ", ".join(self.options.model_fields) or "none"

@@ -139,6 +139,32 @@ def test_defaults_the_options_models_own_rule_refuses_are_refused_when_it_regist
     )
     assert "test_crossed_defaults" not in available_retrievers()
 
+
+def test_options_the_options_models_own_rule_refuses_are_said_together_not_as_option_empty():
+    """``--opt low=9`` against a rule of the whole options model said ``option '': low must not exceed
+    high``, naming no option; now it names what was given."""
+
+    class Ordered(RetrieverOptions):
+        low: int = 1
+        high: int = 3
+
+        @model_validator(mode="after")
+        def _ordered(self) -> Ordered:
+            if self.low > self.high:
+                raise ValueError("low must not exceed high")
+            return self
+
+    @register_retriever("test_ordered_options", options=Ordered, needs_llm=False)
+    async def ordered(run, opts):  # pragma: no cover
+        return run.result("fail")
+
+    with pytest.raises(RetrieverConfigError) as raised:
+        get_retriever("test_ordered_options").parse_options({"low": 9})
+    assert str(raised.value) == (
+        "retriever 'test_ordered_options': the options low=9 are refused together: low must not exceed high "
+        "(known options: low, high)"
+    )
+
     class Required(RetrieverOptions):  # an option without a default is the caller's to give
         pages: list[int]
         top: int = Field(2, ge=1)
