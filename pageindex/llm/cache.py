@@ -473,7 +473,8 @@ def _read_only_note(path: Path) -> str:
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
     """``path`` opened read-only. A cache recorded in WAL mode needs a ``-shm`` file, which read-only
-    storage does not let SQLite create ("unable to open database file"); there, and only when no
+    storage does not let SQLite create ("unable to open database file"), nor a folder the user may not
+    write into ("attempt to write a readonly database"); there, and only when no
     ``-wal`` file holds replies not yet written back into the file, it is opened as immutable (an
     immutable open would not read them: every recorded call would silently miss). Any other error (a
     locked file included) is raised as it is."""
@@ -487,7 +488,10 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     except sqlite3.OperationalError as exc:
         if conn is not None:
             conn.close()
-        if "unable to open" not in str(exc):
+        # read-only storage: "unable to open database file"; a folder the user may not write into (a
+        # cache of another user's, a read-only folder): "attempt to write a readonly database"
+        # (SQLITE_READONLY_DIRECTORY), which stats and replay gave as "not an LLM cache"
+        if "unable to open" not in str(exc) and "readonly database" not in str(exc):
             raise
         wal = path.with_name(path.name + "-wal")
         if wal.exists() and wal.stat().st_size:

@@ -320,6 +320,40 @@ def test_replay_opens_the_file_read_only_and_an_empty_file_is_an_empty_cache(tmp
     assert problem is not None and "c.sqlite-wal holds replies not yet written back" in problem
 
 
+def test_a_cache_in_a_folder_the_user_may_not_write_into_replays_and_is_counted(tmp_path, monkeypatch):
+    """A WAL-mode cache in a folder this user may not write into (another user's shared cache, a
+    read-only folder) cannot get its -shm; SQLite says "attempt to write a readonly database"
+    (SQLITE_READONLY_DIRECTORY, seen as a second user), and `cache stats` and `--cache replay` said `is
+    not an LLM cache` / `is not a usable LLM cache` of it. It is read as on read-only storage now."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    sm = ScriptedModel(replies=["live-1"])
+    recorder = LLMCache(path, "rw")
+    asyncio.run(make_client("scripted", scripted=sm, cache=recorder).chat(Q))
+    recorder.close()
+    real_connect = sqlite3.connect
+
+    def unwritable_folder(target, *args, **kwargs):
+        if kwargs.get("uri") and "immutable=1" not in str(target):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        return real_connect(target, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", unwritable_folder)
+    replay = LLMCache(path, "replay")
+    assert replay.problem() is None
+    reply = asyncio.run(make_client("scripted", scripted=sm, cache=replay).chat(Q))
+    assert reply.content == "live-1" and reply.usage.cached
+    monkeypatch.setenv("COLUMNS", "300")
+    stats = CliRunner().invoke(app, ["cache", "stats", "--cache-path", str(path)])
+    assert stats.exit_code == 0, stats.output
+    assert stats.output.startswith(f"cache {path}: 1 reply, ")
+
+
 def test_stats_size_counts_the_cache_and_its_sqlite_files_only(tmp_path):
     """A backup beside the cache (``llm.sqlite.bak``) is not part of its size, and a name with glob
     characters counts its own file (both were read through a glob of the name)."""
