@@ -27,12 +27,14 @@ test-real: install
 	PAGEINDEX_REAL_TIER=1 $(BIN)/python -m pytest tests/real -p no:xdist -p no:cacheprovider --timeout 1800 -v
 
 # The suite again on the oldest releases pyproject.toml allows (uv's lowest-direct resolution) in a
-# venv of its own, made afresh each time: the dependency floors are claims, and this checks them.
+# venv of its own, made afresh each time: the dependency floors are claims, and this checks them. uv
+# reads the system's certificates (as pip does here: a proxy's own CA), not only its built-in ones.
 test-lowest: install
 	$(BIN)/pip install -q uv
 	rm -rf .venv-lowest
 	$(BIN)/uv venv -q --python $(BIN)/python .venv-lowest
-	$(BIN)/uv pip install -q --python .venv-lowest/bin/python --resolution lowest-direct -e ".[dev]"
+	UV_SYSTEM_CERTS=1 UV_NATIVE_TLS=1 $(BIN)/uv pip install -q --python .venv-lowest/bin/python \
+		--resolution lowest-direct -e ".[dev]"
 	.venv-lowest/bin/python -m pytest -n 2
 
 lint: install
