@@ -148,8 +148,8 @@ def test_files_prune_cannot_delete_do_not_stop_the_others_and_are_counted(cache_
     assert sum(1 for name in left if "1.9+" in name) == 3
     out = CliRunner().invoke(app, ["cache", "prune", "-y"])
     assert out.exit_code == 2
-    assert f"error: the tree cache {folder}: 3 of 3 files could not be deleted (Permission denied); " \
-        "nothing deleted" in out.output
+    said = f"{folder}: 3 of 3 files could not be deleted (Permission denied); nothing deleted"
+    assert f"error: the tree cache (under $PAGEINDEX_CACHE_DIR) {said}" in out.output
 
 
 def test_the_cache_root_given_as_the_tree_cache_points_at_its_trees_folder(tmp_path, monkeypatch):

@@ -109,7 +109,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         try:
             files, size = prune_tree_cache(info.directory, version)
         except PruneIncomplete as exc:
-            named = "--tree-cache-dir" if trees is not None else "the tree cache"
+            named = _tree_cache_named(trees)
             done = f"{counted(exc.files, 'file')} ({exc.size / 1e6:.1f} MB)" if exc.files else "nothing"
             fail(
                 f"{named} {info.directory}: {exc.failed} of {deleting} files could not be deleted "
@@ -223,6 +223,16 @@ def _confirm_or_exit(what: str, where: Path) -> None:
         raise typer.Exit(0)
 
 
+def _tree_cache_named(given: str | None) -> str:
+    """How an error line names the tree cache: the option that gave it, else where its default came
+    from (prune's "could not be deleted" line said "the tree cache" where the other lines said "the
+    tree cache (under $PAGEINDEX_CACHE_DIR)" of the same folder)."""
+    if given is not None:
+        return "--tree-cache-dir"
+    under = " (under $PAGEINDEX_CACHE_DIR)" if os.environ.get("PAGEINDEX_CACHE_DIR") else ""
+    return f"the tree cache{under}"
+
+
 def _tree_stats(given: str | None) -> TreeCacheStats:
     """The tree cache's files by builder version; a path that is no folder (a file, an empty
     ``--tree-cache-dir``, a symbolic link to nowhere) is refused (exit 2), a missing one is an empty
@@ -233,9 +243,7 @@ def _tree_stats(given: str | None) -> TreeCacheStats:
 
     directory = check_cache_dir(given, "--tree-cache-dir")
     folder = directory if directory is not None else default_cache_dir()
-    named = "--tree-cache-dir" if directory is not None else "the tree cache"
-    if directory is None and os.environ.get("PAGEINDEX_CACHE_DIR"):
-        named = "the tree cache (under $PAGEINDEX_CACHE_DIR)"
+    named = _tree_cache_named(given)
     if folder.exists() and not folder.is_dir():
         fail(f"{named} {folder} is not a folder (a tree cache is a folder of tree JSON files)")
     if not folder.exists() and (blocked := file_in_the_way(folder)) is not None:  # not "no folder yet"
