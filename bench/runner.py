@@ -50,6 +50,7 @@ from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
 from pageindex.llm.http import shorten
+from pageindex.llm.ledger import sum_usage
 from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import env_secrets, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -1155,8 +1156,8 @@ class Runner:
         ledger = getattr(self, "_ledger", None)
         if ledger is None:
             return _usage_dict(None), _usage_dict(None)
-        sent = _usage_dict(ledger.total(cached=False))
-        records = ledger.records(cached=False)
+        records = ledger.records(cached=False)  # read once: the total and the unreported attempts
+        sent = _usage_dict(sum_usage(records))
         if unreported := sum(r.unreported_attempts for r in records):
             sent["unreported_attempts"] = unreported
             sent["estimated_prompt_tokens"] = sum(r.estimated_prompt_tokens for r in records)
