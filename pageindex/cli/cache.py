@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pageindex.cli._common import cache_path_option, check_cache_dir, console, examples, fail, plain
+from pageindex.cli._common import (
+    ExitCode,
+    cache_path_option,
+    check_cache_dir,
+    console,
+    err_console,
+    examples,
+    fail,
+    plain,
+)
 from pageindex.wording import counted
 
 if TYPE_CHECKING:
@@ -105,7 +114,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(0)
         what = f"{counted(deleting, 'file')} ({(old.size_bytes + info.temp_size_bytes) / 1e6:.1f} MB)"
         if not yes:
-            _confirm_or_exit(what, info.directory)
+            _confirm_or_exit("cache prune", what, info.directory)
         try:
             files, size = prune_tree_cache(info.directory, version)
         except PruneIncomplete as exc:
@@ -161,7 +170,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(0)
         what = "all replies and failures" if model is None else f"{' and '.join(names)} replies and failures"
         if not yes:
-            _confirm_or_exit(what, cache.path)
+            _confirm_or_exit("cache clear", what, cache.path)
         try:
             deleted = cache.clear() if model is None else sum(cache.clear(name) for name in names)
         except LLMError as exc:
@@ -209,14 +218,23 @@ def _print_llm_stats(info: CacheStats) -> None:
         )
 
 
-def _confirm_or_exit(what: str, where: Path) -> None:
-    """Ask before deleting ``what`` from ``where``; no (or no answer: end of input, Ctrl-C) says that
-    nothing was deleted and exits 0: declining is a choice, not an error."""
+def _confirm_or_exit(command: str, what: str, where: Path) -> None:
+    """Ask before deleting ``what`` from ``where``. "No" says that nothing was deleted and exits 0:
+    declining is a choice. Ctrl-C at the question is an interrupted command (exit 130) and no answer
+    at all (end of input: a script or CI step without ``--yes``) is a set-up error (exit 2), both
+    saying that nothing was deleted: both exited 0, so a CI step that meant to empty the cache passed
+    with the cache as it was."""
     try:
         agreed = typer.confirm(f"Delete {what} from {where}?")
-    except typer.Abort:
+    except typer.Abort as exc:  # click raises Abort from None: the cause is still its __context__
         console.print()
-        agreed = False
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            err_console.print(f"interrupted: nothing deleted from {where}", highlight=False, markup=False)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        fail(
+            f"{command}: no answer to the question (input ended): nothing deleted from {where}; "
+            "pass --yes to delete without asking"
+        )
     if not agreed:
         said = f"cancelled: nothing deleted from {where} (--yes deletes without asking)"
         console.print(said, highlight=False, markup=False)

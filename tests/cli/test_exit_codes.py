@@ -438,12 +438,62 @@ def test_a_reader_that_leaves_takes_the_output_not_the_work_or_the_exit_code(tmp
     assert code == ExitCode.CHECK_FAILED and "Traceback" not in err
 
 
-def test_cache_clear_without_an_answer_deletes_nothing_and_exits_0(tmp_path):
-    cache = tmp_path / "llm.sqlite"
+def _cache_with_a_reply(tmp_path: Path) -> Path:
+    from pageindex.llm.cache import LLMCache
+
+    path = tmp_path / "llm.sqlite"
+    cache = LLMCache(path)
+    cache.put("k", model="m", kind="chat", request={}, reply={}, prompt_tokens=1, completion_tokens=1)
+    cache.close()
+    return path
+
+
+def _entries(path: Path) -> int:
+    from pageindex.llm.cache import LLMCache
+
+    cache = LLMCache(path, mode="replay")
+    try:
+        return cache.stats().entries
+    finally:
+        cache.close()
+
+
+def test_cache_clear_without_an_answer_is_a_set_up_error_that_deletes_nothing(tmp_path):
+    """End of input at the question (a script or CI step that forgot ``--yes``) exited 0 as if the cache
+    had been emptied: now exit 2, one error line that says nothing was deleted and names ``--yes``."""
+    cache = _cache_with_a_reply(tmp_path)
     proc = _cli("cache", "clear", "--cache-path", str(cache), stdin=subprocess.DEVNULL)  # end of input
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    assert b"cancelled: nothing deleted" in out and b"Traceback" not in out + err
+    assert proc.returncode == ExitCode.BAD_INPUT, err
+    assert err.decode().strip().splitlines() == [
+        f"error: cache clear: no answer to the question (input ended): nothing deleted from {cache}; "
+        "pass --yes to delete without asking"
+    ]
+    assert _entries(cache) == 1 and b"Traceback" not in out + err
+
+
+def test_ctrl_c_at_the_cache_question_is_an_interrupted_command_that_deletes_nothing(tmp_path):
+    """A real SIGINT while ``cache clear`` waits for its answer: exit 130, as the exit-code table says of
+    an interrupted command (it was a "cancelled" exit 0), and the cache is as it was."""
+    import os
+    import select
+    import signal
+
+    cache = _cache_with_a_reply(tmp_path)
+    proc = _cli("cache", "clear", "--cache-path", str(cache), stdin=subprocess.PIPE)
+    asked = b""
+    while b"?" not in asked:  # the question has no newline: read what is there until it is shown
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, asked
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, asked
+        asked += chunk
+    assert b"Delete all replies and failures from" in asked
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert err.decode().strip() == f"interrupted: nothing deleted from {cache}"
+    assert _entries(cache) == 1 and b"Traceback" not in asked + out + err
 
 
 def test_an_unexpected_exception_is_one_line(tmp_path, monkeypatch):
