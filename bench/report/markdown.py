@@ -58,8 +58,11 @@ def render_markdown(runs: Sequence[Run], questions: bool = True) -> str:
         raise ValueError("no runs to report")
     runs = named_apart(runs)
     out = ["# " + TITLE_PREFIX + md_text(", ".join(r.run_id for r in runs)), ""]
-    if warnings := report_warnings(runs):
-        out += ["> **Warning:** " + "; ".join(md_text(w) for w in warnings), ""]
+    warnings = [md_text(w) for w in report_warnings(runs)]
+    if len(warnings) == 1:
+        out += [f"> **Warning:** {warnings[0]}", ""]
+    elif warnings:  # one item each: joined by "; " they ran into one line a reader could not take apart
+        out += ["> **Read with care:**", ">", *(f"> - {w}" for w in warnings), ""]
     if len(runs) > 1:
         out += ["## Summary (runs x retrievers)", "", md_table(combined_rows(runs))]
         letters = letters_of(runs)

@@ -142,6 +142,18 @@ def test_a_report_of_one_unfinished_run_warns(tmp_path: Path) -> None:
     assert f"run k is {KILLED}, not finished (2 of 5 samples)" in html
 
 
+
+def test_the_markdown_report_lists_several_warnings_one_item_each(tmp_path: Path) -> None:
+    """Two unfinished runs: each warning is its own list item (they were one line joined by "; ")."""
+    a = load_run(write_run(tmp_path / "i", outcomes("cc"), info=_listed("i", status="interrupted")))
+    b = load_run(write_run(tmp_path / "j", outcomes("ci"), info=_listed("j", status="interrupted")))
+    lines = render_markdown([a, b]).splitlines()
+    start = lines.index("> **Read with care:**")
+    items = [line for line in lines[start:] if line.startswith("> - ")]
+    assert "> - run i is interrupted, not finished (2 of 5 samples)" in items
+    assert "> - run j is interrupted, not finished (2 of 5 samples)" in items
+    assert not any("; run " in line for line in lines)
+
 def test_settings_that_differ_are_said_by_compare_and_the_reports(tmp_path: Path) -> None:
     a = write_run(
         tmp_path / "k5",
