@@ -121,7 +121,11 @@ class OneLineErrors(TyperGroup):
         sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
             if _PLUGIN_ERROR is not None:
-                raise _PLUGIN_ERROR
+                if not _asks_for_help(sys.argv[1:] if args is None else list(args)):
+                    raise _PLUGIN_ERROR
+                # the help of a user looking for what went wrong: said, and the help shown (it was exit 2)
+                said = f"{_redacted(_PLUGIN_ERROR)}; what it adds is missing from this help"
+                err_console.print(f"[yellow]warning:[/] {plain(one_line(said))}", highlight=False)
             for failure in registry.plugin_failures():  # an installed package's broken entry point
                 err_console.print(f"[yellow]warning:[/] {plain(one_line(failure))}", highlight=False)
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -282,6 +286,12 @@ def _main(
 
 _PLUGIN_ERROR: PluginError | None = None  # reported as one line when the command runs
 
+
+def _asks_for_help(args: list[str]) -> bool:
+    """Whether the command line only asks for help: ``--help`` before any ``--``, or no
+    arguments (the top-level help)."""
+    words = args[: args.index("--")] if "--" in args else args
+    return not words or "--help" in words
 
 def _register_all() -> None:
     global _PLUGIN_ERROR

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.samples import load_samples
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +72,20 @@ def test_a_plugin_that_fails_to_import_is_one_error_line(tmp_path: Path) -> None
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: plug-in 'tests.no_such_plugin'"), done.stderr
 
+
+
+@pytest.mark.parametrize("args", [["--help"], ["bench", "run", "--help"], []])
+def test_the_help_is_shown_beside_a_plugin_that_fails_to_import(args: list[str]) -> None:
+    """The help of a user looking for what went wrong is shown, with the failure as one warning line
+    (every ``--help`` was the error and exit 2); running a command is still the error."""
+    env = {**os.environ, "PAGEINDEX_PLUGINS": "tests.no_such_plugin", "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", *args], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: plug-in 'tests.no_such_plugin'"), done.stderr
+    assert lines[0].endswith("what it adds is missing from this help")
+    assert "Usage:" in done.stdout and "Exit codes: 0 done" in done.stdout
 
 def test_a_library_lookup_never_imports_a_command_line_module() -> None:
     """Commands are plug-ins of their own entry-point group, loaded by the CLI only: listing the
