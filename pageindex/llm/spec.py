@@ -63,12 +63,18 @@ class ModelSpec(BaseModel):
     def credentials_rejected(self, status: int) -> str:
         """The one line for an endpoint that refused this spec's credentials (HTTP 401, 403), naming
         those it sent: the base URL's user-info, when it has one (sent in place of the key), else the
-        key (it said "check OPENAI_API_KEY" of a URL's user-info too)."""
+        key (it said "check OPENAI_API_KEY" of a URL's user-info too); where no key was given (the
+        placeholder sent to a server that needs none), that it needs one."""
         if has_userinfo(self.base_url):
             return (
                 f"{self.display_url} rejected the user-info of its URL for {self.spec} (HTTP {status}); "
                 "check the user name and password in the base URL (sent as HTTP Basic auth in place of "
                 "OPENAI_API_KEY)"
+            )
+        if self.api_key is None or self.api_key.get_secret_value() == PLACEHOLDER_KEY:
+            return (  # no key was given: "rejected the API key" sent the user looking for one they never set
+                f"{self.display_url} requires an API key for {self.spec} (HTTP {status}) and none was given "
+                "(OPENAI_API_KEY is not set); set OPENAI_API_KEY to the server's key"
             )
         return (
             f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); check OPENAI_API_KEY"

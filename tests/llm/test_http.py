@@ -318,6 +318,26 @@ def test_refused_user_info_of_a_base_url_is_said_as_such_not_as_the_api_key(serv
     )
 
 
+def test_a_server_that_needs_a_key_when_none_was_given_says_so(serve, monkeypatch):
+    """With OPENAI_API_KEY unset, a local server started with --api-key (llama-server) refused the
+    placeholder key, and the line said it `rejected the API key ...; check OPENAI_API_KEY`, of a key the
+    user never gave. The preflight and a call now say that the server needs one and none was given."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    server = serve("never", require_key="the-right-key")
+    expected = (
+        f"{server.base_url} requires an API key for openai/test-model (HTTP 401) and none was given "
+        "(OPENAI_API_KEY is not set); set OPENAI_API_KEY to the server's key"
+    )
+    with pytest.raises(LLMConfigError) as preflight:
+        check_reachable(parse_spec("openai/test-model", base_url=server.base_url))
+    assert str(preflight.value) == expected
+    with pytest.raises(LLMConfigError) as call:
+        asyncio.run(make_client("openai/test-model", base_url=server.base_url, max_retries=0).chat(ask()))
+    assert str(call.value) == expected
+    assert server.exchanges[0]["headers"]["Authorization"] == "Bearer not-needed"
+
+
 def test_unreachable_server_fails_preflight(serve):
     server = serve()
     url = server.base_url
