@@ -220,8 +220,12 @@ def validate_dataset(
             continue
         beyond = [p for p in q.evidence_pages if p < 1 or p > check.page_count]
         if beyond:
-            detail = (
-                f"evidence page(s) {beyond} (1-based) beyond the {check.page_count} pages of {q.doc_id}.pdf"
+            numbers = ", ".join(str(p - 1) for p in beyond)  # as the row wrote them: zero-based
+            pages = ", ".join(str(p) for p in beyond)
+            are = "is page" if len(beyond) == 1 else "are pages"
+            detail = (  # it said "evidence page(s) [4] (1-based)" of a row that wrote 3, the page it meant
+                f"evidence_page_num {numbers} {are} {pages}, beyond the {check.page_count} pages of "
+                f"{q.doc_id}.pdf (evidence_page_num counts from 0: 0 to {check.page_count - 1} here)"
             )
             dropped.append(DroppedQuestion.of(q, "evidence_page_out_of_range", detail))
             continue

@@ -154,7 +154,12 @@ def test_planted_problems_are_dropped_with_reasons(planted: Path) -> None:
     assert [q.question_id for q in result.kept] == ["ok_1", "ok_2", "other_doc_same_text"]
     assert result.kept[0].question.startswith("What is the FY2018")
     details = {d.question_id: d.detail for d in result.dropped}
-    assert "[5001]" in details["out_of_range"]  # 1-based
+    # the row's own number, zero-based, and what it means: it said "evidence page(s) [5001] (1-based)"
+    # of a row that wrote 5000, and a row written 1-based (3 for the third of 3 pages) could not tell why
+    assert details["out_of_range"] == (
+        "evidence_page_num 5000 is page 5001, beyond the 160 pages of 3M_2018_10K.pdf "
+        "(evidence_page_num counts from 0: 0 to 159 here)"
+    )
     assert "ok_1" in details["exact_dup"] and "ok_1" in details["near_dup"]
     assert "NOT_THERE_10K.pdf" in details["missing_pdf"]
     assert "1200 pages" in details["too_big"]
