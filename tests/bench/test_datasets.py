@@ -422,3 +422,36 @@ def test_a_utf16_questions_file_loads_as_its_utf8_twin(tmp_path: Path, encoding:
     assert twins["utf16"].questions == twins["utf8"].questions
     assert [q.gold_answer for q in twins["utf16"].questions] == ["café"] * 3
     assert twins["utf16"].questions[0].doc_type == "10k"
+
+
+def test_the_readme_question_row_loads_as_documented(tmp_path: Path) -> None:
+    """The README's Datasets section shows a question row and its documents row, the format a user
+    writes their own dataset in (it named no field a row needs): they load with the gold page the text
+    says (evidence_page_num 2 is the third page), and the same row written 1-based is dropped with the
+    line the README quotes."""
+    import pymupdf
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Datasets\n", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    question_row, document_row = (json.loads(line) for line in block.strip().splitlines())
+    root = tmp_path / "mine"
+    (root / "pdfs").mkdir(parents=True)
+    pdf = pymupdf.open()
+    for n in range(3):
+        text = f"Page {n + 1}. The net total debt to adjusted EBITDA ratio is 1.31."
+        pdf.new_page().insert_text((72, 72), text)
+    pdf.save(root / "pdfs" / "KROGER_Q2.pdf")
+    (root / "documents.jsonl").write_text(json.dumps(document_row) + "\n")
+    (root / "questions.jsonl").write_text(json.dumps(question_row) + "\n")
+    ds = load_financebench(root)
+    result = validate_dataset(ds)
+    assert [q.question_id for q in result.kept] == ["my_01"] and not result.dropped
+    assert result.kept[0].evidence_pages == [3] and result.kept[0].gold_answer == "1.31"
+    assert result.kept[0].doc_type == "earnings" and result.kept[0].question_type == "novel-generated"
+
+    question_row["evidence"][0]["evidence_page_num"] = 3  # the third page, written 1-based
+    (root / "questions.jsonl").write_text(json.dumps(question_row) + "\n")
+    [dropped] = validate_dataset(load_financebench(root)).dropped
+    assert dropped.reason == "evidence_page_out_of_range"
+    assert f"`{dropped.detail}`" in " ".join(section.split())
