@@ -414,6 +414,39 @@ def powerless_notes(groups: Sequence[GroupComparison], method: str, alpha: float
     ]
 
 
+def retriever_pair(a: Run, b: Run, old: str, new: str) -> tuple[Run, Run]:
+    """Run A's samples of retriever ``old`` and run B's of ``new`` (B may be A itself), each named
+    ``old -> new`` so that they pair by question and repeat: one retriever against another. The runs
+    are named by their retriever too (``r1 (bm25)``, ``r1 (mine)``). Raises :class:`NoSharedSamples`
+    for a run that holds no sample of the retriever named, naming those it holds."""
+    label = f"{old} -> {new}"
+    out = []
+    for run, name in ((a, old), (b, new)):
+        samples = [s.model_copy(update={"retriever": label}) for s in run.samples if s.retriever == name]
+        if not samples:
+            held = sorted({s.retriever for s in run.samples})
+            raise NoSharedSamples(
+                f"run {run.run_id} ({run.path}) has no samples of retriever {name!r}; "
+                f"it holds {', '.join(held) or 'none'}"
+            )
+        info = run.info.model_copy(update={"run_id": f"{run.run_id} ({name})"})
+        out.append(run.model_copy(update={"samples": samples, "info": info}))
+    return out[0], out[1]
+
+
+def _no_shared_hint(a: Run, b: Run) -> str:
+    """Why two runs share no sample when each holds retrievers the other does not: compare pairs a
+    retriever with itself, so a run of bm25 and a run of a new retriever shared nothing, and the line
+    did not say how to set them against each other."""
+    ra, rb = sorted({s.retriever for s in a.samples}), sorted({s.retriever for s in b.samples})
+    if not ra or not rb or set(ra) & set(rb):
+        return ""
+    return (
+        f"; A holds retriever(s) {', '.join(ra)}, B {', '.join(rb)}: to compare one retriever with another, "
+        f"give bench compare --retrievers {ra[0]},{rb[0]}"
+    )
+
+
 def compare_runs(
     a: Run,
     b: Run,
@@ -423,18 +456,26 @@ def compare_runs(
     retriever: str | None = None,
     *,
     allow_changed: bool = False,
+    retrievers: tuple[str, str] | None = None,
 ) -> Comparison:
     """Compare run B against run A (B - A) on their shared samples. Raises :class:`NoSharedSamples`.
     Two runs with one id (a run folder copied as a baseline, a run and a copy of it taken before its
     resume) are named by their folders (:func:`bench.rundir.named_apart`), as the reports name them:
-    the table said "A: sInt" and "B: sInt", and a warning "run sInt is interrupted" of either."""
+    the table said "A: sInt" and "B: sInt", and a warning "run sInt is interrupted" of either.
+    ``retrievers=(old, new)`` compares A's retriever ``old`` with B's ``new`` (:func:`retriever_pair`)."""
+    pair_setting: list[str] = []
+    if retrievers is not None and retrievers[0] != retrievers[1]:
+        a, b = retriever_pair(a, b, *retrievers)
+        pair_setting = [f"retriever: A={retrievers[0]} vs B={retrievers[1]}"]
+    elif retrievers is not None:
+        retriever = retrievers[0]
     a, b = named_apart([a, b])
     pairs = shared_pairs(a, b, retriever)
     if not pairs:
         which = f" for retriever {retriever!r}" if retriever else ""
         raise NoSharedSamples(
             f"runs {a.run_id} ({a.path}) and {b.run_id} ({b.path}) share no samples{which} "
-            "(same question_id, retriever and repeat)"
+            "(same question_id, retriever and repeat)" + ("" if retrievers else _no_shared_hint(a, b))
         )
     keys_a = {s.key for s in a.samples if retriever is None or s.retriever == retriever}
     keys_b = {s.key for s in b.samples if retriever is None or s.retriever == retriever}
@@ -454,7 +495,7 @@ def compare_runs(
         alpha=alpha,
         warnings=run_differences(a, b, allowed=allow_changed) + unjudged_warnings(a, b, pairs),
         notes=powerless_notes([*shown, overall], method, alpha),
-        settings=setting_differences(a, b),
+        settings=pair_setting + setting_differences(a, b),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),
         only_b=len(keys_b - keys_a),

@@ -21,7 +21,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         epilog=examples(
             "pageindex bench compare results/baseline results/candidate",
             "pageindex bench compare results/baseline results/candidate --by question_type --test bootstrap",
-            "pageindex bench compare results/baseline results/candidate --json",
+            "pageindex bench compare results/run results/run --retrievers bm25,mine",
         ),
     )
     def compare(
@@ -40,6 +40,12 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             False,
             "--allow-changed",
             help="Compare even when the judge, tree builder version or dataset differ (warned).",
+        ),
+        retrievers: str | None = typer.Option(
+            None,
+            "--retrievers",
+            help="OLD,NEW: compare retriever OLD of run A with retriever NEW of run B, question by "
+            "question (run B may be run A).",
         ),
     ) -> None:
         from bench.compare import (
@@ -63,15 +69,22 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         flips = int(max_flips) if max_flips.strip().isdigit() else -1
         if flips < 0:
             fail(f"--max-flips must be a whole number of 0 or more; got {max_flips!r}")
+        pair: tuple[str, str] | None = None
+        if retrievers is not None:
+            names = [n.strip() for n in retrievers.split(",")]
+            if len(names) != 2 or not all(names):
+                fail(f"--retrievers {retrievers!r}: give two retriever names, OLD,NEW (e.g. bm25,mine)")
+            pair = (names[0], names[1])
         try:
             a, b = load_run(run_a), load_run(run_b)
         except RunLoadError as exc:
             fail(str(exc))
         from pageindex.atomic import same_file
 
-        if same_file(a.path, b.path):  # as the gate refuses it: every difference would read 0
+        if same_file(a.path, b.path) and (pair is None or pair[0] == pair[1]):  # every difference reads 0
             fail(f"{run_a} and {run_b} are the same run folder: a run compared with itself differs in "
-                 "nothing; give the two runs' own folders")  # fmt: skip
+                 "nothing; give the two runs' own folders (or --retrievers OLD,NEW to compare two of "
+                 "its retrievers)")  # fmt: skip
         try:
             provenance = check_comparable(a, b, allow_changed=allow_changed)
         except NotComparable as exc:
@@ -79,7 +92,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         for w in a.warnings + b.warnings + provenance:
             err_console.print(f"warning: {w}", highlight=False, markup=False, style="yellow")
         try:
-            cmp = compare_runs(a, b, by=by, method=test, alpha=level, allow_changed=allow_changed)  # type: ignore[arg-type]
+            cmp = compare_runs(
+                a, b, by=by, method=test, alpha=level, allow_changed=allow_changed, retrievers=pair  # type: ignore[arg-type]
+            )
         except NoSharedSamples as exc:
             fail(str(exc))
         if as_json:

@@ -324,3 +324,47 @@ def test_a_judge_model_of_another_provider_is_a_difference(tmp_path: Path) -> No
         else:
             with pytest.raises(NotComparable, match="judge model A=openai/gpt-4o vs B=azure/gpt-4o"):
                 check_comparable(a, b)
+
+
+def test_one_retriever_against_another_with_retrievers_old_new(tmp_path: Path) -> None:
+    """A researcher's new retriever against bm25: compare pairs a retriever with itself, so a run of
+    bm25 and a run of `mine` "share no samples" (exit 2, no way named), and one run of both compared
+    with itself was refused. ``--retrievers bm25,mine`` pairs A's bm25 with B's mine by question, in
+    two runs or in one; the refusal of two runs holding different retrievers names it."""
+    rows = outcomes("i" * 8 + "c" * 4, "bm25") + outcomes("c" * 10 + "ii", "mine")
+    both = write_run(tmp_path / "both", rows, info=run_info("both", retrievers=["bm25", "mine"]))
+    a = write_run(tmp_path / "A", rows[:12], info=run_info("A", retrievers=["bm25"]))
+    b = write_run(tmp_path / "B", rows[12:], info=run_info("B", retrievers=["mine"]))
+    with pytest.raises(NoSharedSamples) as info:
+        compare_runs(load_run(a), load_run(b))
+    assert str(info.value) == (
+        f"runs A ({a}) and B ({b}) share no samples (same question_id, retriever and repeat); A holds "
+        "retriever(s) bm25, B mine: to compare one retriever with another, give bench compare "
+        "--retrievers bm25,mine"
+    )
+    cases = [(both, both, ("both (bm25)", "both (mine)")), (a, b, ("A (bm25)", "B (mine)"))]
+    for run_a, run_b, names in cases:
+        cmp = compare_runs(load_run(run_a), load_run(run_b), retrievers=("bm25", "mine"))
+        assert (cmp.run_a, cmp.run_b) == names
+        assert cmp.shared == 12 and cmp.only_a == 0 and cmp.only_b == 0
+        assert cmp.settings[0] == "retriever: A=bm25 vs B=mine"
+        [g] = cmp.groups
+        assert g.group == "bm25 -> mine" and g.n_pairs == 12
+        assert g.accuracy_a.value == pytest.approx(4 / 12) and g.accuracy_b.value == pytest.approx(10 / 12)
+        assert [f.question_id for f in g.improved] == [f"q{k:03d}" for k in range(8)]
+        assert [f.question_id for f in g.regressed] == ["q010", "q011"]
+        assert g.test.p_value == pytest.approx(2 * (1 + 10 + 45) / 2**10)  # exact McNemar, 8 vs 2
+    with pytest.raises(NoSharedSamples, match=r"has no samples of retriever 'agent'; it holds bm25, mine"):
+        compare_runs(load_run(both), load_run(both), retrievers=("agent", "mine"))
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["bench", "compare", str(both), str(both), "--retrievers", "bm25,mine"])
+    assert res.exit_code == 0, res.output
+    assert "A = both (bm25)  B = both (mine)  12 shared samples" in res.output
+    assert "bm25 -> mine: correct only in B (improved): 8" in res.output
+    res = runner.invoke(app, ["bench", "compare", str(both), str(both), "--retrievers", "bm25"])
+    assert res.exit_code == 2
+    said = "error: --retrievers 'bm25': give two retriever names, OLD,NEW (e.g. bm25,mine)"
+    assert res.output.strip() == said
+    res = runner.invoke(app, ["bench", "compare", str(both), str(both)])
+    assert res.exit_code == 2 and "(or --retrievers OLD,NEW to compare two of its retrievers)" in res.output
