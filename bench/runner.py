@@ -61,6 +61,7 @@ from pageindex.retrievers.base import (
     aretrieve,
     available_retrievers,
     get_retriever,
+    plugin_model_hint,
 )
 from pageindex.tree.model import Tree
 from pageindex.wording import counted, error_text
@@ -291,7 +292,10 @@ def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], 
     run, skipped = [], {}
     for name in wanted:
         if known[name].needs_llm and not model:
-            skipped[name] = "needs a model (set OPENAI_API_KEY, or pass --model openai/... or ollama/...)"
+            skipped[name] = (
+                "needs a model (set OPENAI_API_KEY, or pass --model openai/... or ollama/...)"
+                + plugin_model_hint(name)
+            )
         else:
             run.append(name)
     if not run:

@@ -384,11 +384,15 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         print_summary(outcome.summary, console=console, rejudge=_rejudge_hint(outcome.run_dir))
         if outcome.skipped_retrievers:
             skipped = outcome.skipped_retrievers
+            from pageindex.retrievers.base import plugin_model_hint
+
             no_model = all("needs a model" in why for why in skipped.values())
+            hints = "".join(plugin_model_hint(name) for name in skipped)
             console.print(
                 f"[yellow]skipped retrievers {', '.join(skipped)}:[/] no model is configured. {HOW_TO_MODEL}"
+                f"{escape(hints)}"
                 if no_model
-                else "; ".join(f"skipped retriever {k}: {v}" for k, v in skipped.items()),
+                else "; ".join(f"skipped retriever {k}: {escape(v)}" for k, v in skipped.items()),
                 highlight=False,
             )
         console.print(

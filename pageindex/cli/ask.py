@@ -214,7 +214,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             from pageindex.llm.spec import MODEL_ENV
 
             needs = f"retriever {retriever!r} needs a model: pass --model (e.g. openai/gpt-4o-mini) or set "
-            needs += f"${MODEL_ENV}"
+            from pageindex.retrievers.base import plugin_model_hint
+
+            needs += f"${MODEL_ENV}{plugin_model_hint(retriever)}"
             model = checked_model(model, base_url, needs)
             settings, notes = _client_settings(
                 model, base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency,

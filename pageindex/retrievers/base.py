@@ -335,6 +335,19 @@ def get_retriever(name: str) -> RetrieverSpec:
     return spec
 
 
+def plugin_model_hint(name: str) -> str:
+    """What is said after "needs a model" of a plug-in retriever: registered as the README's example is,
+    without ``needs_llm=False``, one that calls no model was skipped or refused for want of one, and no
+    line said how it tells the harness (trial 23). Empty for the package's own retrievers."""
+    module = registry.plugin_identity(KIND, name)
+    if not module:
+        return ""
+    return (
+        f" ({name} is a plug-in, {module.split()[0]}: one that calls no model says so with "
+        "@register_retriever(..., needs_llm=False))"
+    )
+
+
 # ----------------------------------------------------------------------------- recorder
 class QuestionRun:
     """Everything one retrieval of one question records; handed to the retriever."""
@@ -939,7 +952,8 @@ async def aretrieve(
 
         llm = make_client(llm, role="retriever")
     if llm is None and spec.needs_llm:
-        raise RetrieverConfigError(f"retriever {retriever!r} needs a model: pass llm=<client or model spec>")
+        needs = f"retriever {retriever!r} needs a model: pass llm=<client or model spec>"
+        raise RetrieverConfigError(needs + plugin_model_hint(retriever))
     if llm is not None and not all(callable(getattr(llm, m, None)) for m in ("chat", "structured")):
         # an LLMClient or what wraps one (ask's progress); an SDK's AsyncOpenAI was every question's error,
         # "'AsyncOpenAI' object has no attribute 'ensure_limits'"

@@ -546,3 +546,37 @@ def test_a_plugin_that_calls_exit_on_import_is_one_error_line_not_its_exit_code(
         "import: SystemExit: the module called sys.exit(3) on import; what it adds is missing (fix or "
         "uninstall ep-bad)"
     ]
+
+
+def test_a_plugin_retriever_that_needs_a_model_and_has_none_says_how_to_declare_none(tmp_path: Path) -> None:
+    """Trial 23: a model-free plug-in retriever written as the README's example (no ``needs_llm``) was
+    skipped by ``bench run -r firstpage,extractive`` with "no model is configured", exit 0, and refused
+    by ``ask``; nothing said that a retriever which calls no model declares it. The lines now name the
+    plug-in and ``needs_llm=False``; the package's own retrievers keep their line."""
+    hint = ("(ask-opening-page is a plug-in, tests.plugin_example: one that calls no model says so with "
+            "@register_retriever(..., needs_llm=False))")  # fmt: skip
+    done = bench_run(tmp_path, "--retrievers", "ask-opening-page,extractive", "--judge", "rules")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "skipped retrievers ask-opening-page: no model is configured." in done.stdout
+    assert " ".join(done.stdout.split()).count(hint) == 1, done.stdout
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "builtin").mkdir()
+    alone = bench_run(tmp_path / "alone", "--retrievers", "ask-opening-page", "--judge", "rules")
+    assert alone.returncode == 2
+    assert alone.stderr.strip() == (
+        "error: no retriever can run: ask-opening-page: needs a model (set OPENAI_API_KEY, or pass --model "
+        f"openai/... or ollama/...) {hint}"
+    )
+    builtin = bench_run(tmp_path / "builtin", "--retrievers", "agent", "--judge", "rules")
+    assert builtin.returncode == 2 and "plug-in" not in builtin.stderr, builtin.stderr
+
+    import tests.plugin_example  # noqa: F401  (registers ask-opening-page in this process)
+    from pageindex import build_tree
+    from pageindex.retrievers import RetrieverConfigError, retrieve
+
+    demo = ROOT / "datasets" / "demo" / "pdfs" / "NORTHWIND_2023_10K.pdf"
+    tree = build_tree(demo, cache_dir=tmp_path / "trees")
+    with pytest.raises(RetrieverConfigError) as info:
+        retrieve(tree, "What was capex?", retriever="ask-opening-page")
+    needs = "retriever 'ask-opening-page' needs a model: pass llm=<client or model spec>"
+    assert str(info.value) == f"{needs} {hint}"
