@@ -101,7 +101,10 @@ def _evidence(row: dict[str, Any], doc_id: str) -> tuple[list[int], list[str], l
             raise MalformedRow("each evidence item must be an object")
         page = item.get("evidence_page_num")
         if isinstance(page, bool) or not isinstance(page, int) or page < 0:
-            raise MalformedRow(f"evidence_page_num must be a zero-based page number, got {page!r}")
+            said = f"the text {page!r} (write it as a JSON number: {page.strip()})" if (
+                isinstance(page, str) and page.strip().isdigit()
+            ) else repr(page)  # "got '2'" did not say that the quotes were what was wrong
+            raise MalformedRow(f"evidence_page_num must be a zero-based page number, got {said}")
         if item.get("doc_name") and item["doc_name"] != doc_id:
             other_docs.append(str(item["doc_name"]))
             continue  # evidence in another filing cannot be checked against this one

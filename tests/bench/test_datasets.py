@@ -455,3 +455,21 @@ def test_the_readme_question_row_loads_as_documented(tmp_path: Path) -> None:
     [dropped] = validate_dataset(load_financebench(root)).dropped
     assert dropped.reason == "evidence_page_out_of_range"
     assert f"`{dropped.detail}`" in " ".join(section.split())
+
+
+def test_an_evidence_page_written_as_text_says_to_write_it_as_a_number(tmp_path: Path) -> None:
+    """A row converted from a CSV writes "evidence_page_num": "2"; it is malformed, and the line said
+    "got '2'", which reads as the number the line asks for."""
+    from bench.datasets.financebench import MalformedRow, parse_question
+
+    row = _row("q", "What was revenue?", "DOC", [0])
+    row["evidence"][0]["evidence_page_num"] = " 2"
+    with pytest.raises(MalformedRow) as info:
+        parse_question(row, {})
+    assert str(info.value) == (
+        "evidence_page_num must be a zero-based page number, got the text ' 2' (write it as a JSON number: 2)"
+    )
+    row["evidence"][0]["evidence_page_num"] = "two"
+    with pytest.raises(MalformedRow) as info:
+        parse_question(row, {})
+    assert str(info.value) == "evidence_page_num must be a zero-based page number, got 'two'"
