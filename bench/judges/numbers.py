@@ -18,20 +18,28 @@ from pageindex.retrievers.numbers import SCALES as _RETRIEVER_SCALES
 SCALES: dict[str, float] = {**_RETRIEVER_SCALES, "mil": 1e6, "t": 1e12}
 _SINGLE_LETTER = {"k", "m", "b", "t"}
 
+# The currencies a figure may carry: a dollar sign with its country's letters (US$, NT$, HK$, C$, R$),
+# the euro, pound, yen/yuan, won and rupee signs, and the ISO 4217 codes of the currencies filings report
+# in, before or after the figure ("EUR 1.2 billion", "1,601,688 million JPY"). FinanceBench is all US
+# dollars; a 20-F or another country's annual report is not, and a gold in yen was read as words.
+CURRENCY_CODES = "USD|EUR|GBP|JPY|CHF|CNY|RMB|TWD|NTD|HKD|CAD|AUD|INR|KRW|SEK|NOK|DKK|BRL|MXN|ZAR|SGD"
+CURRENCY_SIGN = r"(?<![A-Za-z])[A-Z]{0,2}\$|[€£¥₩₹]"
+CURRENCY = rf"{CURRENCY_SIGN}|(?<![A-Za-z])(?:{CURRENCY_CODES})(?![A-Za-z])"
+
 # Blanks only after a part that matched (no run of blanks can be split between optional parts: a
 # long run of spaces would otherwise take minutes), and a sign only set tight to its figure ("-$473",
 # "–10%"): a spaced dash is punctuation ("$2.45 – 10% above consensus").
 _NUMBER = re.compile(
-    r"""
+    rf"""
     (?:(?P<open>\()\s*)?
-    (?P<sign>[-−–](?=(?:US\$|\$|\()?\d))?
-    (?:(?P<cur>\$|US\$|USD\s?)\s*)?
+    (?P<sign>[-−–](?=(?:{CURRENCY_SIGN}|\()?\d))?
+    (?:(?P<cur>{CURRENCY})\s*)?
     (?:(?P<paren>\()\s*)?
-    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
     (?P<close>\))?
     (?P<pct>\s?%(?:\s?points?\b)?|\s(?:percent(?:age)?\s?points?|percent|per\s?cent|pct)\b|\s?pp\b)?
     (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt])(?![a-z]))?
-    (?P<code>\s?(?:USD|US\$)(?![A-Za-z]))?
+    (?P<code>\s?(?:{CURRENCY_CODES}|US\$)(?![A-Za-z]))?
     """,
     re.VERBOSE | re.IGNORECASE,
 )

@@ -48,6 +48,8 @@ from functools import cache
 
 from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import (
+    CURRENCY,
+    CURRENCY_CODES,
     Quantity,
     extract_quantities,
     implied_by_difference,
@@ -778,7 +780,7 @@ def overlap(gold: str, answer: str) -> float:
 
 # ------------------------------------------------------------------ gold numbers
 _QUESTION_SCALE = re.compile(
-    r"\b(?:in|USD|US\$|\$)\s*(?:USD\s*)?(thousands|millions|billions)\b", re.IGNORECASE
+    rf"(?:\bin|{CURRENCY})\s*(?:(?:{CURRENCY_CODES})\s*)?(thousands|millions|billions)\b", re.IGNORECASE
 )
 
 
@@ -834,8 +836,8 @@ _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 # questions ("$1577.00", "24.26", "1.9%", "(0.4)", "$0.40 billion"); label files give the same golds
 # as JSON numbers. Both are one claim to check, whichever way the dataset wrote it.
 _LONE_FIGURE = re.compile(
-    r"^\s*[-−–]?\s*\(?\s*(?:US\$|USD\s?|\$)?\s*[-−–]?\s*\(?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*"
-    r"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn)\b)?\s*\)?\s*$",
+    rf"^\s*[-−–]?\s*\(?\s*(?:{CURRENCY})?\s*[-−–]?\s*\(?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*"
+    rf"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn)\b)?\s*(?:(?:{CURRENCY_CODES})\b)?\s*\)?\s*$",
     re.IGNORECASE,
 )
 

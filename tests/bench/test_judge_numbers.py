@@ -130,3 +130,25 @@ def test_long_runs_of_blanks_are_read_at_once() -> None:
     """Blanks between optional parts of a figure once backtracked for minutes on a 20 KB answer."""
     text = "Revenue" + " " * 20_000 + "rose 5" + " " * 20_000 + "–6% " + "\n" * 5_000
     assert [q.value for q in extract_quantities(text)] == [5.0, 6.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("EUR 1.2 billion", 1.2e9),
+        ("€1.2 billion", 1.2e9),
+        ("¥1,601,688 million", 1_601_688e6),
+        ("1,601,688 million JPY", 1_601_688e6),
+        ("NT$2,161.7 billion", 2_161.7e9),
+        ("£350m", 350e6),
+        ("CHF 3.4bn", 3.4e9),
+        ("-€473", 473.0),
+    ],
+)
+def test_other_currencies_than_the_dollar_are_money(text: str, value: float) -> None:
+    """A 20-F or another country's annual report states figures in its own currency: the sign or the
+    ISO code makes a figure money as "$" does (a lone letter after it is a scale: "£350m")."""
+    (q,) = extract_quantities(text)
+    assert q.money and q.value == pytest.approx(value)
+    assert q.negative == text.startswith("-")
+    assert texts("the EURO STOXX 50 index") == ["50"] and not extract_quantities("the EURO STOXX 50")[0].money

@@ -679,6 +679,23 @@ def test_other_ways_to_write_units(text: str, value: float, percent: bool) -> No
     assert extract_quantities("3M is a conglomerate") == []  # a lone letter without a currency is a name
 
 
+
+def test_a_gold_in_another_currency_is_a_figure_the_answer_must_state(rules: RulesJudge) -> None:
+    """"1,601,688 million JPY" is one figure as "$1,577 million" is: an answer that names the unit
+    but no figure (a statement's heading, "(Millions of JPY)") shares every word of the gold and was
+    judged correct by word overlap; the figure in other words and scales still matches."""
+    from bench.judges.rules import is_figure_gold
+
+    q = "What was Foo's consolidated revenue for fiscal 2023, in millions of JPY?"
+    gold = "1,601,688 million JPY"
+    assert all(is_figure_gold(g) for g in (gold, "EUR 1.2 billion", "€1.2 billion", "NT$2,161.7 billion"))
+    heading = "Statement of Profit or Loss (From April 1, 2023 to March 31, 2024) (Millions of JPY)"
+    assert rules.judge_sync(q, gold, heading).verdict == "incorrect"
+    assert rules.judge_sync(q, gold, "Revenue was ¥1,601,688 million.").verdict == "correct"
+    assert rules.judge_sync(q, gold, "Revenue was about 1.6 trillion yen.").verdict == "correct"
+    wrong = rules.judge_sync(q, gold, "Revenue was JPY 1,278,478 million.")
+    assert (wrong.verdict, wrong.confident) == ("incorrect", True)
+
 # --------------------------------------------------------------- from the second independent set's dev half
 def test_markdown_emphasis_is_layout_not_an_operator(rules: RulesJudge) -> None:
     q = "What is Foo's three year average of cost of goods sold as a % of revenue from FY2016 to FY2018?"
