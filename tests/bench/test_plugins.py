@@ -570,13 +570,21 @@ def test_a_plugin_retriever_that_needs_a_model_and_has_none_says_how_to_declare_
     builtin = bench_run(tmp_path / "builtin", "--retrievers", "agent", "--judge", "rules")
     assert builtin.returncode == 2 and "plug-in" not in builtin.stderr, builtin.stderr
 
-    import tests.plugin_example  # noqa: F401  (registers ask-opening-page in this process)
-    from pageindex import build_tree
-    from pageindex.retrievers import RetrieverConfigError, retrieve
-
-    demo = ROOT / "datasets" / "demo" / "pdfs" / "NORTHWIND_2023_10K.pdf"
-    tree = build_tree(demo, cache_dir=tmp_path / "trees")
-    with pytest.raises(RetrieverConfigError) as info:
-        retrieve(tree, "What was capex?", retriever="ask-opening-page")
+    # retrieve() in a process of its own: importing the plug-in here would register its judge
+    # ("grounded") for every later test of this worker
+    code = (
+        "import tests.plugin_example\n"
+        "from pageindex import build_tree\n"
+        "from pageindex.retrievers import RetrieverConfigError, retrieve\n"
+        f"tree = build_tree({str(ROOT / 'datasets' / 'demo' / 'pdfs' / 'NORTHWIND_2023_10K.pdf')!r}, "
+        f"cache_dir={str(tmp_path / 'trees')!r})\n"
+        "try:\n"
+        "    retrieve(tree, 'What was capex?', retriever='ask-opening-page')\n"
+        "except RetrieverConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     needs = "retriever 'ask-opening-page' needs a model: pass llm=<client or model spec>"
-    assert str(info.value) == f"{needs} {hint}"
+    assert said.stdout.strip() == f"{needs} {hint}", said.stderr
