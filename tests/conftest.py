@@ -48,6 +48,7 @@ def no_model_env(monkeypatch, tmp_path):
     """No model configured (no key, model, base URL or scripted policy in the environment) and a cache
     folder of the test's own (no doctor findings, trees or replies of another test). A module takes it
     for every test with ``pytestmark = pytest.mark.usefixtures("no_model_env")``."""
-    for var in ("OPENAI_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL", "PAGEINDEX_SCRIPTED_POLICY"):
+    for var in ("OPENAI_API_KEY", "PAGEINDEX_JUDGE_API_KEY", "PAGEINDEX_MODEL", "OPENAI_BASE_URL",
+                "PAGEINDEX_SCRIPTED_POLICY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))

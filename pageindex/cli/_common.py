@@ -383,7 +383,8 @@ def judge_base_url_option(*, help: str, old_base_url: bool = False) -> Any:
     """``--judge-base-url``: the judge model's endpoint; ``old_base_url`` keeps ``--base-url`` as a
     hidden alias where it used to name the judge's endpoint (``bench judge``, ``bench rejudge``)."""
     aliases = HIDDEN_ALIASES["--judge-base-url"] if old_base_url else ()
-    return typer.Option(None, "--judge-base-url", *aliases, help=help)
+    key = " An openai/ judge is sent $PAGEINDEX_JUDGE_API_KEY when set, else $OPENAI_API_KEY."
+    return typer.Option(None, "--judge-base-url", *aliases, help=help + key)
 
 
 def cache_path_option(*, help: str, old_path: bool = False) -> Any:

@@ -80,17 +80,23 @@ def doctor(
         fail("--judge-base-url is the endpoint of --judge-model: give --judge-model too, or drop it")
     if judge_model:
         targets.append(("judge", judge_model, judge_base_url or base_url, "--judge-model"))
-    reports = {}
+    specs = {}
     for role, text, url, source in targets:
         try:
-            spec = parse_spec(text, base_url=url)
+            spec = parse_spec(text, base_url=url, role=role)
         except BaseURLError as exc:  # it names the URL
             fail(str(exc))
         except LLMError as exc:
             fail(f"{source}: {exc}")
         if spec.base_url is None:
             fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
-        same = next((r for r in reports.values() if r.spec == spec.spec and r.url == spec.display_url), None)
+        specs[role] = spec
+    reports = {}
+    for role, spec in specs.items():
+        # the model's findings for the same model at the same endpoint, when sent the same key
+        seen = (spec.spec, spec.display_url, spec.api_key)
+        same = next((reports[r] for r, s in specs.items()
+                     if r in reports and (s.spec, s.display_url, s.api_key) == seen), None)  # fmt: skip
         try:
             reports[role] = same or run_doctor(
                 spec, timeout=timeout, probe_context=probe_context, probe_tool_cap=probe_tool_cap,

@@ -48,7 +48,9 @@ def make_client(
     ``scripted`` answers every request from a :class:`ScriptedModel` (required for ``scripted``;
     with another spec, e.g. ``openai/gpt-4o-mini``, the scripted model stands in for that model so
     pricing applies). ``transport`` replaces the HTTP transport under the SDK (fault injection,
-    benchmarks); retries, redaction and everything above it stay the same.
+    benchmarks); retries, redaction and everything above it stay the same. A ``role="judge"``
+    client of an ``openai/`` spec given no ``api_key`` sends ``$PAGEINDEX_JUDGE_API_KEY`` when it is
+    set (never ``$OPENAI_API_KEY`` then).
     """
     if scripted is not None:
         from pageindex.llm.providers.scripted import Scripted, scripted_spec
@@ -56,7 +58,7 @@ def make_client(
         parsed = scripted_spec(spec, base_url=base_url, api_key=api_key)
         provider: Any = Scripted(parsed, scripted=scripted, transport=transport)
     else:
-        parsed = parse_spec(spec, base_url=base_url, api_key=api_key)
+        parsed = parse_spec(spec, base_url=base_url, api_key=api_key, role=role)
         cls = provider_class(parsed.provider)
         assert cls is not None  # parse_spec found it
         provider = cls(parsed, transport=transport)

@@ -24,6 +24,9 @@ OLLAMA_BASE_URL = "http://localhost:11434/v1"
 PLACEHOLDER_KEY = "not-needed"
 SPEC_HELP = "expected openai/<model>, ollama/<model>, replay/<model> or scripted"
 MODEL_ENV = "PAGEINDEX_MODEL"  # the default answering model of ask, doctor and bench run
+KEY_ENV = "OPENAI_API_KEY"  # the key of every openai/ endpoint
+# the key of a judge's openai/ endpoint: when set, a judge gets it and never $OPENAI_API_KEY
+JUDGE_KEY_ENV = "PAGEINDEX_JUDGE_API_KEY"
 
 
 def model_choice(explicit: str | None) -> tuple[str | None, str]:
@@ -42,6 +45,7 @@ class ModelSpec(BaseModel):
     model: str
     base_url: str | None = None
     api_key: SecretStr | None = None
+    key_env: str = KEY_ENV  # the variable the key comes from, named when the endpoint refuses it
 
     @property
     def display_url(self) -> str | None:
@@ -63,21 +67,22 @@ class ModelSpec(BaseModel):
     def credentials_rejected(self, status: int) -> str:
         """The one line for an endpoint that refused this spec's credentials (HTTP 401, 403), naming
         those it sent: the base URL's user-info, when it has one (sent in place of the key), else the
-        key (it said "check OPENAI_API_KEY" of a URL's user-info too); where no key was given (the
-        placeholder sent to a server that needs none), that it needs one."""
+        key and the variable it came from (it said "check OPENAI_API_KEY" of a URL's user-info too, and
+        of a judge's key from $PAGEINDEX_JUDGE_API_KEY); where no key was given (the placeholder sent to a
+        server that needs none), that it needs one and which variable gives it."""
         if has_userinfo(self.base_url):
             return (
                 f"{self.display_url} rejected the user-info of its URL for {self.spec} (HTTP {status}); "
                 "check the user name and password in the base URL (sent as HTTP Basic auth in place of "
-                "OPENAI_API_KEY)"
+                f"{self.key_env})"
             )
         if self.api_key is None or self.api_key.get_secret_value() == PLACEHOLDER_KEY:
             return (  # no key was given: "rejected the API key" sent the user looking for one they never set
                 f"{self.display_url} requires an API key for {self.spec} (HTTP {status}) and none was given "
-                "(OPENAI_API_KEY is not set); set OPENAI_API_KEY to the server's key"
+                f"({self.key_env} is not set); set {self.key_env} to the server's key"
             )
         return (
-            f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); check OPENAI_API_KEY"
+            f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); check {self.key_env}"
         )
 
     def auth_headers(self) -> dict[str, str]:
@@ -95,9 +100,12 @@ def parse_spec(
     base_url: str | None = None,
     api_key: str | None = None,
     env: Mapping[str, str] | None = None,
+    role: str | None = None,
 ) -> ModelSpec:
     """Parse and resolve a model spec through its registered provider
-    (:mod:`pageindex.llm.providers`); raises :class:`LLMConfigError` on a bad spec or missing key."""
+    (:mod:`pageindex.llm.providers`); raises :class:`LLMConfigError` on a bad spec or missing key.
+    ``role="judge"``: an ``openai/`` spec given no ``api_key`` takes ``$PAGEINDEX_JUDGE_API_KEY`` when
+    it is set, in place of ``$OPENAI_API_KEY`` (:func:`judge_api_key`)."""
     from pageindex.llm.providers import provider_class
 
     text = (spec or "").strip()
@@ -109,7 +117,12 @@ def parse_spec(
             raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
         if provider is None:
             raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
-    resolved = provider.resolve(text, model, base_url=base_url, api_key=api_key, env=env)
+    judge_key = None
+    if role == "judge" and api_key is None and provider.name == "openai":
+        judge_key = judge_api_key(env)
+    resolved = provider.resolve(text, model, base_url=base_url, api_key=judge_key or api_key, env=env)
+    if judge_key:
+        resolved = resolved.model_copy(update={"key_env": JUDGE_KEY_ENV})
     if resolved.base_url is not None and resolved.base_url != resolved.base_url.strip():
         resolved = resolved.model_copy(update={"base_url": resolved.base_url.strip()})  # pasted with a space
     problem = base_url_problem(resolved.base_url)
@@ -119,6 +132,12 @@ def parse_spec(
             "(an endpoint looks like http://127.0.0.1:8080/v1)"
         )
     return resolved
+
+
+def judge_api_key(env: Mapping[str, str] | None = None) -> str | None:
+    """A judge's own key for its ``openai/`` endpoint (``$PAGEINDEX_JUDGE_API_KEY``), read from the
+    environment each time a judge is made (a resumed run too: never stored); None when unset."""
+    return (os.environ if env is None else env).get(JUDGE_KEY_ENV) or None
 
 
 def endpoint(base_url: str, path: str, *, root: bool = False) -> str:

@@ -12,7 +12,8 @@ from pageindex.cli import app
 
 def invoke(args: list[str], **env: str) -> tuple[int, str]:
     """Exit code and output of ``pageindex ARGS`` with no model configured from the environment."""
-    out = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "", "PAGEINDEX_MODEL": "", **env})
+    unset = {"OPENAI_API_KEY": "", "PAGEINDEX_JUDGE_API_KEY": "", "PAGEINDEX_MODEL": ""}
+    out = CliRunner().invoke(app, args, env={**unset, **env})
     return out.exit_code, out.output
 
 

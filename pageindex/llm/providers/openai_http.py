@@ -5,7 +5,8 @@ Studio, a LiteLLM proxy: any server speaking the chat-completions API) and ``oll
 ``openai/``: the base URL comes from ``--base-url``, else ``OPENAI_BASE_URL``, else
 ``https://api.openai.com/v1``; the key from ``api_key``, else ``OPENAI_API_KEY``, required only
 for the official OpenAI endpoint (other servers get a placeholder; one that wants a key answers
-401, reported as ``LLMConfigError``). ``ollama/``: ``OLLAMA_BASE_URL`` or
+401, reported as ``LLMConfigError``); a judge's is given ``$PAGEINDEX_JUDGE_API_KEY`` instead when
+that is set (:func:`pageindex.llm.spec.parse_spec` with ``role="judge"``). ``ollama/``: ``OLLAMA_BASE_URL`` or
 ``http://localhost:11434/v1``. Requests go over the network; the preflight lists the models.
 """
 

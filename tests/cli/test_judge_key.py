@@ -1,0 +1,164 @@
+"""A judge's own API key (``$PAGEINDEX_JUDGE_API_KEY``): one ``OPENAI_API_KEY`` went to every
+``openai/`` endpoint of a command, so a run answered by OpenAI and judged by a server elsewhere sent
+that server the OpenAI key, and a judge server wanting its own token could not sit beside an OpenAI
+model. Each fake server below records the ``Authorization`` header of every request it got."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.faults.scripted import policy
+from bench.runner import demo_dataset_dir
+from pageindex.cli import app
+from pageindex.llm.scripted import ScriptedModel
+from pageindex.llm.spec import parse_spec
+from pageindex.llm.testing import FakeOpenAIServer
+from tests.cli.clirun import extractive_run
+
+ANSWER_KEY = "sk-answering-KEY-4711abc"
+JUDGE_KEY = "judge-token-0815-xyz"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {"OPENAI_API_KEY": ANSWER_KEY, "PAGEINDEX_JUDGE_API_KEY": "", "PAGEINDEX_MODEL": "",
+            "OPENAI_BASE_URL": "", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+
+
+def keys(server: FakeOpenAIServer) -> set[str]:
+    """The ``Authorization`` headers of every request ``server`` got."""
+    return {e["headers"].get("Authorization", "") for e in server.exchanges}
+
+
+def everything(output: str, folder: Path) -> str:
+    files = [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
+    return output + "".join(p.read_text(errors="replace") for p in files)
+
+
+def bench_run(env: dict[str, str], answers: str, judges: str, out: Path, *more: str, **more_env: str):
+    args = ["bench", "run", "-q", "--data-dir", str(demo_dataset_dir()), "-r", "iterative", "-m", "openai/m",
+            "--base-url", answers, "--judge", "llm", "--judge-model", "openai/j", "--judge-base-url", judges,
+            "--limit", "2", "--max-retries", "0", "-o", str(out), *more]  # fmt: skip
+    return CliRunner().invoke(app, args, env={**env, **more_env})
+
+
+def test_the_judge_gets_its_own_key_and_the_answering_model_the_openai_key(env, tmp_path):
+    """Before: the judge's server got ``Bearer sk-answering-...`` too. Now each endpoint gets its own,
+    and neither key reaches the output, run.json, samples.jsonl or events.log."""
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        out = bench_run(env, answers.base_url, judges.base_url, tmp_path / "run",
+                        PAGEINDEX_JUDGE_API_KEY=JUDGE_KEY)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert answers.chat_requests and judges.chat_requests
+    assert keys(answers) == {f"Bearer {ANSWER_KEY}"}
+    assert keys(judges) == {f"Bearer {JUDGE_KEY}"}
+    said = everything(out.output, tmp_path / "run")
+    assert ANSWER_KEY not in said and JUDGE_KEY not in said
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert {s["judge"] for s in samples} == {"llm:openai/j"}
+
+
+def test_without_the_judge_key_the_judge_gets_the_openai_key_as_before(env, tmp_path):
+    """Unset (or empty): no set-up breaks."""
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        out = bench_run(env, answers.base_url, judges.base_url, tmp_path / "run")
+    assert out.exit_code == 0, out.output
+    assert keys(answers) == keys(judges) == {f"Bearer {ANSWER_KEY}"}
+
+
+def test_a_judge_refusing_its_own_key_names_its_variable(env, tmp_path):
+    """401 from the judge said ``check OPENAI_API_KEY``: the key came from PAGEINDEX_JUDGE_API_KEY."""
+    wants = "the-right-token"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy), require_key=wants) as judges:  # fmt: skip
+        wrong = bench_run(env, answers.base_url, judges.base_url, tmp_path / "wrong",
+                          PAGEINDEX_JUDGE_API_KEY=JUDGE_KEY)  # fmt: skip
+        right = bench_run(env, answers.base_url, judges.base_url, tmp_path / "right",
+                          PAGEINDEX_JUDGE_API_KEY=wants)  # fmt: skip
+    assert wrong.exit_code == 2, wrong.output
+    assert wrong.output.strip().splitlines()[-1] == (
+        f"error: {judges.base_url} rejected the API key for openai/j (HTTP 401); "
+        "check PAGEINDEX_JUDGE_API_KEY"
+    )
+    assert JUDGE_KEY not in wrong.output and not (tmp_path / "wrong").exists()
+    assert right.exit_code == 0, right.output
+
+
+def test_resume_takes_the_judge_key_from_the_environment_again(env, tmp_path):
+    """Nothing of the key is stored: a resumed run sends the key of the shell it resumes in."""
+    run = tmp_path / "run"
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        out = bench_run(env, answers.base_url, judges.base_url, run, PAGEINDEX_JUDGE_API_KEY=JUDGE_KEY)
+        assert out.exit_code == 0, out.output
+        assert JUDGE_KEY not in everything("", run)
+        first = (run / "samples.jsonl").read_text().splitlines(keepends=True)[0]
+        (run / "samples.jsonl").write_text(first)
+        before = len(judges.exchanges)
+        out = CliRunner().invoke(app, ["bench", "run", "-q", "--resume", str(run)],
+                                 env={**env, "PAGEINDEX_JUDGE_API_KEY": "judge-token-NEW-2222"})  # fmt: skip
+        assert out.exit_code == 0, out.output
+        later = {e["headers"].get("Authorization") for e in judges.exchanges[before:]}
+    assert later == {"Bearer judge-token-NEW-2222"}
+    assert len((run / "samples.jsonl").read_text().splitlines()) == 2
+    assert JUDGE_KEY not in everything(out.output, run) and "judge-token-NEW-2222" not in everything("", run)
+
+
+def test_rejudge_and_judge_send_the_judge_key(env, tmp_path):
+    """``bench rejudge`` and ``bench judge`` build their judge model the same way."""
+    run_dir = extractive_run(tmp_path, limit=2)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"question": "What was revenue in FY2022?", "model_answer": "$1.2 billion",
+                                   "gold_answer": "$1.2 billion"}) + "\n")  # fmt: skip
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:
+        judge = ["--judge", "llm", "--judge-model", "openai/j", "--judge-base-url", judges.base_url]
+        rejudge = ["bench", "rejudge", str(run_dir), *judge, "-o", str(tmp_path / "re")]
+        again = CliRunner().invoke(app, rejudge, env={**env, "PAGEINDEX_JUDGE_API_KEY": JUDGE_KEY})
+        after_rejudge = keys(judges)
+        judged = CliRunner().invoke(app, ["bench", "judge", "--input", str(answers), *judge,
+                                          "-o", str(tmp_path / "verdicts.jsonl")],
+                                    env={**env, "PAGEINDEX_JUDGE_API_KEY": JUDGE_KEY})  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert judged.exit_code == 0, judged.output
+    assert after_rejudge == keys(judges) == {f"Bearer {JUDGE_KEY}"}
+    assert JUDGE_KEY not in everything(again.output + judged.output, tmp_path / "re")
+
+
+def test_doctor_probes_the_judge_with_its_own_key(env, tmp_path):
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        out = CliRunner().invoke(
+            app, ["doctor", "-m", "openai/m", "--base-url", answers.base_url, "--judge-model", "openai/m",
+                  "--judge-base-url", judges.base_url, "--json", "--timeout", "5"],
+            env={**env, "PAGEINDEX_JUDGE_API_KEY": JUDGE_KEY},
+        )  # fmt: skip
+    assert answers.exchanges and judges.exchanges, out.output
+    assert keys(answers) == {f"Bearer {ANSWER_KEY}"}
+    assert keys(judges) == {f"Bearer {JUDGE_KEY}"}
+    assert JUDGE_KEY not in out.output and ANSWER_KEY not in out.output
+
+
+# -- the rule alone ---------------------------------------------------------
+OPENAI = {"OPENAI_API_KEY": ANSWER_KEY}
+
+
+def spec(url: str, role: str | None = None, env: dict[str, str] = OPENAI):  # type: ignore[no-untyped-def]
+    return parse_spec("openai/m", base_url=url, env=env, role=role)
+
+
+def test_only_a_judges_openai_spec_takes_the_judge_key():
+    env = {**OPENAI, "PAGEINDEX_JUDGE_API_KEY": JUDGE_KEY}
+    assert parse_spec("openai/j", env=env, role="judge").api_key.get_secret_value() == JUDGE_KEY
+    assert parse_spec("openai/j", env=env, role="judge").key_env == "PAGEINDEX_JUDGE_API_KEY"
+    assert parse_spec("openai/m", env=env).api_key.get_secret_value() == ANSWER_KEY
+    assert parse_spec("openai/m", env=env, role="retriever").key_env == "OPENAI_API_KEY"
+    assert parse_spec("ollama/j", env=env, role="judge").api_key.get_secret_value() == "ollama"
+    # a key given in code wins (it is no variable's)
+    given = parse_spec("openai/j", env=env, role="judge", api_key="given")
+    assert given.api_key.get_secret_value() == "given"
