@@ -50,8 +50,9 @@ class RunProgress(BaseModel):
 class RunEvent(BaseModel):
     # tree_building: before the run, progress.done of progress.total trees built, message = the
     # filing being built (done == total: all built); waiting: during set-up, a model endpoint has not
-    # answered the preflight for a while (message says which, and why that may be)
-    kind: Literal["tree_building", "waiting", "run_started", "sample_finished", "run_finished"]
+    # answered the preflight for a while (message says which, and why that may be); warning: during
+    # set-up, before any model call, something the user should know at once (message)
+    kind: Literal["tree_building", "waiting", "warning", "run_started", "sample_finished", "run_finished"]
     run_id: str
     progress: RunProgress
     sample: Sample | None = None

@@ -113,6 +113,8 @@ class ProgressView:
         if event.kind == "waiting":
             (self.progress.console.print if self.live else self._line)(event.message)
             return
+        if event.kind == "warning":  # the command prints it (on standard error)
+            return
         p = event.progress
         if event.kind == "run_started":
             note = f" ({p.skipped} already done)" if p.skipped else ""

@@ -543,6 +543,17 @@ class Runner:
             )
         return retriever_llm, judge_llm, budget
 
+    def _warn_shared_key(self, retriever_llm: Any, judge_llm: Any) -> None:
+        """Say, before any call, that the one ``$OPENAI_API_KEY`` goes to the answering model's endpoint
+        and to a judge's elsewhere (:func:`~pageindex.llm.spec.shared_key_warning`)."""
+        from pageindex.llm.spec import shared_key_warning
+
+        judges = judge_llm if isinstance(judge_llm, list) else [judge_llm]
+        specs = [getattr(j, "model_spec", None) for j in judges]
+        said = shared_key_warning(getattr(retriever_llm, "model_spec", None), [s for s in specs if s])
+        if said:
+            self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=said))
+
     async def _preflight(self, *clients: Any) -> None:
         """Fail before any work when a model is unreachable or its key is rejected (one clear line
         naming the model and URL; never the key). Clients given by the caller are trusted."""
@@ -788,6 +799,7 @@ class Runner:
                     "pageindex-bench): its earlier samples may have been scored with other versions, so "
                     "they stay unrecorded in its run.json (compare and gate say so)"
                 )
+        self._warn_shared_key(retriever_llm, judge_llm)
         await self._preflight(retriever_llm, judge_llm)
         self._stop_before_sampling("before the trees were built")
 

@@ -312,6 +312,9 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 if quiet:
                     err_console.print(event.message, highlight=False, markup=False)
                 return
+            if event.kind == "warning":  # before any call, even with --quiet
+                err_console.print(f"[yellow]warning:[/] {plain(event.message)}", highlight=False)
+                return
             if not said["header"]:
                 for line in [*([profile_line] if profile_line else []), *judge_lines]:
                     err_console.print(f"[dim]{line}[/]", highlight=False)

@@ -68,7 +68,7 @@ def doctor(
 ) -> None:
     from pageindex.llm import LLMError
     from pageindex.llm.doctor import run_doctor
-    from pageindex.llm.spec import MODEL_ENV, model_choice, parse_spec
+    from pageindex.llm.spec import MODEL_ENV, model_choice, parse_spec, shared_key_warning
     from pageindex.llm.types import BaseURLError
 
     wanted, source = model_choice(model)
@@ -91,6 +91,8 @@ def doctor(
         if spec.base_url is None:
             fail(f"doctor probes a model server; {spec.spec} has none (use openai/<model> or ollama/<model>)")
         specs[role] = spec
+    if said := shared_key_warning(specs["model"], [specs["judge"]] if "judge" in specs else []):
+        _warn(said)  # before any probe
     reports = {}
     for role, spec in specs.items():
         # the model's findings for the same model at the same endpoint, when sent the same key

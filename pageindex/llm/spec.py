@@ -11,7 +11,7 @@ and those URL credentials wherever a server or library echoes them (see ``redact
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, SecretStr
@@ -138,6 +138,49 @@ def judge_api_key(env: Mapping[str, str] | None = None) -> str | None:
     """A judge's own key for its ``openai/`` endpoint (``$PAGEINDEX_JUDGE_API_KEY``), read from the
     environment each time a judge is made (a resumed run too: never stored); None when unset."""
     return (os.environ if env is None else env).get(JUDGE_KEY_ENV) or None
+
+
+def shared_key_warning(
+    model: ModelSpec | None, judges: Iterable[ModelSpec], env: Mapping[str, str] | None = None
+) -> str | None:
+    """The warning for a command whose one ``$OPENAI_API_KEY`` goes to the answering ``model``'s
+    endpoint and to a judge's at another origin (scheme, host, port), one of them not on this machine:
+    the key of one reaches the other's server. None when it does not: no key set, a judge with its
+    own (``$PAGEINDEX_JUDGE_API_KEY``), a base URL whose user-info is sent in place of the key, both
+    endpoints loopback, or no ``openai/`` model on one side."""
+    from pageindex.llm.profile import is_loopback
+
+    key = (os.environ if env is None else env).get(KEY_ENV)
+
+    def sent_the_key(spec: ModelSpec | None) -> bool:
+        return (
+            spec is not None and spec.provider == "openai" and spec.key_env == KEY_ENV
+            and spec.api_key is not None and spec.api_key.get_secret_value() == key
+            and not has_userinfo(spec.base_url)
+        )  # fmt: skip
+
+    if not key or model is None or not sent_the_key(model):
+        return None
+    for judge in judges:
+        if not sent_the_key(judge) or _origin(judge.base_url) == _origin(model.base_url):
+            continue
+        if is_loopback(judge.base_url) and is_loopback(model.base_url):
+            continue
+        return (
+            f"{KEY_ENV} is sent to both {model.display_url} and {judge.display_url} (the judge); "
+            f"set {JUDGE_KEY_ENV} to give the judge its own key"
+        )
+    return None
+
+
+def _origin(url: str | None) -> tuple[str, str, int | None] | None:
+    """``(scheme, host, port)`` of ``url``, the port the scheme's default when not written."""
+    try:
+        parts = urlsplit(url or "")
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        return None
 
 
 def endpoint(base_url: str, path: str, *, root: bool = False) -> str:

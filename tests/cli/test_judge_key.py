@@ -64,12 +64,42 @@ def test_the_judge_gets_its_own_key_and_the_answering_model_the_openai_key(env, 
 
 
 def test_without_the_judge_key_the_judge_gets_the_openai_key_as_before(env, tmp_path):
-    """Unset (or empty): no set-up breaks."""
+    """Unset (or empty): no set-up breaks; two loopback endpoints need no warning."""
     with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
             FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
         out = bench_run(env, answers.base_url, judges.base_url, tmp_path / "run")
     assert out.exit_code == 0, out.output
     assert keys(answers) == keys(judges) == {f"Bearer {ANSWER_KEY}"}
+    assert "warning: OPENAI_API_KEY" not in out.output
+
+
+def test_the_shared_key_is_warned_of_before_any_call(env, tmp_path, monkeypatch):
+    """An answering model not on this machine and a judge elsewhere, both sent the one OPENAI_API_KEY:
+    one warning line before the first request (the run goes on). (The answering server is taken for a
+    remote one here: the tests reach loopback only.)"""
+    import pageindex.llm.profile as profile
+
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        real = profile.is_loopback
+        monkeypatch.setattr(profile, "is_loopback", lambda url: real(url) and url != answers.base_url)
+        out = CliRunner().invoke(
+            app, ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "iterative", "-m", "openai/m",
+                  "--base-url", answers.base_url, "--judge", "llm", "--judge-model", "openai/j",
+                  "--judge-base-url", judges.base_url, "--limit", "1", "-o", str(tmp_path / "run")],
+            env=env,
+        )  # fmt: skip
+        seen_first = answers.exchanges[0]["path"]
+    assert out.exit_code == 0, out.output
+    line = (
+        f"warning: OPENAI_API_KEY is sent to both {answers.base_url} and {judges.base_url} (the judge); "
+        "set PAGEINDEX_JUDGE_API_KEY to give the judge its own key"
+    )
+    lines = out.output.splitlines()
+    assert lines.count(line) == 1, out.output
+    assert lines.index(line) == 0, out.output  # before the header and any progress
+    assert seen_first == "/v1/models"
+    assert keys(judges) == {f"Bearer {ANSWER_KEY}"}  # warned, not changed
 
 
 def test_a_judge_refusing_its_own_key_names_its_variable(env, tmp_path):
@@ -144,12 +174,36 @@ def test_doctor_probes_the_judge_with_its_own_key(env, tmp_path):
     assert JUDGE_KEY not in out.output and ANSWER_KEY not in out.output
 
 
-# -- the rule alone ---------------------------------------------------------
+# -- which commands warn: the rule alone ---------------------------------------------------------
 OPENAI = {"OPENAI_API_KEY": ANSWER_KEY}
 
 
 def spec(url: str, role: str | None = None, env: dict[str, str] = OPENAI):  # type: ignore[no-untyped-def]
     return parse_spec("openai/m", base_url=url, env=env, role=role)
+
+
+@pytest.mark.parametrize(
+    ("answering", "judge", "env", "warned"),
+    [
+        ("https://api.openai.com/v1", "http://10.0.0.5:8000/v1", OPENAI, True),
+        ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1", OPENAI, True),  # one not loopback
+        ("http://127.0.0.1:8080/v1", "http://localhost:8081/v1", OPENAI, False),  # both on this machine
+        ("https://api.openai.com/v1", "https://API.openai.com:443/v2", OPENAI, False),  # one origin
+        ("https://api.openai.com/v1", "http://api.openai.com/v1", OPENAI, True),  # another scheme
+        ("https://api.openai.com/v1", "http://bob:pw@10.0.0.5/v1", OPENAI, False),  # user-info sent instead
+        ("https://api.openai.com/v1", "http://10.0.0.5:8000/v1", {**OPENAI, "PAGEINDEX_JUDGE_API_KEY": "own"},
+         False),
+        ("http://10.0.0.6/v1", "http://10.0.0.5:8000/v1", {"OPENAI_API_KEY": ""}, False),  # no key at all
+    ],
+)
+def test_the_shared_key_warning_rule(answering, judge, env, warned):
+    from pageindex.llm.spec import shared_key_warning
+
+    said = shared_key_warning(spec(answering, env=env), [spec(judge, "judge", env)], env)
+    assert (said is not None) == warned, said
+    if warned:
+        assert said == (f"OPENAI_API_KEY is sent to both {answering} and {judge} (the judge); "
+                        "set PAGEINDEX_JUDGE_API_KEY to give the judge its own key")  # fmt: skip
 
 
 def test_only_a_judges_openai_spec_takes_the_judge_key():
@@ -162,3 +216,23 @@ def test_only_a_judges_openai_spec_takes_the_judge_key():
     # a key given in code wins (it is no variable's)
     given = parse_spec("openai/j", env=env, role="judge", api_key="given")
     assert given.api_key.get_secret_value() == "given"
+
+
+def test_doctor_warns_of_the_shared_key_before_probing(env, monkeypatch):
+    import pageindex.llm.profile as profile
+
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        real = profile.is_loopback
+        monkeypatch.setattr(profile, "is_loopback", lambda url: real(url) and url != answers.base_url)
+        out = CliRunner().invoke(
+            app, ["doctor", "-m", "openai/m", "--base-url", answers.base_url, "--judge-model", "openai/j",
+                  "--judge-base-url", judges.base_url, "--json", "--timeout", "5"],
+            env=env,
+        )  # fmt: skip
+    line = (
+        f"warning: OPENAI_API_KEY is sent to both {answers.base_url} and {judges.base_url} (the judge); "
+        "set PAGEINDEX_JUDGE_API_KEY to give the judge its own key"
+    )
+    assert out.output.splitlines().count(line) == 1, out.output
+    assert keys(judges) == {f"Bearer {ANSWER_KEY}"}
