@@ -236,3 +236,25 @@ def test_doctor_warns_of_the_shared_key_before_probing(env, monkeypatch):
     )
     assert out.output.splitlines().count(line) == 1, out.output
     assert keys(judges) == {f"Bearer {ANSWER_KEY}"}
+
+
+def test_a_judge_key_the_server_echoes_never_reaches_the_results(env, tmp_path):
+    """The fault server's ``--echo-key`` quotes the bearer token it got in its 500s: the judge's key
+    (no ``sk-`` shape to mask it by) is masked in the judge's errors in samples.jsonl, run.json,
+    events.log and the output, as OPENAI_API_KEY is."""
+    from bench.faults import FaultServer
+
+    run = tmp_path / "run"
+    with FaultServer(rate=1.0, faults="500", echo_api_key=True, retry_after_seconds=0.01) as judges:
+        out = CliRunner().invoke(
+            app, ["bench", "run", "--data-dir", str(demo_dataset_dir()), "-r", "iterative", "-m", "scripted",
+                  "--scripted-policy", "bench.faults.scripted:policy", "--judge", "llm", "--judge-model",
+                  "openai/fault-model", "--judge-base-url", judges.base_url, "--max-retries", "0",
+                  "--limit", "2", "-o", str(run)],
+            env={**env, "OPENAI_API_KEY": "", "PAGEINDEX_JUDGE_API_KEY": JUDGE_KEY},
+        )  # fmt: skip
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    # (the key was sent: without it the judge sends the placeholder, which is no secret and is quoted)
+    assert [s["verdict"] for s in samples] == [None, None], out.output
+    assert all("HTTP 500" in s["judge_error"] and "for API key ***" in s["judge_error"] for s in samples)
+    assert JUDGE_KEY not in everything(out.output, run) and (run / "events.log").exists()
