@@ -105,7 +105,8 @@ def parse_spec(
     """Parse and resolve a model spec through its registered provider
     (:mod:`pageindex.llm.providers`); raises :class:`LLMConfigError` on a bad spec or missing key.
     ``role="judge"``: an ``openai/`` spec given no ``api_key`` takes ``$PAGEINDEX_JUDGE_API_KEY`` when
-    it is set, in place of ``$OPENAI_API_KEY`` (:func:`judge_api_key`)."""
+    it is set, in place of ``$OPENAI_API_KEY`` (:func:`judge_api_key`); a refused key, or no key at all
+    (the placeholder), is then said as that variable's."""
     from pageindex.llm.providers import provider_class
 
     text = (spec or "").strip()
@@ -117,11 +118,11 @@ def parse_spec(
             raise LLMConfigError(f"bad model spec {spec!r}: {SPEC_HELP}{hint}")
         if provider is None:
             raise LLMConfigError(f"bad model spec {spec!r}: unknown provider {name!r}; {SPEC_HELP}")
-    judge_key = None
-    if role == "judge" and api_key is None and provider.name == "openai":
-        judge_key = judge_api_key(env)
+    judge = role == "judge" and api_key is None and provider.name == "openai"
+    judge_key = judge_api_key(env) if judge else None
     resolved = provider.resolve(text, model, base_url=base_url, api_key=judge_key or api_key, env=env)
-    if judge_key:
+    keyless = resolved.api_key is not None and resolved.api_key.get_secret_value() == PLACEHOLDER_KEY
+    if judge_key or (judge and keyless):  # a judge sent no key is told to set its own
         resolved = resolved.model_copy(update={"key_env": JUDGE_KEY_ENV})
     if resolved.base_url is not None and resolved.base_url != resolved.base_url.strip():
         resolved = resolved.model_copy(update={"base_url": resolved.base_url.strip()})  # pasted with a space

@@ -118,6 +118,13 @@ def test_a_judge_refusing_its_own_key_names_its_variable(env, tmp_path):
     )
     assert JUDGE_KEY not in wrong.output and not (tmp_path / "wrong").exists()
     assert right.exit_code == 0, right.output
+    run_dir = extractive_run(tmp_path)
+    with FakeOpenAIServer(ScriptedModel(policy=policy), require_key=wants) as judges:
+        keyless = CliRunner().invoke(app, ["bench", "rejudge", str(run_dir), "--judge", "llm",
+                                           "--judge-model", "openai/j", "--judge-base-url", judges.base_url,
+                                           "-o", str(tmp_path / "re")], env={**env, "OPENAI_API_KEY": ""})
+    assert keyless.exit_code == 2, keyless.output  # sent no key: told to set the judge's own
+    assert keyless.output.strip().splitlines()[-1].endswith("(HTTP 401); check PAGEINDEX_JUDGE_API_KEY")
 
 
 def test_resume_takes_the_judge_key_from_the_environment_again(env, tmp_path):
