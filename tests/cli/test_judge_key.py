@@ -124,7 +124,10 @@ def test_a_judge_refusing_its_own_key_names_its_variable(env, tmp_path):
                                            "--judge-model", "openai/j", "--judge-base-url", judges.base_url,
                                            "-o", str(tmp_path / "re")], env={**env, "OPENAI_API_KEY": ""})
     assert keyless.exit_code == 2, keyless.output  # sent no key: told to set the judge's own
-    assert keyless.output.strip().splitlines()[-1].endswith("(HTTP 401); check PAGEINDEX_JUDGE_API_KEY")
+    assert keyless.output.strip().splitlines()[-1].endswith(
+        "(HTTP 401) and none was given (PAGEINDEX_JUDGE_API_KEY is not set); "
+        "set PAGEINDEX_JUDGE_API_KEY to the server's key"
+    )
 
 
 def test_resume_takes_the_judge_key_from_the_environment_again(env, tmp_path):
