@@ -50,7 +50,6 @@ from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
 from pageindex.llm.http import shorten
-from pageindex.llm.ledger import sum_usage
 from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import env_secrets, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -470,7 +469,9 @@ class Runner:
         budget = None
         if cfg.budget_tokens or cfg.budget_usd:
             budget = Budget(max_tokens=cfg.budget_tokens, max_usd=cfg.budget_usd)
-        ledger = UsageLedger()
+        # it holds a retrieval's records while it runs, the run's totals as running sums (a record per
+        # call of the run was about 1.4 KB each, never read again once its sample was made)
+        ledger = UsageLedger(keep_records=False)
         self._ledger = ledger
         common: dict[str, Any] = {
             "ledger": ledger,
@@ -1172,11 +1173,11 @@ class Runner:
         ledger = getattr(self, "_ledger", None)
         if ledger is None:
             return _usage_dict(None), _usage_dict(None)
-        records = ledger.records(cached=False)  # read once: the total and the unreported attempts
-        sent = _usage_dict(sum_usage(records))
-        if unreported := sum(r.unreported_attempts for r in records):
+        sent = _usage_dict(ledger.total(cached=False))
+        unreported, estimated = ledger.unreported(cached=False)
+        if unreported:
             sent["unreported_attempts"] = unreported
-            sent["estimated_prompt_tokens"] = sum(r.estimated_prompt_tokens for r in records)
+            sent["estimated_prompt_tokens"] = estimated
         return sent, _usage_dict(ledger.total(cached=True))
 
     def _unrecorded(self, written: list[Sample]) -> dict[str, Any] | None:

@@ -12,7 +12,9 @@ Usage: ``python bench/perf/scale.py [--samples 2000] [--entries 50000] [--misses
   recording once a miss, 0.5 s a miss at 100,000 replies, before the counts were read once a cache).
 * **scripted model**: Python memory held after ``--calls`` calls of a scripted model made of a policy
   function, as ``--model scripted`` makes it (``keep_requests=False``), and of one that keeps its
-  requests for a test to read: bytes held per call.
+  requests for a test to read: bytes held per call, with a usage ledger that keeps every record (a
+  client's own, ``make_client``'s default) and with one as ``bench run`` makes it
+  (``keep_records=False``: nothing held once a retrieval is over; these calls belong to none).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from bench.runinfo import DatasetInfo, RunInfo
 from bench.samples import Sample
 from bench.summary import summarize
 from pageindex.cli._common import CliConsole
-from pageindex.llm import LLMCache, Message, ReplayMiss, ScriptedModel, make_client
+from pageindex.llm import LLMCache, Message, ReplayMiss, ScriptedModel, UsageLedger, make_client
 from pageindex.llm.wire import REQUEST_FORMAT
 
 RETRIEVERS = ("agent", "iterative", "oracle", "bm25")
@@ -102,9 +104,9 @@ def _seconds_per_miss(path: Path, misses: int) -> tuple[float, float]:
     return times[0], sum(times[1:]) / misses
 
 
-def _bytes_held_per_call(calls: int, keep: bool) -> float:
+def _bytes_held_per_call(calls: int, keep: bool, keep_records: bool = True) -> float:
     model = ScriptedModel(policy=lambda request: "ok", keep_requests=keep)
-    client = make_client("scripted", scripted=model)
+    client = make_client("scripted", scripted=model, ledger=UsageLedger(keep_records=keep_records))
     prompt = [Message(role="user", content="y" * 6000)]
 
     async def go() -> None:
@@ -146,9 +148,11 @@ def main(
     )
     _bytes_held_per_call(200, True)  # warm-up: what the first calls allocate once (SDK, client) is no growth
     kept, counted = _bytes_held_per_call(calls, True), _bytes_held_per_call(calls, False)
+    run = _bytes_held_per_call(calls, False, keep_records=False)
     say(
         f"scripted model: {kept / 1024:.1f} KB held a call keeping its requests, {counted / 1024:.2f} KB "
-        f"as --model scripted makes it, over {calls:,} calls"
+        f"as --model scripted makes it (the ledger's record), {run / 1024:.3f} KB with bench run's ledger "
+        f"(keep_records=False), over {calls:,} calls"
     )
 
 

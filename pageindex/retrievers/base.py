@@ -377,6 +377,8 @@ class QuestionRun:
         # Usage is not counted here: every call the client makes is one record in its ledger,
         # tagged with this retrieval's id (see :meth:`_tag`); :meth:`usage` reads them back.
         self._ledger: UsageLedger | None = getattr(llm, "ledger", None) if llm is not None else None
+        if self._ledger is not None:  # a ledger that keeps only the retrievals under way keeps this one's
+            self._ledger.hold(self.retrieval_id)
         # Cost: None ("unknown") from the start when the model has no price, so a sample of an
         # unpriced model is never 0.0, however many calls it made (none included).
         self._priced = llm is None or _priced(llm)
@@ -562,6 +564,12 @@ class QuestionRun:
         if self._ledger is None:
             return []
         return self._ledger.records(retrieval_id=self.retrieval_id)
+
+    def release(self) -> None:
+        """The retrieval is over (its result finalized): a ledger that keeps only the retrievals under way
+        lets its records go (their usage is in the result and in the ledger's totals)."""
+        if self._ledger is not None:
+            self._ledger.release(self.retrieval_id)
 
     def usage(self) -> dict[str, RoleUsage]:
         """Tokens and calls so far, by the role each call was made under."""
@@ -963,6 +971,16 @@ async def aretrieve(
         )
     run = QuestionRun(spec=spec, tree=tree, query=query, options=options, llm=llm, context=ctx)
     run.event("info", f"{retriever} on {tree.doc_id}: {query}", options=options.model_dump(mode="json"))
+    try:
+        return await _run_retrieval(run, spec, options, retriever, time_limit)
+    finally:
+        run.release()  # its usage is in the result: the ledger may let its records go
+
+
+async def _run_retrieval(
+    run: QuestionRun, spec: RetrieverSpec, options: RetrieverOptions, retriever: str, time_limit: float | None
+) -> RetrievalResult:
+    """Run ``run``'s retriever and finalize its result (the body of :func:`aretrieve`)."""
     limit = asyncio.timeout(time_limit)
     try:
         async with limit:

@@ -11,7 +11,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bench.perf import baselines, harness_overhead, outline_recovery, table_speed, tree_quality, tree_speed
+from bench.perf import (
+    baselines,
+    harness_overhead,
+    ledger_memory,
+    outline_recovery,
+    table_speed,
+    tree_quality,
+    tree_speed,
+)
 from tests.tree.pdf_factory import make_pdf
 
 
@@ -34,6 +42,7 @@ FOLDER_SCRIPTS = {
     "table_speed": table_speed.main,
     "harness_overhead": harness_overhead.main,
     "baselines": baselines.main,
+    "ledger_memory": ledger_memory.main,
 }
 
 
