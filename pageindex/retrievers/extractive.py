@@ -31,6 +31,7 @@ the unit the table's header states ("Inventories: 295,347 (Sep 2022; million yen
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from typing import Literal
 
@@ -483,8 +484,25 @@ def question_months(query: str) -> int | None:
     return min(named)[1] if named else None  # "nine months ... versus the third quarter": nine
 
 
-def _score(candidate: Candidate, weights: dict[str, float], wants_amount: bool, years: list[str]) -> float:
-    tokens = set(tokenize(candidate.label if candidate.kind == "row" else candidate.text))
+def _page_words(ranker: Ranker, page: int) -> list[tuple[Candidate, tuple[str, ...]]]:
+    """The rows and sentences of a page (:func:`page_candidates`), each with the words it is scored by,
+    read once per tree: kept with its ranker (:meth:`Ranker.kept`), as the ranking index is. Each
+    question reads them as they are (its scores and answers go on copies). The words are a tuple in the
+    order a set of them iterates, as :func:`_score` summed them (a set took 8 times the memory)."""
+
+    def read() -> list[tuple[Candidate, tuple[str, ...]]]:
+        candidates = page_candidates(ranker.tree.page_text(page), page)
+        distinct = (set(tokenize(c.label if c.kind == "row" else c.text)) for c in candidates)
+        return [(c, tuple(map(sys.intern, words))) for c, words in zip(candidates, distinct, strict=True)]
+
+    return ranker.kept(("extractive.page_words", page), read)
+
+
+def _score(
+    candidate: Candidate, tokens: tuple[str, ...], weights: dict[str, float], wants_amount: bool,
+    years: list[str],
+) -> float:
+    """``candidate``'s score for a question's word ``weights``; ``tokens`` are its distinct words."""
     matched = [t for t in tokens if t in weights]
     overlap = sum(weights[t] for t in matched)
     if overlap <= 0:
@@ -555,13 +573,13 @@ def extract_answer(ranker: Ranker, query: str, pages: list[int], *, top_n: int =
     dated = question_date_month(query)
     scored: list[Candidate] = []
     for rank, page in enumerate(pages):
-        for cand in page_candidates(ranker.tree.page_text(page), page):
-            score = _score(cand, weights, wants_amount, years)
+        for cand, tokens in _page_words(ranker, page):
+            score = _score(cand, tokens, weights, wants_amount, years)
             if score <= 0:
                 continue
-            cand.score = score * (1.0 - 0.03 * rank)
-            cand.answer, cand.quote = _answer_of(cand, years, months, dated)
-            scored.append(cand)
+            answer, quote = _answer_of(cand, years, months, dated)
+            scored.append(cand.model_copy(update={"score": score * (1.0 - 0.03 * rank), "answer": answer,
+                                                  "quote": quote}))  # fmt: skip
     scored.sort(key=lambda c: -c.score)
     return scored[:top_n]
 

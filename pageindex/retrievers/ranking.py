@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Callable, Hashable
 from functools import cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # bm25s, numpy and rapidfuzz are imported when a ranker is fi
     import numpy as np
 
 Unit = Literal["page", "section"]
+T = TypeVar("T")
 
 # a word is a run of letters or digits in any script (accents folded first: see _folded); numbers keep
 # their separators; runs of CJK characters, written without spaces, are indexed as character bigrams
@@ -218,6 +220,19 @@ class Ranker:
 
         self._bm25 = bm25s.BM25()
         self._bm25.index(corpus, show_progress=False) if corpus else None
+        self._made: dict[Hashable, object] = {}  # see :meth:`kept`
+
+    def kept(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, made once for this ranker under ``key`` and kept as long as the ranker is: what a
+        retriever reads off the tree's pages for every question (extractive's rows and sentences of a
+        page, with their words) lives with the tree's ranking index, in :func:`ranker_for`'s cache, not in
+        a cache of its own that would outlive the tree. Two threads may make it at once; the first kept
+        is the one every caller gets."""
+        try:
+            return self._made[key]  # type: ignore[return-value]
+        except KeyError:
+            pass
+        return self._made.setdefault(key, make())  # type: ignore[return-value]
 
     def idf(self, token: str) -> float:
         """Inverse document frequency of a (tokenized) word over this ranker's chunks; unseen words

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from bench.perf import (
     baselines,
+    extractive_speed,
     harness_overhead,
     ledger_memory,
     outline_recovery,
@@ -43,6 +44,7 @@ FOLDER_SCRIPTS = {
     "harness_overhead": harness_overhead.main,
     "baselines": baselines.main,
     "ledger_memory": ledger_memory.main,
+    "extractive_speed": extractive_speed.main,
 }
 
 
