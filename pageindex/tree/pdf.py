@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import pymupdf
 
@@ -138,6 +139,8 @@ LINK_LOOP = "a loop of symbolic links"
 
 PDF_HEADER = b"%PDF-"  # a PDF's first bytes (mupdf allows some junk before it: looked for in the head)
 HEAD_BYTES = 1024
+TAIL_BYTES = 4096  # where a PDF's %%EOF marker is looked for, before any padding at its end
+_PADDING = b"\x00\t\n\f\r "  # NUL bytes and white space a writer or a download pads a file out with
 
 
 def starts_as_pdf(path: Path) -> bool:
@@ -212,8 +215,9 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         size = p.stat().st_size
         with p.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
-            fh.seek(max(0, size - 4096))
-            tail = fh.read()
+            end = _content_end(fh, size)
+            fh.seek(max(0, end - TAIL_BYTES))
+            tail = fh.read(end - max(0, end - TAIL_BYTES))
     except OSError as exc:  # a name too long for the file system, no permission, an I/O error
         raise PDFUnreadableError(p, exc.strerror or str(exc)) from None
     if not head:
@@ -226,6 +230,11 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         raise PDFCorruptError(p, "no %%EOF marker at the end")
     try:
         doc = pymupdf.open(p, filetype="pdf")
+        if doc.is_repaired and end < size and (whole := _unpadded(p, end)):
+            # padding after %%EOF hid the cross-reference table from the reader, which then rebuilt it
+            # and said the file damaged: the file read without its padding
+            doc.close()
+            doc = whole
     except Exception as exc:  # pymupdf raises FileDataError / RuntimeError variants
         raise PDFCorruptError(p, str(exc).strip() or type(exc).__name__) from None
     if doc.needs_pass or doc.is_encrypted:
@@ -237,6 +246,32 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         if repaired:  # cut short with its page tree: damaged, not a well-formed PDF without pages
             raise PDFCorruptError(p, "its cross-reference table is broken and no page is left in it")
         raise PDFEmptyError(p)
+    return doc
+
+
+def _content_end(fh: BinaryIO, size: int) -> int:
+    """Where the content of the open file ``fh`` (``size`` bytes) ends: before the NUL bytes and white
+    space at its end. A complete PDF padded out to a block size (20 KB of NULs after a Selenium
+    download's %%EOF) keeps its %%EOF before them: it was refused as cut short."""
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        fh.seek(start)
+        kept = fh.read(end - start).rstrip(_PADDING)
+        if kept:
+            return start + len(kept)
+        end = start
+    return 0
+
+
+def _unpadded(p: Path, end: int) -> pymupdf.Document | None:
+    """The PDF ``p`` opened from its first ``end`` bytes (its padding left out), when the reader then
+    needs no repair; None otherwise (the file is damaged in another way too)."""
+    with p.open("rb") as fh:
+        doc = pymupdf.open(stream=fh.read(end), filetype="pdf")
+    if doc.is_repaired:
+        doc.close()
+        return None
     return doc
 
 

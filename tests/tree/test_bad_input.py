@@ -73,6 +73,33 @@ def test_owner_password_only_pdf_is_readable(tmp_path):
     assert "Item 1. Business" in tree.page_text(1)
 
 
+def test_a_whole_pdf_padded_with_nul_bytes_builds_as_the_pdf_without_them(tmp_path):
+    """A complete PDF followed by 20 KB of NUL bytes (pypdf's test file of a Selenium download is so:
+    padded out to a block size) was `corrupt or truncated PDF (no %%EOF marker at the end)`, exit 2,
+    since its %%EOF stood more than 4 KB before the end; read so, the reader also rebuilt its
+    cross-reference table and the tree said the file damaged. It builds as the file without the
+    padding does; a file cut short and then padded is still refused."""
+    good = make_pdf(tmp_path / "good.pdf", [["Item 1. Business", "Hello World"], ["Item 2. Properties"]])
+    data = good.read_bytes()
+    padded = tmp_path / "padded.pdf"
+    padded.write_bytes(data + b"\x00" * 20480)
+    tree = build_tree(padded, use_cache=False)
+    plain = build_tree(good, use_cache=False)
+    assert tree.pages == plain.pages and tree.page_count == 2
+    assert "Hello World" in tree.page_text(1)
+    assert tree.warnings == []
+    assert [(n.title, n.start_page, n.end_page) for n in tree.walk()] == [
+        (n.title, n.start_page, n.end_page) for n in plain.walk()
+    ]
+    padded.write_bytes(data + b"\n" * 9000)  # white space pads too
+    assert build_tree(padded, use_cache=False).warnings == []
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) // 2] + b"\x00" * 20480)
+    with pytest.raises(PDFCorruptError) as info:
+        build_tree(cut, use_cache=False)
+    assert str(info.value) == f"{cut}: corrupt or truncated PDF (no %%EOF marker at the end)"
+
+
 def test_load_tree_of_a_missing_file_is_an_os_error_not_a_pdf_error(tmp_path):
     """A tree JSON is no PDF: a missing one raises FileNotFoundError (which `load_tree_file` words as
     'cannot read'), a folder IsADirectoryError, and a file that is not a tree a ValueError."""
