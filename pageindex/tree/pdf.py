@@ -141,6 +141,7 @@ PDF_HEADER = b"%PDF-"  # a PDF's first bytes (mupdf allows some junk before it: 
 HEAD_BYTES = 1024
 TAIL_BYTES = 4096  # where a PDF's %%EOF marker is looked for, before any padding at its end
 _PADDING = b"\x00\t\n\f\r "  # NUL bytes and white space a writer or a download pads a file out with
+_PADDING_LIMIT = 1 << 20  # more padding than this (a download's preallocated file) is no whole PDF's
 
 
 def starts_as_pdf(path: Path) -> bool:
@@ -252,16 +253,17 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
 def _content_end(fh: BinaryIO, size: int) -> int:
     """Where the content of the open file ``fh`` (``size`` bytes) ends: before the NUL bytes and white
     space at its end. A complete PDF padded out to a block size (20 KB of NULs after a Selenium
-    download's %%EOF) keeps its %%EOF before them: it was refused as cut short."""
+    download's %%EOF) keeps its %%EOF before them: it was refused as cut short. Padding longer than
+    :data:`_PADDING_LIMIT` is not looked past (the file's size is returned): the file is not read whole."""
     end = size
-    while end > 0:
+    while end > max(0, size - _PADDING_LIMIT):
         start = max(0, end - 65536)
         fh.seek(start)
         kept = fh.read(end - start).rstrip(_PADDING)
         if kept:
             return start + len(kept)
         end = start
-    return 0
+    return size
 
 
 def _unpadded(p: Path, end: int) -> pymupdf.Document | None:
