@@ -1390,15 +1390,17 @@ def doctor_settings_for(
 ) -> tuple[dict[str, Any], list[str]]:
     """:func:`doctor_defaults` for a model spec string as a user typed it (``--model``,
     ``--base-url``): nothing for providers with no server to have probed (``scripted``,
-    ``replay``, plug-ins that say so) or a spec that does not resolve; no call is made."""
+    ``replay``, plug-ins that say so) or a spec that does not resolve; no call is made. The findings
+    are the endpoint's and the model's, whatever key reaches them: the spec is resolved without one
+    (a judge at OpenAI's endpoint with only ``$PAGEINDEX_JUDGE_API_KEY`` set found none)."""
     from pageindex.llm.providers import provider_class
-    from pageindex.llm.spec import parse_spec
+    from pageindex.llm.spec import PLACEHOLDER_KEY, parse_spec
 
     provider = provider_class(model.split("/", 1)[0]) if model else None
     if provider is None or not provider.remote:
         return {}, []
     try:
-        spec = parse_spec(model or "", base_url=base_url)
+        spec = parse_spec(model or "", base_url=base_url, api_key=PLACEHOLDER_KEY)
     except LLMError:
         return {}, []
     return doctor_defaults(spec, given=given)

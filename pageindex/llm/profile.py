@@ -107,13 +107,15 @@ class Settled(BaseModel):
 def endpoint_url(model: str | None, base_url: str | None) -> str | None:
     """The base URL ``model``'s requests go to: its provider's resolution (``--base-url``, else
     ``$OPENAI_BASE_URL`` or OpenAI for ``openai/``, ``$OLLAMA_BASE_URL`` or this machine's
-    Ollama for ``ollama/``); ``base_url`` itself when the spec does not resolve (no key)."""
-    from pageindex.llm.spec import parse_spec
+    Ollama for ``ollama/``); ``base_url`` itself when the spec does not resolve. Resolved without a
+    key: where requests go does not depend on one (a judge at OpenAI's endpoint with only
+    ``$PAGEINDEX_JUDGE_API_KEY`` set resolved to no URL, since ``$OPENAI_API_KEY`` was missing)."""
+    from pageindex.llm.spec import PLACEHOLDER_KEY, parse_spec
     from pageindex.llm.types import LLMError
 
     if model:
         try:
-            return parse_spec(model, base_url=base_url).base_url
+            return parse_spec(model, base_url=base_url, api_key=PLACEHOLDER_KEY).base_url
         except LLMError:
             pass
     return base_url or os.environ.get("OPENAI_BASE_URL")

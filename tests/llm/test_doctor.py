@@ -497,6 +497,28 @@ def test_doctor_defaults_fill_only_what_the_user_did_not_set(server, tmp_path):
     assert values and notes[0].startswith(f"JSON mode: tool calls do not work at {server.base_url} ")
 
 
+
+def test_findings_and_endpoint_of_openais_default_endpoint_need_no_openai_key(server, monkeypatch, tmp_path):
+    """Where requests go, and what the doctor found there, do not depend on a key: a judge at OpenAI's
+    endpoint with only $PAGEINDEX_JUDGE_API_KEY set resolved to no URL and found no findings, since
+    the spec was resolved with $OPENAI_API_KEY, which was not set."""
+    from pageindex.llm.doctor import doctor_settings_for
+    from pageindex.llm.profile import endpoint_url
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PAGEINDEX_JUDGE_API_KEY", "sk-judge-own-key")
+    openai = parse_spec(MODEL, env={"OPENAI_API_KEY": "sk-when-probed"})
+    assert openai.base_url == "https://api.openai.com/v1"
+    report = probe(server, ServerLimits(no_tools=True))
+    report.settings = suggest_settings(report)
+    save_report(report, openai)
+    assert endpoint_url(MODEL, None) == "https://api.openai.com/v1"
+    values, notes = doctor_settings_for(MODEL, None)
+    assert values == {"json_mode": True}
+    assert notes[0].startswith("JSON mode: tool calls do not work at https://api.openai.com/v1")
+
 def test_run_config_takes_doctor_findings_below_user_flags(server, monkeypatch, tmp_path):
     from bench.config import RunConfig, apply_doctor_findings
 
