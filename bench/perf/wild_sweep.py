@@ -169,6 +169,18 @@ def sweep_one(pdf: Path, work: Path, cache: Path, timeout: float, max_rss_mb: fl
     return row
 
 
+def is_sweep_file(path: Path) -> bool:
+    """Whether ``path`` holds this sweep's ``--out`` rows (what a later sweep may replace): its first row
+    has a swept PDF's ``pdf`` and ``class``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((text for text in fh if text.strip()), "")
+        row = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(row, dict) and {"pdf", "class"} <= row.keys()
+
+
 def main(
     pdf_dir: Annotated[Path, typer.Argument(help="A folder holding PDFs (sub-folders included).")],
     timeout: Annotated[float, typer.Option(min=1, help="Seconds each process may take.")] = 60,
@@ -176,7 +188,8 @@ def main(
     jobs: Annotated[int, typer.Option(min=1, help="PDFs swept at once.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Write each PDF's outcome here (JSON lines).")] = None,
 ) -> None:
-    from pageindex.cli._common import fail
+    from pageindex.atomic import write_atomic
+    from pageindex.cli._common import fail, output_file
 
     if not pdf_dir.is_dir():
         fail(f"{pdf_dir}: {'a file' if pdf_dir.exists() else 'no such folder'} (give a folder of PDFs)")
@@ -185,8 +198,11 @@ def main(
         fail(f"{pdf_dir}: no PDF in it or its sub-folders (give a folder of PDFs)")
     if shutil.which("/usr/bin/time") is None or shutil.which("timeout") is None:
         fail("this sweep needs /usr/bin/time (GNU time, for peak RSS) and timeout (coreutils)")
-    if out is not None and (out.is_dir() or not out.parent.is_dir()):
-        fail(f"--out {out}: not a file in an existing folder")
+    if out is not None:  # before any work: never one of the PDFs swept, nor a file the sweep did not write
+        if not out.is_dir() and not out.parent.is_dir():
+            fail(f"--out {out}: no folder {out.parent} to write it in")
+        output_file("--out", out, inputs=pdfs, replaces=is_sweep_file, kind="a wild sweep's outcomes file",
+                    example="sweep.jsonl")
     with tempfile.TemporaryDirectory(prefix="wild-sweep-") as scratch:
         work, cache = Path(scratch) / "work", Path(scratch) / "cache"
         work.mkdir()
@@ -212,7 +228,7 @@ def main(
             detail = row.get("problems") or row.get("retrieval") or row["stderr"].splitlines()[-1:]
             print(f"    {detail}")
     if out is not None:
-        out.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        write_atomic(out, "".join(json.dumps(row) + "\n" for row in rows))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ classed as README's *Reliability* counts it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bench.perf import wild_sweep
@@ -40,3 +41,33 @@ def test_each_run_is_classed() -> None:
     assert outcome(_run(124), 2048) == "hang past the timeout"
     assert outcome(_run(0, rss_mb=3000.0), 2048) == "peak RSS 3000 MB"
     assert outcome(_run(1), 2048) == "exit 1"
+
+
+def test_out_never_writes_over_a_file_the_sweep_did_not_make(tmp_path: Path, monkeypatch) -> None:
+    """``--out`` naming one of the swept PDFs (or any file it did not write) is one error line before any
+    work and the file is kept (the sweep wrote its outcomes over the PDF); an earlier outcomes file is
+    replaced."""
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    swept: list[Path] = []
+
+    def fake(path: Path, *args: object) -> dict:
+        swept.append(path)
+        return {"pdf": str(path), "class": "built", "rss_mb": 150.0, "stderr": ""}
+
+    monkeypatch.setattr(wild_sweep, "sweep_one", fake)
+    out = _invoke(wild_sweep.main, str(tmp_path), "--out", str(pdf))
+    assert out.exit_code == 2
+    assert _said(out) == f"error: --out {pdf}: is also the input it reads; write to another file"
+    assert pdf.read_bytes() == b"%PDF-1.4\n%%EOF\n" and swept == []
+    out = _invoke(wild_sweep.main, str(tmp_path), "--out", str(notes))
+    assert out.exit_code == 2
+    assert _said(out).startswith(f"error: --out {notes}: exists and is not a wild sweep's outcomes file")
+    assert notes.read_text() == "mine" and swept == []
+    sweep = tmp_path / "sweep.jsonl"
+    for _ in range(2):  # new, then its own earlier outcomes replaced
+        out = _invoke(wild_sweep.main, str(tmp_path), "--out", str(sweep))
+        assert out.exit_code == 0, out.output
+        assert [json.loads(line)["class"] for line in sweep.read_text().splitlines()] == ["built"]
