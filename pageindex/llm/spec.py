@@ -46,6 +46,8 @@ class ModelSpec(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     key_env: str = KEY_ENV  # the variable the key comes from, named when the endpoint refuses it
+    # a judge sent $OPENAI_API_KEY: the variable that would give it its own key, named beside key_env
+    own_key_env: str | None = None
 
     @property
     def display_url(self) -> str | None:
@@ -68,7 +70,8 @@ class ModelSpec(BaseModel):
         """The one line for an endpoint that refused this spec's credentials (HTTP 401, 403), naming
         those it sent: the base URL's user-info, when it has one (sent in place of the key), else the
         key and the variable it came from (it said "check OPENAI_API_KEY" of a URL's user-info too, and
-        of a judge's key from $PAGEINDEX_JUDGE_API_KEY); where no key was given (the placeholder sent to a
+        of a judge's key from $PAGEINDEX_JUDGE_API_KEY), and for a judge sent $OPENAI_API_KEY the
+        variable of its own key; where no key was given (the placeholder sent to a
         server that needs none), that it needs one and which variable gives it."""
         if has_userinfo(self.base_url):
             return (
@@ -81,8 +84,11 @@ class ModelSpec(BaseModel):
                 f"{self.display_url} requires an API key for {self.spec} (HTTP {status}) and none was given "
                 f"({self.key_env} is not set); set {self.key_env} to the server's key"
             )
+        # a judge refusing the answering model's key: that key may be right for its own server
+        own = f", or give the judge its own key in {self.own_key_env}" if self.own_key_env else ""
         return (
-            f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); check {self.key_env}"
+            f"{self.display_url} rejected the API key for {self.spec} (HTTP {status}); "
+            f"check {self.key_env}{own}"
         )
 
     def auth_headers(self) -> dict[str, str]:
@@ -124,6 +130,8 @@ def parse_spec(
     keyless = resolved.api_key is not None and resolved.api_key.get_secret_value() == PLACEHOLDER_KEY
     if judge_key or (judge and keyless):  # a judge sent no key is told to set its own
         resolved = resolved.model_copy(update={"key_env": JUDGE_KEY_ENV})
+    elif judge:  # sent $OPENAI_API_KEY: refused, it is told of its own variable too
+        resolved = resolved.model_copy(update={"own_key_env": JUDGE_KEY_ENV})
     if resolved.base_url is not None and resolved.base_url != resolved.base_url.strip():
         resolved = resolved.model_copy(update={"base_url": resolved.base_url.strip()})  # pasted with a space
     problem = base_url_problem(resolved.base_url)

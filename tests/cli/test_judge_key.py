@@ -130,6 +130,28 @@ def test_a_judge_refusing_its_own_key_names_its_variable(env, tmp_path):
     )
 
 
+def test_a_judge_refusing_the_openai_key_names_the_judges_own_variable(env, tmp_path):
+    """A judge sent OPENAI_API_KEY (PAGEINDEX_JUDGE_API_KEY unset) that refuses it: the line said only
+    ``check OPENAI_API_KEY``, the answering model's key, which the answering server accepted; it now
+    names the judge's own variable too. The answering model refusing the key is said as before."""
+    with FakeOpenAIServer(ScriptedModel(policy=policy)) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy), require_key=JUDGE_KEY) as judges:  # fmt: skip
+        out = bench_run(env, answers.base_url, judges.base_url, tmp_path / "run")
+    assert out.exit_code == 2, out.output
+    assert out.output.strip().splitlines()[-1] == (
+        f"error: {judges.base_url} rejected the API key for openai/j (HTTP 401); check OPENAI_API_KEY, "
+        "or give the judge its own key in PAGEINDEX_JUDGE_API_KEY"
+    )
+    assert ANSWER_KEY not in out.output and not (tmp_path / "run").exists()
+    with FakeOpenAIServer(ScriptedModel(policy=policy), require_key=JUDGE_KEY) as answers, \
+            FakeOpenAIServer(ScriptedModel(policy=policy)) as judges:  # fmt: skip
+        out = bench_run(env, answers.base_url, judges.base_url, tmp_path / "run2")
+    assert out.exit_code == 2, out.output
+    assert out.output.strip().splitlines()[-1] == (
+        f"error: {answers.base_url} rejected the API key for openai/m (HTTP 401); check OPENAI_API_KEY"
+    )
+
+
 def test_resume_takes_the_judge_key_from_the_environment_again(env, tmp_path):
     """Nothing of the key is stored: a resumed run sends the key of the shell it resumes in."""
     run = tmp_path / "run"
