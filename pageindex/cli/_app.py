@@ -15,9 +15,11 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import core as click_core
     from typer._click import exceptions as click_exc
     from typer._click.utils import echo
 except ImportError:  # pragma: no cover - older typer on real click
+    from click import core as click_core
     from click import exceptions as click_exc
     from click.utils import echo
 
@@ -121,7 +123,7 @@ class OneLineErrors(TyperGroup):
         sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
             if _PLUGIN_ERROR is not None:
-                if not _asks_for_help(sys.argv[1:] if args is None else list(args)):
+                if not _asks_for_help(self, sys.argv[1:] if args is None else list(args)):
                     raise _PLUGIN_ERROR
                 # the help of a user looking for what went wrong: said, and the help shown (it was exit 2)
                 said = f"{_redacted(_PLUGIN_ERROR)}; what it adds is missing from this help"
@@ -287,11 +289,20 @@ def _main(
 _PLUGIN_ERROR: PluginError | None = None  # reported as one line when the command runs
 
 
-def _asks_for_help(args: list[str]) -> bool:
-    """Whether the command line only asks for help: ``--help`` before any ``--``, or no
-    arguments (the top-level help)."""
+def _asks_for_help(group: TyperGroup, args: list[str]) -> bool:
+    """Whether the command line only asks for help or the version: ``--help`` or ``--version`` before
+    any ``--``, or nothing but group names (``pageindex``, ``pageindex bench``, ``pageindex cache``:
+    each shows its help; they were the plug-in's error, exit 2)."""
     words = args[: args.index("--")] if "--" in args else args
-    return not words or "--help" in words
+    if "--help" in words or "--version" in words:
+        return True
+    command: Any = group
+    for word in words:
+        if not isinstance(command, TyperGroup):
+            return False
+        command = command.get_command(click_core.Context(command), word)
+    return isinstance(command, TyperGroup)
+
 
 def _register_all() -> None:
     global _PLUGIN_ERROR

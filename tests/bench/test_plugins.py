@@ -74,7 +74,9 @@ def test_a_plugin_that_fails_to_import_is_one_error_line(tmp_path: Path) -> None
 
 
 
-@pytest.mark.parametrize("args", [["--help"], ["bench", "run", "--help"], []])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["bench", "run", "--help"], [], ["bench"], ["cache"], ["bench", "datasets"]]
+)
 def test_the_help_is_shown_beside_a_plugin_that_fails_to_import(args: list[str]) -> None:
     """The help of a user looking for what went wrong is shown, with the failure as one warning line
     (every ``--help`` was the error and exit 2); running a command is still the error."""
@@ -86,6 +88,18 @@ def test_the_help_is_shown_beside_a_plugin_that_fails_to_import(args: list[str])
     assert len(lines) == 1 and lines[0].startswith("warning: plug-in 'tests.no_such_plugin'"), done.stderr
     assert lines[0].endswith("what it adds is missing from this help")
     assert "Usage:" in done.stdout and "Exit codes: 0 done" in done.stdout
+
+def test_the_version_is_printed_beside_a_plugin_that_fails_to_import() -> None:
+    """``pageindex --version`` reads no plug-in: the version, with the failure as one warning line
+    (it was the error, exit 2, as were ``pageindex bench`` and ``pageindex cache``, whose help they show)."""
+    env = {**os.environ, "PAGEINDEX_PLUGINS": "tests.no_such_plugin"}
+    done = subprocess.run([sys.executable, "-m", "pageindex.cli", "--version"], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("pageindex-bench ")
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: plug-in 'tests.no_such_plugin'"), done.stderr
+
 
 def test_a_library_lookup_never_imports_a_command_line_module() -> None:
     """Commands are plug-ins of their own entry-point group, loaded by the CLI only: listing the
