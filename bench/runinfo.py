@@ -136,15 +136,19 @@ def spend_notes(
             "summary's totals (run.json: unrecorded_usage) and run again on resume"
         )
     if sent and sent.get("unreported_attempts"):
+        n = int(sent["unreported_attempts"])  # "1 attempt ... was cut ... its prompt" (it said "were")
+        were, them, their, prompts, are = ("was", "it", "its", "prompt", "is") if n == 1 else (
+            "were", "them", "their", "prompts", "are")  # fmt: skip
         notes.append(
-            f"{counted(int(sent['unreported_attempts']), 'attempt')} timed out or were cut after the server "
-            f"took them: no usage came back, so their prompts, about "
-            f"{int(sent.get('estimated_prompt_tokens') or 0):,} tokens by estimate, are in no token or cost "
-            "total (run.json: sent_usage.unreported_attempts, estimated_prompt_tokens)"
+            f"{counted(n, 'attempt')} timed out or {were} cut after the server took {them}: no usage came "
+            f"back, so {their} {prompts}, about {int(sent.get('estimated_prompt_tokens') or 0):,} tokens by "
+            f"estimate, {are} in no token or cost total (run.json: sent_usage.unreported_attempts, "
+            "estimated_prompt_tokens)"
         )
     if cached and cached.get("calls") and sent is not None:
+        were = "was" if int(cached["calls"]) == 1 else "were"
         notes.append(
-            f"{usage_said(cached)} were answered from the cache, not sent: the samples' tokens and cost "
+            f"{usage_said(cached)} {were} answered from the cache, not sent: the samples' tokens and cost "
             f"count them, nothing was spent on them; sent to the model: {usage_said(sent)} (run.json: "
             "sent_usage, cached_usage)"
         )

@@ -184,3 +184,27 @@ def test_attempts_that_timed_out_are_counted_with_their_estimated_prompts(demo, 
     assert f"about {sent['estimated_prompt_tokens']:,} tokens by estimate" in note
     summary = CliRunner().invoke(app, ["bench", "summary", str(outcome.run_dir)], terminal_width=400)
     assert summary.exit_code == 0 and "2 attempts timed out or were cut" in summary.output
+
+
+def test_one_call_or_attempt_is_said_in_the_singular() -> None:
+    """A note of one call or attempt agrees with it: "1 attempt timed out or was cut ... its prompt" (it
+    said "1 attempt timed out or were cut ..., so their prompts"), "1 model call ... went", "... was
+    answered from the cache"."""
+    from bench.runinfo import spend_notes
+
+    one = {"calls": 1, "prompt_tokens": 1160, "completion_tokens": 27, "cost_usd": None}
+    sent = {**one, "unreported_attempts": 1, "estimated_prompt_tokens": 1160}
+    cut, timed_out, cached = spend_notes(one, sent, one)
+    assert cut.startswith("1 model call (1,160 prompt + 27 completion tokens, cost unknown) went to samples")
+    assert timed_out.startswith(
+        "1 attempt timed out or was cut after the server took it: no usage came back, so its prompt, about "
+        "1,160 tokens by estimate, is in no token or cost total"
+    )
+    assert cached.startswith("1 model call (1,160 prompt + 27 completion tokens, cost unknown) was answered "
+                             "from the cache, not sent")  # fmt: skip
+    two = {**one, "calls": 2, "unreported_attempts": 2}
+    assert spend_notes(None, two, two)[0].startswith(
+        "2 attempts timed out or were cut after the server took them: no usage came back, so their prompts, "
+        "about 0 tokens by estimate, are in no token or cost total"
+    )
+    assert " were answered from the cache" in spend_notes(None, two, two)[1]
