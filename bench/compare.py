@@ -422,16 +422,22 @@ def retriever_pair(a: Run, b: Run, old: str, new: str) -> tuple[Run, Run]:
     label = f"{old} -> {new}"
     out = []
     for run, name in ((a, old), (b, new)):
+        _holds(run, name)
         samples = [s.model_copy(update={"retriever": label}) for s in run.samples if s.retriever == name]
-        if not samples:
-            held = sorted({s.retriever for s in run.samples})
-            raise NoSharedSamples(
-                f"run {run.run_id} ({run.path}) has no samples of retriever {name!r}; "
-                f"it holds {', '.join(held) or 'none'}"
-            )
         info = run.info.model_copy(update={"run_id": f"{run.run_id} ({name})"})
         out.append(run.model_copy(update={"samples": samples, "info": info}))
     return out[0], out[1]
+
+
+def _holds(run: Run, name: str) -> None:
+    """Raise :class:`NoSharedSamples` for a run that holds no sample of retriever ``name``, naming
+    those it holds (``--retrievers OLD,NEW``, and ``X,X`` too)."""
+    if not any(s.retriever == name for s in run.samples):
+        held = sorted({s.retriever for s in run.samples})
+        raise NoSharedSamples(
+            f"run {run.run_id} ({run.path}) has no samples of retriever {name!r}; "
+            f"it holds {', '.join(held) or 'none'}"
+        )
 
 
 def _no_shared_hint(a: Run, b: Run) -> str:
@@ -467,8 +473,10 @@ def compare_runs(
     if retrievers is not None and retrievers[0] != retrievers[1]:
         a, b = retriever_pair(a, b, *retrievers)
         pair_setting = [f"retriever: A={retrievers[0]} vs B={retrievers[1]}"]
-    elif retrievers is not None:
+    elif retrievers is not None:  # the same name twice: that retriever in both runs
         retriever = retrievers[0]
+        _holds(a, retriever)
+        _holds(b, retriever)
     a, b = named_apart([a, b])
     pairs = shared_pairs(a, b, retriever)
     if not pairs:

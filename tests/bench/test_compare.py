@@ -356,6 +356,11 @@ def test_one_retriever_against_another_with_retrievers_old_new(tmp_path: Path) -
         assert g.test.p_value == pytest.approx(2 * (1 + 10 + 45) / 2**10)  # exact McNemar, 8 vs 2
     with pytest.raises(NoSharedSamples, match=r"has no samples of retriever 'agent'; it holds bm25, mine"):
         compare_runs(load_run(both), load_run(both), retrievers=("agent", "mine"))
+    # the same name twice (bm25,bm25): a run without it is named with what it holds, as for two names (it
+    # said "share no samples for retriever 'bm25'", naming neither run's retrievers)
+    with pytest.raises(NoSharedSamples) as info:
+        compare_runs(load_run(a), load_run(b), retrievers=("bm25", "bm25"))
+    assert str(info.value) == f"run B ({b}) has no samples of retriever 'bm25'; it holds mine"
 
     runner = CliRunner()
     res = runner.invoke(app, ["bench", "compare", str(both), str(both), "--retrievers", "bm25,mine"])
