@@ -104,6 +104,10 @@ def _evidence(row: dict[str, Any], doc_id: str) -> tuple[list[int], list[str], l
             said = f"the text {page!r} (write it as a JSON number: {page.strip()})" if (
                 isinstance(page, str) and page.strip().isdigit()
             ) else repr(page)  # "got '2'" did not say that the quotes were what was wrong
+            if isinstance(page, float) and page.is_integer() and page >= 0:  # pandas: 2.0
+                said = f"{page!r} (write it as a whole number: {int(page)})"
+            elif "evidence_page_num" not in item:  # it said "got None"
+                said = "none (each evidence item needs one)"
             raise MalformedRow(f"evidence_page_num must be a zero-based page number, got {said}")
         if item.get("doc_name") and item["doc_name"] != doc_id:
             other_docs.append(str(item["doc_name"]))

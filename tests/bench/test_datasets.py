@@ -473,3 +473,28 @@ def test_an_evidence_page_written_as_text_says_to_write_it_as_a_number(tmp_path:
     with pytest.raises(MalformedRow) as info:
         parse_question(row, {})
     assert str(info.value) == "evidence_page_num must be a zero-based page number, got 'two'"
+
+
+def test_an_evidence_page_written_as_a_decimal_or_left_out_says_how_to_write_it(tmp_path: Path) -> None:
+    """A row exported by pandas from a column with a gap writes "evidence_page_num": 2.0, and one without
+    the key has none: the lines said "got 2.0" (which reads as the page number it asks for) and "got
+    None"."""
+    from bench.datasets.financebench import MalformedRow, parse_question
+
+    row = _row("q", "What was revenue?", "DOC", [0])
+    row["evidence"][0]["evidence_page_num"] = 2.0
+    with pytest.raises(MalformedRow) as info:
+        parse_question(row, {})
+    assert str(info.value) == (
+        "evidence_page_num must be a zero-based page number, got 2.0 (write it as a whole number: 2)"
+    )
+    del row["evidence"][0]["evidence_page_num"]
+    with pytest.raises(MalformedRow) as info:
+        parse_question(row, {})
+    assert str(info.value) == (
+        "evidence_page_num must be a zero-based page number, got none (each evidence item needs one)"
+    )
+    row["evidence"][0]["evidence_page_num"] = 2.5
+    with pytest.raises(MalformedRow) as info:
+        parse_question(row, {})
+    assert str(info.value) == "evidence_page_num must be a zero-based page number, got 2.5"
