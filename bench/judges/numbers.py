@@ -109,6 +109,7 @@ class Quantity:
     lead: int = -1  # where the figure's match begins (its sign, bracket or currency)
     plus: bool = False  # written with a plus sign ("+4.1%")
     other_end: float | None = None  # one end of a range ("35–40%"): the other end's value
+    currency: str = ""  # the currency written with it (:func:`currency_of`): "" when none
 
     @property
     def unit(self) -> float:
@@ -201,6 +202,8 @@ def extract_quantities(text: str) -> list[Quantity]:
                 minus=sign,
                 other_end=ranged,
                 money=bool(m.group("cur") or m.group("code")),
+                currency=currency_of(m.group("code") or m.group("cur") or "")
+                or (first.currency if first else ""),
                 start=start,
                 end=m.end(),
                 lead=lead,
@@ -246,6 +249,33 @@ def _pairs(gold: Quantity, answer: Quantity) -> list[tuple[tuple[float, float], 
     return [(g, a) for g in _forms(gold) for a in _forms(answer)]
 
 
+# What a currency's sign or code is written as, by the currency: the signs a dollar or a yen stands for
+# in more than one country are their own families ("$" is any dollar, "¥" yen or yuan).
+_CURRENCY_NAMES = {
+    "US$": "USD", "NT$": "TWD", "NTD": "TWD", "HK$": "HKD", "C$": "CAD", "CA$": "CAD", "A$": "AUD",
+    "AU$": "AUD", "S$": "SGD", "R$": "BRL", "RMB": "CNY", "€": "EUR", "£": "GBP", "₩": "KRW", "₹": "INR",
+}
+_DOLLARS = {"USD", "TWD", "HKD", "CAD", "AUD", "SGD", "BRL", "MXN"}
+_YEN_OR_YUAN = {"JPY", "CNY"}
+
+
+def currency_of(written: str) -> str:
+    """The currency a figure's sign or code names: an ISO code (``USD``, ``EUR``, ``TWD`` for
+    ``NT$``), ``$`` for a bare dollar sign, ``¥`` for the yen/yuan sign, ``""`` for none."""
+    token = re.sub(r"\s+", "", written).upper()
+    return _CURRENCY_NAMES.get(token, token)
+
+
+def same_currency(a: str, b: str) -> bool:
+    """Two figures' currencies do not contradict each other: either is unwritten, they are the same,
+    or one is a sign several currencies share (``$`` any dollar, ``¥`` yen or yuan) and the other
+    one of those. ``EUR 1.2 billion`` is not ``$1.2 billion``, nor ``NT$`` ``US$``."""
+    if not a or not b or a == b:
+        return True
+    family = {"$": _DOLLARS, "¥": _YEN_OR_YUAN}
+    return b in family.get(a, ()) or a in family.get(b, ())
+
+
 def quantities_match(
     gold: Quantity, answer: Quantity, *, rel_tol: float = 0.001, answer_precision: bool = True,
     rescale: bool = True, gold_steps: float = 0.5, within_range: bool = False,
@@ -262,8 +292,11 @@ def quantities_match(
     A range ("35–40%") states the gold only when both its ends round to it: "1–2%" does not state
     0.01, however coarse that gold is. With ``within_range`` (a figure that supports an answer rather
     than being it), a narrow range that holds the gold agrees with it: "about 0.5-0.6" with 0.54 (the
-    range at most a fifth of its upper end wide).
+    range at most a fifth of its upper end wide). A figure in another currency than the gold's is
+    another amount (:func:`same_currency`).
     """
+    if not same_currency(gold.currency, answer.currency):
+        return False  # the same number in another currency is another amount
     if answer.other_end is not None and within_range:
         low, high = sorted((answer.value, answer.other_end))
         if high - low > 0.2 * abs(high):

@@ -152,3 +152,22 @@ def test_other_currencies_than_the_dollar_are_money(text: str, value: float) -> 
     assert q.money and q.value == pytest.approx(value)
     assert q.negative == text.startswith("-")
     assert texts("the EURO STOXX 50 index") == ["50"] and not extract_quantities("the EURO STOXX 50")[0].money
+
+
+def test_the_same_number_in_another_currency_is_another_amount() -> None:
+    """A sign several currencies share ("$" any dollar, "¥" yen or yuan) agrees with each of them; two
+    currencies written out do not agree ("EUR 1.2 billion" is not "$1.2 billion", nor NT$ US$)."""
+    from bench.judges.numbers import currency_of, same_currency
+
+    assert [currency_of(c) for c in ("$", "US$", "USD", "nt$", "€", "RMB", "¥", "")] == [
+        "$", "USD", "USD", "TWD", "EUR", "CNY", "¥", ""
+    ]
+    assert same_currency("$", "TWD") and same_currency("¥", "JPY") and same_currency("", "EUR")
+    assert not same_currency("EUR", "$") and not same_currency("TWD", "USD") and not same_currency("¥", "EUR")
+    (eur,) = extract_quantities("EUR 1.2 billion")
+    assert not quantities_match(eur, extract_quantities("$1.2 billion")[0])
+    assert quantities_match(eur, extract_quantities("€1,200 million")[0])
+    assert quantities_match(eur, extract_quantities("1.2 billion")[0])  # no currency written: the number
+    (nt,) = extract_quantities("NT$2,161.7 billion")
+    assert quantities_match(nt, extract_quantities("$2,161.7 billion")[0])
+    assert not quantities_match(nt, extract_quantities("US$2,161.7 billion")[0])

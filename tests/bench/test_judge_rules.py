@@ -695,6 +695,9 @@ def test_a_gold_in_another_currency_is_a_figure_the_answer_must_state(rules: Rul
     assert rules.judge_sync(q, gold, "Revenue was about 1.6 trillion yen.").verdict == "correct"
     wrong = rules.judge_sync(q, gold, "Revenue was JPY 1,278,478 million.")
     assert (wrong.verdict, wrong.confident) == ("incorrect", True)
+    euros = "What was Foo's revenue in fiscal 2023?"
+    assert rules.judge_sync(euros, "EUR 1.2 billion", "Revenue was €1.2 billion.").verdict == "correct"
+    assert rules.judge_sync(euros, "EUR 1.2 billion", "Revenue was $1.2 billion.").verdict == "incorrect"
 
 # --------------------------------------------------------------- from the second independent set's dev half
 def test_markdown_emphasis_is_layout_not_an_operator(rules: RulesJudge) -> None:
