@@ -198,7 +198,7 @@ def test_ctrl_c_stops_a_run_whose_samples_never_yield_to_the_event_loop(setup, t
     summary = json.loads((out / "summary.json").read_text())
     check = check_run(out)
     assert info["status"] == "interrupted" == summary["status"] == check.status
-    # it stopped soon after the Ctrl-C, long before the end (ignored, it ran all 540): how many finished
-    # in between is the machine's speed (6 at most until extractive kept its pages' reading: then 7)
-    assert 2 <= check.samples <= check.expected // 10, check
+    # it stopped soon after the Ctrl-C, long before the end (ignored, it ran all 18 or 540): how many
+    # finished in between is the machine's speed (6 at most until extractive kept its pages' reading: 7)
+    assert 2 <= check.samples <= max(6, check.expected // 10) < check.expected, check
     assert not check.duplicated and not check.summary_mismatches and summary["n_samples"] == check.samples
