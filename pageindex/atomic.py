@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -33,6 +35,17 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     except OSError:
         return False
 
+
+def first_row_has(path: str | Path, keys: Iterable[str]) -> bool:
+    """Whether ``path`` is a JSON-lines file whose first row is an object with every one of ``keys``: a
+    file a command that writes such rows (a verdicts file, a sweep's outcomes) made and may replace."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((text for text in fh if text.strip()), "")
+        row = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(row, dict) and set(keys) <= row.keys()
 
 def missing_folders(*paths: str | Path) -> list[Path]:
     """The folders that do not exist yet among ``paths`` and their parents, deepest first: what making

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from bench.judges.base import Judge, JudgeInput, JudgeVerdict, Verdict, judge_sample
 from bench.judges.calibration import normalize_label
-from pageindex.atomic import write_atomic
+from pageindex.atomic import first_row_has, write_atomic
 from pageindex.llm.types import Usage
 from pageindex.wording import error_text
 
@@ -186,13 +186,7 @@ async def judge_rows(judge: Judge, rows: list[ParsedRow], *, concurrency: int = 
 def is_verdicts_file(path: Path) -> bool:
     """Whether ``path`` holds VERDICTS.jsonl rows (what ``bench judge --out`` may replace): its first
     row has a verdict row's ``line`` and ``status``."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            first = next((text for text in fh if text.strip()), "")
-        row = json.loads(first)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(row, dict) and {"line", "status"} <= row.keys()
+    return first_row_has(path, ("line", "status"))
 
 
 def write_verdict_rows(path: Path, rows: list[VerdictRow]) -> None:

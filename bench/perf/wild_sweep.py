@@ -37,6 +37,8 @@ from typing import Annotated, Any
 
 import typer
 
+from pageindex.atomic import first_row_has
+
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "What was total revenue?"
 RETRIEVERS = ("bm25", "extractive")
@@ -172,13 +174,7 @@ def sweep_one(pdf: Path, work: Path, cache: Path, timeout: float, max_rss_mb: fl
 def is_sweep_file(path: Path) -> bool:
     """Whether ``path`` holds this sweep's ``--out`` rows (what a later sweep may replace): its first row
     has a swept PDF's ``pdf`` and ``class``."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            first = next((text for text in fh if text.strip()), "")
-        row = json.loads(first)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(row, dict) and {"pdf", "class"} <= row.keys()
+    return first_row_has(path, ("pdf", "class"))
 
 
 def main(
