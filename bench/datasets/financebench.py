@@ -11,6 +11,7 @@ import codecs
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,18 @@ QUESTIONS_FILE = "questions.jsonl"
 DOCUMENTS_FILE = "documents.jsonl"
 PDF_DIR = "pdfs"
 INFO_FILE = "dataset.json"  # optional: {"name": ..., ...} written by our generators
+
+FINANCEBENCH_ENV = "PAGEINDEX_FINANCEBENCH"
+
+
+def default_financebench_dir() -> Path | None:
+    """The shared FinanceBench folder the scripts measure by default: ``$PAGEINDEX_FINANCEBENCH``, else
+    ``../shared/financebench`` beside the repository (as the tests find it), when it holds
+    ``questions.jsonl``; None otherwise."""
+    beside = Path(__file__).resolve().parents[3] / "shared" / "financebench"
+    path = Path(os.environ.get(FINANCEBENCH_ENV, beside))
+    return path if (path / QUESTIONS_FILE).exists() else None
+
 
 _QUESTION_KEYS = {"financebench_id", "company", "doc_name", "question_type", "question", "answer", "evidence"}
 _DOCUMENT_KEYS = {"doc_name", "company", "gics_sector", "doc_type", "doc_period", "doc_link"}

@@ -355,12 +355,6 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
-def default_data_dir() -> Path | None:
-    """FinanceBench (``$PAGEINDEX_FINANCEBENCH``, default ``/work/shared/financebench``) when present."""
-    path = Path(os.environ.get("PAGEINDEX_FINANCEBENCH", "/work/shared/financebench"))
-    return path if (path / "questions.jsonl").exists() else None
-
-
 def benchmark_args(data: Path, limit: int) -> list[str]:
     """What both the soak run and its reference run ask for."""
     return [
@@ -384,13 +378,14 @@ def soak(
 ) -> SoakReport:
     """Run the soak in ``workdir`` (see the module docstring)."""
     from bench.datasets.demo import write_demo_dataset
+    from bench.datasets.financebench import default_financebench_dir
     from bench.faults import FaultServer
     from bench.faults.scripted import ChatPolicy
 
     say = log.print if log else (lambda *a, **k: None)
     rng = random.Random(seed)
     random.seed(seed)
-    data = data_dir or default_data_dir()
+    data = data_dir or default_financebench_dir()
     if data is None:
         data = workdir / "data"
         if not (data / "questions.jsonl").exists():

@@ -20,14 +20,13 @@ The answers of every path are checked to be the same.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from pathlib import Path
 
 import typer
 
-from bench.datasets.financebench import load_financebench
+from bench.datasets.financebench import default_financebench_dir, load_financebench
 from bench.datasets.models import DatasetError
 from bench.perf import dataset_folder
 from pageindex.cli._common import CliConsole, fail
@@ -64,8 +63,7 @@ def main(
     """Print extractive's time per question, pages read afresh vs kept, and the ratios."""
     say = CliConsole().print
     if data_dir is None:
-        fb = Path(os.environ.get("PAGEINDEX_FINANCEBENCH", "/work/shared/financebench"))
-        data_dir = fb if (fb / "questions.jsonl").exists() else DEMO
+        data_dir = default_financebench_dir() or DEMO
     else:
         dataset_folder(data_dir)
     try:

@@ -15,7 +15,6 @@ Target: under 50 ms per sample.
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import typer
 
 from bench.config import RunConfig
+from bench.datasets.financebench import default_financebench_dir
 from bench.faults.scripted import policy as plausible
 from bench.perf import dataset_folder
 from bench.runner import Runner, RunSetupError, choose_retrievers
@@ -53,8 +53,7 @@ def main(
     """Print the harness overhead per sample."""
     console = CliConsole()
     if data_dir is None:
-        fb = Path(os.environ.get("PAGEINDEX_FINANCEBENCH", "/work/shared/financebench"))
-        data_dir = fb if (fb / "questions.jsonl").exists() else None
+        data_dir = default_financebench_dir()
     else:
         dataset_folder(data_dir)
     base = dict(data_dir=data_dir, retrievers=retrievers, model="scripted", judge="llm", limit=questions)

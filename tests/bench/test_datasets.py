@@ -498,3 +498,17 @@ def test_an_evidence_page_written_as_a_decimal_or_left_out_says_how_to_write_it(
     with pytest.raises(MalformedRow) as info:
         parse_question(row, {})
     assert str(info.value) == "evidence_page_num must be a zero-based page number, got 2.5"
+
+
+def test_the_scripts_default_financebench_folder(tmp_path: Path, monkeypatch) -> None:
+    """``$PAGEINDEX_FINANCEBENCH`` when it holds questions.jsonl, else none; unset, ../shared/financebench
+    beside the repository, as the tests find it (three scripts had /work/shared written into them)."""
+    from bench.datasets.financebench import default_financebench_dir
+
+    monkeypatch.setenv("PAGEINDEX_FINANCEBENCH", str(tmp_path))
+    assert default_financebench_dir() is None
+    (tmp_path / "questions.jsonl").write_text("")
+    assert default_financebench_dir() == tmp_path
+    monkeypatch.delenv("PAGEINDEX_FINANCEBENCH")
+    beside = Path(__file__).resolve().parents[2].parent / "shared" / "financebench"
+    assert default_financebench_dir() == (beside if (beside / "questions.jsonl").exists() else None)
