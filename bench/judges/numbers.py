@@ -49,11 +49,13 @@ _MONTHS = (
 )
 _MONTH_BEFORE = re.compile(rf"\b{_MONTHS}\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"\s+{_MONTHS}\b", re.IGNORECASE)
-# A range's dash: an en dash, spaced or not ("35–40%", "35 – 40%"), or a hyphen set tight ("35-40%").
-_RANGE_DASH = re.compile(r"x?\s*–\s*\$?|x?-\$?")  # "x": multiples, "2.1x-2.4x"
+# A range's dash: an en dash, spaced or not ("35–40%", "35 – 40%"), or a hyphen set tight ("35-40%"),
+# the second figure's currency sign written again or not ("$1.0-$1.1 billion", "£200-£250 million").
+_RANGE_DASH = re.compile(rf"x?(?:\s*–\s*|-)(?:{CURRENCY_SIGN})?")  # "x": multiples, "2.1x-2.4x"
 # What may not stand before a range's first figure: a letter or a digit glued on ("FY22-23", "10b5-1"),
 # or another dash ("2022-12-31", "1-800-555-0199": identifiers and dates, not ranges).
 _GLUED = re.compile(r"[\w.\-–/]$")
+_SIGN_AHEAD = re.compile(rf"(?:{CURRENCY_SIGN})\d")
 
 
 def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity | None:
@@ -73,6 +75,8 @@ def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity
     if _MONTH_BEFORE.search(text[max(0, prev.lead - 12) : prev.lead]):
         return None  # "March 1-15": days of a date
     pct, money = bool(m.group("pct")), bool(m.group("cur") or m.group("code"))
+    if not same_currency(prev.currency, currency_of(m.group("code") or m.group("cur") or "")):
+        return None  # "$5-€6 billion": two amounts, not a range
     scaled = bool(m.group("scale"))
     if prev.percent and not pct or (prev.money or prev.scale_stated) and pct or money and prev.percent:
         return None
@@ -152,8 +156,8 @@ def extract_quantities(text: str) -> list[Quantity]:
         glued = before in {"-", "/"} and start >= 2 and text[start - 2].isalnum() and not first
         if before.isalpha() or glued:
             continue  # FY2019, Q2, 10-K's "10" is fine but "FY-2019"/"2019/20" tails are not numbers
-        if after[:1] in {"-", "/"} and after[1:2].isalpha():
-            continue  # 10-K, 8-K, 10-Q
+        if after[:1] in {"-", "/"} and after[1:2].isalpha() and not _SIGN_AHEAD.match(text, m.end("num") + 1):
+            continue  # 10-K, 8-K, 10-Q (not "NT$5-NT$6 billion": a range's second figure)
         if after[:1].isalpha() and not m.group("scale") and not m.group("pct") and not _times(after):
             continue  # 737MAX, 3Q22
         if start in markers:

@@ -154,6 +154,32 @@ def test_other_currencies_than_the_dollar_are_money(text: str, value: float) -> 
     assert texts("the EURO STOXX 50 index") == ["50"] and not extract_quantities("the EURO STOXX 50")[0].money
 
 
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        ("£200-£250 million", 200e6, 250e6),
+        ("€1.0–€1.1 billion", 1.0e9, 1.1e9),
+        ("NT$5-NT$6 billion", 5e9, 6e9),
+        ("US$5-US$6 million", 5e6, 6e6),
+        ("£200-250 million", 200e6, 250e6),
+    ],
+)
+def test_a_range_may_write_its_currency_sign_twice(text: str, low: float, high: float) -> None:
+    """A range's second figure may carry the sign again, whatever the currency ("$1.0-$1.1 billion"
+    was read as one; "£200-£250 million" was 200 and 250 million, and "NT$5-NT$6" lost its first end
+    as the "10" of a "10-K")."""
+    first, second = extract_quantities(text)
+    assert (first.value, first.other_end) == (pytest.approx(low), pytest.approx(high))
+    assert (second.value, second.other_end) == (pytest.approx(high), pytest.approx(low))
+
+
+def test_two_currencies_across_a_dash_are_two_amounts() -> None:
+    """"$5-€6 billion" is no range: a dollar figure, then a euro one."""
+    dollars, euros = extract_quantities("$5-€6 billion")
+    assert (dollars.value, dollars.other_end, dollars.currency) == (5.0, None, "$")
+    assert (euros.value, euros.other_end, euros.currency) == (6e9, None, "EUR")
+
+
 def test_the_same_number_in_another_currency_is_another_amount() -> None:
     """A sign several currencies share ("$" any dollar, "¥" yen or yuan) agrees with each of them; two
     currencies written out do not agree ("EUR 1.2 billion" is not "$1.2 billion", nor NT$ US$)."""
