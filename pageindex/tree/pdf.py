@@ -228,6 +228,11 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
         raise NotAPDFError(p, f"no %PDF header: {kind}" if kind else "no %PDF header")
     if b"%%EOF" not in tail:
         # mupdf would silently "repair" a cut-off file and drop what is missing
+        if end == size and size > _PADDING_LIMIT and not tail.strip(_PADDING):
+            raise PDFCorruptError(
+                p, "no %%EOF marker at the end: it ends in more than 1 MB of NUL bytes or blanks, as an "
+                "unfinished or preallocated download does; download it again"
+            )
         raise PDFCorruptError(p, "no %%EOF marker at the end")
     try:
         doc = pymupdf.open(p, filetype="pdf")
