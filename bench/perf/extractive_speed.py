@@ -48,7 +48,7 @@ def _timed(asked: list[tuple[Ranker, str]], afresh: bool) -> tuple[list[list[dic
     answers, seconds = [], 0.0
     for ranker, query in asked:
         if afresh:
-            ranker._made.clear()  # the pages kept with the ranker dropped: read again, as before
+            ranker.forget_kept()  # the pages kept with the ranker dropped: read again, as before
         answer, took = _answer(ranker, query)
         answers.append(answer)
         seconds += took
@@ -80,7 +80,7 @@ def main(
     _timed(asked[:1], afresh=True)  # warm-up: what the first question does once (stop words, regexes)
     before, afresh = _timed(asked, afresh=True)
     for ranker in rankers.values():
-        ranker._made.clear()
+        ranker.forget_kept()
     first, first_s = _timed(asked, afresh=False)
     again, again_s = _timed(asked * repeats, afresh=False)
     same = first == before and again == before * repeats
@@ -92,9 +92,9 @@ def main(
         highlight=False)  # fmt: skip
     doc, count = Counter(q.doc_id for q in questions).most_common(1)[0]
     one = [pair for pair, q in zip(asked, questions, strict=True) if q.doc_id == doc]
-    rankers[doc]._made.clear()
+    rankers[doc].forget_kept()
     one_before, one_afresh = _timed(one * repeats, afresh=True)
-    rankers[doc]._made.clear()
+    rankers[doc].forget_kept()
     one_after, one_kept = _timed(one * repeats, afresh=False)
     same = same and one_before == one_after
     say(f"one filing ({doc}, {count} questions x {repeats}): afresh {ms(one_afresh, len(one) * repeats)}, "

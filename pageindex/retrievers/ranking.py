@@ -234,6 +234,11 @@ class Ranker:
             pass
         return self._made.setdefault(key, make())  # type: ignore[return-value]
 
+    def forget_kept(self) -> None:
+        """Drop everything :meth:`kept` holds: the next call makes it again (a measurement of the cost
+        of making it, ``bench/perf/extractive_speed.py``)."""
+        self._made.clear()
+
     def idf(self, token: str) -> float:
         """Inverse document frequency of a (tokenized) word over this ranker's chunks; unseen words
         get the highest value."""

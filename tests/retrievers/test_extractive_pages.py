@@ -77,3 +77,17 @@ def test_the_pages_kept_go_with_the_tree_s_ranker(tree_3m, monkeypatch: pytest.M
     ranking._RANKERS.clear()  # the tree's ranker let go: its pages with it
     retrieve(tree_3m, QUESTIONS[0], retriever="extractive")
     assert len(counting.pages) == 2 * once
+
+
+def test_a_ranker_forgets_what_it_kept_when_told(tree_3m, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``forget_kept`` (how ``bench/perf/extractive_speed.py`` times the path without kept pages) drops
+    the pages read; the same ranker then reads them again, once."""
+    monkeypatch.setattr(ranking, "_RANKERS", {})
+    counting = Counting(monkeypatch)
+    retrieve(tree_3m, QUESTIONS[0], retriever="extractive")
+    once = len(counting.pages)
+    ranker = next(iter(ranking._RANKERS.values()))
+    ranker.forget_kept()
+    retrieve(tree_3m, QUESTIONS[0], retriever="extractive")
+    retrieve(tree_3m, QUESTIONS[0], retriever="extractive")
+    assert len(counting.pages) == 2 * once and len(ranking._RANKERS) == 1
