@@ -407,6 +407,7 @@ class Runner:
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
         self.plugin_changes: list[str] = []  # a resume's plug-ins whose code changed (kept with the resume)
         self.endpoint_warnings: list[str] = []  # what the preflight found wrong (run.json, extra)
+        self._llm_cache: Any = None  # the run's LLM cache (None: off), for what it could not record
         self._claim: FolderClaim | None = None  # the run folder, held while this run lasts
 
     # -- set-up ------------------------------------------------------------------
@@ -637,9 +638,10 @@ class Runner:
         from pageindex.llm.types import LLMConfigError
 
         try:
-            return open_cache(self.config.cache, self.config.cache_path)
+            self._llm_cache = open_cache(self.config.cache, self.config.cache_path)
         except LLMConfigError as exc:
             raise RunSetupError(str(exc)) from None
+        return self._llm_cache
 
     def _judge_name(self, model: str | None) -> str:
         return judge_for(self.config, with_model=bool(model) or self._judge_llm is not None)
@@ -1146,6 +1148,8 @@ class Runner:
                 f"{resume_run_command(run_dir)}"
             ) from None
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
+        if self._llm_cache is not None and (note := self._llm_cache.unwritten_note()):
+            self.warnings.append(note)
         return RunOutcome(
             run_dir=run_dir,
             run_id=run_id,

@@ -24,8 +24,10 @@ Default path: ``$PAGEINDEX_CACHE_DIR/llm.sqlite``, else ``~/.cache/pageindex/llm
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -39,6 +41,8 @@ from pydantic import BaseModel
 from pageindex.atomic import file_in_the_way
 from pageindex.cachedir import cache_root
 from pageindex.llm.types import LLMConfigError
+
+log = logging.getLogger(__name__)
 
 CacheMode = Literal["off", "rw", "replay"]
 _BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another's lock (SQLite's busy timeout, and set-up)
@@ -125,6 +129,10 @@ class LLMCache:
         self.writes = 0
         self.failure_hits = 0  # recorded failures served (mode replay)
         self.failure_writes = 0
+        # replies and failures that could not be written (another process held the file past the busy
+        # timeout, a full disk): the call keeps its reply, only the recording is lost; the first reason
+        self.unwritten = 0
+        self.unwritten_reason: str | None = None
         # the counts a replay miss reports, per query: each reads every recording of the model (the
         # request text, which no index covers), so a replay that missed a thousand calls of a 100k-entry
         # cache read it a thousand times (0.5 s a miss); a replay writes nothing, so they hold
@@ -286,17 +294,38 @@ class LLMCache:
             completion_tokens,
             time.time(),
         )
-        with self._lock:
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+
+        def write(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
                 conn.execute(f"{verb} INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
                 conn.execute("DELETE FROM failures WHERE key = ?", (key,))
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a failed COMMIT too: the next write must not start inside it
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
-        self.writes += 1
+
+        if self._write(conn, write, kind):
+            self.writes += 1
+
+    def unwritten_note(self) -> str | None:
+        """What a command says after its calls when some of them could not be recorded (None when all
+        were): how many, why, and what a replay of them will meet."""
+        if not self.unwritten:
+            return None
+        why = self.unwritten_reason or "unknown"
+        if "locked" in why or "busy" in why:
+            why += f": another process held the file for more than {_BUSY_TIMEOUT_S:g}s"
+        from pageindex.wording import counted
+
+        return (
+            f"{counted(self.unwritten, 'record')} (model replies, token counts or failed calls) could not "
+            f"be written to the LLM cache {self.path} ({why}); the calls kept their replies, but a --cache "
+            "replay of them will miss: record them again with --cache rw"
+        )
 
     def get_failure(self, key: str) -> dict[str, Any] | None:
         """The recorded final failure for ``key`` (``kind``, ``type``, ``message``, ``raw``,
@@ -332,13 +361,35 @@ class LLMCache:
             time.time(),
             key,
         )
-        with self._lock:
+
+        def write(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "INSERT OR REPLACE INTO failures SELECT ?, ?, ?, ?, ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM replies WHERE key = ?)",
                 row,
             )
-        self.failure_writes += 1
+
+        if self._write(conn, write, "failure"):
+            self.failure_writes += 1
+
+    def _write(
+        self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], None], what: str
+    ) -> bool:
+        """Run ``write`` on ``conn``; whether it was written. A write SQLite refuses (the file held by
+        another process past the busy timeout: "database is locked"; a full disk) costs the recording
+        only, never the call whose reply it keeps: it is counted in :attr:`unwritten` and logged (it
+        was raised into the call, which a run recorded as an error after the model had answered)."""
+        try:
+            with self._lock:
+                write(conn)
+        except sqlite3.Error as exc:
+            self.unwritten += 1
+            if self.unwritten_reason is None:
+                self.unwritten_reason = str(exc)
+            log.warning("could not record a %s in the LLM cache %s (%s); the call goes on without it",
+                        what, self.path, exc)  # fmt: skip
+            return False
+        return True
 
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older

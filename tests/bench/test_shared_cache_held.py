@@ -1,0 +1,69 @@
+"""A run records into an LLM cache another process holds (a CI matrix sharing one ``llm.sqlite``, a
+``cache clear`` vacuuming a large file, a ``sqlite3`` shell left in a transaction). A write that still
+meets "database is locked" after the busy timeout costs the recording, never the sample: before,
+``sqlite3.OperationalError: database is locked`` was raised into the model call after the model had
+answered, and every such sample was recorded as an ``error`` (the run exited 4, its calls paid for)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pageindex.llm.cache as cache_module
+from bench.config import RunConfig
+from bench.runner import Runner
+from bench.samples import load_samples
+from pageindex.llm import LLMCache
+
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")  # the write lock, held until the test closes our standard input
+print("held", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_a_cache_another_process_holds_costs_the_recording_not_the_samples(
+    tmp_path: Path, monkeypatch
+) -> None:
+    path = tmp_path / "llm.sqlite"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip (the file exists, in WAL mode)
+    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)  # SQLite's wait, 30 s in use
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        config = RunConfig(
+            out=tmp_path / "run", model="scripted", scripted_policy="bench.faults.scripted:policy",
+            tree_cache_dir=tmp_path / "trees", retrievers=["agent"], judge="rules", limit=3,
+            concurrency=1, cache="rw", cache_path=path,
+        )  # fmt: skip
+        outcome = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+    samples = load_samples(outcome.run_dir / "samples.jsonl")
+    assert outcome.status == "finished" and len(samples) == 3
+    assert [s.status for s in samples] == ["answer"] * 3, [s.error for s in samples]
+    assert all(s.llm_calls >= 2 and s.error is None for s in samples)
+    notes = [w for w in outcome.warnings if "could not be written to the LLM cache" in w]
+    assert len(notes) == 1, outcome.warnings
+    calls = sum(s.llm_calls for s in samples)
+    assert notes[0].startswith(f"{calls} records (model replies, token counts or failed calls) could not")
+    assert "(database is locked: another process held the file for more than 0.2s)" in notes[0]
+    assert "a --cache replay of them will miss" in notes[0]
+    assert LLMCache(path).stats().entries == 1  # only the seed: nothing of the run was recorded
+
+    # once the file is free, the same cache records: a new run writes every call
+    config = config.model_copy(update={"out": tmp_path / "again"})
+    again = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
+    assert [s.status for s in load_samples(again.run_dir / "samples.jsonl")] == ["answer"] * 3
+    assert not [w for w in again.warnings if "LLM cache" in w]
+    assert LLMCache(path).stats().entries > 1
