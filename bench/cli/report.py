@@ -122,17 +122,32 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         ),
     ) -> None:
 
-        from bench.rundir import RunDir
+        from bench.rundir import FolderClaim, FolderInUse, RunDir
         from bench.runinfo import rejudge_command, spend_notes
         from bench.summary import print_summary
 
-        (loaded,) = _load([run])
-        if write:
-            rundir = RunDir(run)  # the run folder's owner names its summary file
+        claim = None
+        if write and run.is_dir():
+            # held as a run holds it, before the samples are read: a run still writing into the folder
+            # writes its own summary.json when it ends, which one of its first samples must not replace
             try:
-                rundir.write_summary(loaded.summary)
-            except OSError as exc:  # a read-only run folder, a summary.json that is a folder
-                fail(f"--write: cannot write {rundir.summary_path} ({exc.strerror or exc})")
+                claim = FolderClaim.take(run)
+            except FolderInUse:
+                fail(
+                    f"--write: {run} is still running (a bench run or rejudge is writing into it now); it "
+                    "writes its summary.json when it ends: leave out --write to print the figures so far"
+                )
+        try:
+            (loaded,) = _load([run])
+            if write:
+                rundir = RunDir(run)  # the run folder's owner names its summary file
+                try:
+                    rundir.write_summary(loaded.summary)
+                except OSError as exc:  # a read-only run folder, a summary.json that is a folder
+                    fail(f"--write: cannot write {rundir.summary_path} ({exc.strerror or exc})")
+        finally:
+            if claim is not None:
+                claim.release()
         if as_json:
             print(loaded.summary.model_dump_json(indent=2))
         else:
