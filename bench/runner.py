@@ -81,6 +81,10 @@ class RunSetupError(Exception):
     """The run cannot start (no dataset, unknown retriever, model not configured, ...)."""
 
 
+class _FolderBusy(RunSetupError):
+    """A new run's folder is held by another run (:meth:`Runner._claim_new_folder`)."""
+
+
 class RunWriteError(Exception):
     """The run's samples ran, but the end of the run (run.json, summary.json) could not be written
     (a full disk): exit 4, the finished samples kept for a resume."""
@@ -437,12 +441,33 @@ class Runner:
             # said with the header, as a new run says its profile and the doctor's settings
             self.setting_notes.append(resume.settings_note(self.config))
             return run_dir, info
-        run_dir = self.config.out or Path("results") / new_run_id(self.config)
+        if self.config.out is None:
+            return self._claim_default_folder(Path("results") / new_run_id(self.config)), None
+        run_dir = self.config.out
         if problem := RunDir(run_dir).problem():
             hint = f"; use --resume {run_dir} or another --out" if RunDir(run_dir).holds_run() else ""
             raise RunSetupError(f"--out {run_dir}: {problem}{hint}")
         self._claim_new_folder(run_dir)
         return run_dir, None
+
+    def _claim_default_folder(self, first: Path) -> Path:
+        """The folder of a run given no ``--out``: ``results/RUN_ID``, or, where another run has that one,
+        the first of ``RUN_ID-2``, ``RUN_ID-3``, ... that no run has. Two runs share a run id when they
+        start in the same second with the same options, settings from the environment apart (two CI jobs
+        that differ in ``$PAGEINDEX_MODEL`` or ``$OPENAI_BASE_URL``): the second was refused, exit 2,
+        told to give another ``--out`` it had not given."""
+        for n in range(1, 1000):
+            run_dir = first if n == 1 else first.with_name(f"{first.name}-{n}")
+            if RunDir(run_dir).taken_by():  # a run of that id that already wrote its files
+                continue
+            if problem := RunDir(run_dir).problem():  # no run folder can be there (results is a file)
+                raise RunSetupError(f"--out {run_dir}: {problem}")
+            try:
+                self._claim_new_folder(run_dir)
+            except _FolderBusy:  # another run holds it, still setting up
+                continue
+            return run_dir
+        raise RunSetupError(f"--out {first}: it and 998 folders named after it are in use; give an --out")
 
     def _claim_new_folder(self, run_dir: Path) -> None:
         """Make a new run's folder and claim it before the set-up's long steps (the trees), so that a
@@ -450,7 +475,7 @@ class Runner:
         made here are removed again when the run ends before writing run.json (a set-up error, a
         Ctrl-C while the trees are built) and nothing else was put in them."""
         busy = f"--out {run_dir}: another bench run is writing into it now; give another --out"
-        self._claim_folder(run_dir, busy, make=True)
+        self._claim_folder(run_dir, busy, make=True, error=_FolderBusy)
         if problem := RunDir(run_dir).unwritable():  # a read-only folder or disk: before any work
             raise RunSetupError(f"--out {run_dir}: {problem}; nothing was written")
 
@@ -757,13 +782,15 @@ class Runner:
         except resume.ResumeRefused as exc:
             raise RunSetupError(f"cannot resume {self.resume_dir}: {exc}") from None
 
-    def _claim_folder(self, run_dir: Path, busy: str, *, make: bool = False) -> None:
-        """Hold ``run_dir`` for this run (made first when ``make``), or fail with ``busy`` (another
-        run holds it)."""
+    def _claim_folder(
+        self, run_dir: Path, busy: str, *, make: bool = False, error: type[RunSetupError] = RunSetupError
+    ) -> None:
+        """Hold ``run_dir`` for this run (made first when ``make``), or fail with ``error(busy)``
+        (another run holds it)."""
         try:
             self._claim = FolderClaim.take(run_dir, make=make)
         except FolderInUse:
-            raise RunSetupError(busy) from None
+            raise error(busy) from None
         except RunLoadError as exc:
             raise RunSetupError(f"--out {exc}") from None
 

@@ -1,7 +1,7 @@
 """One run folder, one run at a time: a run claims its folder for as long as it lasts, so a second
-run started into it (two identical ``bench run`` in the same second share a run id) or a resume of
-it fails with one line and touches nothing; a run killed with SIGKILL leaves no claim behind, so
-its resume is never blocked (review 16)."""
+run started into it (the same ``--out``) or a resume of it fails with one line and touches nothing (a
+run given no ``--out`` takes the next free folder instead); a run killed with SIGKILL leaves no claim
+behind, so its resume is never blocked (review 16)."""
 
 from __future__ import annotations
 
@@ -249,3 +249,47 @@ def test_a_folder_gone_before_it_is_claimed_is_in_use(tmp_path: Path) -> None:
     an internal error (FileNotFoundError) rather than the folder being in use (review 18)."""
     with pytest.raises(FolderInUse):
         FolderClaim.take(tmp_path / "gone")
+
+
+HOLD = """
+import sys
+from pathlib import Path
+from bench.rundir import FolderClaim
+claim = FolderClaim.take(Path(sys.argv[1]), make=True)  # a run of the same id, still setting up
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_run_given_no_out_takes_the_next_free_folder_when_its_run_id_is_taken(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Two runs without --out started in the same second with the same options share a run id, also when
+    they differ in settings from the environment (two CI jobs, $PAGEINDEX_MODEL a and b): the second was
+    refused, exit 2, ``--out results/ID: another bench run is writing into it now; give another --out``
+    (it gave none). Now it runs in ``results/ID-2``, or the next folder no run has."""
+    import bench.runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(bench.runner, "new_run_id", lambda config: "20261128-004513-bd5d83")
+    results = tmp_path / "results"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(results / "20261128-004513-bd5d83")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        config = RunConfig(retrievers=["extractive"], judge="rules", limit=2)
+        first = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
+        second = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert first.run_id == "20261128-004513-bd5d83-2"
+    assert first.run_dir == Path("results/20261128-004513-bd5d83-2")
+    # the folder of a run that already wrote its files is passed over too, held or not
+    assert second.run_dir == Path("results/20261128-004513-bd5d83-3")
+    for outcome in (first, second):
+        assert outcome.status == "finished" and len(keys(results / outcome.run_id)) == 2
+        assert json.loads((results / outcome.run_id / "run.json").read_text())["run_id"] == outcome.run_id
+    assert list((results / "20261128-004513-bd5d83").iterdir()) == []  # the holder's, untouched
