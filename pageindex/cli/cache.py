@@ -172,11 +172,17 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if not yes:
             _confirm_or_exit("cache clear", what, cache.path)
         try:
-            deleted = cache.clear() if model is None else sum(cache.clear(name) for name in names)
+            deleted = cache.clear(*names)
         except LLMError as exc:
             fail(str(exc))
         said = counted(deleted, "reply or failure", "replies and failures")
         console.print(f"deleted {said} from {cache.path}", highlight=False, markup=False)
+        if cache.not_compacted:
+            err_console.print(
+                f"note: {cache.path} keeps its size: another process was using it when it was to be "
+                f"compacted ({cache.not_compacted}); `pageindex cache clear` again later compacts it",
+                highlight=False, markup=False,
+            )  # fmt: skip
 
 
 def _print_llm_stats(info: CacheStats) -> None:

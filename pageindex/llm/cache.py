@@ -133,6 +133,7 @@ class LLMCache:
         # timeout, a full disk): the call keeps its reply, only the recording is lost; the first reason
         self.unwritten = 0
         self.unwritten_reason: str | None = None
+        self.not_compacted: str | None = None  # why the last clear() left the file its size, if it did
         # the counts a replay miss reports, per query: each reads every recording of the model (the
         # request text, which no index covers), so a replay that missed a thousand calls of a 100k-entry
         # cache read it a thousand times (0.5 s a miss); a replay writes nothing, so they hold
@@ -493,22 +494,45 @@ class LLMCache:
         read a name with ``[`` or ``*`` in it as a pattern."""
         return [self.path, *(self.path.with_name(self.path.name + end) for end in ("-wal", "-shm"))]
 
-    def clear(self, model: str | None = None) -> int:
-        """Delete every row (or only one model's), recorded failures included; returns how many
-        replies and failures were deleted. A missing or empty file (``--cache-path empty.pdf``) has nothing
-        to delete and is left as it is: opening it to write made an empty file a 24 KB SQLite database."""
+    def clear(self, *models: str) -> int:
+        """Delete every row (or only those of ``models``), recorded failures included, at once (all or
+        nothing), then compact the file; returns how many replies and failures were deleted. A missing or
+        empty file (``--cache-path empty.pdf``) has nothing to delete and is left as it is: opening it to
+        write made an empty file a 24 KB SQLite database. Another process holding the file past the busy
+        timeout raises :class:`LLMConfigError`, nothing deleted (it was an internal error,
+        ``OperationalError: database is locked``); one that holds it only when the file is compacted
+        leaves the rows deleted and the file its size, said in :attr:`not_compacted`."""
+        self.not_compacted = None
         if not self.path.exists() or self.path.stat().st_size == 0:
             return 0
         conn = self._connect()
         assert conn is not None
         with self._lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise LLMConfigError(
+                    f"the LLM cache {self.path} is in use by another process ({exc}: it held the file for "
+                    f"more than {_BUSY_TIMEOUT_S:g}s): nothing deleted; run it again once that process is "
+                    "done"
+                ) from None
             deleted = 0
-            for table in ("replies", "failures"):
-                if model is None:
-                    deleted += conn.execute(f"DELETE FROM {table}").rowcount
-                else:
-                    deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
-            conn.execute("VACUUM")
+            try:
+                for table in ("replies", "failures"):
+                    if not models:
+                        deleted += conn.execute(f"DELETE FROM {table}").rowcount
+                    for model in models:
+                        deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("VACUUM")
+            except sqlite3.OperationalError as exc:
+                self.not_compacted = str(exc)
         return deleted
 
 

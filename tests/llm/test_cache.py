@@ -507,3 +507,88 @@ def test_replay_of_a_cache_recorded_before_failures_were_kept(tmp_path):
     assert config.json_mode is True and notes and "made its 2 structured calls of gemma" in notes[0]
     cache.close()
     assert path.read_bytes() == before
+
+
+HOLD_THE_FILE = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")  # the write lock, held until the test closes our standard input
+print("held", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_cache_clear_of_a_file_another_process_holds_is_one_line_and_deletes_nothing(tmp_path, monkeypatch):
+    """Another process holding the cache past the busy timeout (a clear vacuuming a large file, a
+    ``sqlite3`` shell inside a transaction): ``cache clear`` said ``error: internal error:
+    OperationalError: database is locked`` and, had only its second DELETE been refused, it would have
+    deleted the replies and kept the failures. Now: one line, exit 2, nothing deleted."""
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    import pageindex.llm.cache as cache_module
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    cache = LLMCache(path)
+    for i in range(2):
+        cache.put(f"k{i}", model="m", kind="chat", request={}, reply={}, prompt_tokens=1, completion_tokens=1)
+    cache.close()
+    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)  # SQLite's wait, 30 s in use
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_FILE, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        result = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(path), "-y"])
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        f"error: the LLM cache {path} is in use by another process (database is locked: it held the file "
+        "for more than 0.2s): nothing deleted; run it again once that process is done"
+    )
+    assert LLMCache(path).stats().entries == 2
+    result = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(path), "-y"])
+    assert result.exit_code == 0 and LLMCache(path).stats().entries == 0, result.output
+
+
+def test_cache_clear_that_cannot_compact_the_file_says_so_and_keeps_what_it_deleted(tmp_path, monkeypatch):
+    """The rows are deleted and committed first; another process taking the file before the VACUUM
+    leaves it its size, said in a note (it was an internal error after the rows were gone)."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+
+    path = tmp_path / "c.sqlite"
+    LLMCache(path).put("k", model="m", kind="chat", request={}, reply={}, prompt_tokens=1,
+                       completion_tokens=1)  # fmt: skip
+    real_connect = sqlite3.connect
+
+    class Busy:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *args):
+            if sql == "VACUUM":
+                raise sqlite3.OperationalError("database is locked")
+            return self.conn.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: Busy(real_connect(*a, **k)))
+    result = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(path), "-y"])
+    assert result.exit_code == 0, result.output
+    assert " ".join(result.output.split()) == (
+        f"deleted 1 reply or failure from {path} note: {path} keeps its size: another process was using it "
+        "when it was to be compacted (database is locked); `pageindex cache clear` again later compacts it"
+    )
+    monkeypatch.undo()
+    assert LLMCache(path).stats().entries == 0
