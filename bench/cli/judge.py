@@ -158,7 +158,7 @@ def judge(
         output_file(
             "--out", output, inputs=read, replaces=is_verdicts_file, kind="a verdicts file (VERDICTS.jsonl)"
         )
-    judge_obj, _ = _build_judge(
+    judge_obj, clients = _build_judge(
         judge_name, judge_model, base_url, abstain=abstain, cache=cache, cache_path=cache_path,
         models=judge_models,
     )  # fmt: skip
@@ -215,6 +215,7 @@ def judge(
     for r in errors[:10]:
         row = f"({plain(r.id or 'no id')}): {plain(r.error)}"
         console.print(f"  [red]{plain(r.where)}[/] {row}", highlight=False)
+    say_unwritten_cache(clients)
     if per_file:
         print_label_report(console, rows, holdout=set(holdout))
     else:
@@ -237,6 +238,15 @@ def judge(
             highlight=False,
         )
         raise typer.Exit(ExitCode.ERRORS)
+
+
+def say_unwritten_cache(clients: list) -> None:
+    """Warn of the judge model's replies its LLM cache could not record (another process held the file
+    past the busy timeout), as ``bench run`` does: the verdicts stand, a replay of them would miss."""
+    caches = {id(c.cache): c.cache for c in clients if getattr(c, "cache", None) is not None}
+    for cache in caches.values():
+        if note := cache.unwritten_note():
+            err_console.print(f"warning: {note}", style="yellow", markup=False, highlight=False)
 
 
 def _build_judge(

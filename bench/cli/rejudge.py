@@ -65,7 +65,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
     ) -> None:
         import asyncio
 
-        from bench.cli.judge import _build_judge
+        from bench.cli.judge import _build_judge, say_unwritten_cache
         from bench.config import comma_list
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run, resume_command
@@ -112,6 +112,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         for warning in source.warnings:  # a torn last line left out of the new run is said, as summary does
             err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+        say_unwritten_cache(clients)
         overall = outcome.summary.overall
         accuracy = "-" if overall.accuracy.value is None else f"{100 * overall.accuracy.value:.1f}%"
         earlier = outcome.judged_in_all != outcome.judged

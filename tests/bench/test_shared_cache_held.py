@@ -67,3 +67,42 @@ def test_a_cache_another_process_holds_costs_the_recording_not_the_samples(
     assert [s.status for s in load_samples(again.run_dir / "samples.jsonl")] == ["answer"] * 3
     assert not [w for w in again.warnings if "LLM cache" in w]
     assert LLMCache(path).stats().entries > 1
+
+
+def test_a_rejudge_into_a_held_cache_keeps_its_verdicts_and_says_what_was_not_recorded(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The same for a judge model's calls (``bench rejudge``/``bench judge --cache rw``): every answer
+    keeps the verdict it got, and a warning says the cache did not record them (before, each judge call
+    failed with ``OperationalError: database is locked`` and left its answer unjudged)."""
+    from typer.testing import CliRunner
+
+    from pageindex.cli import app
+    from tests.bench.runfactory import outcomes, write_run
+
+    monkeypatch.setenv("PAGEINDEX_SCRIPTED_POLICY", "bench.faults.scripted:policy")
+    run = write_run(tmp_path / "base", outcomes("cic"))
+    path = tmp_path / "judge.sqlite"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip
+    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        args = ["bench", "rejudge", str(run), "--judge", "llm", "--judge-model", "scripted", "--cache", "rw",
+                "--cache-path", str(path), "-o", str(tmp_path / "new")]  # fmt: skip
+        result = CliRunner().invoke(app, args, terminal_width=250)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert result.exit_code == 0, result.output
+    samples = load_samples(tmp_path / "new" / "samples.jsonl")
+    assert len(samples) == 3 and all(s.verdict is not None and s.judge_error is None for s in samples)
+    said = " ".join(result.output.split())
+    assert (
+        "warning: 3 records (model replies, token counts or failed calls) could not be written to the LLM "
+        f"cache {path} (database is locked: another process held the file for more than 0.2s)"
+    ) in said, result.output
+    assert LLMCache(path).stats().entries == 1
