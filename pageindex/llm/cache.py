@@ -380,17 +380,20 @@ class LLMCache:
         another process past the busy timeout: "database is locked"; a full disk) costs the recording
         only, never the call whose reply it keeps: it is counted in :attr:`unwritten` and logged (it
         was raised into the call, which a run recorded as an error after the model had answered)."""
-        try:
-            with self._lock:
+        with self._lock:
+            try:
                 write(conn)
-        except sqlite3.Error as exc:
-            self.unwritten += 1
-            if self.unwritten_reason is None:
-                self.unwritten_reason = str(exc)
+            except sqlite3.Error as exc:
+                self.unwritten += 1
+                if self.unwritten_reason is None:
+                    self.unwritten_reason = str(exc)
+                failed: sqlite3.Error | None = exc
+            else:
+                failed = None
+        if failed is not None:
             log.warning("could not record a %s in the LLM cache %s (%s); the call goes on without it",
-                        what, self.path, exc)  # fmt: skip
-            return False
-        return True
+                        what, self.path, failed)  # fmt: skip
+        return failed is None
 
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older
