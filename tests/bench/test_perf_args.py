@@ -17,6 +17,7 @@ from bench.perf import (
     harness_overhead,
     ledger_memory,
     outline_recovery,
+    page_labels,
     table_speed,
     tree_quality,
     tree_speed,
@@ -45,6 +46,7 @@ FOLDER_SCRIPTS = {
     "baselines": baselines.main,
     "ledger_memory": ledger_memory.main,
     "extractive_speed": extractive_speed.main,
+    "page_labels": page_labels.main,
 }
 
 

@@ -22,6 +22,33 @@ def make_pdf(path: Path, pages: list[list[str]], bold_first: bool = False) -> Pa
     return path
 
 
+def footed_pdf(
+    path: Path,
+    bodies: list[list[str]],
+    feet: list[str | None],
+    heads: list[str | None] | None = None,
+    right: bool = False,
+) -> Path:
+    """A small text PDF (A4) whose pages carry a running foot (``feet[i]`` set low on page ``i + 1``,
+    none where ``None``; at the right margin with ``right``) and, when given, a running head above the
+    body lines ``bodies[i]``."""
+    doc = pymupdf.open()
+    for i, lines in enumerate(bodies):
+        page = doc.new_page(width=595, height=842)
+        if heads and heads[i]:
+            page.insert_text((72, 40), heads[i], fontname="helv", fontsize=8)
+        y = 80.0
+        for line in lines:
+            page.insert_text((72, y), line, fontname="helv", fontsize=10)
+            y += 14
+        if feet[i]:
+            x = 595 - 72 - pymupdf.get_text_length(feet[i], fontname="helv", fontsize=8) if right else 72
+            page.insert_text((x, 805), feet[i], fontname="helv", fontsize=8)
+    doc.save(path)
+    doc.close()
+    return path
+
+
 def save_pdf(doc: pymupdf.Document, path: Path, toc: list[list] | None = None) -> Path:
     """Give ``doc`` its outline (``toc`` rows ``[level, title, page]``, when given), save it to ``path``
     and close it."""
