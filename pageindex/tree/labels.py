@@ -1,56 +1,116 @@
 """Printed page numbers: what the filing prints on each page, for citations like "page 45".
 
-No FinanceBench filing carries PDF page labels; the printed number sits in the first or
-last three text lines of a page (EDGAR renders put it right after the content). The offset
-to the PDF page changes inside a document and restarts in exhibits, so the result is a
-per-page map, never a constant offset.
+No FinanceBench filing carries PDF page labels. The printed number is the number of a running header
+or footer, whatever words stand beside it: a line among the last three read, the three lowest (a page
+in two text columns prints it under the left one, read before the right one) or the first three of its
+page ("16", "Page 16", "- 16 -", "F-16", "ii", "16/34", "JPMORGAN INVESTMENT FUNDS 16", "16 NIKE, INC.").
+Its *shape* is the line with the number taken out; the number is the page's when a page at most
+``_NEAR`` away has a line of that shape at the same place (foot or head) whose number rises with the
+page, by as many as the pages between or fewer. So restarts (an exhibit's "1"), roman front matter and
+footers that alternate between odd and even pages need no rule of their own, and what does not rise
+with the page is never read: a year (four digits), a date, a table's figures, a lone figure ending a
+page's text. The offset to the PDF page changes inside a document and restarts in exhibits, so the
+result is a per-page map, never a constant offset.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 
-from pageindex.tree.pdf import Page
+from pageindex.tree.pdf import Line, Page, compact
 
-_LABEL = re.compile(
-    r"^(?:page\s+)?((?:[A-Z]{1,2}\s?-\s?)?\d{1,3}|[ivxlc]{1,6})(?:\s+of\s+\d{1,3})?$", re.IGNORECASE
+# a number standing as a word: digits (after a letter prefix, "F-16"), or lower-case roman numerals
+# (upper-case ones are more often "PART II" pieces than folios); figures of a table ("1,577", "1.5",
+# "(12)", "12%", "$12"), a date's day ("May 5, 2023") and pieces of a word or a code ("10-K") are none
+_NUMBER = re.compile(
+    r"(?<![\w.,$€£(/])(?<!\w-)(?:(?P<prefix>[A-Z]{1,2}\s?-\s?)?(?P<digits>\d{1,3})|(?P<roman>[ivxlc]{1,9}))"
+    r"(?![\w%),]|[.-]\w)"
 )
-_ROMAN = re.compile(r"^[ivxlc]{1,6}$")
+# "16/34", "16 of 34": the number and the page count beside it
+_OF_COUNT = re.compile(r"^\s*(?:/|of\s)\s*(\d{1,4})(?!\w)", re.IGNORECASE)
+# one word before the number, nothing after: a part of the document ("Exhibit 23", "Note 7", "Clause 49")
+_PART = re.compile(r"^(?!page$)[^\W\d_]{2,}$", re.IGNORECASE)
+_PLACES = 3  # the first, last and lowest lines of a page that may carry its number
+_NEAR = 3  # pages: how close another page printing the shape must be to confirm the number
 
 
-def _candidate(text: str) -> str | None:
-    text = text.strip().strip("-–— ").strip()
-    m = _LABEL.match(text)
-    if not m:
-        return None
-    label = re.sub(r"\s+", "", m.group(1))
-    if _ROMAN.match(label) and label != label.lower():
-        return None  # upper-case roman numerals are more often "PART II" pieces than folios
-    return label
+def _roman(n: int) -> str:
+    """``n`` (1-399) in lower-case roman numerals."""
+    out = ""
+    for numeral, value in zip(("c", "xc", "l", "xl", "x", "ix", "v", "iv", "i"),
+                              (100, 90, 50, 40, 10, 9, 5, 4, 1), strict=True):
+        count, n = divmod(n, value)
+        out += numeral * count
+    return out
 
 
-def page_label(page: Page) -> str | None:
-    """The printed page number of ``page``, or ``None`` when it prints none."""
+_ROMAN_VALUES = {_roman(n): n for n in range(1, 400)}  # written the usual way: "iv", not "iiii"
+
+
+def _candidates(line: Line, page_count: int) -> list[tuple[str, int, str]]:
+    """(shape, value, label) of each number of ``line`` that may be its page's printed number: the
+    shape is the line's text with the number taken out (with the page count beside it, only that)."""
+    text = line.text.strip()
+    out = []
+    for m in _NUMBER.finditer(text):
+        before, after = text[: m.start()], text[m.end():]
+        if _PART.match(before.strip()) and after.strip() in ("", "."):
+            continue
+        if m["roman"]:
+            if m["roman"] not in _ROMAN_VALUES:
+                continue
+            value, label, mark = _ROMAN_VALUES[m["roman"]], m["roman"], "#r"
+        else:
+            value, label = int(m["digits"]), re.sub(r"\s+", "", m.group())
+            mark = compact(m["prefix"] or "") + "#"
+        count = _OF_COUNT.match(after)
+        if count and int(count[1]) == page_count and value <= page_count:
+            out.append((mark + "/" + count[1], value, label))
+        else:
+            out.append((compact(before) + mark + compact(after), value, label))
+    return out
+
+
+def _places(page: Page) -> list[tuple[Line, str]]:
+    """The lines of ``page`` that may carry its number, most likely first, with their place (its
+    foot or its head): the last three read, the three lowest, then the first three (on a short page
+    a line may be in both places)."""
     lines = page.lines
-    if not lines:
-        return None
-    tail = lines[-3:][::-1]
-    head = lines[:3]
-    # then the lowest three by position: a page set in two text columns reads its right column
-    # after the footer that prints the number
-    bottom = sorted(lines, key=lambda line: line.y1)[-3:][::-1]
-    for line in tail + head + bottom:
-        label = _candidate(line.text)
-        if label is not None:
-            return label
-    return None
+    bottom = sorted(lines, key=lambda line: line.y1)[-_PLACES:][::-1]
+    out: list[tuple[Line, str]] = []
+    for place, some in (("foot", lines[-_PLACES:][::-1] + bottom), ("head", lines[:_PLACES])):
+        out += [(line, place) for line in some if all(line is not seen or p != place for seen, p in out)]
+    return out
 
 
 def page_labels(pages: list[Page]) -> dict[str, str]:
     """``{"<pdf page>": "<printed number>"}`` for every page that prints one."""
-    out: dict[str, str] = {}
+    # (place, shape) -> page -> the numbers it prints so; and each page's candidates, likeliest first
+    seen: dict[tuple[str, str], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    per_page: list[tuple[int, list[tuple[tuple[str, str], int, str]]]] = []
     for page in pages:
-        label = page_label(page)
+        found = []
+        for line, place in _places(page):
+            for shape, value, label in _candidates(line, len(pages)):
+                seen[place, shape][page.number].add(value)
+                found.append(((place, shape), value, label))
+        per_page.append((page.number, found))
+    out: dict[str, str] = {}
+    for number, found in per_page:
+        label = next((label for key, value, label in found if _rises(seen[key], number, value)), None)
         if label is not None:
-            out[str(page.number)] = label
+            out[str(number)] = label
     return out
+
+
+def _rises(shape: dict[int, set[int]], page: int, value: int) -> bool:
+    """A page within ``_NEAR`` of ``page`` prints a number of the same shape that rises with the
+    page from ``value``: by as many as the pages between (a constant offset), or fewer (an EDGAR
+    render spreads a printed page over two PDF pages)."""
+    return any(
+        0 < (v - value) / (other - page) <= 1
+        for other in range(page - _NEAR, page + _NEAR + 1)
+        if other != page and other in shape
+        for v in shape[other]
+    )

@@ -441,16 +441,19 @@ def test_a_lone_tick_beside_a_row_label_is_no_text_column():
 def test_the_printed_page_number_under_two_columns_is_found():
     """A page set in two text columns reads its right column after the left one, so the footer
     with the printed number, under the left column, is not among the last lines read: it is found
-    as one of the lowest lines on the page."""
-    from pageindex.tree.labels import page_label
+    as one of the lowest lines on the page (three such pages, numbered 16 to 18)."""
+    from pageindex.tree.labels import page_labels
 
-    def line(text: str, x0: float, y0: float, ry: float) -> Line:
-        return Line(1, text, False, False, False, x0, x0 + 200, y0, y0 + 9, 9.0, ry=ry)
+    def line(n: int, text: str, x0: float, y0: float, ry: float) -> Line:
+        return Line(n, text, False, False, False, x0, x0 + 200, y0, y0 + 9, 9.0, ry=ry)
 
-    lines = [line(PROSE, 50, 100 + 12 * k, 100 + 12 * k) for k in range(5)]
-    lines.append(line("16", 290, 800, 800))  # the footer, read before the right column
-    lines += [line(PROSE, 320, 100 + 12 * k, 942 + 12 * k) for k in range(5)]
-    assert page_label(Page(1, 595, 842, lines)) == "16"
+    pages = []
+    for n in (1, 2, 3):
+        lines = [line(n, PROSE, 50, 100 + 12 * k, 100 + 12 * k) for k in range(5)]
+        lines.append(line(n, str(15 + n), 290, 800, 800))  # the footer, read before the right column
+        lines += [line(n, PROSE, 320, 100 + 12 * k, 942 + 12 * k) for k in range(5)]
+        pages.append(Page(n, 595, 842, lines))
+    assert page_labels(pages) == {"1": "16", "2": "17", "3": "18"}
 
 
 def test_bracketed_captions_and_period_captions_on_a_cover_are_not_sections(tmp_path):
