@@ -452,9 +452,17 @@ def subheading_drafts(
     for page, found, candidates in by_page:
         if len(found) > per_page:
             ends = {id(d) for d in found[: per_page - 1] + found[-1:]}
+            # the page's sub-headings all set alike are siblings (NVIDIA's 10-Q p. 33: three in bold
+            # 9 pt, under the Item's 9.9 pt green ones): none is a lower level than those kept
+            page_lines = [candidates[id(d)].line for d in found]
+            tier = _top_tier(page_lines, rules) if top is not None else None
+            alike = tier is not None and all(
+                line.size >= tier[0] and _emphasis(line, rules) == tier[1] for line in page_lines
+            )
             found = [
                 d for d in found
                 if id(d) in ends or _as_prominent(page, d, candidates[id(d)], top, rules)
+                or (alike and _as_prominent(page, d, candidates[id(d)], tier, rules))
             ]  # fmt: skip
         out.extend(found)
     return out

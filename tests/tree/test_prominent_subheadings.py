@@ -14,9 +14,10 @@ _PROSE = "The Company designs and makes semiconductors for customers in many mar
 _ROW = "Net revenue                                   1,234            1,120            1,050"
 
 
-def _item_pdf(path, pages: dict[int, list[tuple[str, str, float]]], count: int = 8):
+def _item_pdf(path, pages: dict[int, list[tuple]], count: int = 8):
     """Item 1 running over ``count`` pages of prose; page n (1-based) is ``pages[n]`` instead: rows of
-    (text, font, x), where font "hebo" is bold and "prose" stands for three lines of body text."""
+    (text, font, x[, size]), where font "hebo" is bold and "prose" stands for three lines of body
+    text; the size is 10 unless given."""
     doc = pymupdf.open()
     for n in range(1, count + 1):
         page = doc.new_page()
@@ -24,9 +25,9 @@ def _item_pdf(path, pages: dict[int, list[tuple[str, str, float]]], count: int =
         if n == 1:
             page.insert_text((72, y), "Item 1. Business", fontname="hebo", fontsize=10)
             y += 20
-        for text, font, x in pages.get(n, [("prose", "helv", 72)] * 10):
+        for text, font, x, *size in pages.get(n, [("prose", "helv", 72)] * 10):
             for line in [_PROSE, _PROSE, "and it ends here."] if text == "prose" else [text]:
-                page.insert_text((x, y), line, fontname=font, fontsize=10)
+                page.insert_text((x, y), line, fontname=font, fontsize=size[0] if size else 10)
                 y += 14
             y += 6
     page = doc.new_page()
@@ -103,3 +104,14 @@ def test_a_section_that_is_no_item_keeps_two_a_page(tmp_path):
     notes = build_tree(tmp_path / "notes.pdf", use_cache=False).get("item_8/notes")
     assert notes.kind != "item"
     assert [c.title for c in notes.children if c.start_page == 2] == ["Basis of Presentation", "Receivables"]
+
+
+def test_a_pages_sub_headings_all_set_alike_are_all_kept(tmp_path):
+    """NVIDIA's 10-Q p. 33: "Capital Return to Shareholders", "Outstanding Indebtedness and Commercial
+    Paper", "Material Cash Requirements and Other Obligations", all bold 9 pt, under the Item's 9.9 pt
+    sub-headings: the middle one was dropped (the page kept its first and last), and its debt table fell
+    under "Capital Return to Shareholders". Headings of a page all set alike are siblings."""
+    three = ("Capital Return to Shareholders", "Outstanding Indebtedness", "Material Cash Requirements")
+    top = [("Liquidity and Capital Resources", "hebo", 72, 11), ("prose", "helv", 72)]
+    pdf = _item_pdf(tmp_path / "item.pdf", {2: top, 4: _headed(*three)})
+    assert _children(pdf) == [("Liquidity and Capital Resources", 2), *((title, 4) for title in three)]
