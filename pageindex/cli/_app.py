@@ -119,6 +119,7 @@ class OneLineErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         setup_logging(verbose=False)
+        _printable_everywhere()
         previous_stdout = sys.stdout
         sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
@@ -178,6 +179,20 @@ class OneLineErrors(TyperGroup):
         if standalone_mode:
             sys.exit(int(code))
         return code
+
+
+def _printable_everywhere() -> None:
+    """Let standard output and error print any text, whatever the locale's encoding: a character it
+    has no byte for (a filing's non-breaking hyphen under a Latin-1 locale, ``PYTHONIOENCODING=ascii``,
+    a Windows console) is written as its escape (``\\u2011``), never an error. It was ``error: internal
+    error: UnicodeEncodeError``, exit 2, with nothing printed (``pageindex tree`` of most filings). Files
+    the commands write are UTF-8 whatever the locale; only the terminal's text is escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):  # pragma: no cover - a stream that cannot change
+                pass
 
 
 class _ReaderMayLeave:

@@ -1,0 +1,80 @@
+"""The CLI under the environments users have and the suite does not: a locale whose encoding is not
+UTF-8, no HOME, files from Windows. Each runs the command in a subprocess with that environment."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.runner import demo_dataset_dir
+from pageindex.tree.model import Node, Tree
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``pageindex ARGS`` as a fresh process of this checkout's code, with only ``env`` (and PATH)
+    set; its output read as UTF-8, what a terminal of that encoding would show decoded as bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", *args],
+        capture_output=True,
+        timeout=120,
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), **env},
+        encoding="utf-8",
+        errors="replace",
+    )
+
+
+def _tree_json(tmp_path: Path) -> Path:
+    node = Node(
+        node_id="fls", title="Forward\u2011Looking Statements (€ m)", level=1, kind="heading",
+        start_page=1, end_page=1,
+    )  # fmt: skip
+    tree = Tree(
+        doc_id="Société_2023", source="Société_2023.pdf", sha256="0" * 64, page_count=1,
+        builder_version="test", nodes=[node], pages=["Forward\u2011Looking Statements"],
+    )  # fmt: skip
+    path = tmp_path / "tree.json"
+    path.write_text(tree.model_dump_json(), encoding="utf-8")
+    return path
+
+
+def test_output_a_locale_cannot_encode_is_escaped_not_an_internal_error(tmp_path):
+    """Under a locale whose encoding lacks a character the output holds (a filing's non-breaking
+    hyphen under Latin-1; here ASCII) the command printed nothing and ended `error: internal error:
+    UnicodeEncodeError`, exit 2."""
+    done = run_cli("tree", str(_tree_json(tmp_path)), env={"PYTHONIOENCODING": "ascii", "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Soci\\xe9t\\xe9_2023  (1 page, strategy: )"
+    assert lines[1].startswith("Forward\\u2011Looking Statements (\\u20ac m)  [p. 1]")
+
+
+def windows_dataset(tmp_path: Path, n: int = 3) -> Path:
+    """``n`` demo questions in a folder named with non-ASCII letters and brackets, as Windows tools
+    write them: UTF-8 with a byte-order mark, CRLF line ends, non-ASCII company names."""
+    demo = demo_dataset_dir()
+    data = tmp_path / "Société [démo]"
+    shutil.copytree(demo / "pdfs", data / "pdfs")
+    rows = [json.loads(line) for line in (demo / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
+    docs = [json.loads(line) for line in (demo / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
+    for doc in docs:
+        doc["company"] = f"{doc['company']} Société Générale"
+    for name, items in (("questions.jsonl", rows[:n]), ("documents.jsonl", docs)):
+        text = "".join(json.dumps(item, ensure_ascii=False) + "\r\n" for item in items)
+        (data / name).write_bytes(codecs.BOM_UTF8 + text.encode("utf-8"))
+    return data
+
+
+def test_a_dataset_named_outside_the_locale_is_validated_not_an_internal_error(tmp_path):
+    data = windows_dataset(tmp_path)
+    done = run_cli("bench", "datasets", "validate", str(data), env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    said = "Soci\\xe9t\\xe9 [d\\xe9mo]: 3 questions, 3 kept, 0 dropped; 1 filings checked"
+    assert done.stdout.startswith(said)
