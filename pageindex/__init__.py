@@ -11,9 +11,16 @@ Names are imported on first use, so ``import pageindex`` (and the CLI's start-up
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from pageindex.lazy import lazy_getattr
+
+# pymupdf imports onnxruntime (pymupdf-layout), whose telemetry, on by default, writes a device id
+# and an event store under ~/.cache/Microsoft (outside every cache folder of ours) and, where the home
+# folder is read-only, prints a coloured `[W:onnxruntime:...] Failed to persist telemetry device ID`
+# line on standard error before any of ours. Off unless the user set the variable.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 _EXPORTS = {
     "build_tree": "pageindex.tree",

@@ -78,3 +78,20 @@ def test_a_dataset_named_outside_the_locale_is_validated_not_an_internal_error(t
     assert done.returncode == 0, done.stderr
     said = "Soci\\xe9t\\xe9 [d\\xe9mo]: 3 questions, 3 kept, 0 dropped; 1 filings checked"
     assert done.stdout.startswith(said)
+
+
+def test_reading_a_pdf_writes_nothing_in_the_home_folder_and_says_nothing_of_onnxruntime(tmp_path):
+    """pymupdf imports onnxruntime, whose telemetry wrote `~/.cache/Microsoft/DeveloperTools/.onnxruntime`
+    (outside `$PAGEINDEX_CACHE_DIR`) and, with a home folder it cannot write, put a coloured `[W:onnxruntime:
+    ...] Failed to persist telemetry device ID` line on standard error of every PDF command."""
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache")}
+    done = run_cli("tree", str(filing), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and list(home.iterdir()) == []
+    not_a_folder = tmp_path / "home-file"
+    not_a_folder.write_text("", encoding="utf-8")
+    done = run_cli("tree", str(filing), "--no-cache", env={**env, "HOME": str(not_a_folder)})
+    assert done.returncode == 0 and done.stderr == ""
