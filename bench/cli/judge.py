@@ -109,6 +109,7 @@ def judge(
 ) -> None:
     import asyncio
 
+    from bench.datasets.models import DatasetError
     from bench.judges.batch import (
         is_verdicts_file,
         judge_rows,
@@ -168,7 +169,9 @@ def judge(
             parsed = read_label_dir(labels, exclude=set(exclude))
         else:
             parsed = read_answer_rows(source)
-    except (OSError, UnicodeDecodeError) as exc:
+    except DatasetError as exc:  # names the file and why (a UTF-16 file that is not UTF-16 text)
+        fail(str(exc))
+    except OSError as exc:
         fail(f"{source}: cannot read ({exc})")
     if not parsed:
         fail(f"{source}: no rows")

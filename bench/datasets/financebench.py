@@ -156,9 +156,13 @@ def parse_question(row: dict[str, Any], documents: dict[str, Document]) -> Quest
     )
 
 
-def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
-    """(line number, parsed object or an error message) for every non-blank line."""
-    out: list[tuple[int, dict[str, Any] | str]] = []
+def text_lines(file: Path) -> list[tuple[int, str | None, str | None]]:
+    """(line number, text, problem) for every line of a JSON-lines file as any tool writes it: UTF-8
+    with or without a byte-order mark, UTF-16 with its mark (Windows PowerShell's ``>``), LF or CRLF
+    ends. ``text`` is None where a line is not UTF-8 text, and ``problem`` says so (one row's problem,
+    not the whole file's). Raises :class:`DatasetError` for a file that cannot be read at all. The
+    datasets' loader and ``bench judge`` read their files through it."""
+    out: list[tuple[int, str | None, str | None]] = []
     try:
         data = file.read_bytes()
     except OSError as exc:
@@ -169,12 +173,20 @@ def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
         except UnicodeDecodeError as exc:
             said = f"UTF-16 text that cannot be decoded ({exc.reason}); save it as UTF-8"
             raise DatasetError(f"{file}: {said}") from None
-    raw_lines = data.splitlines()
-    for number, raw in enumerate(raw_lines, start=1):
+    for number, raw in enumerate(data.splitlines(), start=1):
         try:  # one row that is not UTF-8 is that row's problem, not the whole file's
-            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            out.append((number, raw.decode("utf-8-sig" if number == 1 else "utf-8"), None))
         except UnicodeDecodeError as exc:
-            out.append((number, f"line {number} is not UTF-8 text (byte {exc.start + 1})"))
+            out.append((number, None, f"line {number} is not UTF-8 text (byte {exc.start + 1})"))
+    return out
+
+
+def _rows(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
+    """(line number, parsed object or an error message) for every non-blank line."""
+    out: list[tuple[int, dict[str, Any] | str]] = []
+    for number, line, problem in text_lines(file):
+        if line is None:
+            out.append((number, problem or f"line {number} cannot be read"))
             continue
         if not line.strip():
             continue

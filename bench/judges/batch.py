@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from bench.datasets.financebench import text_lines
 from bench.judges.base import Judge, JudgeInput, JudgeVerdict, Verdict, judge_sample
 from bench.judges.calibration import normalize_label
 from pageindex.atomic import first_row_has, write_atomic
@@ -104,29 +105,31 @@ def read_label_dir(
 def read_answer_rows(path: Path) -> list[ParsedRow]:
     """Every line of ``path`` (blank lines skipped), parsed or with the reason it could not be."""
     out: list[ParsedRow] = []
-    with open(path, encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                data: Any = json.loads(text)
-            except json.JSONDecodeError as exc:
-                out.append(ParsedRow(line=number, error=f"not JSON: {exc.msg} at column {exc.colno}"))
-                continue
-            if not isinstance(data, dict):
-                out.append(ParsedRow(line=number, error=f"expected a JSON object, got {type(data).__name__}"))
-                continue
-            raw_id = data.get("id", data.get("financebench_id"))
-            raw_id = None if raw_id is None else str(raw_id)
-            if isinstance(data.get("id"), int):
-                data["id"] = str(data["id"])
-            try:
-                out.append(ParsedRow(line=number, row=AnswerRow.model_validate(data), raw_id=raw_id))
-            except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in exc.errors()
-                )
-                out.append(ParsedRow(line=number, raw_id=raw_id, error=problems))
+    for number, text, problem in text_lines(path):  # a byte-order mark, CRLF ends, UTF-16: as datasets
+        if text is None:
+            out.append(ParsedRow(line=number, error=problem or "not UTF-8 text"))
+            continue
+        if not text.strip():
+            continue
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            out.append(ParsedRow(line=number, error=f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(data, dict):
+            out.append(ParsedRow(line=number, error=f"expected a JSON object, got {type(data).__name__}"))
+            continue
+        raw_id = data.get("id", data.get("financebench_id"))
+        raw_id = None if raw_id is None else str(raw_id)
+        if isinstance(data.get("id"), int):
+            data["id"] = str(data["id"])
+        try:
+            out.append(ParsedRow(line=number, row=AnswerRow.model_validate(data), raw_id=raw_id))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in exc.errors()
+            )
+            out.append(ParsedRow(line=number, raw_id=raw_id, error=problems))
     return out
 
 

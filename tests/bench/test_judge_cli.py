@@ -475,3 +475,48 @@ def test_verdict_rows_keep_what_the_judge_recorded_beside_the_verdict(tmp_path: 
             assert (got["decided_by"], got["details"]["rules_verdict"]) == ("llm", "incorrect")
         else:
             assert got["details"]["agreement"] == 1.0 and len(got["details"]["votes"]) == 2
+
+
+def test_answers_written_on_windows_are_judged_as_the_same_answers_written_on_unix(tmp_path: Path) -> None:
+    """A byte-order mark made the first row `not JSON` (no id, no verdict: 1 of 3 rows lost and the
+    agreement taken over the rest), and a UTF-16 file (PowerShell's `>`) was `cannot read`, exit 2;
+    the datasets' loader read both. A Latin-1 row was the whole file's `cannot read`; it is that row's."""
+    import codecs
+
+    rows = [
+        {"financebench_id": "a", "question": Q, "gold_answer": 1577, "model_answer": "$1,577 million",
+         "label": "Correct Answer", "model_name": "Modèle"},
+        {"financebench_id": "b", "question": Q, "gold_answer": 1577, "model_answer": "$1,390 million",
+         "label": "Incorrect Answer", "model_name": "Modèle"},
+        {"financebench_id": "c", "question": Q, "gold_answer": 1577, "model_answer": "1577 (in € m)",
+         "label": "Correct Answer", "model_name": "Modèle"},
+    ]  # fmt: skip
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows)
+    files = {
+        "unix": text.replace("\r\n", "\n").encode("utf-8"),
+        "bom": codecs.BOM_UTF8 + text.encode("utf-8"),
+        "utf16": text.encode("utf-16"),
+    }
+    got = {}
+    for name, data in files.items():
+        src = tmp_path / f"{name}.jsonl"
+        src.write_bytes(data)
+        out = tmp_path / f"verdicts-{name}.jsonl"
+        args = ["bench", "judge", "--input", str(src), "--judge", "rules", "-o", str(out)]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        got[name] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    expected = [("a", "ok", "correct"), ("b", "ok", "incorrect"), ("c", "ok", "correct")]
+    for name in files:
+        assert [(g["id"], g["status"], g["verdict"]) for g in got[name]] == expected, name
+        assert [g["model_name"] for g in got[name]] == ["Modèle"] * 3
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(files["unix"].replace("Modèle".encode(), "Modèle".encode("latin-1"), 1))
+    out = tmp_path / "verdicts-latin1.jsonl"
+    args = ["bench", "judge", "--input", str(latin), "--judge", "rules", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--max-error-rate", "0.5"])
+    assert result.exit_code == 0, result.output
+    verdicts = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [v["status"] for v in verdicts] == ["error", "ok", "ok"]
+    at = files["unix"].index("Modèle".encode()) + len("Mod") + 1  # the è, counted from 1
+    assert verdicts[0]["error"] == f"line 1 is not UTF-8 text (byte {at})"
