@@ -1283,7 +1283,7 @@ def cached_findings(
         return None
     path = (directory or cache_dir()) / cache_key(spec)
     try:
-        report = DoctorReport.model_validate_json(path.read_text())
+        report = DoctorReport.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValidationError, ValueError):
         return None
     if report.version != REPORT_VERSION or report.model != spec.model:

@@ -100,7 +100,7 @@ def _read(path: Path) -> PricingFile:
 
 @lru_cache(maxsize=1)
 def _shipped() -> PricingFile:
-    text = resources.files("pageindex.llm").joinpath("pricing.json").read_text()
+    text = resources.files("pageindex.llm").joinpath("pricing.json").read_text(encoding="utf-8")
     return PricingFile.model_validate(json.loads(text))
 
 

@@ -12,6 +12,7 @@ import re
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -1063,3 +1064,34 @@ def test_a_report_that_cannot_be_saved_leaves_no_temp_file(tmp_path, monkeypatch
     with pytest.raises(OSError):
         save_report(report, spec, directory=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cached_report_is_read_as_utf8_whatever_the_locale(tmp_path):
+    """Reports are written UTF-8 ("1.5×", "…" in the reasons) and were read in the locale's encoding:
+    under an ASCII locale every report holding such a character was a cache miss, probed again; under
+    Latin-1 its reasons came back as mojibake ("1.5Ã\\x97")."""
+    import subprocess
+    import sys
+
+    spec = parse_spec(MODEL, base_url="http://127.0.0.1:9/v1", env={})
+    reason = "tool calls 1.5× slower than plain replies…"
+    report = DoctorReport(
+        spec=spec.spec, model=spec.model, url=spec.display_url, probed_at=datetime.now(UTC), reasons=[reason]
+    )
+    save_report(report, spec, tmp_path)
+    script = (
+        "import sys\n"
+        "from pageindex.llm.doctor import cached_findings\n"
+        "from pageindex.llm.spec import parse_spec\n"
+        f"spec = parse_spec({MODEL!r}, base_url='http://127.0.0.1:9/v1', env={{}})\n"
+        f"found = cached_findings(spec, directory=__import__('pathlib').Path({str(tmp_path)!r}))\n"
+        "sys.stdout.write(ascii(found and found.reasons))\n"
+    )
+    repo = str(Path(__file__).resolve().parents[2])
+    for locale_env in ({"LC_ALL": "C", "PYTHONUTF8": "0"}, {"LC_ALL": "C.UTF-8"}):
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": repo, **locale_env},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == ascii([reason]), locale_env
