@@ -180,5 +180,5 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             console.print(Text.assemble((line[:4], style), line[4:]), highlight=False, soft_wrap=True)
         console.print(result.verdict_line(), highlight=False, markup=False)
         if junit is not None:
-            console.print(f"JUnit XML written to {junit}", highlight=False)
+            console.print(f"JUnit XML written to {junit}", highlight=False, markup=False)
         raise typer.Exit(result.exit_code)

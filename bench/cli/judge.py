@@ -198,7 +198,8 @@ def judge(
             kept = ("; the judge model's replies received so far are kept in the cache: the same command "
                     "again reuses them" if cache == "rw" else "; give --cache rw to keep the judge model's "
                     "replies, so that a rerun reuses those already received")  # fmt: skip
-        err_console.print(f"interrupted: nothing written{f' ({output} untouched)' if output else ''}{kept}")
+        untouched = f" ({output} untouched)" if output else ""
+        err_console.print(f"interrupted: nothing written{untouched}{kept}", highlight=False, markup=False)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     if output is not None:
         try:

@@ -108,6 +108,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 f"interrupted: the answers judged so far are in {output}; to go on: "
                 f"{resume_command(command_line())}",
                 highlight=False,
+                markup=False,
             )
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         for warning in source.warnings:  # a torn last line left out of the new run is said, as summary does

@@ -87,7 +87,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             write_atomic(path, text)  # all or nothing: an earlier report is never half replaced
         except OSError as exc:
             fail(f"--out {path}: cannot write ({exc.strerror or exc})")
-        console.print(f"report written to {path}", highlight=False)
+        console.print(f"report written to {path}", highlight=False, markup=False)  # a path as written: [x]
 
     _SUFFIXES = {".html": Format.html, ".htm": Format.html, ".md": Format.md, ".markdown": Format.md}
 

@@ -403,6 +403,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             f"{f', {outcome.samples_skipped} already done' if outcome.samples_skipped else ''}; "
             f"{counted(len(outcome.dropped), 'question')} dropped (see dropped.jsonl) -> {outcome.run_dir}",
             highlight=False,
+            markup=False,  # the run's name and folder as written: `-o '[draft] run'` printed ` run`
         )
         for note in spend_notes(outcome.unrecorded, outcome.sent, outcome.cached):
             err_console.print(f"note: {note}", highlight=False, markup=False)
@@ -434,7 +435,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             err_console.print(
                 f"[bold red]too many errors:[/] {outcome.samples_errored} of {outcome.samples_total} samples "
                 f"ended in error or a failed judge call ({outcome.error_rate:.0%}, above --max-error-rate "
-                f"{outcome.max_error_rate:g}); {most}see {outcome.run_dir / 'samples.jsonl'}",
+                f"{outcome.max_error_rate:g}); {most}see {plain(outcome.run_dir / 'samples.jsonl')}",
                 highlight=False,
             )
             raise typer.Exit(ExitCode.ERRORS)

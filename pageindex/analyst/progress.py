@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 
 from pageindex.llm.types import Message
@@ -94,13 +95,15 @@ class RichProgress:
             self._resolver = SectionFetcher(self.tree)
         node_id = self._resolver.resolve(requested).node_id
         if node_id is None:
-            self.console.print(f"  [dim]looking for[/] {requested}", highlight=False)
+            self.console.print(f"  [dim]looking for[/] {escape(requested)}", highlight=False)
             return
         node = self.tree.get(node_id)
         span = (
             f"page {node.start_page}" if node.page_count == 1 else f"pages {node.start_page}-{node.end_page}"
         )
-        self.console.print(f"  [dim]reading[/] {node_id} [dim]{node.title} ({span})[/]", highlight=False)
+        # a filing's heading as printed ("Item 6. [reserved]"), not read as markup
+        said = f"  [dim]reading[/] {escape(node_id)} [dim]{escape(node.title)} ({span})[/]"
+        self.console.print(said, highlight=False)
         self._show(f"{self._stage} · reading {node_id}")
 
 

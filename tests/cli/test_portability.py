@@ -95,3 +95,41 @@ def test_reading_a_pdf_writes_nothing_in_the_home_folder_and_says_nothing_of_onn
     not_a_folder.write_text("", encoding="utf-8")
     done = run_cli("tree", str(filing), "--no-cache", env={**env, "HOME": str(not_a_folder)})
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_paths_with_brackets_are_printed_as_written(tmp_path):
+    """rich read `[draft]` in a path as markup and dropped it: `bench run -o '[draft] run'` ended
+    `run  run: finished ... -> /tmp/ run`, `bench report -o '[x] r.md'` said `report written to  r.md`,
+    `bench gate --junit` the same."""
+    from tests.cli.clirun import invoke
+
+    out = tmp_path / "[draft] run"
+    code, output = invoke(
+        ["bench", "run", "-r", "extractive", "--judge", "rules", "--limit", "1", "-o", str(out)],
+        PAGEINDEX_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    assert code == 0, output
+    last = output.strip().splitlines()[-1]
+    assert last.startswith("run [draft] run: finished; 1 sample written") and last.endswith(f"-> {out}")
+    report = tmp_path / "[x] r.md"
+    code, output = invoke(["bench", "report", str(out), "--format", "md", "-o", str(report)])
+    assert code == 0 and output.strip() == f"report written to {report}" and report.is_file()
+    junit = tmp_path / "[ci] junit.xml"
+    code, output = invoke(["bench", "gate", str(out), "--min-accuracy", "0", "--junit", str(junit)])
+    assert code == 0 and output.strip().splitlines()[-1] == f"JUnit XML written to {junit}"
+
+
+def test_a_heading_with_brackets_is_shown_as_the_filing_prints_it():
+    from rich.console import Console
+
+    from pageindex.analyst.progress import RichProgress
+
+    title = "Item 6. [reserved] [/b]"
+    node = Node(node_id="item_6", title=title, level=1, kind="item", start_page=2, end_page=2)
+    tree = Tree(
+        doc_id="x", source="x.pdf", sha256="0" * 64, page_count=2, builder_version="test", nodes=[node],
+        pages=["", ""],
+    )  # fmt: skip
+    console = Console(record=True, width=200, force_terminal=False)
+    RichProgress(console, tree).reading("item_6")
+    assert console.export_text().strip() == "reading item_6 Item 6. [reserved] [/b] (page 2)"
