@@ -4,6 +4,7 @@ command (this package's modules and the ``pageindex.commands`` plug-ins). Built 
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import os
 import pkgutil
@@ -181,16 +182,39 @@ class OneLineErrors(TyperGroup):
         return code
 
 
+_PRINTABLE = "pageindex-printable"
+
+
+def _printable(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """The encoding error handler of standard output and error: a file name's undecodable byte (a
+    lone surrogate, as Python reads one) is written back as that byte, as ``surrogateescape`` does;
+    any other character the encoding lacks as its escape, as ``backslashreplace`` does."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start : exc.end]
+    if all(0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        return bytes(ord(c) - 0xDC00 for c in text), exc.end
+    return codecs.backslashreplace_errors(exc)
+
+
 def _printable_everywhere() -> None:
     """Let standard output and error print any text, whatever the locale's encoding: a character it
     has no byte for (a filing's non-breaking hyphen under a Latin-1 locale, ``PYTHONIOENCODING=ascii``,
-    a Windows console) is written as its escape (``\\u2011``), never an error. It was ``error: internal
-    error: UnicodeEncodeError``, exit 2, with nothing printed (``pageindex tree`` of most filings). Files
-    the commands write are UTF-8 whatever the locale; only the terminal's text is escaped."""
+    a Windows console, the C locale with UTF-8 mode off) is written as its escape (``\\u2011``), never
+    an error. It was ``error: internal error: UnicodeEncodeError``, exit 2, with nothing printed
+    (``pageindex tree`` of most filings). Files the commands write are UTF-8 whatever the locale; only
+    the terminal's text is escaped."""
+    try:
+        codecs.lookup_error(_PRINTABLE)
+    except LookupError:
+        codecs.register_error(_PRINTABLE, _printable)
     for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        # stdout is strict (the C locale's: surrogateescape), stderr backslashreplace (a file name's byte
+        # came out as \udce9)
+        errors = getattr(stream, "errors", None)
+        if errors in ("strict", "surrogateescape", "backslashreplace") and hasattr(stream, "reconfigure"):
             try:
-                stream.reconfigure(errors="backslashreplace")
+                stream.reconfigure(errors=_PRINTABLE)
             except (OSError, ValueError):  # pragma: no cover - a stream that cannot change
                 pass
 

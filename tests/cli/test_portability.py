@@ -72,6 +72,24 @@ def windows_dataset(tmp_path: Path, n: int = 3) -> Path:
     return data
 
 
+def test_the_c_locale_without_utf8_mode_prints_escapes_and_a_file_name_s_own_bytes(tmp_path):
+    """The C locale with Python's UTF-8 mode off (`PYTHONUTF8=0`) writes stdio as ASCII with
+    `surrogateescape`, which raised as `strict` did: `doctor` of a cached report holding "…" ended
+    `error: internal error: UnicodeEncodeError`. A file name's byte that is not UTF-8 is printed as that
+    byte, as `ls` shows it (it was replaced by `?`-like marks or raised)."""
+    env = {"LC_ALL": "C", "PYTHONUTF8": "0", "COLUMNS": "200"}
+    done = run_cli("tree", str(_tree_json(tmp_path)), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("Forward\\u2011Looking Statements (\\u20ac m)  [p. 1]")
+    named = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "tree", b"caf\xe9 [q4].pdf"],
+        capture_output=True, timeout=120, cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), **env},
+    )  # fmt: skip
+    assert named.returncode == 2
+    assert named.stderr == b"error: caf\xe9 [q4].pdf: file not found\n"
+
+
 def test_a_dataset_named_outside_the_locale_is_validated_not_an_internal_error(tmp_path):
     data = windows_dataset(tmp_path)
     done = run_cli("bench", "datasets", "validate", str(data), env={"PYTHONIOENCODING": "ascii"})
