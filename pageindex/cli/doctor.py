@@ -14,6 +14,7 @@ from pageindex.cli._common import (
     fail,
     judge_base_url_option,
     one_line,
+    plain,
     timeout_option,
 )
 
@@ -123,19 +124,21 @@ def doctor(
             if report.spec not in why:
                 who = "judge model " if role == "judge" else ""
                 why = f"{who}{report.spec} at {report.url} is unusable: {why}"
-            err_console.print(f"[bold red]error:[/] {one_line(why)}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {plain(one_line(why))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 def _warn(message: str) -> None:
-    err_console.print(f"[yellow]warning:[/] {one_line(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[yellow]warning:[/] {plain(one_line(message))}", highlight=False, soft_wrap=True)
 
 
 def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]
     when = report.probed_at.strftime("%Y-%m-%d %H:%M UTC")
     source = f"cached from {when}; --refresh probes again" if report.cached else f"probed {when}"
     title = f"{'judge ' if role == 'judge' else ''}{report.spec} at {report.url} ({source})"
-    table = Table(title=title, title_justify="left", show_lines=False)
+    # a model's reply, a URL or a server's words are quoted as written: a Mistral model's `[/INST]` broke
+    # the markup, and the table came out with every result as `[green]yes[/]`
+    table = Table(title=plain(title), title_justify="left", show_lines=False)
     table.add_column("check")
     table.add_column("result")
     table.add_column("detail", overflow="fold")
@@ -143,19 +146,20 @@ def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]
     for check in report.checks:
         style = STYLE[check.status]
         latency = f"{check.latency_s:.2f}s" if check.latency_s is not None else ""
-        table.add_row(check.label, f"[{style}]{MARK[check.status]}[/]", check.detail, latency)
+        table.add_row(plain(check.label), f"[{style}]{MARK[check.status]}[/]", plain(check.detail), latency)
     console.print(table)
     if not report.cached and report.calls:  # none counted when the preflight failed (it made some)
         console.print(f"{report.calls} calls, about {report.tokens_used:,} tokens", highlight=False)
     settings = report.settings
     if report.verdict == "unusable":
-        console.print(f"[bold red]verdict: unusable[/] -- {'; '.join(report.reasons)}", highlight=False)
+        why = plain("; ".join(report.reasons))
+        console.print(f"[bold red]verdict: unusable[/] -- {why}", highlight=False)
         return
     label = "usable" if report.verdict == "usable" else "usable with limits"
     colour = "green" if report.verdict == "usable" else "yellow"
-    console.print(f"[bold {colour}]verdict: {label}[/]; use: {settings.flags()}", highlight=False)
+    console.print(f"[bold {colour}]verdict: {label}[/]; use: {plain(settings.flags())}", highlight=False)
     for reason in report.reasons:
-        console.print(f"  limit: {reason}", highlight=False)
+        console.print(f"  limit: {reason}", highlight=False, markup=False)
     if settings.context_budget_tokens is not None:
         console.print(
             f"  context budget: about {settings.context_budget_tokens:,} prompt tokens per call "
@@ -163,4 +167,4 @@ def _print(report, role: str) -> None:  # type: ignore[no-untyped-def]
             highlight=False,
         )
     for note in settings.notes:
-        console.print(f"  note: {note}", highlight=False)
+        console.print(f"  note: {note}", highlight=False, markup=False)

@@ -1095,3 +1095,20 @@ def test_a_cached_report_is_read_as_utf8_whatever_the_locale(tmp_path):
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert done.stdout == ascii([reason]), locale_env
+
+
+def test_a_reply_with_square_brackets_is_quoted_as_written(tmp_path, monkeypatch):
+    """A Mistral model on a server whose template does not end its turn writes `[/INST]`: rich read it
+    as a closing tag, the table was printed again without markup, and every result read `[green]yes[/]`;
+    a `[b]` in a reply was dropped."""
+    from pageindex.llm.scripted import ScriptedModel
+    from pageindex.llm.testing import FakeOpenAIServer
+
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path))
+    reply = "PONG [/INST] [b]bold[/b] [INST] again"
+    with FakeOpenAIServer(ScriptedModel(policy=lambda request: reply, name="mistral")) as srv:
+        result = cli("--model", "openai/mistral", "--base-url", srv.base_url)
+    assert result.exit_code == 2, result.output
+    assert "[green]" not in result.output and "[/]" not in result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│ plain chat ")]
+    assert len(rows) == 1 and f"│ yes    │ replied '{reply}'" in rows[0], result.output
