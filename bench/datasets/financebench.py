@@ -49,15 +49,29 @@ def dataset_hash(path: Path) -> str:
 
 
 def hash_dataset_files(digest: Any, path: Path) -> Any:
-    """Feed ``digest`` each of the questions and documents files: its name, then its bytes (none if
-    it is missing), each part ended by a NUL. Returns ``digest``."""
+    """Feed ``digest`` each of the questions and documents files: its name, then its bytes as a Unix
+    tool writes them (:func:`unix_text`; none if it is missing), each part ended by a NUL. Returns
+    ``digest``."""
     for name in (QUESTIONS_FILE, DOCUMENTS_FILE):
         file = path / name
         digest.update(name.encode() + b"\0")
         if file.is_file():
-            digest.update(file.read_bytes())
+            digest.update(unix_text(file.read_bytes()))
         digest.update(b"\0")
     return digest
+
+
+def unix_text(data: bytes) -> bytes:
+    """A dataset file's bytes as written on Unix: UTF-8 with no byte-order mark and LF line ends. The
+    same rows saved on Windows (a byte-order mark, CRLF, UTF-16; git's ``core.autocrlf`` checks them
+    out so) are the same dataset, and runs over either copy compare and gate; they were ``not
+    comparable: dataset content hash ...``. A file already so is hashed as it is (hashes unchanged)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:  # not UTF-16 after all: its own bytes, as the loader refuses it
+            return data
+    return data.removeprefix(codecs.BOM_UTF8).replace(b"\r\n", b"\n")
 
 
 def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str:

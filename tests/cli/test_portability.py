@@ -151,3 +151,37 @@ def test_a_heading_with_brackets_is_shown_as_the_filing_prints_it():
     console = Console(record=True, width=200, force_terminal=False)
     RichProgress(console, tree).reading("item_6")
     assert console.export_text().strip() == "reading item_6 Item 6. [reserved] [/b] (page 2)"
+
+
+def test_the_same_rows_saved_on_windows_are_the_same_dataset_and_their_runs_compare(tmp_path):
+    """A byte-order mark, CRLF ends (git's core.autocrlf) or UTF-16 changed the dataset's hashes, so a
+    run over the Windows copy and one over the original were `not comparable: dataset content hash ...`
+    (compare and gate --baseline, exit 2) though every question, gold answer and verdict was the same."""
+    from bench.datasets import dataset_hash
+    from bench.runinfo import dataset_content_hash
+    from tests.cli.clirun import invoke
+
+    demo = demo_dataset_dir()
+    windows = tmp_path / "windows"
+    shutil.copytree(demo, windows)
+    for name, encoding in (("questions.jsonl", "utf-8-sig"), ("documents.jsonl", "utf-16")):
+        text = (demo / name).read_text(encoding="utf-8").replace("\n", "\r\n")
+        (windows / name).write_bytes(text.encode(encoding))
+    assert dataset_hash(demo).startswith("22e9a3dcaba3")  # a Unix file's hash is what it was
+    assert dataset_hash(windows) == dataset_hash(demo)
+    assert dataset_content_hash(windows) == dataset_content_hash(demo)
+    runs = []
+    for name, data in (("unix", demo), ("windows", windows)):
+        out = tmp_path / name
+        code, output = invoke(
+            ["bench", "run", "--data-dir", str(data), "-r", "extractive", "--judge", "rules", "--limit", "3",
+             "-q", "-o", str(out)],
+            PAGEINDEX_CACHE_DIR=str(tmp_path / "cache"),
+        )  # fmt: skip
+        assert code == 0, output
+        runs.append(str(out))
+    code, output = invoke(["bench", "compare", *runs])
+    assert code == 0, output
+    assert "3 shared samples  only in A: 0  only in B: 0" in output
+    code, output = invoke(["bench", "gate", runs[1], "--baseline", runs[0], "--max-drop", "0"])
+    assert code == 0, output
