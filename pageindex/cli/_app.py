@@ -121,6 +121,7 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         setup_logging(verbose=False)
         _printable_everywhere()
+        _stdin_or_nothing()
         previous_stdout = sys.stdout
         sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
@@ -217,6 +218,17 @@ def _printable_everywhere() -> None:
                 stream.reconfigure(errors=_PRINTABLE)
             except (OSError, ValueError):  # pragma: no cover - a stream that cannot change
                 pass
+
+
+def _stdin_or_nothing() -> None:
+    """A closed standard input (``<&-``, a daemon's) reads as an empty one: a question at it meets the
+    end of input and says so (``cache clear``: ``no answer to the question (input ended)``, exit 2; an
+    ``ask`` session ends). It was ``error: internal error: RuntimeError: input(): lost sys.stdin``."""
+    if sys.stdin is None:
+        try:
+            sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stdin until it exits
+        except OSError:  # pragma: no cover - no /dev/null
+            pass
 
 
 class _ReaderMayLeave:

@@ -185,3 +185,28 @@ def test_the_same_rows_saved_on_windows_are_the_same_dataset_and_their_runs_comp
     assert "3 shared samples  only in A: 0  only in B: 0" in output
     code, output = invoke(["bench", "gate", runs[1], "--baseline", runs[0], "--max-drop", "0"])
     assert code == 0, output
+
+
+def test_a_closed_standard_input_reads_as_an_empty_one(tmp_path):
+    """`pageindex cache clear <&-` and `pageindex ask FILE <&-` (a daemon's or cron's closed stdin)
+    ended `error: internal error: RuntimeError: input(): lost sys.stdin`, exit 2."""
+    import os
+
+    def closed_stdin(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pageindex.cli", *args], capture_output=True, text=True, timeout=120,
+            preexec_fn=lambda: os.close(0),
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "PAGEINDEX_CACHE_DIR": str(tmp_path)},
+        )  # fmt: skip
+
+    done = closed_stdin("cache", "clear")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: cache clear: no answer to the question (input ended): nothing deleted from "
+        f"{tmp_path / 'llm.sqlite'}; pass --yes to delete without asking"
+    ]
+    filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
+    scripted = ["-m", "scripted", "--scripted-policy", "bench.faults.scripted:policy"]
+    done = closed_stdin("ask", str(filing), *scripted)
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr and done.stdout.startswith("Ask a question, or a command:")
