@@ -19,15 +19,17 @@ def cache_root() -> Path:
     a container run as an arbitrary user id) uses ``$XDG_CACHE_HOME/pageindex`` when that is an absolute
     path, else ``pageindex-cache-UID`` in the temp folder (private to the user). Every command stopped
     there with ``internal error: RuntimeError: Could not determine home directory``, and an empty
-    ``HOME`` put the caches in ``/.cache``."""
+    ``HOME`` put the caches in ``/.cache``. A ``$PAGEINDEX_CACHE_DIR`` under ``~`` goes there too then."""
     root = os.environ.get("PAGEINDEX_CACHE_DIR")
     home = home_folder()
-    if root:
-        if home is not None and (root == "~" or root.startswith("~/")):
+    if root and (root == "~" or root.startswith("~/")):
+        if home is not None:
             return home / root[2:]
+        # no home for ~ to mean: the folder below, never a folder named "~" in the current one
+    elif root:
         try:
             return Path(root).expanduser()  # ~user/...
-        except RuntimeError:  # no home to expand ~ to
+        except RuntimeError:  # a user the password database does not list
             return Path(root)
     if home is not None:
         return home / ".cache" / "pageindex"

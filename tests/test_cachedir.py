@@ -58,8 +58,8 @@ def test_with_no_home_folder_the_caches_go_to_xdg_cache_home_else_a_private_temp
     assert cache_root() == tmp_path / "xdg" / "pageindex"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/xdg")  # not absolute: the spec says to ignore it
     assert cache_root() == tmp_path / "tmp" / f"pageindex-cache-{os.getuid()}"
-    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", "~/caches")  # no home to expand ~ to: taken as written
-    assert cache_root() == Path("~/caches")
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", "~/caches")  # no home for ~: never a folder named "~" here
+    assert cache_root() == tmp_path / "tmp" / f"pageindex-cache-{os.getuid()}"
 
 
 def test_a_temp_cache_folder_another_user_could_have_made_is_not_used(monkeypatch, tmp_path):
