@@ -122,6 +122,7 @@ class OneLineErrors(TyperGroup):
         setup_logging(verbose=False)
         _printable_everywhere()
         _stdin_or_nothing()
+        _sizes_that_mean_something()
         previous_stdout = sys.stdout
         sys.stdout = _ReaderMayLeave(previous_stdout)  # type: ignore[assignment]
         try:
@@ -218,6 +219,17 @@ def _printable_everywhere() -> None:
                 stream.reconfigure(errors=_PRINTABLE)
             except (OSError, ValueError):  # pragma: no cover - a stream that cannot change
                 pass
+
+
+def _sizes_that_mean_something() -> None:
+    """``COLUMNS`` or ``LINES`` that is no width (``0``, ``-5``, ``abc``: a terminal that reports no
+    size exports ``COLUMNS=0``) is dropped, so the terminal's size or the default is used, as
+    ``shutil.get_terminal_size`` does. rich laid help out 0 columns wide: ``bench gate --help`` printed
+    an empty line, exit 0."""
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and not (value.strip().isdigit() and int(value) > 0):
+            del os.environ[name]
 
 
 def _stdin_or_nothing() -> None:

@@ -210,3 +210,13 @@ def test_a_closed_standard_input_reads_as_an_empty_one(tmp_path):
     done = closed_stdin("ask", str(filing), *scripted)
     assert done.returncode == 0, done.stderr
     assert "internal error" not in done.stderr and done.stdout.startswith("Ask a question, or a command:")
+
+
+def test_a_columns_of_no_width_is_ignored():
+    """A terminal that reports no size exports `COLUMNS=0`: rich laid help out 0 columns wide and
+    `bench gate --help` printed one empty line, exit 0."""
+    done = run_cli("bench", "gate", "--help", env={"COLUMNS": "0", "LINES": "0"})
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "Usage: python -m pageindex.cli bench gate" in text and "Exit codes: 0 done" in text
+    assert max(len(line) for line in done.stdout.splitlines()) == 80  # help's width off a terminal
