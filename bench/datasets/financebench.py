@@ -263,7 +263,7 @@ def _dataset_name(path: Path, name: str | None) -> str:
     info = path / INFO_FILE
     if info.exists():
         try:
-            value = json.loads(info.read_text(encoding="utf-8")).get("name")
+            value = json.loads(info.read_text(encoding="utf-8-sig")).get("name")
         except (OSError, ValueError, AttributeError):
             value = None
         if isinstance(value, str) and value:

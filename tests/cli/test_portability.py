@@ -220,3 +220,12 @@ def test_a_columns_of_no_width_is_ignored():
     text = " ".join(done.stdout.split())
     assert "Usage: python -m pageindex.cli bench gate" in text and "Exit codes: 0 done" in text
     assert max(len(line) for line in done.stdout.splitlines()) == 80  # help's width off a terminal
+
+
+def test_a_dataset_json_saved_with_a_byte_order_mark_still_names_the_dataset(tmp_path):
+    """Its name was not read (`Unexpected UTF-8 BOM`), so runs named the dataset after its folder."""
+    from bench.datasets import load_financebench
+
+    data = windows_dataset(tmp_path)
+    (data / "dataset.json").write_bytes(codecs.BOM_UTF8 + b'{"name": "d\\u00e9mo-win"}\r\n')
+    assert load_financebench(data).name == "démo-win"
