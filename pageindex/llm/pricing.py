@@ -83,7 +83,7 @@ def _read(path: Path) -> PricingFile:
     """The user's pricing file, or one :class:`LLMConfigError` line naming it (a folder, an unreadable
     file or one that is not UTF-8 was an internal error)."""
     try:
-        return PricingFile.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        return PricingFile.model_validate(json.loads(path.read_text(encoding="utf-8-sig")))  # a mark allowed
     except FileNotFoundError:
         raise LLMConfigError(f"pricing file {path} does not exist") from None
     except IsADirectoryError:

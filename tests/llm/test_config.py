@@ -205,3 +205,10 @@ def test_a_base_url_no_server_can_have_is_named_before_any_request(url, why):
     assert parse_spec("openai/m", base_url=" http://127.0.0.1:8080/v1\n", env={}).base_url == (
         "http://127.0.0.1:8080/v1"
     )
+
+
+def test_a_pricing_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Notepad's UTF-8 was `pricing file ... is not valid: Unexpected UTF-8 BOM (decode using utf-8-sig)`."""
+    path = tmp_path / "prices.json"
+    path.write_bytes(b'\xef\xbb\xbf{"models": {"m\xc3\xa9": {"input": 1, "output": 2}}}\r\n')
+    assert load_pricing(path).price("openai/m\u00e9").output == 2
