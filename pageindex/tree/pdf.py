@@ -171,6 +171,7 @@ def broken_link(p: Path) -> str:
 
 def _check_path(p: Path) -> None:
     """Raise the matching :class:`PDFError` unless ``p`` names a regular file (through its links)."""
+    _check_name(p)
     if p.is_file():
         return
     if p.is_dir():
@@ -235,7 +236,7 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
             )
         raise PDFCorruptError(p, "no %%EOF marker at the end")
     try:
-        doc = pymupdf.open(p, filetype="pdf")
+        doc = _open_named(p)
         if doc.is_repaired and end < size and (whole := _unpadded(p, end)):
             # padding after %%EOF hid the cross-reference table from the reader, which then rebuilt it
             # and said the file damaged: the file read without its padding
@@ -253,6 +254,30 @@ def open_pdf(path: str | Path) -> pymupdf.Document:
             raise PDFCorruptError(p, "its cross-reference table is broken and no page is left in it")
         raise PDFEmptyError(p)
     return doc
+
+
+def _check_name(p: Path) -> None:
+    """Refuse a name with bytes the locale cannot read as text (Python keeps them as surrogates: a
+    Latin-1 name on a UTF-8 system, a UTF-8 name in the C locale with UTF-8 mode off): pymupdf takes a
+    file name as UTF-8 text, so it said such a file "corrupt" or "not found", and a tree cannot record
+    its name (writing it was an internal error)."""
+    stray = next((ch for ch in str(p) if "\udc80" <= ch <= "\udcff"), None)
+    if stray is not None:
+        byte = ord(stray) - 0xDC00
+        raise PDFUnreadableError(
+            p, f"its name has a byte that is not text in this locale's encoding (0x{byte:02X}): "
+            "rename the file, or run in a UTF-8 locale (LC_ALL=C.UTF-8) if the name is UTF-8"
+        )
+
+
+def _open_named(p: Path) -> pymupdf.Document:
+    """``p`` opened by pymupdf, which takes a file name as UTF-8 text: a name the locale writes as other
+    bytes (a non-ASCII name under a Latin-1 locale) is opened from the file's content instead (pymupdf
+    said it "corrupt" though it was there)."""
+    name = str(p)
+    if os.fsencode(name) != name.encode("utf-8"):
+        return pymupdf.open(stream=p.read_bytes(), filetype="pdf")
+    return pymupdf.open(p, filetype="pdf")
 
 
 def _content_end(fh: BinaryIO, size: int) -> int:

@@ -292,3 +292,61 @@ def test_a_file_that_is_no_pdf_says_what_it_is(tmp_path, content, says):
     with pytest.raises(NotAPDFError) as info:
         build_tree(path, use_cache=False)
     assert str(info.value).startswith(f"{path}: not a PDF file (") and says in str(info.value)
+
+
+def test_a_pdf_name_with_bytes_the_locale_cannot_read_is_refused_for_what_it_is(tmp_path):
+    """A Latin-1 name on a UTF-8 system (byte 0xE9 for "é"): pymupdf takes names as UTF-8 text, so the file
+    was `corrupt or truncated PDF (Failed to open file ...)`, and a tree of it from the cache could not be
+    written out (an internal error). Now it is refused by its name, before any cache is read."""
+    from pageindex.tree import PDFUnreadableError
+
+    good = make_pdf(tmp_path / "good.pdf", [["Item 1. Business", "Hello World"]])
+    named = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"r\xe9port.pdf")))
+    named.write_bytes(good.read_bytes())
+    assert named.is_file()
+    with pytest.raises(PDFUnreadableError) as info:
+        build_tree(named, cache_dir=tmp_path / "cache")
+    assert str(info.value).endswith(
+        "cannot be opened (its name has a byte that is not text in this locale's encoding (0xE9): rename the "
+        "file, or run in a UTF-8 locale (LC_ALL=C.UTF-8) if the name is UTF-8)"
+    )
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_pdf_in_a_non_ascii_folder_builds_under_a_latin_1_locale(tmp_path):
+    """Under a Latin-1 locale, Python reads the UTF-8 name "dé" as "dÃ©", which pymupdf (taking names as
+    UTF-8) could not find: `corrupt or truncated PDF (Failed to open file ...)`, exit 2. The file is read
+    from its content then. A real locale, made with localedef into the test's folder."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("localedef") is None:
+        pytest.skip("localedef (glibc's locale compiler) is not installed")
+    locales = tmp_path / "locales"
+    locales.mkdir()
+    made = subprocess.run(
+        ["localedef", "-i", "en_US", "-f", "ISO-8859-1", str(locales / "en_US.ISO-8859-1")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if made.returncode not in (0, 1):  # 1: made, with warnings
+        pytest.skip(f"localedef could not make a Latin-1 locale: {made.stderr.strip()}")
+    folder = tmp_path / "dé"
+    folder.mkdir()
+    pdf = make_pdf(folder / "filing.pdf", [["Item 1. Business", "Hello World"], ["Item 2. Properties"]])
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LOCPATH": str(locales),
+        "LC_ALL": "en_US.ISO-8859-1", "PAGEINDEX_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }  # fmt: skip
+    code = "import sys; print(sys.getfilesystemencoding())"
+    seen = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert seen.stdout.strip() == "iso8859-1"
+    out = tmp_path / "tree.json"
+    # the path handed over as the bytes the file system holds, as a shell would
+    done = subprocess.run(
+        [sys.executable, "-m", "pageindex.cli", "build", os.fsencode(pdf), "-o", str(out)],
+        env=env, capture_output=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert b"2 pages" in done.stdout and out.is_file()
