@@ -21,6 +21,7 @@ from bench.events import EventBus
 from bench.rundir import FolderClaim, FolderInUse
 from bench.runner import Runner, RunSetupError, demo_dataset_dir
 from pageindex.cli._common import ExitCode
+from tests.held import RUN_FOLDER_CLAIM, held_by_another_process
 
 PLUGIN = '''
 import asyncio, os
@@ -251,16 +252,6 @@ def test_a_folder_gone_before_it_is_claimed_is_in_use(tmp_path: Path) -> None:
         FolderClaim.take(tmp_path / "gone")
 
 
-HOLD = """
-import sys
-from pathlib import Path
-from bench.rundir import FolderClaim
-claim = FolderClaim.take(Path(sys.argv[1]), make=True)  # a run of the same id, still setting up
-print("held", flush=True)
-sys.stdin.read()
-"""
-
-
 def test_a_run_given_no_out_takes_the_next_free_folder_when_its_run_id_is_taken(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -274,17 +265,10 @@ def test_a_run_given_no_out_takes_the_next_free_folder_when_its_run_id_is_taken(
     monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(bench.runner, "new_run_id", lambda config: "20261128-004513-bd5d83")
     results = tmp_path / "results"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(results / "20261128-004513-bd5d83")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_by_another_process(RUN_FOLDER_CLAIM, results / "20261128-004513-bd5d83"):
         config = RunConfig(retrievers=["extractive"], judge="rules", limit=2)
         first = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
         second = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert first.run_id == "20261128-004513-bd5d83-2"
     assert first.run_dir == Path("results/20261128-004513-bd5d83-2")
     # the folder of a run that already wrote its files is passed over too, held or not

@@ -7,8 +7,6 @@ answered, and every such sample was recorded as an ``error`` (the run exited 4, 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import pageindex.llm.cache as cache_module
@@ -16,15 +14,7 @@ from bench.config import RunConfig
 from bench.runner import Runner
 from bench.samples import load_samples
 from pageindex.llm import LLMCache
-
-HOLDER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")  # the write lock, held until the test closes our standard input
-print("held", flush=True)
-sys.stdin.read()
-conn.execute("ROLLBACK")
-"""
+from tests.held import SQLITE_WRITE_LOCK, held_by_another_process
 
 
 def test_a_cache_another_process_holds_costs_the_recording_not_the_samples(
@@ -34,20 +24,13 @@ def test_a_cache_another_process_holds_costs_the_recording_not_the_samples(
     LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
                        completion_tokens=0)  # fmt: skip (the file exists, in WAL mode)
     monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)  # SQLite's wait, 30 s in use
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_by_another_process(SQLITE_WRITE_LOCK, path):
         config = RunConfig(
             out=tmp_path / "run", model="scripted", scripted_policy="bench.faults.scripted:policy",
             tree_cache_dir=tmp_path / "trees", retrievers=["agent"], judge="rules", limit=3,
             concurrency=1, cache="rw", cache_path=path,
         )  # fmt: skip
         outcome = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
 
     samples = load_samples(outcome.run_dir / "samples.jsonl")
     assert outcome.status == "finished" and len(samples) == 3
@@ -86,17 +69,10 @@ def test_a_rejudge_into_a_held_cache_keeps_its_verdicts_and_says_what_was_not_re
     LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
                        completion_tokens=0)  # fmt: skip
     monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_by_another_process(SQLITE_WRITE_LOCK, path):
         args = ["bench", "rejudge", str(run), "--judge", "llm", "--judge-model", "scripted", "--cache", "rw",
                 "--cache-path", str(path), "-o", str(tmp_path / "new")]  # fmt: skip
         result = CliRunner().invoke(app, args, terminal_width=250)
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert result.exit_code == 0, result.output
     samples = load_samples(tmp_path / "new" / "samples.jsonl")
     assert len(samples) == 3 and all(s.verdict is not None and s.judge_error is None for s in samples)

@@ -7,30 +7,17 @@ run ended and written just after it, one that replaced the finished run's own.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.bench.runfactory import outcomes, write_run
 from tests.cli.clirun import invoke
-
-HOLDER = """
-import sys
-from pathlib import Path
-from bench.rundir import FolderClaim
-claim = FolderClaim.take(Path(sys.argv[1]))  # what a bench run holds while it writes into its folder
-print("held", flush=True)
-sys.stdin.read()
-"""
+from tests.held import RUN_FOLDER_CLAIM, held_by_another_process
 
 
 def test_summary_write_is_refused_while_another_process_writes_the_run(tmp_path: Path) -> None:
     run = write_run(tmp_path / "r", outcomes("cic"), write_summary_file=False)
     samples = (run / "samples.jsonl").read_bytes()
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_by_another_process(RUN_FOLDER_CLAIM, run):
         code, output = invoke(["bench", "summary", str(run), "--write"])
         assert code == 2, output
         lines = [line for line in output.splitlines() if line.strip()]
@@ -42,10 +29,6 @@ def test_summary_write_is_refused_while_another_process_writes_the_run(tmp_path:
         # without --write it reads the run as ever: the figures so far
         code, output = invoke(["bench", "summary", str(run), "--json"])
         assert code == 0 and json.loads(output)["n_samples"] == 3, output
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
 
     # the run ended: its folder is free, and --write writes the summary of every sample
     code, output = invoke(["bench", "summary", str(run), "--write", "--json"])

@@ -509,28 +509,16 @@ def test_replay_of_a_cache_recorded_before_failures_were_kept(tmp_path):
     assert path.read_bytes() == before
 
 
-HOLD_THE_FILE = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")  # the write lock, held until the test closes our standard input
-print("held", flush=True)
-sys.stdin.read()
-conn.execute("ROLLBACK")
-"""
-
-
 def test_cache_clear_of_a_file_another_process_holds_is_one_line_and_deletes_nothing(tmp_path, monkeypatch):
     """Another process holding the cache past the busy timeout (a clear vacuuming a large file, a
     ``sqlite3`` shell inside a transaction): ``cache clear`` said ``error: internal error:
     OperationalError: database is locked`` and, had only its second DELETE been refused, it would have
     deleted the replies and kept the failures. Now: one line, exit 2, nothing deleted."""
-    import subprocess
-    import sys
-
     from typer.testing import CliRunner
 
     import pageindex.llm.cache as cache_module
     from pageindex.cli import app
+    from tests.held import SQLITE_WRITE_LOCK, held_by_another_process
 
     path = tmp_path / "c.sqlite"
     cache = LLMCache(path)
@@ -538,15 +526,8 @@ def test_cache_clear_of_a_file_another_process_holds_is_one_line_and_deletes_not
         cache.put(f"k{i}", model="m", kind="chat", request={}, reply={}, prompt_tokens=1, completion_tokens=1)
     cache.close()
     monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 0.2)  # SQLite's wait, 30 s in use
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_FILE, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_by_another_process(SQLITE_WRITE_LOCK, path):
         result = CliRunner().invoke(app, ["cache", "clear", "--cache-path", str(path), "-y"])
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert result.exit_code == 2, result.output
     assert " ".join(result.output.split()) == (
         f"error: the LLM cache {path} is in use by another process (database is locked: it held the file "
