@@ -18,7 +18,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
-from pageindex.llm.http import transport_failure
+from pageindex.llm.http import server_message, transport_failure
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
@@ -131,14 +131,17 @@ async def preflight(
                 entries = [e for e in data["data"] if isinstance(e, dict)]
                 ids = [str(e.get("id")) for e in entries if e.get("id") is not None]
                 match = next((e for e in entries if same_model(str(e.get("id", "")), spec.model)), None)
-                return PreflightResult(
+                result = PreflightResult(
                     url=url,
                     via="models",
                     models=ids,
                     model_listed=match is not None,
                     metadata=dict(match or {}),
-                    latency_s=time.perf_counter() - started,
                 )
+                if match is None and ids:
+                    await _check_unlisted(http, spec, timeout, result)
+                result.latency_s = time.perf_counter() - started
+                return result
             raise LLMConfigError(
                 f"{where} is not an OpenAI-compatible API: GET /models answered "
                 f"{_described(spec, listing)}, not a JSON model list; --base-url is usually the "
@@ -158,6 +161,30 @@ async def preflight(
         raise LLMConfigError(
             f"{where} is not an OpenAI-compatible API: GET /models answered "
             f"{_described(spec, listing)} and POST /chat/completions answered {_described(spec, chat)}"
+        )
+
+
+async def _check_unlisted(
+    http: httpx.AsyncClient, spec: ModelSpec, timeout: float, found: PreflightResult
+) -> None:
+    """A model the server does not list: one token of chat asks whether it serves it anyway (llama.cpp
+    answers any name with its one model). A server that refuses the name (a LiteLLM proxy: HTTP 400
+    ``Invalid model name passed in model=...``; OpenAI, vLLM, Ollama: 404) fails the preflight with
+    the models it lists; before, the run went on and every sample ended in that ``http_400``. Any
+    other answer (a reply, a busy server, a 5xx) leaves it to the caller's warning."""
+    body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    try:
+        chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
+    except LLMConfigError:
+        return
+    if chat.status_code in (401, 403):
+        raise _key_rejected(spec, chat)
+    said = (server_message(chat.text) if chat.content else "").lower()
+    if chat.status_code in (400, 404, 422) and ("model" in said or spec.model.lower() in said):
+        raise LLMConfigError(
+            f"{spec.where()} is not served there: GET /models lists {found.shown_models()}, and a chat "
+            f"request for {spec.model} answered {_described(spec, chat)}; name one of the listed models "
+            f"({spec.provider}/{found.models[0]})"
         )
 
 

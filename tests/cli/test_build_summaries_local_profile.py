@@ -57,7 +57,7 @@ def test_summaries_for_a_local_server_are_sent_one_at_a_time_with_the_profile(tm
     pdf = _filing(tmp_path / "ACME_2023_10K.pdf")
     with CountingServer() as srv:
         res = CliRunner().invoke(
-            app, ["build", str(pdf), "--summaries", "-m", "openai/m", "--base-url", srv.base_url]
+            app, ["build", str(pdf), "--summaries", "-m", "openai/scripted", "--base-url", srv.base_url]
         )
     assert res.exit_code == 0, res.output
     sections = len(srv.chat_requests)

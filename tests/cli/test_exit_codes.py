@@ -376,7 +376,7 @@ def test_ask_interrupted_exits_130_with_one_line(tmp_path):
     with FakeOpenAIServer(delay_s=15) as server:
         proc = subprocess.Popen(
             [sys.executable, "-m", "pageindex.cli", "ask", str(filing), "What was revenue?",
-             "--model", "openai/slow", "--base-url", server.base_url],
+             "--model", "openai/scripted", "--base-url", server.base_url],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         deadline = time.monotonic() + 120

@@ -15,18 +15,19 @@ from tests.cli.clirun import invoke
 
 def test_a_failed_summaries_build_says_what_its_calls_cost(tmp_path, quiet_env, monkeypatch):
     prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"models": {"openai/x": {"input": 1000, "output": 2000}}}))
+    prices.write_text(json.dumps({"models": {"openai/fault-model": {"input": 1000, "output": 2000}}}))
     monkeypatch.setenv("PAGEINDEX_PRICING", str(prices))
     filing = sorted((demo_dataset_dir() / "pdfs").glob("*.pdf"))[0]
     with FaultServer(rate=0.6, faults=["500"], seed=1, retry_after_seconds=0) as srv:
         code, output = invoke(
-            ["build", str(filing), "--summaries", "--model", "openai/x", "--base-url", srv.base_url,
+            ["build", str(filing), "--summaries", "--model", "openai/fault-model", "--base-url", srv.base_url,
              "--cache-dir", str(tmp_path / "trees"), "-o", str(tmp_path / "tree.json")]
         )  # fmt: skip
         stats = srv.stats()
     assert code == ExitCode.ERRORS, output
     last = " ".join(output.strip().splitlines()[-1:])
-    assert last.startswith("error: model openai/x: summaries failed (") and "HTTP 500" in last, output
+    assert last.startswith("error: model openai/fault-model: summaries failed ("), output
+    assert "HTTP 500" in last, output
     spent = re.search(r"; spent ([\d,]+)\+([\d,]+) tokens in (\d+) calls, \$([\d.]+)$", last)
     assert spent is not None, output
     prompt, completion = (int(spent[i].replace(",", "")) for i in (1, 2))

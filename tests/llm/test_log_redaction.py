@@ -25,7 +25,7 @@ def fresh_loggers(monkeypatch):
 
 
 def _preflight_log(server, url: str, caplog) -> str:
-    spec = parse_spec("openai/test-model", base_url=url, api_key="sk-test-123456789")
+    spec = parse_spec("openai/scripted", base_url=url, api_key="sk-test-123456789")  # the model it lists
     caplog.set_level(logging.INFO)
     result = asyncio.run(preflight(spec))
     assert result.via == "models" and result.url == spec.display_url

@@ -1,0 +1,123 @@
+"""A LiteLLM proxy's answers, replayed by a loopback imitation (not the real proxy).
+
+The status codes and JSON bodies below were captured from a real ``litellm[proxy]`` 1.108.7 in front
+of llama.cpp's ``llama-server`` (gemma-3-270m) on 2026-11-28; the real tier does not run LiteLLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from pageindex.llm import LLMConfigError, Message, check_reachable, make_client, parse_spec
+from pageindex.llm.fakeserver import LoopbackServer, bearer_key, openai_app
+
+PROXY_MODEL = "gemma"
+# GET /v1/models of a proxy whose model_list names "gemma" (LiteLLM's shape: no context window)
+MODELS_ENTRY = {"id": PROXY_MODEL, "object": "model", "created": 1677610602, "owned_by": "openai"}
+# POST /v1/chat/completions with "model": "nope": HTTP 400
+INVALID_MODEL_MESSAGE = (
+    "/chat/completions: Invalid model name passed in model=nope. Call `/v1/models` to view available "
+    "models for your key."
+)
+INVALID_MODEL_BODY = {
+    "error": {
+        "message": INVALID_MODEL_MESSAGE,
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "400",
+        "provider_specific_fields": {"error": INVALID_MODEL_MESSAGE},
+    }
+}
+REPLY = {
+    "id": "chatcmpl-uuC71EY3sNGoGas0wgEq5RSfGS2LNdVf",
+    "created": 1795826229,
+    "model": PROXY_MODEL,
+    "object": "chat.completion",
+    "system_fingerprint": "b1-0c1e570",
+    "choices": [{"finish_reason": "length", "index": 0,
+                 "message": {"content": "PONG", "role": "assistant"}, "provider_specific_fields": {}}],
+    "usage": {"completion_tokens": 1, "prompt_tokens": 27, "total_tokens": 28,
+              "prompt_tokens_details": {"cached_tokens": 0}},
+}  # fmt: skip
+
+
+# any key but the master key, at a proxy with general_settings.master_key and no database: HTTP 400, on
+# GET /v1/models and POST /v1/chat/completions alike (the placeholder key sent when none is set too)
+NO_DB_BODY = {
+    "error": {"message": "No connected db.", "type": "no_db_connection", "param": None, "code": "400"}
+}
+MASTER_KEY = "sk-rev-litellm-master"
+
+
+class LiteLLMProxyImitation(LoopbackServer):
+    """Answers as the captured proxy did: its one model, and HTTP 400 for any other name; with
+    ``master_key``, HTTP 400 ``No connected db.`` for any other key."""
+
+    name = "litellm-proxy-imitation"
+
+    def __init__(self, master_key: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.master_key = master_key
+        self.chats: list[dict[str, Any]] = []
+
+    def build_app(self) -> web.Application:
+        async def chat(request: web.Request) -> web.Response:
+            body = await request.json()
+            self.chats.append(body)
+            if body.get("model") != PROXY_MODEL:
+                return web.json_response(INVALID_MODEL_BODY, status=400)
+            return web.json_response(REPLY)
+
+        @web.middleware
+        async def master_key(request: web.Request, handler: Any) -> web.StreamResponse:
+            if self.master_key is not None and bearer_key(request) != self.master_key:
+                return web.json_response(NO_DB_BODY, status=400)
+            return await handler(request)
+
+        return openai_app(chat=chat, models=lambda: [MODELS_ENTRY], middlewares=[master_key])
+
+
+@pytest.fixture
+def proxy():
+    server = LiteLLMProxyImitation().start()
+    yield server
+    server.stop()
+
+
+def test_a_model_the_proxy_does_not_serve_fails_the_preflight(proxy):
+    """`bench run -m openai/nope` through a LiteLLM proxy warned that nope is not listed, ran, and every
+    sample ended in `http_400: Invalid model name passed in model=nope` (exit 4, a run folder of errors).
+    The preflight now asks the server once (one token) and stops with one line naming the listed model."""
+    with pytest.raises(LLMConfigError) as refused:
+        check_reachable(parse_spec("openai/nope", base_url=proxy.base_url, api_key="k"))
+    assert str(refused.value) == (
+        f"openai/nope at {proxy.base_url} is not served there: GET /models lists gemma, and a chat request "
+        "for nope answered HTTP 400: \"/chat/completions: Invalid model name passed in model=nope. Call "
+        "`/v1/models` to view available models for your key.\"; name one of the listed models (openai/gemma)"
+    )
+    assert [c["max_tokens"] for c in proxy.chats] == [1]
+    # the model it serves is checked by its listing alone: no chat request
+    check_reachable(parse_spec(f"openai/{PROXY_MODEL}", base_url=proxy.base_url, api_key="k"))
+    assert len(proxy.chats) == 1
+    client = make_client(f"openai/{PROXY_MODEL}", base_url=proxy.base_url, api_key="k", max_retries=0)
+    reply = asyncio.run(client.chat([Message(role="user", content="Say PONG")], max_tokens=8))
+    assert (reply.content, reply.usage.prompt_tokens) == ("PONG", 27)
+
+
+def test_an_unlisted_model_a_server_answers_anyway_keeps_the_warning(serve):
+    """llama.cpp answers any name with its one model: the preflight's chat is answered, and the caller's
+    warning stays (the run goes on)."""
+    server = serve("pong")
+    client = make_client("openai/other-name", base_url=server.base_url, api_key="k", max_retries=0)
+    asyncio.run(client.check())
+    found = client.preflight_result
+    assert found is not None and found.model_listed is False
+    assert found.unlisted("other-name") == (
+        f"other-name is not among the models {server.base_url} lists (scripted): the server may answer "
+        "with another model, or refuse it"
+    )
+
