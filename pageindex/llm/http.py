@@ -223,6 +223,28 @@ def stated_context_window(text: str) -> int | None:
     return int(next(g for g in found.groups() if g).replace(",", ""))
 
 
+def key_refusal(status: int, text: str) -> str | None:
+    """Whether an HTTP error refuses the request's credentials: "" for a 401 or 403, and for a LiteLLM
+    proxy started with a ``master_key`` and no database, which answers every other key (the placeholder
+    sent when none was given too) with HTTP 400 ``{"error": {"message": "No connected db.", "type":
+    "no_db_connection"}}`` (litellm 1.108.7), what to add to the line that says so; None otherwise."""
+    if status in (401, 403):
+        return ""
+    if status != 400:
+        return None
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if not isinstance(error, dict) or error.get("type") != "no_db_connection":
+        return None
+    said = server_message(text, limit=120)
+    return (
+        f' (the LiteLLM proxy answered "{said}": with a master_key and no database it takes its '
+        "master key only)"
+    )
+
+
 def server_message(text: str, *, limit: int = 600) -> str:
     """The server's own message out of an error body: ``error.message`` / ``error`` / ``detail`` /
     ``message`` of a JSON body (FastAPI validation lists keep their ``msg`` and field), else the

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
-from pageindex.llm.http import server_message, transport_failure
+from pageindex.llm.http import key_refusal, server_message, transport_failure
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
@@ -123,8 +123,8 @@ async def preflight(
     started = time.perf_counter()
     async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=headers) as http:
         listing = await _request(http, spec, "GET", "/models", timeout)
-        if listing.status_code in (401, 403):
-            raise _key_rejected(spec, listing)
+        if refused := _key_refused(spec, listing):
+            raise refused
         if listing.status_code == 200:
             data = response_json(listing)
             if isinstance(data, dict) and isinstance(data.get("data"), list):
@@ -153,8 +153,8 @@ async def preflight(
         # No model list on this server: one token of chat must come back as an OpenAI reply.
         body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
         chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
-        if chat.status_code in (401, 403):
-            raise _key_rejected(spec, chat)
+        if refused := _key_refused(spec, chat):
+            raise refused
         data = response_json(chat) if chat.status_code == 200 else None
         if isinstance(data, dict) and isinstance(data.get("choices"), list):
             return PreflightResult(url=url, via="chat", latency_s=time.perf_counter() - started)
@@ -177,8 +177,8 @@ async def _check_unlisted(
         chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
     except LLMConfigError:
         return
-    if chat.status_code in (401, 403):
-        raise _key_rejected(spec, chat)
+    if refused := _key_refused(spec, chat):
+        raise refused
     said = (server_message(chat.text) if chat.content else "").lower()
     if chat.status_code in (400, 404, 422) and ("model" in said or spec.model.lower() in said):
         raise LLMConfigError(
@@ -230,5 +230,9 @@ def response_json(response: httpx.Response) -> Any:
         return None
 
 
-def _key_rejected(spec: ModelSpec, response: httpx.Response) -> LLMConfigError:
-    return LLMConfigError(spec.credentials_rejected(response.status_code))
+def _key_refused(spec: ModelSpec, response: httpx.Response) -> LLMConfigError | None:
+    """The one line for an answer refusing ``spec``'s credentials (:func:`key_refusal`), else None."""
+    said = key_refusal(response.status_code, response.text if response.content else "")
+    if said is None:
+        return None
+    return LLMConfigError(spec.credentials_rejected(response.status_code) + spec.redact(said))

@@ -28,6 +28,7 @@ from pageindex.llm.http import (
     ConnectionFailures,
     connection_failures,
     is_context_overflow,
+    key_refusal,
     make_http_client,
     server_message,
     shorten,
@@ -149,10 +150,10 @@ def translate_error(
             f"malformed reply from {where}: {exc.response.headers[MALFORMED_HEADER]} {attempts_text}",
             raw=exc.response.text[:2000],
         )
-    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return LLMConfigError(client.model_spec.credentials_rejected(exc.status_code))
     if isinstance(exc, openai.APIStatusError):
         body = client.model_spec.redact(exc.response.text) if exc.response is not None else ""
+        if (refused := key_refusal(exc.status_code, body)) is not None:
+            return LLMConfigError(client.model_spec.credentials_rejected(exc.status_code) + refused)
         message = client.model_spec.redact(server_message(body) if body else shorten(exc.message, 600))
         if is_context_overflow(exc.status_code, message):
             window = _window_said(client, body or message)

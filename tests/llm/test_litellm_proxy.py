@@ -121,3 +121,33 @@ def test_an_unlisted_model_a_server_answers_anyway_keeps_the_warning(serve):
         "with another model, or refuse it"
     )
 
+
+def test_a_key_a_litellm_proxy_without_a_database_refuses_is_said_as_the_key(monkeypatch):
+    """With a master_key and no database, the proxy answers any other key with HTTP 400 "No connected
+    db.": `pageindex doctor` and `bench run` said `failed the preflight: GET /models answered HTTP 400: "No
+    connected db."`, naming neither the key nor the variable it comes from. Now the key's line, as for a
+    401, with the proxy's words; a call made without the preflight says the same."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    proxy = LiteLLMProxyImitation(master_key=MASTER_KEY).start()
+    try:
+        url = proxy.base_url
+        why = (' (the LiteLLM proxy answered "No connected db.": with a master_key and no database it takes '
+               "its master key only)")  # fmt: skip
+        with pytest.raises(LLMConfigError) as none_given:
+            check_reachable(parse_spec("openai/gemma", base_url=url))
+        assert str(none_given.value) == (
+            f"{url} requires an API key for openai/gemma (HTTP 400) and none was given (OPENAI_API_KEY is "
+            "not set); set OPENAI_API_KEY to the server's key" + why
+        )
+        with pytest.raises(LLMConfigError) as wrong:
+            check_reachable(parse_spec("openai/gemma", base_url=url, api_key="sk-wrong-0123456789"))
+        assert str(wrong.value) == (
+            f"{url} rejected the API key for openai/gemma (HTTP 400); check OPENAI_API_KEY" + why
+        )
+        client = make_client("openai/gemma", base_url=url, api_key="sk-wrong-0123456789", max_retries=0)
+        with pytest.raises(LLMConfigError) as call:
+            asyncio.run(client.chat([Message(role="user", content="Say PONG")], max_tokens=8))
+        assert str(call.value) == str(wrong.value)
+        check_reachable(parse_spec("openai/gemma", base_url=url, api_key=MASTER_KEY))  # the master key passes
+    finally:
+        proxy.stop()
