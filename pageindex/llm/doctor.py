@@ -1308,7 +1308,12 @@ def run_doctor(
     A report asked with ``probe_context`` or ``probe_tool_cap`` is only served from a cache that
     probed it too. A cache that cannot be written (``$PAGEINDEX_CACHE_DIR`` a file, a full or
     read-only disk) loses no findings: the report is returned, and ``warn`` told why it was not
-    kept (it was an ``internal error: NotADirectoryError`` after minutes of probes)."""
+    kept (it was an ``internal error: NotADirectoryError`` after minutes of probes).
+
+    Cached findings are served only after the preflight passes now (one ``GET /models``): they said
+    ``usable`` of a server that had been stopped since, or of a key it refuses (a LiteLLM proxy with the
+    wrong key, or stopped: exit 1, where ``bench run`` then stopped with exit 2). A failed preflight
+    probes again, and its unusable verdict is what the doctor says."""
     if use_cache and not refresh:
         cached = cached_findings(spec)
         tool_row = cached.check("tool_max_tokens") if cached is not None else None
@@ -1316,6 +1321,7 @@ def run_doctor(
             cached is not None
             and (not probe_context or cached.check("context_probe") is not None)
             and (not probe_tool_cap or (tool_row is not None and tool_row.status != "skip"))
+            and _still_answers(spec, timeout, transport)
         ):
             return cached
     report = asyncio.run(
@@ -1336,6 +1342,15 @@ def run_doctor(
                 "bench run and ask will not take their settings from them"
             )
     return report
+
+
+def _still_answers(spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None) -> bool:
+    """Whether ``spec``'s endpoint passes the preflight now (reachable, the key taken, the model served)."""
+    try:
+        asyncio.run(preflight(spec, timeout=timeout, transport=transport))
+    except LLMConfigError:
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------- run defaults

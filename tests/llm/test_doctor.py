@@ -685,6 +685,38 @@ def test_an_unusable_verdict_is_not_cached_a_usable_one_is(server):
     assert cached_findings(spec) is not None and run_doctor(spec, timeout=10).cached
 
 
+def test_cached_findings_are_served_only_while_the_endpoint_passes_the_preflight():
+    """Findings cached for a server that has since stopped, or that now refuses the key (a LiteLLM proxy
+    restarted with a master_key), were served as they were: `pageindex doctor` said `usable with limits`,
+    exit 1, of a proxy that was not running (seen: LiteLLM stopped; `bench run` then said `cannot reach`,
+    exit 2). Now the preflight runs first; a failed one is the doctor's unusable verdict."""
+    srv = FaultServer(CompetentPolicy()).start()
+    url = srv.base_url
+    try:
+        spec = parse_spec(MODEL, base_url=url, env={})
+        assert run_doctor(spec, timeout=10).verdict == "usable"
+        again = run_doctor(spec, timeout=10)
+        assert again.cached and again.verdict == "usable"
+        srv.require_key = "sk-the-proxy-key-0123"  # the server now wants a key
+        refused = run_doctor(spec, timeout=10)
+        assert not refused.cached and refused.verdict == "unusable"
+        assert refused.reasons == [
+            f"{url} requires an API key for {MODEL} (HTTP 401) and none was given (OPENAI_API_KEY is not "
+            "set); set OPENAI_API_KEY to the server's key"
+        ]
+        srv.require_key = None
+    finally:
+        srv.stop()
+    assert cached_findings(spec) is not None  # still on disk: a restarted server finds them again
+    gone = run_doctor(spec, timeout=10)
+    assert not gone.cached and gone.verdict == "unusable" and gone.exit_code == 2
+    assert gone.check("reachable").status == "fail"
+    assert gone.check("reachable").detail == f"cannot reach {MODEL} at {url}: connection refused"
+    result = cli("--model", MODEL, "--base-url", url)
+    assert result.exit_code == 2 and "cached from" not in result.output, result.output
+    assert f"error: cannot reach {MODEL} at {url}: connection refused" in result.output
+
+
 def test_passing_server_errors_are_tried_again_not_taken_for_limits():
     """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
     (a run retries such calls too) and its finding is what the server can do (trial 2)."""
