@@ -228,6 +228,8 @@ def apply_doctor_findings(
     given = set(config.model_fields_set) | (set() if answering else {"context_window"})
     if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
         given.discard("json_mode")
+    if answering and config.context_window is None:  # --context-window absent (the CLI passes its None)
+        given.discard("context_window")
     values, notes = doctor_settings_for(model, base_url or config.base_url, given=given)
     if not values:
         return config, []

@@ -1054,6 +1054,20 @@ def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(serv
     save_report(report, spec)  # where runs read it ($PAGEINDEX_CACHE_DIR, a temporary folder in tests)
     taken, _ = apply_doctor_findings(RunConfig(model=model, base_url=server.base_url), model)
     assert taken.context_window == 4096
+    # as `bench run` builds it: --context-window not given is passed as None, which counted as given, so
+    # the CLI never took the window (seen through a LiteLLM proxy: `ask` took it, `bench run` did not)
+    as_cli = RunConfig(model=model, base_url=server.base_url, context_window=None, json_mode=False)
+    assert apply_doctor_findings(as_cli, model)[0].context_window == 4096
+    from bench.runner import demo_dataset_dir
+
+    out = tmp_path / "run"
+    run = CliRunner().invoke(app, [
+        "bench", "run", "-d", str(demo_dataset_dir()), "-r", "planner", "--judge", "rules", "-n", "1",
+        "-m", model, "--base-url", server.base_url, "-o", str(out), "-q",
+    ])  # fmt: skip
+    assert run.exit_code in (0, 4), run.output
+    assert f"note: settings from pageindex doctor: {said}" in " ".join(run.output.split()), run.output
+    assert json.loads((out / "run.json").read_text())["extra"]["config"]["context_window"] == 4096
     flagged = RunConfig(model=model, base_url=server.base_url, context_window=2048)
     assert apply_doctor_findings(flagged, model)[0].context_window == 2048  # the user's flag wins
     judged = RunConfig(judge_model=model, base_url=server.base_url)
