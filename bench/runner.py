@@ -1344,10 +1344,14 @@ async def endpoint_gone(sample: Sample, whose: str, clients: list[Any], *, durin
     own), else why a run or rejudge stops: ``the judge model endpoint stopped answering during the
     rejudge (what the call met; a probe after it: what the probe met)``."""
     from pageindex.llm import LLMError
+    from pageindex.llm.preflight import check_upstream
 
     for client in clients:
         try:
             await client.check()
+            spec = getattr(client, "model_spec", None)  # a proxy lists its models with its model server gone
+            if spec is not None and hasattr(client, "probe_timeout"):
+                await check_upstream(spec, timeout=client.probe_timeout())
         except LLMError as exc:
             return f"the {whose} endpoint stopped answering during {during} ({_what_cut(sample, whose, exc)})"
     return None

@@ -223,6 +223,20 @@ def stated_context_window(text: str) -> int | None:
     return int(next(g for g in found.groups() if g).replace(",", ""))
 
 
+# How a proxy says that the model server behind it could not be reached: LiteLLM's proxy (1.108.7) answers
+# HTTP 500 "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error. ... LiteLLM:
+# model group 'gemma' failed ..." for an upstream that is down, or killed while it computed the reply.
+_UPSTREAM_UNREACHABLE = re.compile(
+    r"OpenAIException - Connection error|litellm\.APIConnectionError", re.IGNORECASE
+)
+UPSTREAM_GONE = "the proxy could not reach the model server behind it"
+
+
+def upstream_unreachable(status: int | None, message: str) -> bool:
+    """Whether an HTTP error is a proxy's saying that it could not reach the model server it forwards to."""
+    return status in (500, 502, 503, 504) and bool(_UPSTREAM_UNREACHABLE.search(message or ""))
+
+
 def key_refusal(status: int, text: str) -> str | None:
     """Whether an HTTP error refuses the request's credentials: "" for a 401 or 403, and for a LiteLLM
     proxy started with a ``master_key`` and no database, which answers every other key (the placeholder

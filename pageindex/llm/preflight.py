@@ -18,7 +18,13 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
-from pageindex.llm.http import key_refusal, server_message, transport_failure
+from pageindex.llm.http import (
+    UPSTREAM_GONE,
+    key_refusal,
+    server_message,
+    transport_failure,
+    upstream_unreachable,
+)
 from pageindex.llm.profile import is_loopback
 from pageindex.llm.redact import redact_library_logs
 from pageindex.llm.spec import ModelSpec, endpoint
@@ -186,6 +192,21 @@ async def _check_unlisted(
             f"request for {spec.model} answered {_described(spec, chat)}; name one of the listed models "
             f"({spec.provider}/{found.models[0]})"
         )
+
+
+async def check_upstream(spec: ModelSpec, *, timeout: float) -> None:
+    """One token of chat, after a proxy said that it could not reach the model server behind it (its
+    ``GET /models`` answers all the same: a LiteLLM proxy lists its configured models whatever their
+    servers do): raise :class:`EndpointUnreachableError` when the proxy still says so, or gives no answer."""
+    if spec.base_url is None:
+        return
+    body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    async with httpx.AsyncClient(timeout=timeout, headers=spec.auth_headers()) as http:
+        chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
+    said = server_message(chat.text, limit=200) if chat.content else ""
+    if upstream_unreachable(chat.status_code, said):
+        reason = f"{UPSTREAM_GONE} (HTTP {chat.status_code})"  # the failed call quoted the proxy's words
+        raise EndpointUnreachableError(f"{spec.where()}: {reason}: {spec.redact(said)}", reason=reason)
 
 
 def same_model(listed: str, wanted: str) -> bool:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from pageindex.llm.http import (
     MALFORMED_HEADER,
     TIMEOUT_HEADER,
+    UPSTREAM_GONE,
     ConnectionFailures,
     connection_failures,
     is_context_overflow,
@@ -34,6 +35,7 @@ from pageindex.llm.http import (
     shorten,
     stated_context_window,
     transport_failure,
+    upstream_unreachable,
 )
 from pageindex.llm.providers.base import PassThrough, ProviderFailure
 from pageindex.llm.redact import redact_library_logs
@@ -162,6 +164,11 @@ def translate_error(
                 f"HTTP {exc.status_code}: {message}",
                 raw=body[:2000],
             )
+        if upstream_unreachable(exc.status_code, message):
+            # a proxy whose model server is gone: a connection failure, so that `bench run` asks whether the
+            # endpoint is gone (it recorded an http_500 and went on)
+            said = f"{UPSTREAM_GONE} (HTTP {exc.status_code} {attempts_text})"
+            return LLMCallError(f"{where}: {said}: {message}", kind="connection")
         if isinstance(exc, openai.NotFoundError):
             return LLMConfigError(
                 f"{where}: HTTP 404 -- unknown model {client.model!r} or wrong base URL ({message})"

@@ -471,3 +471,73 @@ def _slow_once(seconds: float):
         return inner(chat)
 
     return policy
+
+
+# What a LiteLLM proxy (litellm[proxy] 1.108.7, captured before llama-server on 2026-11-28) answers a chat
+# request when its model server is down: HTTP 500 after its own retries. Its GET /v1/models lists the models
+# of its config all the same.
+LITELLM_UPSTREAM_GONE = {
+    "error": {
+        "message": "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n\n"
+        "LiteLLM: model group 'gemma' failed with the error above. No fallback was attempted.",
+        "type": "internal_server_error",
+        "param": None,
+        "code": "500",
+    }
+}
+
+
+class LiteLLMProxyImitation:
+    """A loopback imitation of a LiteLLM proxy (not the real one) in front of ``upstream``: chat requests
+    are forwarded, and answered with the captured HTTP 500 when the upstream cannot be reached."""
+
+    def __init__(self, upstream: str) -> None:
+        from aiohttp import ClientError, ClientSession, web
+
+        from pageindex.llm import wire
+        from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+        class Proxy(LoopbackServer):
+            def build_app(self) -> web.Application:
+                async def chat(request: web.Request) -> web.Response:
+                    body = await request.json()
+                    try:
+                        async with ClientSession() as http:
+                            async with http.post(f"{upstream}/chat/completions", json=body) as answer:
+                                return web.json_response(await answer.json(), status=answer.status)
+                    except ClientError:
+                        return web.json_response(LITELLM_UPSTREAM_GONE, status=500)
+
+                return openai_app(chat=chat, models=lambda: [wire.model_entry("fault-model")])
+
+        self.server = Proxy().start()
+        self.base_url = self.server.base_url
+
+
+def test_a_proxy_whose_model_server_goes_away_stops_the_run_and_resume_finishes_it(demo, tmp_path):
+    """Through a LiteLLM proxy, a model server killed mid-run (or down before it) made every later sample an
+    `error` of kind http_500 (`litellm.InternalServerError: ... Connection error.`), the run `finished`, exit
+    4, with its errors recorded (direct, the same kill stops the run `failed` and `--resume` finishes it).
+    The proxy still lists its models, so the probe after such a failure asks it for one token too."""
+    port = _free_port()
+    out = tmp_path / "run"
+    upstream, events = _server_gone_after_the_first_sample(port)
+    proxy = LiteLLMProxyImitation(upstream.base_url)
+    try:
+        outcome = _run(Runner(_config(demo, out, proxy.base_url, max_retries=1), events=events))
+        assert outcome.status == "failed", outcome
+        assert outcome.stopped_because.startswith("the model endpoint stopped answering during the run (")
+        assert outcome.stopped_because.endswith(
+            ": the proxy could not reach the model server behind it (HTTP 500 after 2 attempt(s)): "
+            "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error. LiteLLM: "
+            "model group 'gemma' failed with the error above. No fallback was attempted.; a probe after it: "
+            "the proxy could not reach the model server behind it (HTTP 500))"
+        ), outcome.stopped_because
+        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["answer"]
+        with FaultServer(policy=ChatPolicy(), port=port):
+            resumed = _run(Runner(_config(demo, out, proxy.base_url, max_retries=1), resume_dir=out))
+        assert resumed.status == "finished" and resumed.samples_written == 3
+        assert [s.status for s in load_samples(out / "samples.jsonl")] == ["answer"] * 4
+    finally:
+        upstream.stop()
+        proxy.server.stop()

@@ -151,3 +151,35 @@ def test_a_key_a_litellm_proxy_without_a_database_refuses_is_said_as_the_key(mon
         check_reachable(parse_spec("openai/gemma", base_url=url, api_key=MASTER_KEY))  # the master key passes
     finally:
         proxy.stop()
+
+
+def test_a_proxy_that_cannot_reach_its_model_server_is_a_connection_failure():
+    """LiteLLM's HTTP 500 for a model server that is down was an `http_500` error; it is kind `connection`
+    now, said as the proxy's, so that a run asks whether the endpoint is gone."""
+    from aiohttp import web
+
+    from pageindex.llm import LLMCallError
+
+    body = {"error": {
+        "message": "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n\n"
+        "LiteLLM: model group 'gemma' failed with the error above. No fallback was attempted.",
+        "type": "internal_server_error", "param": None, "code": "500",
+    }}  # fmt: skip
+
+    class Down(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                return web.json_response(body, status=500)
+
+            return openai_app(chat=chat, models=lambda: [MODELS_ENTRY])
+
+    with Down() as proxy:
+        client = make_client("openai/gemma", base_url=proxy.base_url, api_key="k", max_retries=1)
+        with pytest.raises(LLMCallError) as failed:
+            asyncio.run(client.chat([Message(role="user", content="Say PONG")], max_tokens=8))
+    assert failed.value.kind == "connection"
+    assert str(failed.value) == (
+        f"openai/gemma at {proxy.base_url}: the proxy could not reach the model server behind it (HTTP 500 "
+        "after 2 attempt(s)): litellm.InternalServerError: InternalServerError: OpenAIException - Connection "
+        "error. LiteLLM: model group 'gemma' failed with the error above. No fallback was attempted."
+    )
