@@ -237,6 +237,21 @@ def upstream_unreachable(status: int | None, message: str) -> bool:
     return status in (500, 502, 503, 504) and bool(_UPSTREAM_UNREACHABLE.search(message or ""))
 
 
+# A proxy whose own timeout for its model server ran out before the client's: LiteLLM's proxy (1.108.7, a
+# ``timeout`` in its model's litellm_params) answers HTTP 408 "litellm.Timeout: APITimeoutError - Request
+# timed out. Error_str: Request timed out. - timeout value=3.0, time taken=3.0 seconds ...".
+_PROXY_TIMEOUT = re.compile(r"litellm\.Timeout\b", re.IGNORECASE)
+_PROXY_TIMEOUT_VALUE = re.compile(r"timeout value=(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def proxy_timeout(status: int | None, message: str) -> tuple[bool, float | None]:
+    """Whether an HTTP error is a proxy's own timeout (LiteLLM's 408), and the timeout it says (seconds)."""
+    if status not in (408, 504) or not _PROXY_TIMEOUT.search(message or ""):
+        return False, None
+    value = _PROXY_TIMEOUT_VALUE.search(message)
+    return True, float(value.group(1)) if value else None
+
+
 def key_refusal(status: int, text: str) -> str | None:
     """Whether an HTTP error refuses the request's credentials: "" for a 401 or 403, and for a LiteLLM
     proxy started with a ``master_key`` and no database, which answers every other key (the placeholder
@@ -443,7 +458,10 @@ class RedactingTransport(httpx2.AsyncBaseTransport):
             # a prompt that does not fit fails the same way every time: not retried, whatever the
             # status (llama.cpp servers answer it with a 500, which the SDK would retry)
             overflow = is_context_overflow(response.status_code, message)
-            never = {"x-should-retry": "false"} if overflow else None
+            # a proxy's own timeout is a timeout: not retried where client timeouts are not (a one-at-a-time
+            # model server behind it goes on computing the abandoned request; a retry queues behind it)
+            timed_out = not self.retry_timeouts and proxy_timeout(response.status_code, message)[0]
+            never = {"x-should-retry": "false"} if overflow or timed_out else None
             return _rebuild(response, request, response.status_code, text, never)
         if (
             response.status_code != 200

@@ -31,6 +31,7 @@ from pageindex.llm.http import (
     is_context_overflow,
     key_refusal,
     make_http_client,
+    proxy_timeout,
     server_message,
     shorten,
     stated_context_window,
@@ -163,6 +164,15 @@ def translate_error(
                 f"{where}: the prompt does not fit the model's context{window}: "
                 f"HTTP {exc.status_code}: {message}",
                 raw=body[:2000],
+            )
+        proxied, after = proxy_timeout(exc.status_code, message)
+        if proxied:  # the proxy gave up on its model server before pageindex's --timeout ran out
+            own = f"its own timeout ({after:g}s)" if after is not None else "its own timeout"
+            retry = "" if client.retry_timeouts else " (timeouts are not retried for this server)"
+            return LLMTimeout(
+                f"{where}: the proxy gave up waiting for the model server behind it (HTTP {exc.status_code} "
+                f"{attempts_text}{retry}): {own} is shorter than pageindex's --timeout {client.timeout:g}s; "
+                f"raise the proxy's timeout (LiteLLM: timeout in the model's litellm_params): {message}"
             )
         if upstream_unreachable(exc.status_code, message):
             # a proxy whose model server is gone: a connection failure, so that `bench run` asks whether the

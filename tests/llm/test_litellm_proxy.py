@@ -183,3 +183,50 @@ def test_a_proxy_that_cannot_reach_its_model_server_is_a_connection_failure():
         "after 2 attempt(s)): litellm.InternalServerError: InternalServerError: OpenAIException - Connection "
         "error. LiteLLM: model group 'gemma' failed with the error above. No fallback was attempted."
     )
+
+
+PROXY_TIMEOUT_MESSAGE = (
+    "litellm.Timeout: APITimeoutError - Request timed out. Error_str: Request timed out. - timeout "
+    "value=3.0, time taken=3.0 seconds\n\nDeployment Info: request_timeout: None\ntimeout: 3.0\n\nLiteLLM: "
+    "model group 'gemma' failed with the error above. No fallback was attempted."
+)
+
+
+@pytest.mark.parametrize("retry_timeouts", [False, True])
+def test_the_proxys_own_timeout_is_said_as_a_timeout_and_not_retried_on_a_local_server(retry_timeouts):
+    """A proxy with a `timeout: 3` for its model server answered HTTP 408 (the body below) while pageindex
+    waited up to its --timeout: the SDK retried each 408 as a passing error, every retry queued behind the
+    generation the proxy abandoned on a one-at-a-time llama-server, and a call that ran out of retries was
+    an `http_408`. It is a timeout now, naming the proxy's timeout against pageindex's, and, as a client
+    timeout, not retried where the local-server profile does not retry timeouts."""
+    from aiohttp import web
+
+    from pageindex.llm import LLMTimeout
+
+    body = {"error": {"message": PROXY_TIMEOUT_MESSAGE, "type": "invalid_request_error", "param": None,
+                      "code": "408"}}  # fmt: skip
+    seen: list[int] = []
+
+    class Slow(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                seen.append(1)
+                return web.json_response(body, status=408)
+
+            return openai_app(chat=chat, models=lambda: [MODELS_ENTRY])
+
+    with Slow() as proxy:
+        client = make_client("openai/gemma", base_url=proxy.base_url, api_key="k", max_retries=2, timeout=100,
+                             retry_timeouts=retry_timeouts)  # fmt: skip
+        with pytest.raises(LLMTimeout) as failed:
+            asyncio.run(client.chat([Message(role="user", content="Write a story")], max_tokens=8))
+    attempts = 3 if retry_timeouts else 1
+    assert len(seen) == attempts
+    not_retried = "" if retry_timeouts else " (timeouts are not retried for this server)"
+    assert failed.value.kind == "timeout"
+    assert str(failed.value) == (
+        f"openai/gemma at {proxy.base_url}: the proxy gave up waiting for the model server behind it (HTTP "
+        f"408 after {attempts} attempt(s){not_retried}): its own timeout (3s) is shorter than pageindex's "
+        "--timeout 100s; raise the proxy's timeout (LiteLLM: timeout in the model's litellm_params): "
+        + " ".join(PROXY_TIMEOUT_MESSAGE.split())
+    )
