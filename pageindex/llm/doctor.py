@@ -1321,7 +1321,7 @@ def run_doctor(
             cached is not None
             and (not probe_context or cached.check("context_probe") is not None)
             and (not probe_tool_cap or (tool_row is not None and tool_row.status != "skip"))
-            and _still_answers(spec, timeout, transport)
+            and _still_answers(spec, timeout, transport, cached)
         ):
             return cached
     report = asyncio.run(
@@ -1344,12 +1344,18 @@ def run_doctor(
     return report
 
 
-def _still_answers(spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None) -> bool:
-    """Whether ``spec``'s endpoint passes the preflight now (reachable, the key taken, the model served)."""
+def _still_answers(
+    spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None, cached: DoctorReport
+) -> bool:
+    """Whether ``spec``'s endpoint passes the preflight now (reachable, the key taken, the model served),
+    and lists the context window ``cached`` read from its metadata (a llama-server restarted with another
+    ``-c`` lists its new ``n_ctx``: the cached window was said after it)."""
     try:
-        asyncio.run(preflight(spec, timeout=timeout, transport=transport))
+        found = asyncio.run(preflight(spec, timeout=timeout, transport=transport))
     except LLMConfigError:
         return False
+    if cached.findings.context_source == "metadata":
+        return context_window_from_metadata(found.metadata)[0] == cached.findings.context_window
     return True
 
 

@@ -717,6 +717,19 @@ def test_cached_findings_are_served_only_while_the_endpoint_passes_the_preflight
     assert f"error: cannot reach {MODEL} at {url}: connection refused" in result.output
 
 
+def test_cached_findings_are_not_served_when_the_server_lists_another_window_now():
+    """llama-server restarted with -c 512 after a doctor at -c 4096 lists n_ctx 512: the doctor said the
+    cached `4,096 tokens (n_ctx in /models)`. A window the metadata lists differently now probes again."""
+    with FaultServer(CompetentPolicy(), limits=ServerLimits(context_window=4096)) as srv:
+        spec = parse_spec(MODEL, base_url=srv.base_url, env={})
+        first = run_doctor(spec, timeout=10)
+        assert first.findings.context_window == 4096 and first.findings.context_source == "metadata"
+        assert run_doctor(spec, timeout=10).cached
+        srv.set_limits(ServerLimits(context_window=512))
+        again = run_doctor(spec, timeout=10)
+    assert not again.cached and again.findings.context_window == 512
+
+
 def test_passing_server_errors_are_tried_again_not_taken_for_limits():
     """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
     (a run retries such calls too) and its finding is what the server can do (trial 2)."""
