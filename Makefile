@@ -24,6 +24,7 @@ test: install
 
 test-real: install
 	bash tests/real/setup_server_env.sh >/dev/null
+	bash tests/real/setup_litellm_env.sh >/dev/null
 	PAGEINDEX_REAL_TIER=1 $(BIN)/python -m pytest tests/real -p no:xdist -p no:cacheprovider --timeout 1800 -v
 
 # The suite again on the oldest releases pyproject.toml allows (uv's lowest-direct resolution) in a

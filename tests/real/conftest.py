@@ -190,3 +190,70 @@ def llama_cpp(server_env: Path, tmp_path_factory: pytest.TempPathFactory):
 
 def pageindex_cli() -> list[str]:
     return [sys.executable, "-m", "pageindex.cli"]
+
+
+@dataclass
+class LiteLLMProxy:
+    base_url: str
+    master_key: str
+    model: str  # the proxy's name for llama_cpp's model
+    gone: str  # a model the proxy forwards to a port nothing listens on
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture(scope="session")
+def litellm_proxy(llama_cpp: LlamaServer, tmp_path_factory: pytest.TempPathFactory):
+    """A real LiteLLM proxy (litellm[proxy] pinned in tests/real/setup_litellm_env.sh, a venv of its own)
+    in front of ``llama_cpp``, with a ``master_key`` and no database; its model ``gone`` points at a port
+    nothing listens on (a model server that is down)."""
+    proc = subprocess.run(
+        ["bash", str(HERE / "setup_litellm_env.sh")], capture_output=True, text=True,
+        env={**os.environ, "PY": os.environ.get("PAGEINDEX_REAL_PY", "python3")},
+    )  # fmt: skip
+    if proc.returncode != 0:
+        _fail(f"the LiteLLM proxy's environment could not be built:\n{proc.stderr[-4000:]}")
+    env_dir = Path(proc.stdout.strip().splitlines()[-1])
+    work = tmp_path_factory.mktemp("litellm")
+    key = "sk-real-tier-master-0123456789"
+    config = work / "config.yaml"
+    config.write_text(
+        "model_list:\n"
+        f"  - model_name: gemma\n    litellm_params: {{model: openai/{llama_cpp.model}, "
+        f"api_base: '{llama_cpp.base_url}', api_key: none}}\n"
+        f"  - model_name: gone\n    litellm_params: {{model: openai/gone, "
+        f"api_base: 'http://127.0.0.1:{free_port()}/v1', api_key: none}}\n"
+        f"general_settings: {{master_key: {key}}}\n"
+    )
+    port = free_port()
+    log = work / "litellm.log"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    process = subprocess.Popen(
+        [str(env_dir / "bin" / "litellm"), "--config", str(config), "--host", "127.0.0.1",
+         "--port", str(port)],
+        stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
+    )  # fmt: skip
+    proxy = LiteLLMProxy(f"http://127.0.0.1:{port}/v1", key, "gemma", "gone", log, process)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            _fail(f"the LiteLLM proxy exited with {process.returncode}:\n{proxy.log_tail()}")
+        try:
+            headers = {"Authorization": f"Bearer {key}"}
+            if httpx.get(f"{proxy.base_url}/models", headers=headers, timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    else:
+        process.kill()
+        _fail(f"the LiteLLM proxy did not answer within 120 s:\n{proxy.log_tail()}")
+    yield proxy
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
