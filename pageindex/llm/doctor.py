@@ -57,7 +57,7 @@ from pageindex.llm.http import (
     stated_context_window,
     without_refused,
 )
-from pageindex.llm.preflight import PreflightResult, describe_response, preflight
+from pageindex.llm.preflight import PreflightResult, check_upstream, describe_response, preflight
 from pageindex.llm.pricing import load_pricing
 from pageindex.llm.providers import provider_class
 from pageindex.llm.spec import ModelSpec
@@ -1348,10 +1348,17 @@ def _still_answers(
     spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None, cached: DoctorReport
 ) -> bool:
     """Whether ``spec``'s endpoint passes the preflight now (reachable, the key taken, the model served),
-    and lists the context window ``cached`` read from its metadata (a llama-server restarted with another
-    ``-c`` lists its new ``n_ctx``: the cached window was said after it)."""
+    is no proxy that cannot reach its model server (a LiteLLM proxy lists its models all the same: one
+    token of chat), and lists the context window ``cached`` read from its metadata (a llama-server
+    restarted with another ``-c`` lists its new ``n_ctx``: the cached window was said after it)."""
+
+    async def probe() -> PreflightResult:
+        found = await preflight(spec, timeout=timeout, transport=transport)
+        await check_upstream(spec, timeout=timeout, transport=transport)
+        return found
+
     try:
-        found = asyncio.run(preflight(spec, timeout=timeout, transport=transport))
+        found = asyncio.run(probe())
     except LLMConfigError:
         return False
     if cached.findings.context_source == "metadata":

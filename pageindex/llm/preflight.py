@@ -194,14 +194,16 @@ async def _check_unlisted(
         )
 
 
-async def check_upstream(spec: ModelSpec, *, timeout: float) -> None:
+async def check_upstream(
+    spec: ModelSpec, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None
+) -> None:
     """One token of chat, after a proxy said that it could not reach the model server behind it (its
     ``GET /models`` answers all the same: a LiteLLM proxy lists its configured models whatever their
     servers do): raise :class:`EndpointUnreachableError` when the proxy still says so, or gives no answer."""
     if spec.base_url is None:
         return
     body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
-    async with httpx.AsyncClient(timeout=timeout, headers=spec.auth_headers()) as http:
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=spec.auth_headers()) as http:
         chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
     said = server_message(chat.text, limit=200) if chat.content else ""
     if upstream_unreachable(chat.status_code, said):

@@ -730,6 +730,38 @@ def test_cached_findings_are_not_served_when_the_server_lists_another_window_now
     assert not again.cached and again.findings.context_window == 512
 
 
+def test_cached_findings_are_not_served_for_a_proxy_whose_model_server_is_down():
+    """A LiteLLM proxy lists its models whatever its model server does: with llama-server killed behind it,
+    the cached findings were served after the preflight, `usable with limits`, exit 1 (`--refresh` said
+    `unusable`). One token of chat now asks the proxy too. (An imitation on loopback answering the body the
+    real proxy, litellm 1.108.7, answered; not the real proxy.)"""
+    from aiohttp import web
+
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+    said = ("litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n\n"
+            "LiteLLM: model group 'gemma' failed with the error above. No fallback was attempted.")
+
+    class ProxyWithoutItsServer(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                error = {"message": said, "type": "internal_server_error", "param": None, "code": "500"}
+                return web.json_response({"error": error}, status=500)
+
+            return openai_app(chat=chat, models=lambda: [wire.model_entry("fault-model")])
+
+    with FaultServer(CompetentPolicy()) as srv:
+        port, spec = srv.port, parse_spec(MODEL, base_url=srv.base_url, env={})
+        assert run_doctor(spec, timeout=10).verdict == "usable"
+        assert run_doctor(spec, timeout=10).cached
+    with ProxyWithoutItsServer(port=port):
+        again = run_doctor(spec, timeout=10)
+    assert not again.cached and again.verdict == "unusable"
+    chat = again.check("chat")
+    assert chat is not None and chat.status == "fail" and "OpenAIException - Connection error." in chat.detail
+
+
 def test_passing_server_errors_are_tried_again_not_taken_for_limits():
     """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
     (a run retries such calls too) and its finding is what the server can do (trial 2)."""
