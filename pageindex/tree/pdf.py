@@ -171,8 +171,8 @@ def broken_link(p: Path) -> str:
 
 def _check_path(p: Path) -> None:
     """Raise the matching :class:`PDFError` unless ``p`` names a regular file (through its links)."""
-    _check_name(p)
     if p.is_file():
+        _check_name(p)
         return
     if p.is_dir():
         raise NotAPDFError(p, "a directory: give one filing's PDF")
