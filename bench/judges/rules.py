@@ -1290,6 +1290,9 @@ class RulesJudge:
             if self._found(g, single, question=question, supporting=supporting):
                 out.append(g)
                 continue
+            if g.other_end is not None and self._same_range(g, golds, candidates, question=question):
+                out.append(g)  # a range gold ("£200-£250 million") stated as that range
+                continue
             for a in candidates:
                 if a.other_end is not None and a.start not in used:
                     if self._found(g, [a], question=question, supporting=supporting):
@@ -1298,6 +1301,28 @@ class RulesJudge:
                         out.append(g)
                         break
         return out
+
+    def _same_range(
+        self, end: Quantity, golds: list[Quantity], candidates: list[Quantity], *, question: str
+    ) -> bool:
+        """Whether an answer's range states the gold range ``end`` is one end of: its two ends, each read
+        as a figure, state the gold's two ends (an answer identical to the gold "$1.0-$1.1 billion" found
+        1 of its 2 figures, a range matching no single figure: judged incorrect)."""
+        partner = next((g for g in golds if g.other_end == end.value and g.value == end.other_end), None)
+        if partner is None:
+            return False
+        ends = {a.start: a for a in candidates if a.other_end is not None}
+
+        def states(gold: Quantity, answer: Quantity) -> bool:
+            one = dataclasses.replace(answer, other_end=None)
+            return self._found(dataclasses.replace(gold, other_end=None), [one], question=question)
+
+        return any(
+            states(end, a) and states(partner, b)
+            for a in ends.values()
+            for b in ends.values()
+            if b is not a and b.other_end == a.value and a.other_end == b.value
+        )
 
     def _found(
         self, gold: Quantity, candidates: list[Quantity], *, question: str = "", supporting: bool = False

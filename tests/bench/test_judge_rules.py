@@ -922,6 +922,23 @@ def test_a_range_states_the_gold_only_when_both_ends_round_to_it(rules: RulesJud
     assert rules.judge_sync(q, "No. The quick ratio was 0.91.", answer).verdict == "incorrect"
 
 
+@pytest.mark.parametrize(
+    "gold", ["$1.0-$1.1 billion", "$200-250 million", "£200-£250 million", "35-40%", "NT$5-NT$6 billion"]
+)
+def test_a_range_gold_is_stated_by_the_same_range(rules: RulesJudge, gold: str) -> None:
+    """A gold that is a range (guidance) is stated by an answer giving that range: the answer identical
+    to the gold found 1 of its 2 figures ("$1.0-$1.1 billion": incorrect), since a range answer matched a
+    single gold figure only when both its ends rounded to it. Another range, or one end, does not."""
+    q = "What revenue range did Zentrix guide to for FY2024?"
+    v = rules.judge_sync(q, gold, f"Zentrix guided to {gold} for FY2024.")
+    assert (v.verdict, v.reasoning) == ("correct", "2/2 gold numbers found")
+    low = gold.split("-")[0]
+    assert rules.judge_sync(q, gold, f"Zentrix guided to {low} for FY2024.").verdict == "incorrect"
+    wider = {"$1.0-$1.1 billion": "$1.0-$1.3 billion", "35-40%": "35-45%"}.get(gold)
+    if wider:
+        assert rules.judge_sync(q, gold, f"Zentrix guided to {wider}.").verdict == "incorrect"
+
+
 def test_a_direction_question_answered_with_the_direction(rules: RulesJudge) -> None:
     q = "Did Zentrix's store payroll as a percent of net sales increase or decrease in FY2023?"
     gold = "Store payroll as a percent of net sales increased in FY2023."
