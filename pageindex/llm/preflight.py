@@ -49,6 +49,11 @@ class PreflightResult(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="The model's entry in the list (context window hints etc.)."
     )
+    answered_as: str | None = Field(
+        default=None,
+        description="An unlisted model's one-token check was answered: the model its reply names (\"\" "
+        "for none); None: not checked, or no reply.",
+    )
     latency_s: float = 0.0
 
     def shown_models(self, most: int = 4) -> str:
@@ -62,10 +67,13 @@ class PreflightResult(BaseModel):
         results were filed under the wrong model)."""
         if self.model_listed is not False:
             return None
-        return (
-            f"{model} is not among the models {self.url} lists ({self.shown_models()}): the server may "
-            "answer with another model, or refuse it"
-        )
+        unlisted = f"{model} is not among the models {self.url} lists ({self.shown_models()})"
+        if self.answered_as is None:  # no reply to the one-token check (busy, a 5xx): what may happen
+            return f"{unlisted}: the server may answer with another model, or refuse it"
+        if self.answered_as and not same_model(self.answered_as, model):  # llama-server: its model file
+            by = "that model" if self.models == [self.answered_as] else self.answered_as
+            return f"{unlisted}: a one-token request for {model} was answered by {by}"
+        return f"{unlisted}: the server answered a one-token request for it, perhaps with another model"
 
 
 def describe_response(response: httpx.Response) -> str:
@@ -177,7 +185,8 @@ async def _check_unlisted(
     answers any name with its one model). A server that refuses the name (a LiteLLM proxy: HTTP 400
     ``Invalid model name passed in model=...``; OpenAI, vLLM, Ollama: 404) fails the preflight with
     the models it lists; before, the run went on and every sample ended in that ``http_400``. Any
-    other answer (a reply, a busy server, a 5xx) leaves it to the caller's warning."""
+    other answer (a reply, a busy server, a 5xx) leaves it to the caller's warning; a reply is kept in
+    ``found.answered_as`` (the model it names), for the warning to say what answered."""
     body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     try:
         chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
@@ -185,6 +194,10 @@ async def _check_unlisted(
         return
     if refused := _key_refused(spec, chat):
         raise refused
+    data = response_json(chat) if chat.status_code == 200 else None
+    if isinstance(data, dict) and isinstance(data.get("choices"), list):
+        found.answered_as = str(data.get("model") or "")  # llama-server names its model file
+        return
     said = (server_message(chat.text) if chat.content else "").lower()
     if chat.status_code in (400, 404, 422) and ("model" in said or spec.model.lower() in said):
         raise LLMConfigError(

@@ -307,7 +307,7 @@ def test_a_model_the_server_does_not_list_is_said_before_any_work(tmp_path):
     assert typo.exit_code == 0, typo.output
     assert (
         f"warning: fault-modle is not among the models {srv.base_url} lists (fault-model): the server "
-        "may answer with another model, or refuse it"
+        "answered a one-token request for it, perhaps with another model"
     ) in typo.output
     assert listed.exit_code == 0 and "warning:" not in listed.output
 

@@ -702,8 +702,8 @@ def test_bench_run_says_a_model_the_server_does_not_list(tmp_path, quiet_env):
         typo = invoke([*args, "-m", "openai/fault-modle", "--out", str(tmp_path / "typo")])
         listed = invoke([*args, "-m", "openai/fault-model", "--out", str(tmp_path / "listed")])
     said = (
-        f"fault-modle is not among the models {srv.base_url} lists (fault-model): the server may answer "
-        "with another model, or refuse it"
+        f"fault-modle is not among the models {srv.base_url} lists (fault-model): the server answered a "
+        "one-token request for it, perhaps with another model"
     )
     assert typo[0] == 0, typo[1]
     lines = [" ".join(line.split()) for line in typo[1].splitlines()]

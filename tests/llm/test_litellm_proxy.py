@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
 import pytest
 from aiohttp import web
 
 from pageindex.llm import LLMConfigError, Message, check_reachable, make_client, parse_spec
 from pageindex.llm.fakeserver import LoopbackServer, bearer_key, openai_app
+from pageindex.llm.preflight import preflight
 
 PROXY_MODEL = "gemma"
 # GET /v1/models of a proxy whose model_list names "gemma" (LiteLLM's shape: no context window)
@@ -117,9 +119,44 @@ def test_an_unlisted_model_a_server_answers_anyway_keeps_the_warning(serve):
     found = client.preflight_result
     assert found is not None and found.model_listed is False
     assert found.unlisted("other-name") == (
-        f"other-name is not among the models {server.base_url} lists (scripted): the server may answer "
+        f"other-name is not among the models {server.base_url} lists (scripted): the server answered a "
+        "one-token request for it, perhaps with another model"
+    )
+
+
+LLAMA_FILE = "/models/gemma-3-270m-q4_k_m.gguf"
+
+
+def _llama_server(request: httpx.Request) -> httpx.Response:
+    """llama.cpp's llama-server (b1-0c1e570): it lists its model file, answers any name with it, and its
+    reply names the file (captured from llama-server 0.3.36 with gemma-3-270m)."""
+    if request.url.path.endswith("/models"):
+        return httpx.Response(200, json={"object": "list", "data": [{"id": LLAMA_FILE, "object": "model"}]})
+    if request.url.path.endswith("/chat/completions"):
+        return httpx.Response(200, json={**REPLY, "model": LLAMA_FILE})
+    return httpx.Response(503, json={"error": {"message": "Loading model"}})
+
+
+def test_an_unlisted_model_llama_server_answers_is_said_with_the_model_that_answered():
+    """A plain llama-server user's `-m openai/gemma`: the one-token check was answered, and the reply
+    names the model file that answered. The warning said the server 'may answer with another model, or
+    refuse it', after the check had seen it answer, and with which model; a check that got no reply
+    keeps those words."""
+    spec = parse_spec("openai/gemma", base_url="http://127.0.0.1:9/v1", api_key="k")
+    found = asyncio.run(preflight(spec, transport=httpx.MockTransport(_llama_server)))
+    assert (found.model_listed, found.answered_as) == (False, LLAMA_FILE)
+    assert found.unlisted("gemma") == (
+        f"gemma is not among the models http://127.0.0.1:9/v1 lists ({LLAMA_FILE}): a one-token request "
+        "for gemma was answered by that model"
+    )
+    found.answered_as = None  # the check got no reply (a busy server past the timeout, a 5xx)
+    assert found.unlisted("gemma") == (
+        f"gemma is not among the models http://127.0.0.1:9/v1 lists ({LLAMA_FILE}): the server may answer "
         "with another model, or refuse it"
     )
+    # a router listing several models: the one that answered is named
+    found.answered_as, found.models = LLAMA_FILE, ["other.gguf", LLAMA_FILE]
+    assert found.unlisted("gemma").endswith(f"a one-token request for gemma was answered by {LLAMA_FILE}")
 
 
 def test_a_key_a_litellm_proxy_without_a_database_refuses_is_said_as_the_key(monkeypatch):
