@@ -790,7 +790,8 @@ async def _probe_all(
     window, source_key = context_window_from_metadata(found.metadata)
     if window is not None:
         facts.context_window, facts.context_source = window, "metadata"
-    elif (told := await _told_window(prober)) is not None:  # as a run finds it (Ollama's loaded model)
+    elif (told := await _told_window(prober.spec, prober.timeout, prober.transport)) is not None:
+        # as a run finds it (the only model listed, Ollama's loaded model)
         facts.context_window, facts.context_source, facts.context_told = told.tokens, "server", told.source
     if probe_context:
         bound, refused, stated, detail = await _probe_context(prober)
@@ -1089,13 +1090,15 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
     )
 
 
-async def _told_window(prober: _Prober) -> ServerWindow | None:
+async def _told_window(
+    spec: ModelSpec, timeout: float, transport: httpx.AsyncBaseTransport | None
+) -> ServerWindow | None:
     """The window the server's own API tells (Ollama's loaded model), read as a run reads it; not
     with a test's transport, which the provider does not use."""
-    provider = provider_class(prober.spec.provider)
-    if provider is None or prober.transport is not None:
+    provider = provider_class(spec.provider)
+    if provider is None or transport is not None:
         return None
-    return await provider(prober.spec).context_window(timeout=prober.timeout)
+    return await provider(spec).context_window(timeout=timeout)
 
 
 def _runs_assume(model: str) -> str | None:
@@ -1350,19 +1353,26 @@ def _still_answers(
     """Whether ``spec``'s endpoint passes the preflight now (reachable, the key taken, the model served),
     is no proxy that cannot reach its model server (a LiteLLM proxy lists its models all the same: one
     token of chat), and lists the context window ``cached`` read from its metadata (a llama-server
-    restarted with another ``-c`` lists its new ``n_ctx``: the cached window was said after it)."""
+    restarted with another ``-c`` lists its new ``n_ctx``: the cached window was said after it), or tells
+    it as a run reads it (``-m openai/gemma`` at a llama-server that lists only its model file: the
+    window of the one model listed; Ollama's loaded model)."""
 
-    async def probe() -> PreflightResult:
+    async def probe() -> tuple[PreflightResult, ServerWindow | None]:
         found = await preflight(spec, timeout=timeout, transport=transport)
         await check_upstream(spec, timeout=timeout, transport=transport)
-        return found
+        told = None
+        if cached.findings.context_source == "server":
+            told = await _told_window(spec, timeout, transport)
+        return found, told
 
     try:
-        found = asyncio.run(probe())
+        found, told = asyncio.run(probe())
     except LLMConfigError:
         return False
     if cached.findings.context_source == "metadata":
         return context_window_from_metadata(found.metadata)[0] == cached.findings.context_window
+    if cached.findings.context_source == "server" and transport is None:
+        return told is not None and told.tokens == cached.findings.context_window
     return True
 
 

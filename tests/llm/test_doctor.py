@@ -762,6 +762,22 @@ def test_cached_findings_are_not_served_for_a_proxy_whose_model_server_is_down()
     assert chat is not None and chat.status == "fail" and "OpenAIException - Connection error." in chat.detail
 
 
+def test_cached_findings_are_not_served_when_the_server_tells_another_window_now():
+    """A plain llama-server user's `-m openai/gemma`: the server lists only its model file, so the window
+    is the one model's n_ctx, read as a run reads it (context_source "server"). Restarted with -c 512
+    after a doctor at -c 4096, the doctor said the cached `4,096 tokens (server metadata)` and its 3,072-token
+    context budget. A window the server tells differently probes again."""
+    with FaultServer(CompetentPolicy(), limits=ServerLimits(context_window=4096)) as srv:
+        spec = parse_spec("openai/gemma", base_url=srv.base_url, env={})
+        first = run_doctor(spec, timeout=10)
+        assert first.findings.model_listed is False
+        assert (first.findings.context_window, first.findings.context_source) == (4096, "server")
+        assert run_doctor(spec, timeout=10).cached
+        srv.set_limits(ServerLimits(context_window=512))
+        again = run_doctor(spec, timeout=10)
+    assert not again.cached and again.findings.context_window == 512
+
+
 def test_passing_server_errors_are_tried_again_not_taken_for_limits():
     """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
     (a run retries such calls too) and its finding is what the server can do (trial 2)."""
