@@ -32,6 +32,10 @@ from pageindex.llm.types import EndpointUnreachableError, LLMConfigError
 from pageindex.wording import shortened
 
 NO_LIST_STATUSES = (404, 405, 501)
+# How long the one-token check of a model the server does not list waits: a server that refuses the name
+# says so at once (LiteLLM's 400, a 404), and llama.cpp, which answers any name, may be busy generating
+# for another client for minutes; past it the check is left undecided (the warning says what may happen)
+UNLISTED_CHECK_S = 10.0
 
 
 class PreflightResult(BaseModel):
@@ -188,8 +192,9 @@ async def _check_unlisted(
     other answer (a reply, a busy server, a 5xx) leaves it to the caller's warning; a reply is kept in
     ``found.answered_as`` (the model it names), for the warning to say what answered."""
     body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    wait = min(timeout, UNLISTED_CHECK_S)  # a llama.cpp server busy for another client answers when done
     try:
-        chat = await _request(http, spec, "POST", "/chat/completions", timeout, json=body)
+        chat = await _request(http, spec, "POST", "/chat/completions", wait, json=body)
     except LLMConfigError:
         return
     if refused := _key_refused(spec, chat):
@@ -233,7 +238,7 @@ async def _request(
     http: httpx.AsyncClient, spec: ModelSpec, method: str, path: str, timeout: float, **kwargs: Any
 ) -> httpx.Response:
     try:
-        return await http.request(method, endpoint(spec.base_url or "", path), **kwargs)
+        return await http.request(method, endpoint(spec.base_url or "", path), timeout=timeout, **kwargs)
     except httpx.TimeoutException:
         silent = f"no answer within {timeout:g}s"
         if is_loopback(spec.base_url):

@@ -267,3 +267,32 @@ def test_the_proxys_own_timeout_is_said_as_a_timeout_and_not_retried_on_a_local_
         "--timeout 100s; raise the proxy's timeout (LiteLLM: timeout in the model's litellm_params): "
         + " ".join(PROXY_TIMEOUT_MESSAGE.split())
     )
+
+
+def test_the_unlisted_check_waits_briefly_for_a_server_busy_for_another_client(monkeypatch):
+    """llama-server busy generating for another client answers the one-token check only when done:
+    `ask -m openai/gemma` sat silent for the rest of that generation (18 s for 800 tokens; up to the local
+    --timeout of 600 s), where `-m` with the listed name started at once. The check waits
+    UNLISTED_CHECK_S, then leaves it undecided (the warning says what may happen); a refusal is at once."""
+    import time
+
+    from pageindex.llm import preflight as module
+
+    monkeypatch.setattr(module, "UNLISTED_CHECK_S", 0.5, raising=False)
+
+    class Busy(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                await asyncio.sleep(4)  # another client's generation first
+                return web.json_response({**REPLY, "model": LLAMA_FILE})
+
+            return openai_app(chat=chat, models=lambda: [{"id": LLAMA_FILE, "object": "model"}])
+
+    with Busy() as server:
+        spec = parse_spec("openai/gemma", base_url=server.base_url, api_key="k")
+        started = time.perf_counter()
+        found = asyncio.run(preflight(spec, timeout=30))
+        waited = time.perf_counter() - started
+    assert waited < 2.5, waited
+    assert (found.model_listed, found.answered_as) == (False, None)
+    assert found.unlisted("gemma").endswith("the server may answer with another model, or refuse it")
