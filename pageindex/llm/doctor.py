@@ -53,8 +53,10 @@ from pageindex.cachedir import cache_root
 from pageindex.llm.http import (
     REASONING_ROOM,
     REFUSABLE_PARAMS,
+    UPSTREAM_GONE,
     refused_param,
     stated_context_window,
+    upstream_unreachable,
     without_refused,
 )
 from pageindex.llm.preflight import PreflightResult, check_upstream, describe_response, preflight
@@ -488,6 +490,8 @@ async def _probe_all(
     if not chat.ok:
         slow = " (a server that is slow, or busy with another request, needs a larger --timeout)"
         detail = f"POST /chat/completions: {chat.why()}" + (slow if chat.timed_out else "")
+        if upstream_unreachable(chat.status, chat.why()):  # a LiteLLM proxy whose model server is down
+            detail = f"POST /chat/completions: {UPSTREAM_GONE} ({chat.why()})"
         add("chat", "plain chat", "fail", detail, chat.latency_s)
         for key, label in (("tools", "tool calls"), ("json", "JSON output")):
             add(key, label, "skip", "not probed: plain chat failed")

@@ -296,3 +296,33 @@ def test_the_unlisted_check_waits_briefly_for_a_server_busy_for_another_client(m
     assert waited < 2.5, waited
     assert (found.model_listed, found.answered_as) == (False, None)
     assert found.unlisted("gemma").endswith("the server may answer with another model, or refuse it")
+
+
+def test_the_doctor_says_a_proxy_whose_model_server_is_down_as_such():
+    """A first `pageindex doctor` through a LiteLLM proxy whose llama-server was killed said only `plain
+    chat fails: POST /chat/completions: HTTP 500: "litellm.InternalServerError: ..."`, where bench run,
+    ask and the doctor's cached path say `the proxy could not reach the model server behind it`."""
+    from pageindex.llm.doctor import run_doctor
+
+    message = (
+        "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.\n\nLiteLLM: "
+        "model group 'gemma' failed with the error above. No fallback was attempted."
+    )
+
+    class Down(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                body = {"error": {"message": message, "type": "internal_server_error", "code": "500"}}
+                return web.json_response(body, status=500)
+
+            return openai_app(chat=chat, models=lambda: [MODELS_ENTRY])
+
+    with Down() as proxy:
+        spec = parse_spec("openai/gemma", base_url=proxy.base_url, api_key="k")
+        report = run_doctor(spec, timeout=10, use_cache=False)
+    chat = next(c for c in report.checks if c.key == "chat")
+    assert report.verdict == "unusable" and chat.status == "fail"
+    assert chat.detail.startswith(
+        "POST /chat/completions: the proxy could not reach the model server behind it (HTTP 500: "
+        '"litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.'
+    ), chat.detail
