@@ -48,7 +48,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
-from pageindex.llm.providers.base import PassThrough
+from pageindex.llm.providers.base import PassThrough, ProviderFailure
 from pageindex.llm.types import Message, ToolSpec
 from pageindex.llm.wire import (
     completion_body,
@@ -62,6 +62,7 @@ from pageindex.llm.wire import (
     tool_from_wire,
     wire_tool_call,
 )
+from pageindex.wording import error_text
 
 RESPONSE_MODEL_HEADER = "x-pageindex-response-model"
 
@@ -367,7 +368,12 @@ class ScriptedTransport(httpx2.AsyncBaseTransport):
             listing = models_body([model_entry(self.model.name)])
             return httpx2.Response(200, json=listing, request=request)
         body = json.loads(await request.aread() or b"{}")
-        wire = await self.model.respond(body, {k.lower(): v for k, v in request.headers.items()})
+        try:
+            wire = await self.model.respond(body, {k.lower(): v for k, v in request.headers.items()})
+        except Exception as exc:  # the policy's bug: said as such, not as "Connection error."
+            if isinstance(exc, httpx2.HTTPError | PassThrough):  # its stand-in for a network failure
+                raise
+            raise ProviderFailure(f"the scripted model's policy raised {error_text(exc)}") from exc
         timeout = (request.extensions.get("timeout") or {}).get("read")
         if wire.timeout or (timeout is not None and wire.delay_s > timeout):
             await asyncio.sleep(min(wire.delay_s, timeout or 0.0))

@@ -277,3 +277,21 @@ def test_a_scripted_policy_given_by_name_keeps_no_request_but_counts_them(tmp_pa
     kept = ScriptedModel(policy=policy)
     asyncio.run(make_client("scripted", scripted=kept).chat(user("hi")))
     assert kept.request_count == 1 and [r.index for r in kept.requests] == [0]
+
+
+def test_a_policy_that_raises_is_named_not_a_connection_error() -> None:
+    """Session 24's trial: a --scripted-policy with a bug (it raised, or named a class, not a function) was
+    `scripted (scripted): no reply: Connection error. (after 4 attempt(s))`, kind `connection`, and its
+    exception was nowhere, not even in events.log; a plug-in provider's `complete()` is named so already."""
+
+    def policy(request: object) -> str:
+        raise ValueError("no rule for this prompt")
+
+    client = make_client("scripted", scripted=ScriptedModel(policy=policy), max_retries=1)
+    with pytest.raises(LLMCallError) as caught:
+        asyncio.run(client.chat([Message(role="user", content="hi")]))
+    assert caught.value.kind == "provider_error"
+    assert str(caught.value) == (
+        "scripted (scripted): the scripted model's policy raised ValueError: no rule for this prompt "
+        "(after 2 attempt(s))"
+    )
