@@ -86,21 +86,41 @@ def _places(page: Page) -> list[tuple[Line, str]]:
 
 def page_labels(pages: list[Page]) -> dict[str, str]:
     """``{"<pdf page>": "<printed number>"}`` for every page that prints one."""
+    return {str(number): label for number, _, label, _ in _numbered_lines(pages)}
+
+
+def running_lines(pages: list[Page]) -> list[Line]:
+    """The lines that print their page's number in a shape three or more pages print it in (a running
+    header or footer with its number, wherever on the page it stands): never a heading (NIKE's even pages
+    set "2 NIKE, INC." halfway down the page, above the margin band where :attr:`Line.header_key` knows a
+    footer). Two pages are not enough: "Markets in Region 2" and "... 4" heading pages 4 and 6 rise with
+    the page as a footer does."""
+    numbered = _numbered_lines(pages)
+    pages_of: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for number, _, _, key in numbered:
+        pages_of[key].add(number)
+    return [line for _, line, _, key in numbered if len(pages_of[key]) >= 3]
+
+
+def _numbered_lines(pages: list[Page]) -> list[tuple[int, Line, str, tuple[str, str]]]:
+    """(pdf page, the line printing its number, the number, the line's place and shape) of every page
+    that prints one."""
     # (place, shape) -> page -> the numbers it prints so; and each page's candidates, likeliest first
     seen: dict[tuple[str, str], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    per_page: list[tuple[int, list[tuple[tuple[str, str], int, str]]]] = []
+    per_page: list[tuple[int, list[tuple[tuple[str, str], int, str, Line]]]] = []
     for page in pages:
         found = []
         for line, place in _places(page):
             for shape, value, label in _candidates(line, len(pages)):
                 seen[place, shape][page.number].add(value)
-                found.append(((place, shape), value, label))
+                found.append(((place, shape), value, label, line))
         per_page.append((page.number, found))
-    out: dict[str, str] = {}
+    out: list[tuple[int, Line, str, tuple[str, str]]] = []
     for number, found in per_page:
-        label = next((label for key, value, label in found if _rises(seen[key], number, value)), None)
-        if label is not None:
-            out[str(number)] = label
+        hits = ((line, label, key) for key, value, label, line in found if _rises(seen[key], number, value))
+        hit = next(hits, None)
+        if hit is not None:
+            out.append((number, *hit))
     return out
 
 

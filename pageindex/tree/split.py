@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
+from pageindex.tree.labels import running_lines
 from pageindex.tree.pdf import Line, Page, compact, is_table_row
 
 # column headings and table captions that look like titles
@@ -107,11 +108,12 @@ def body_color(pages: list[Page]) -> int:
 
 def header_texts(pages: list[Page]) -> set[str]:
     """Texts (:attr:`Line.header_key`) that repeat on 3+ pages: running headers, footers (with
-    their page numbers) and table labels."""
+    their page numbers) and table labels; and those of the lines that print their page's number
+    (:func:`running_lines`: a footer set above the page's margin band, "2 NIKE, INC.")."""
     counts: Counter[str] = Counter()
     for page in pages:
         counts.update({line.header_key for line in page.lines if len(line.text) < 120})
-    return {text for text, n in counts.items() if n >= 3}
+    return {text for text, n in counts.items() if n >= 3} | {line.header_key for line in running_lines(pages)}
 
 
 def body_size(pages: list[Page]) -> float:

@@ -115,3 +115,15 @@ def test_a_pages_sub_headings_all_set_alike_are_all_kept(tmp_path):
     top = [("Liquidity and Capital Resources", "hebo", 72, 11), ("prose", "helv", 72)]
     pdf = _item_pdf(tmp_path / "item.pdf", {2: top, 4: _headed(*three)})
     assert _children(pdf) == [("Liquidity and Capital Resources", 2), *((title, 4) for title in three)]
+
+
+def test_a_running_footer_set_above_the_margin_is_no_sub_heading(tmp_path):
+    """NIKE's 2019 10-K sets its even pages' footer "2 NIKE, INC." halfway down the page, where the
+    margin band that knows running footers does not reach: 25 of them were Item 1's sub-headings. A line
+    that prints its page's number (the page-label reader's running header or footer) is none."""
+    prose = [("prose", "helv", 72)] * 4
+    pages = {n: [*prose, (f"{n} ACME, INC.", "helv", 72)] for n in range(1, 9)}
+    pages[5] = [*_headed("Competition"), *prose, ("5 ACME, INC.", "helv", 72)]
+    pdf = _item_pdf(tmp_path / "item.pdf", pages)
+    assert _children(pdf) == [("Competition", 5)]
+    assert build_tree(pdf, use_cache=False).page_labels["6"] == "6"
