@@ -22,7 +22,7 @@ from pageindex.tree.cover import add_cover_structure
 from pageindex.tree.draft import Draft, nest
 from pageindex.tree.errors import PDFUnreadableError
 from pageindex.tree.headings import _ITEM, STATEMENT_TITLES, Heading, detect_sec, slug
-from pageindex.tree.labels import page_labels
+from pageindex.tree.labels import page_numbers
 from pageindex.tree.layout import absorb_row_labels, layout_drafts, with_statements
 from pageindex.tree.model import Node, Tree
 from pageindex.tree.outline import outline_drafts, real_outline, without_body_sentences
@@ -150,7 +150,8 @@ def is_tree_file(path: str | Path) -> bool:
 def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: int = 5) -> Tree:
     pages = doc.pages
     n = len(pages)
-    rules = SubheadingRules.for_pages(pages)
+    numbers = page_numbers(pages)  # read once: the labels, and the running lines no heading is
+    rules = SubheadingRules.for_pages(pages, numbers)
     drafts, strategy, outline = _structure(doc, rules)
     roots = nest(drafts, 1, n) if drafts else []
     if roots:
@@ -197,7 +198,7 @@ def tree_from_document(doc: PdfDocument, *, sha256: str = "", max_leaf_pages: in
         sha256=sha256,
         page_count=n,
         builder_version=BUILDER_VERSION,
-        page_labels=page_labels(pages),
+        page_labels=numbers.labels,
         nodes=nodes,
         pages=texts,
         strategy=strategy,

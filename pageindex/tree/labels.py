@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 from pageindex.tree.pdf import Line, Page, compact
 
@@ -84,22 +85,36 @@ def _places(page: Page) -> list[tuple[Line, str]]:
     return out
 
 
-def page_labels(pages: list[Page]) -> dict[str, str]:
-    """``{"<pdf page>": "<printed number>"}`` for every page that prints one."""
-    return {str(number): label for number, _, label, _ in _numbered_lines(pages)}
+@dataclass(frozen=True)
+class PageNumbers:
+    """What a document's pages print as their numbers, read once per build (:func:`page_numbers`).
+
+    ``labels``: ``{"<pdf page>": "<printed number>"}`` for every page that prints one. ``running``: the
+    lines that print their page's number in a shape three or more pages print it in (a running header
+    or footer with its number, wherever on the page it stands), never a heading (NIKE's even pages set
+    "2 NIKE, INC." halfway down the page, above the margin band where :attr:`Line.header_key` knows a
+    footer). Two pages are not enough: "Markets in Region 2" and "... 4" heading pages 4 and 6 rise
+    with the page as a footer does."""
+
+    labels: dict[str, str]
+    running: list[Line]
 
 
-def running_lines(pages: list[Page]) -> list[Line]:
-    """The lines that print their page's number in a shape three or more pages print it in (a running
-    header or footer with its number, wherever on the page it stands): never a heading (NIKE's even pages
-    set "2 NIKE, INC." halfway down the page, above the margin band where :attr:`Line.header_key` knows a
-    footer). Two pages are not enough: "Markets in Region 2" and "... 4" heading pages 4 and 6 rise with
-    the page as a footer does."""
+def page_numbers(pages: list[Page]) -> PageNumbers:
+    """The printed numbers of ``pages`` and the lines that print them (:class:`PageNumbers`)."""
     numbered = _numbered_lines(pages)
     pages_of: dict[tuple[str, str], set[int]] = defaultdict(set)
     for number, _, _, key in numbered:
         pages_of[key].add(number)
-    return [line for _, line, _, key in numbered if len(pages_of[key]) >= 3]
+    return PageNumbers(
+        labels={str(number): label for number, _, label, _ in numbered},
+        running=[line for _, line, _, key in numbered if len(pages_of[key]) >= 3],
+    )
+
+
+def page_labels(pages: list[Page]) -> dict[str, str]:
+    """``{"<pdf page>": "<printed number>"}`` for every page that prints one."""
+    return page_numbers(pages).labels
 
 
 def _numbered_lines(pages: list[Page]) -> list[tuple[int, Line, str, tuple[str, str]]]:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pageindex.tree.draft import Draft, intro_for
 from pageindex.tree.headings import at_top, slug
-from pageindex.tree.labels import running_lines
+from pageindex.tree.labels import PageNumbers, page_numbers
 from pageindex.tree.pdf import Line, Page, compact, is_table_row
 
 # column headings and table captions that look like titles
@@ -106,14 +106,16 @@ def body_color(pages: list[Page]) -> int:
     return _dominant(pages, lambda line: line.color, 0)
 
 
-def header_texts(pages: list[Page]) -> set[str]:
+def header_texts(pages: list[Page], numbers: PageNumbers | None = None) -> set[str]:
     """Texts (:attr:`Line.header_key`) that repeat on 3+ pages: running headers, footers (with
     their page numbers) and table labels; and those of the lines that print their page's number
-    (:func:`running_lines`: a footer set above the page's margin band, "2 NIKE, INC.")."""
+    (:attr:`PageNumbers.running`: a footer set above the page's margin band, "2 NIKE, INC."; read
+    from ``pages`` unless the build read them already)."""
     counts: Counter[str] = Counter()
     for page in pages:
         counts.update({line.header_key for line in page.lines if len(line.text) < 120})
-    return {text for text, n in counts.items() if n >= 3} | {line.header_key for line in running_lines(pages)}
+    running = (numbers or page_numbers(pages)).running
+    return {text for text, n in counts.items() if n >= 3} | {line.header_key for line in running}
 
 
 def body_size(pages: list[Page]) -> float:
@@ -140,8 +142,8 @@ class SubheadingRules:
     size: float = 0.0
 
     @classmethod
-    def for_pages(cls, pages: list[Page]) -> SubheadingRules:
-        return cls(frozenset(header_texts(pages)), body_color(pages), body_size(pages))
+    def for_pages(cls, pages: list[Page], numbers: PageNumbers | None = None) -> SubheadingRules:
+        return cls(frozenset(header_texts(pages, numbers)), body_color(pages), body_size(pages))
 
     def accepts(self, line: Line) -> bool:
         return is_subheading(line, self.headers, self.body)
