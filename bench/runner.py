@@ -1351,7 +1351,8 @@ async def endpoint_gone(sample: Sample, whose: str, clients: list[Any], *, durin
             await client.check()
             spec = getattr(client, "model_spec", None)  # a proxy lists its models with its model server gone
             if spec is not None and hasattr(client, "probe_timeout"):
-                await check_upstream(spec, timeout=client.probe_timeout())
+                found = getattr(client, "preflight_result", None)
+                await check_upstream(spec, timeout=client.probe_timeout(), found=found)
         except LLMError as exc:
             return f"the {whose} endpoint stopped answering during {during} ({_what_cut(sample, whose, exc)})"
     return None

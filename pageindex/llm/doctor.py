@@ -1363,7 +1363,7 @@ def _still_answers(
 
     async def probe() -> tuple[PreflightResult, ServerWindow | None]:
         found = await preflight(spec, timeout=timeout, transport=transport)
-        await check_upstream(spec, timeout=timeout, transport=transport)
+        await check_upstream(spec, timeout=timeout, transport=transport, found=found)
         told = None
         if cached.findings.context_source == "server":
             told = await _told_window(spec, timeout, transport)

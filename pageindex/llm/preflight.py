@@ -213,12 +213,15 @@ async def _check_unlisted(
 
 
 async def check_upstream(
-    spec: ModelSpec, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None
+    spec: ModelSpec, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None,
+    found: PreflightResult | None = None,
 ) -> None:
     """One token of chat, after a proxy said that it could not reach the model server behind it (its
     ``GET /models`` answers all the same: a LiteLLM proxy lists its configured models whatever their
-    servers do): raise :class:`EndpointUnreachableError` when the proxy still says so, or gives no answer."""
-    if spec.base_url is None:
+    servers do): raise :class:`EndpointUnreachableError` when the proxy still says so, or gives no answer.
+    Not sent again when the preflight that ``found`` is just had its one-token check of an unlisted model
+    answered (:attr:`PreflightResult.answered_as`): the model server answered it."""
+    if spec.base_url is None or (found is not None and found.answered_as is not None):
         return
     body = {"model": spec.model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=spec.auth_headers()) as http:

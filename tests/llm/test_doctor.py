@@ -778,6 +778,23 @@ def test_cached_findings_are_not_served_when_the_server_tells_another_window_now
     assert not again.cached and again.findings.context_window == 512
 
 
+def test_cached_findings_of_an_unlisted_model_cost_one_chat_request():
+    """Serving cached findings asks the server for one token of chat, to see that a proxy still reaches
+    its model server; for a model the server does not list, the preflight's own one-token check already
+    asked (and was answered): the check is not sent twice."""
+    with FaultServer(CompetentPolicy(), limits=ServerLimits(context_window=4096)) as srv:
+        spec = parse_spec("openai/gemma", base_url=srv.base_url, env={})
+        assert run_doctor(spec, timeout=10).findings.model_listed is False
+        before = srv.stats().chat_requests
+        assert run_doctor(spec, timeout=10).cached
+        assert srv.stats().chat_requests - before == 1
+        listed = parse_spec(MODEL, base_url=srv.base_url, env={})  # listed: no check by the preflight
+        assert run_doctor(listed, timeout=10).findings.model_listed is True
+        before = srv.stats().chat_requests
+        assert run_doctor(listed, timeout=10).cached
+        assert srv.stats().chat_requests - before == 1
+
+
 def test_passing_server_errors_are_tried_again_not_taken_for_limits():
     """A 503 or 429 on a probe's first try is the server's passing trouble: the probe is tried again
     (a run retries such calls too) and its finding is what the server can do (trial 2)."""
