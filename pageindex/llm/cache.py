@@ -32,7 +32,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -299,15 +299,9 @@ class LLMCache:
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _committed(conn):
                 conn.execute(f"{verb} INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
                 conn.execute("DELETE FROM failures WHERE key = ?", (key,))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:  # a failed COMMIT too: the next write must not start inside it
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
 
         if self._write(conn, write, kind):
             self.writes += 1
@@ -520,23 +514,32 @@ class LLMCache:
                     "done"
                 ) from None
             deleted = 0
-            try:
+            with _committed(conn):
                 for table in ("replies", "failures"):
                     if not models:
                         deleted += conn.execute(f"DELETE FROM {table}").rowcount
                     for model in models:
                         deleted += conn.execute(f"DELETE FROM {table} WHERE model = ?", (model,)).rowcount
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
             try:
                 conn.execute("VACUUM")
             except sqlite3.OperationalError as exc:
                 self.not_compacted = str(exc)
         return deleted
+
+
+@contextlib.contextmanager
+def _committed(conn: sqlite3.Connection) -> Iterator[None]:
+    """The block's statements, in the transaction the caller began (``BEGIN IMMEDIATE``), committed when
+    it ends; rolled back when it or the COMMIT fails (the connection's next write must not start inside
+    a transaction left open)."""
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
 
 
 def _read_only_note(path: Path) -> str:
