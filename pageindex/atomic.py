@@ -47,6 +47,7 @@ def first_row_has(path: str | Path, keys: Iterable[str]) -> bool:
         return False
     return isinstance(row, dict) and set(keys) <= row.keys()
 
+
 def missing_folders(*paths: str | Path) -> list[Path]:
     """The folders that do not exist yet among ``paths`` and their parents, deepest first: what making
     them would create (for :func:`remove_empty` to take back)."""
