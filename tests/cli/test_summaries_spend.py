@@ -23,13 +23,16 @@ def test_a_failed_summaries_build_says_what_its_calls_cost(tmp_path, quiet_env, 
             ["build", str(filing), "--summaries", "--model", "openai/fault-model", "--base-url", srv.base_url,
              "--cache-dir", str(tmp_path / "trees"), "-o", str(tmp_path / "tree.json")]
         )  # fmt: skip
-        stats = srv.stats()
+        last = " ".join(output.strip().splitlines()[-1:])
+        spent = re.search(r"; spent ([\d,]+)\+([\d,]+) tokens in (\d+) calls, \$([\d.]+)$", last)
+        assert spent is not None, output
+        # the sections still in flight when one failed were cancelled: a request written just before
+        # is counted by the server's thread a moment later (61 said vs 60 counted at once: twice under
+        # make test-lowest, session 24)
+        stats = srv.stats_when(lambda s: s.chat_requests >= int(spent[3]))
     assert code == ExitCode.ERRORS, output
-    last = " ".join(output.strip().splitlines()[-1:])
     assert last.startswith("error: model openai/fault-model: summaries failed ("), output
     assert "HTTP 500" in last, output
-    spent = re.search(r"; spent ([\d,]+)\+([\d,]+) tokens in (\d+) calls, \$([\d.]+)$", last)
-    assert spent is not None, output
     prompt, completion = (int(spent[i].replace(",", "")) for i in (1, 2))
     assert prompt > 0 and completion > 0
     assert int(spent[3]) == stats.chat_requests  # every request the server answered, the refused ones too
