@@ -60,6 +60,8 @@ class RunConfig(BaseModel):
     retry_timeouts: bool = True  # False: a client timeout is final (local-server profile)
     llm_concurrency: int | None = Field(None, ge=1)  # HTTP requests in flight (None: 2 x concurrency)
     context_window: int | None = Field(None, ge=256)  # the model's, in tokens (None: discovered)
+    # where context_window came from when not --context-window (the doctor's probe), as errors name it
+    context_window_source: str | None = None
     json_mode: bool = False  # structured outputs as JSON content, for servers without tools/JSON schema
     similarity_threshold: float = Field(0.92, gt=0, le=1)
     # A finished run with more than this share of samples in error (or with a failed judge call)
@@ -224,6 +226,7 @@ def apply_doctor_findings(
     the doctor's probe found is taken only for the answering model (``answering``): the run's
     ``context_window`` is that model's."""
     from pageindex.llm.doctor import doctor_settings_for
+    from pageindex.llm.profile import DOCTOR_WINDOW
 
     given = set(config.model_fields_set) | (set() if answering else {"context_window"})
     if not config.json_mode:  # --json-mode absent (False is the flag's default, not a choice)
@@ -233,4 +236,6 @@ def apply_doctor_findings(
     values, notes = doctor_settings_for(model, base_url or config.base_url, given=given)
     if not values:
         return config, []
+    if values.get("context_window"):
+        values["context_window_source"] = DOCTOR_WINDOW
     return config.model_copy(update=values), notes

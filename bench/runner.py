@@ -508,6 +508,7 @@ class Runner:
             "concurrency": cfg.llm_concurrency or max(cfg.concurrency, 1) * 2,
             "retry_timeouts": cfg.retry_timeouts,
             "context_window": cfg.context_window,
+            "context_window_source": cfg.context_window_source,
             "cache": self._cache(),
         }
 

@@ -224,7 +224,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             )  # fmt: skip
             json_mode = settings.pop("json_mode")
             if not settings["context_window"]:
-                del settings["context_window"]
+                del settings["context_window"], settings["context_window_source"]
             try:
                 llm = _client(model, base_url, scripted_policy, json_mode, **settings)
             except (ValueError, LLMError) as exc:
@@ -469,7 +469,7 @@ def _client_settings(
     local-server profile when the endpoint is on this machine (``ollama/`` included) > the
     defaults (:func:`pageindex.llm.profile.settle`); and the lines that say the doctor's and the
     profile's choices (for stderr, once the endpoint is known to answer)."""
-    from pageindex.llm.profile import settle
+    from pageindex.llm.profile import DOCTOR_WINDOW, settle
 
     given = {
         "timeout_s": timeout,
@@ -483,6 +483,7 @@ def _client_settings(
     notes = [profile] if (profile := settled.note()) else []
     notes += [f"note: settings from pageindex doctor: {note}" for note in settled.doctor_notes]
     settings = settled.settings
+    probed = settled.sources.get("context_window") == "pageindex doctor"
     return {
         "timeout": settings["timeout_s"],
         "max_retries": settings["max_retries"],
@@ -490,4 +491,5 @@ def _client_settings(
         "retry_timeouts": settings["retry_timeouts"],
         "json_mode": bool(settings.get("json_mode")),
         "context_window": settings.get("context_window"),  # the flag, else the doctor's probe
+        "context_window_source": DOCTOR_WINDOW if probed else None,
     }, notes

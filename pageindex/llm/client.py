@@ -182,6 +182,7 @@ class LLMClient:
         max_tokens: int | None = None,
         context_window: int | None = None,
         retry_timeouts: bool = True,
+        context_window_source: str | None = None,
     ) -> None:
         self._spec = spec
         self.role: Role = role
@@ -201,7 +202,8 @@ class LLMClient:
         # shared by every ``bind`` clone so discovery happens once.
         self._limits: dict[str, Any] = {
             "window": context_window,
-            "source": "--context-window" if context_window else None,
+            # where a given window came from, as errors name it: the flag unless said (the doctor's probe)
+            "source": (context_window_source or "--context-window") if context_window else None,
             "checked": bool(context_window),
             "kept": None,  # why no flag can change the window here (a resumed run keeps its own)
         }

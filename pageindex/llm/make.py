@@ -40,6 +40,7 @@ def make_client(
     max_tokens: int | None = None,
     context_window: int | None = None,
     retry_timeouts: bool = True,
+    context_window_source: str | None = None,
 ) -> LLMClient:
     """Build a client from a spec string; raises :class:`LLMConfigError` on a bad spec or missing key.
 
@@ -82,4 +83,5 @@ def make_client(
         max_tokens=max_tokens,
         context_window=context_window,
         retry_timeouts=retry_timeouts,
+        context_window_source=context_window_source,
     )

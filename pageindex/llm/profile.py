@@ -146,6 +146,8 @@ def settle(
 
 
 OVERRIDES = "flags override it: --concurrency, --timeout, --max-retries"
+# how a context window the doctor's probe found is named where an error says the window assumed
+DOCTOR_WINDOW = "pageindex doctor --probe-context"
 
 
 class ClientSettings(BaseModel):
@@ -170,7 +172,7 @@ class ClientSettings(BaseModel):
             "concurrency": self.llm_concurrency or in_flight, "json_mode": self.json_mode,
         }  # fmt: skip
         if self.context_window:
-            out["context_window"] = self.context_window
+            out["context_window"], out["context_window_source"] = self.context_window, DOCTOR_WINDOW
         return out
 
 

@@ -1157,6 +1157,41 @@ def test_the_window_the_context_probe_found_is_taken_by_runs_that_give_none(serv
     assert settings["context_window"] == 4096 and any("context window 4,096 tokens" in n for n in notes)
 
 
+def test_a_window_from_the_doctors_probe_is_named_so_where_a_prompt_outgrows_it(server, tmp_path):
+    """A server restarted with a smaller context than the doctor's probe found: the errors of `bench run`
+    and `ask` said the window was "as assumed (--context-window)" -- a flag the user never gave."""
+    from bench.runner import demo_dataset_dir
+    from bench.samples import load_samples
+
+    model = "openai/gemma-3-270m"
+    spec = parse_spec(model, base_url=server.base_url, env={})
+    server.set_limits(ServerLimits(context_window=4096, advertise_context=False))
+    save_report(asyncio.run(diagnose(spec, timeout=10, probe_context=True)), spec)
+    server.set_limits(ServerLimits(context_window=300, advertise_context=False))  # restarted smaller
+    said = "the server's window is 300 tokens, not 4096 as assumed (pageindex doctor --probe-context); give "
+    demo = demo_dataset_dir()
+    run = CliRunner().invoke(app, [
+        "bench", "run", "-d", str(demo), "-r", "planner", "--judge", "rules", "-n", "1",
+        "-m", model, "--base-url", server.base_url, "-o", str(tmp_path / "run"), "-q",
+    ])  # fmt: skip
+    assert run.exit_code == 4, run.output
+    [sample] = load_samples(tmp_path / "run" / "samples.jsonl")
+    assert sample.error_kind == "context_length" and said in (sample.error or ""), sample.error
+    pdf = sorted((demo / "pdfs").glob("*.pdf"))[0]
+    asked = CliRunner().invoke(
+        app, ["ask", str(pdf), "What was revenue?", "-r", "planner", "-m", model, "--base-url", server.base_url],
+        env={"COLUMNS": "400"},
+    )
+    assert asked.exit_code != 0 and said in " ".join(asked.output.split()), asked.output
+    # the flag is still named as the flag
+    flagged = CliRunner().invoke(app, [
+        "bench", "run", "-d", str(demo), "-r", "planner", "--judge", "rules", "-n", "1", "-m", model,
+        "--base-url", server.base_url, "--context-window", "2048", "-o", str(tmp_path / "flagged"), "-q",
+    ])  # fmt: skip
+    [sample] = load_samples(tmp_path / "flagged" / "samples.jsonl")
+    assert "not 2048 as assumed (--context-window)" in (sample.error or ""), sample.error
+
+
 def test_a_cache_that_cannot_be_written_loses_no_findings(server, tmp_path, monkeypatch):
     """``PAGEINDEX_CACHE_DIR`` a regular file (or a full disk): the findings are printed, the exit code
     is the verdict's, and one warning says they were not kept. It was ``error: internal error:
