@@ -1178,16 +1178,16 @@ def test_a_window_from_the_doctors_probe_is_named_so_where_a_prompt_outgrows_it(
     [sample] = load_samples(tmp_path / "run" / "samples.jsonl")
     assert sample.error_kind == "context_length" and said in (sample.error or ""), sample.error
     pdf = sorted((demo / "pdfs").glob("*.pdf"))[0]
-    asked = CliRunner().invoke(
-        app, ["ask", str(pdf), "What was revenue?", "-r", "planner", "-m", model, "--base-url", server.base_url],
-        env={"COLUMNS": "400"},
-    )
-    assert asked.exit_code != 0 and said in " ".join(asked.output.split()), asked.output
+    asked = CliRunner().invoke(app, [
+        "ask", str(pdf), "What was revenue?", "-r", "planner", "-m", model, "--base-url", server.base_url,
+    ], env={"COLUMNS": "400"})  # fmt: skip
+    assert asked.exit_code == 4 and said in " ".join(asked.output.split()), asked.output
     # the flag is still named as the flag
     flagged = CliRunner().invoke(app, [
         "bench", "run", "-d", str(demo), "-r", "planner", "--judge", "rules", "-n", "1", "-m", model,
         "--base-url", server.base_url, "--context-window", "2048", "-o", str(tmp_path / "flagged"), "-q",
     ])  # fmt: skip
+    assert flagged.exit_code == 4, flagged.output
     [sample] = load_samples(tmp_path / "flagged" / "samples.jsonl")
     assert "not 2048 as assumed (--context-window)" in (sample.error or ""), sample.error
 
