@@ -11,6 +11,12 @@ footers that alternate between odd and even pages need no rule of their own, and
 with the page is never read: a year (four digits), a date, a table's figures, a lone figure ending a
 page's text. The offset to the PDF page changes inside a document and restarts in exhibits, so the
 result is a per-page map, never a constant offset.
+
+A page with no neighbour in its shape (a one-page exhibit or appendix) still has its number when its foot
+has a line that is a folio by its own look and nothing else: a letter-prefixed number ("A-1", "C-2",
+"S-1"), a number between dashes ("-1-", "- 1 -") or a roman numeral ("i"). A bare number alone is not
+enough there: a figure ending a page, a stray "8" over an auditor's consent, the previous page's number an
+EDGAR render carries over look the same.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ _OF_COUNT = re.compile(r"^\s*(?:/|of\s)\s*(\d{1,4})(?!\w)", re.IGNORECASE)
 # one word before the number, nothing after: a part of the document ("Exhibit 23", "Note 7", "Clause 49")
 _PART = re.compile(r"^(?!page$)[^\W\d_]{2,}$", re.IGNORECASE)
 _PLACES = 3  # the first, last and lowest lines of a page that may carry its number
+# the shapes of a line that is a folio by its look alone: "A-1" ("a-#"), "-1-", "i"
+_LONE_FOLIO = re.compile(r"^(?:[a-z]{1,2}-#|-#-|#r)$")
 _NEAR = 3  # pages: how close another page printing the shape must be to confirm the number
 
 
@@ -133,7 +141,10 @@ def _numbered_lines(pages: list[Page]) -> list[tuple[int, Line, str, tuple[str, 
     out: list[tuple[int, Line, str, tuple[str, str]]] = []
     for number, found in per_page:
         hits = ((line, label, key) for key, value, label, line in found if _rises(seen[key], number, value))
-        hit = next(hits, None)
+        # else a foot line that is a folio by its look alone
+        lone = ((ln, label, (place, shape)) for (place, shape), _, label, ln in found
+                if place == "foot" and _LONE_FOLIO.match(shape))  # fmt: skip
+        hit = next(hits, None) or next(lone, None)
         if hit is not None:
             out.append((number, *hit))
     return out

@@ -61,3 +61,17 @@ def test_a_number_of_the_body_is_not_read(tmp_path):
     assert _labels(footed_pdf(tmp_path / "table.pdf", bodies, [None] * 4)) == {}
     heads = [f"Exhibit {n}" for n in (21, 22, 23, 24)]
     assert _labels(footed_pdf(tmp_path / "exhibits.pdf", [[PROSE] * 3] * 4, [None] * 4, heads)) == {}
+
+
+def test_a_one_page_exhibit_keeps_a_folio_that_is_one_by_its_look(tmp_path):
+    """One-page exhibits and appendices print "A-1", "C-2", "- 1 -" or "i" at their foot with no page
+    near in that shape (Boeing's and PepsiCo's "A-1", American Water's "-1-", MGM's "i"): the rising
+    rule lost them. A bare number alone on such a page stays unread (a stray "8" over an auditor's
+    consent, a figure ending a page), and so does a folio-shaped line that is not at the foot."""
+    bodies = [[PROSE] * 3 for _ in range(6)]
+    feet = ["10", "11", "A-1", "- 1 -", "ii", "8"]
+    assert _labels(footed_pdf(tmp_path / "exhibits.pdf", bodies, feet)) == {
+        "1": "10", "2": "11", "3": "A-1", "4": "1", "5": "ii"
+    }
+    headed = _labels(footed_pdf(tmp_path / "head.pdf", [[PROSE] * 3] * 2, [None, None], ["A-1", "ii"]))
+    assert headed == {}
