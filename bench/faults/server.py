@@ -24,7 +24,6 @@ import logging
 import math
 import socket
 import struct
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -378,17 +377,6 @@ class FaultServer(LoopbackServer):
         if self._app is None:
             return StatsSnapshot()
         return self._app.stats.snapshot()
-
-    def stats_when(self, ready: Callable[[StatsSnapshot], bool], timeout_s: float = 30.0) -> StatsSnapshot:
-        """The counts once ``ready`` holds of them, else as they stand after ``timeout_s``. The server
-        counts a request when its handler starts, on the server's own thread: a request a client wrote
-        just before it cut the call (a failed ``build --summaries`` cancels its other sections' calls
-        in flight) is counted a moment after the client has returned, and a snapshot taken at once can
-        miss it. The caller still asserts on what it gets."""
-        deadline = time.monotonic() + timeout_s
-        while not ready(seen := self.stats()) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return seen
 
     def reset_stats(self) -> None:
         if self._app is not None:

@@ -27,6 +27,7 @@ import asyncio
 import ipaddress
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Self
 
@@ -171,6 +172,17 @@ class LoopbackServer:
             loop.call_soon_threadsafe(stop_event.set)
         thread.join(timeout=10)
         self._thread = None
+
+    def wait_for(self, ready: Callable[[], bool], timeout_s: float = 30.0) -> bool:
+        """Wait until ``ready()`` holds (True), at most ``timeout_s`` (then False). A server sees a
+        request when its handler starts, on the server's own thread: one a client wrote just before it
+        cut the call (a time limit, a failed ``build --summaries`` cancelling its other sections) is
+        seen a moment after the client returned, so a test waits for what it expects the server saw,
+        then asserts on what it did see."""
+        deadline = time.monotonic() + timeout_s
+        while not (done := ready()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return done
 
     def __enter__(self) -> Self:
         return self.start()

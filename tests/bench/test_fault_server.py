@@ -120,8 +120,8 @@ def test_a_stalled_request_does_not_block_others():
         # Wait until the server has *chosen* the stall for all four: a request is in flight as soon
         # as it arrives, but its fault is chosen only after its body is read, and one still reading
         # when the faults are switched off would be answered at once.
-        stalls = srv.stats_when(lambda s: s.by_fault.get("stall", 0) >= 4, timeout_s=60)
-        assert stalls.by_fault.get("stall", 0) == 4, "the four stalled requests never all stalled"
+        srv.wait_for(lambda: srv.stats().by_fault.get("stall", 0) >= 4, timeout_s=60)
+        assert srv.stats().by_fault.get("stall", 0) == 4, "the four stalled requests never all stalled"
         srv.configure(rate=0.0)
         with ThreadPoolExecutor(8) as pool:
             quick = list(

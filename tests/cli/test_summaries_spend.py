@@ -29,7 +29,8 @@ def test_a_failed_summaries_build_says_what_its_calls_cost(tmp_path, quiet_env, 
         # the sections still in flight when one failed were cancelled: a request written just before
         # is counted by the server's thread a moment later (61 said vs 60 counted at once: twice under
         # make test-lowest, session 24)
-        stats = srv.stats_when(lambda s: s.chat_requests >= int(spent[3]))
+        srv.wait_for(lambda: srv.stats().chat_requests >= int(spent[3]))
+        stats = srv.stats()
     assert code == ExitCode.ERRORS, output
     assert last.startswith("error: model openai/fault-model: summaries failed ("), output
     assert "HTTP 500" in last, output
