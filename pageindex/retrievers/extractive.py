@@ -38,7 +38,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from pageindex.retrievers.base import QuestionRun, RetrieverOptions, register_retriever
-from pageindex.retrievers.numbers import find_numbers
+from pageindex.retrievers.numbers import EUROPEAN_NUMBER, decimal_comma, find_numbers, point_form
 from pageindex.retrievers.ranking import Ranker, expand_query, ranker_for, tokenize
 from pageindex.retrievers.replies import source_for_page
 from pageindex.retrievers.result import RetrievalResult
@@ -150,59 +150,15 @@ def _is_numeric(line: str) -> bool:
     return bool(_NUMERIC_LINE.match(line)) or (bool(line) and bool(_DASH_ONLY.match(line)) and "-" in line)
 
 
-# a number written with a decimal comma: "43,42", "1448,48", "1 234,56", "121.625,60" (a comma followed
-# by three digits is a thousands separator in either convention and tells nothing; footnote marks
-# glued to a word, "Fair Value1,2", and names, "1,4-dioxane", are not numbers)
-_COMMA_DECIMAL = re.compile(
-    r"(?<![\w.,])(?:\d{1,3}(?:[.\u00a0\u202f ]\d{3})+|\d+),\d{1,2}(?![\w-]|[.,]\d)"
-)
-# a number written with a decimal point: "1,234.56", "12.5"
-_POINT_DECIMAL = re.compile(r"\d,\d{3}\.\d|(?<![\d.,])\d+\.\d{1,2}(?![\d]|[.,]\d)")
-# a number of the decimal-comma convention, to rewrite in the decimal-point one that find_numbers
-# reads: thousands grouped by dots or (before a decimal comma) spaces, then an optional decimal comma
-_EUROPEAN = re.compile(
-    r"(?<![\d.,])(?:\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d{1,3}(?:[\u00a0\u202f ]\d{3})+,\d+|\d+,\d{1,2})"
-    r"(?![\d]|[.,]\d)"
-)
-
-
-def decimal_comma(text: str) -> bool:
-    """Whether a page writes decimals with a comma ("43,42 %", "1 234,56", "121.625,60"): it shows
-    two or more numbers of that convention, and more than of the decimal point's ("1,234.56", "12.5"), so
-    one list of footnote marks ("indicators 3,5 and 13") does not turn a page. Judged page by page: a
-    French report's statements may follow the English convention and its prose the French."""
-    commas = len(_COMMA_DECIMAL.findall(text))
-    return commas >= 2 and commas > len(_POINT_DECIMAL.findall(text))
-
-
-def _european(match: re.Match[str]) -> str:
-    whole, _, decimals = match.group(0).partition(",")
-    digits = re.sub(r"[.\u00a0\u202f ]", "", whole)
-    grouped = f"{int(digits):,}" if len(digits) < 16 else digits
-    return grouped + (f".{decimals}" if decimals else "")
-
-
 def _figures(line: str, comma: bool = False) -> list[str]:
     """The figures of a line as printed ("(1,577)", "43,42%"); on a page that writes decimals with a
     comma, each is read in that convention ("43,42%" one figure, not 43 and 42%)."""
     if not comma:
         return [n.text.replace("\n", "").replace(" ", "") for n in find_numbers(line)]
-    # rewrite the line in the decimal-point convention, keeping where each character came from
-    out, origin, last = [], [], 0
-    for m in _EUROPEAN.finditer(line):
-        out.append(line[last : m.start()])
-        origin.extend(range(last, m.start()))
-        rewritten = _european(m)
-        out.append(rewritten)
-        origin.extend([m.start()] * (len(rewritten) - 1) + [m.end() - 1])
-        last = m.end()
-    out.append(line[last:])
-    origin.extend(range(last, len(line)))
-    origin.append(len(line))
-    return [
-        line[origin[n.start] : origin[n.end - 1] + 1].replace(" ", "") if n.end > n.start else n.text
-        for n in find_numbers("".join(out))
-    ]
+    # read the line rewritten in the decimal-point convention (the same length: each figure as printed
+    # is where it was)
+    read = EUROPEAN_NUMBER.sub(lambda m: point_form(m.group(0)), line)
+    return [line[n.start : n.end].replace("\n", "").replace(" ", "") for n in find_numbers(read)]
 
 
 def inline_row(line: str, comma: bool = False) -> tuple[str, list[str]] | None:

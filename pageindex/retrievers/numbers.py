@@ -52,6 +52,42 @@ _NUMBER_RE = re.compile(
 )
 
 
+# The decimal-comma convention ("43,42 %", "1 234,56", "121.625,60"), read by the extractive baseline on a
+# page that writes it and by the rules judge in an answer or gold that does. A number written with a
+# decimal comma (a comma followed by three digits is a thousands separator in either convention and tells
+# nothing; footnote marks glued to a word, "Fair Value1,2", and names, "1,4-dioxane", are not numbers):
+_COMMA_DECIMAL = re.compile(
+    r"(?<![\w.,])(?:\d{1,3}(?:[.\u00a0\u202f\u2009 ]\d{3})+|\d+),\d{1,2}(?![\w-]|[.,]\d)"
+)
+# a number written with a decimal point: "1,234.56", "12.5"
+_POINT_DECIMAL = re.compile(r"\d,\d{3}\.\d|(?<![\d.,])\d+\.\d{1,2}(?![\d]|[.,]\d)")
+# A number of the decimal-comma convention: thousands grouped by dots or (before a decimal comma) spaces,
+# no-break, narrow or thin ones included, then an optional decimal comma. "1.234" alone and "43,42" fit it
+# too: in a text of the decimal point they are read as that text writes them (:func:`decimal_comma`).
+EUROPEAN_NUMBER = re.compile(
+    r"(?<![\d.,])(?:\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d{1,3}(?:[\u00a0\u202f\u2009 ]\d{3})+,\d+|\d+,\d{1,2})"
+    r"(?![\d]|[.,]\d)"
+)
+_SWAP = str.maketrans({".": ",", ",": ".", " ": ",", "\u00a0": ",", "\u202f": ",", "\u2009": ","})
+
+
+def decimal_comma(text: str) -> bool:
+    """Whether a text writes decimals with a comma ("43,42 %", "1 234,56", "121.625,60"): it shows
+    two or more numbers of that convention, and more than of the decimal point's ("1,234.56", "12.5"), so
+    one list of footnote marks ("indicators 3,5 and 13") does not turn a page. The extractive baseline
+    judges it page by page: a French report's statements may follow the English convention and its prose
+    the French."""
+    commas = len(_COMMA_DECIMAL.findall(text))
+    return commas >= 2 and commas > len(_POINT_DECIMAL.findall(text))
+
+
+def point_form(number: str) -> str:
+    """A number of the decimal-comma convention written in the decimal point's, character for
+    character (``"1.234,5"`` -> ``"1,234.5"``, ``"1 234,56"`` -> ``"1,234.56"``, ``"43,42"`` ->
+    ``"43.42"``), so a figure rewritten in a text stays where it was."""
+    return number.translate(_SWAP)
+
+
 class NumberParseError(ValueError):
     """Text that is not a single number."""
 
