@@ -12,10 +12,18 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from pageindex.retrievers.numbers import EUROPEAN_NUMBER, decimal_comma, point_form
 from pageindex.retrievers.numbers import SCALES as _RETRIEVER_SCALES
 
-# The retrievers' scale words, plus two the judge also meets in model answers ("$5 mil", "$2T").
-SCALES: dict[str, float] = {**_RETRIEVER_SCALES, "mil": 1e6, "t": 1e12}
+# The scale words of the languages that write a decimal comma: German Tsd./Mio./Mrd., Dutch and Italian
+# mln/mld (mrd), French milliard(s). ("Bio." is left out: a German trillion, an English biology.)
+EUROPEAN_SCALES: dict[str, float] = {
+    "tsd": 1e3, "mio": 1e6, "mln": 1e6, "mrd": 1e9, "mld": 1e9, "milliard": 1e9, "milliards": 1e9,
+}
+EUROPEAN_SCALE = r"(?:tsd|mio|mrd|mln|mld)\.?|milliards?"
+# The retrievers' scale words, plus two the judge also meets in model answers ("$5 mil", "$2T"), and the
+# decimal-comma languages' ("1.234,5 Mio. EUR").
+SCALES: dict[str, float] = {**_RETRIEVER_SCALES, "mil": 1e6, "t": 1e12, **EUROPEAN_SCALES}
 _SINGLE_LETTER = {"k", "m", "b", "t"}
 
 # The currencies a figure may carry: a dollar sign with its country's letters (US$, NT$, HK$, C$, R$),
@@ -38,8 +46,8 @@ _NUMBER = re.compile(
     (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
     (?P<close>\))?
     (?P<pct>\s?%(?:\s?points?\b)?|\s(?:percent(?:age)?\s?points?|percent|per\s?cent|pct)\b|\s?pp\b)?
-    (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt])(?![a-z]))?
-    (?P<code>\s?(?:{CURRENCY_CODES}|US\$)(?![A-Za-z]))?
+    (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt]|{EUROPEAN_SCALE})(?![a-z]))?
+    (?P<code>\s?(?:{CURRENCY_CODES}|US\$|€)(?![A-Za-z]))?
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -56,6 +64,66 @@ _RANGE_DASH = re.compile(rf"x?(?:\s*–\s*|-)(?:{CURRENCY_SIGN})?")  # "x": mult
 # or another dash ("2022-12-31", "1-800-555-0199": identifiers and dates, not ranges).
 _GLUED = re.compile(r"[\w.\-–/]$")
 _SIGN_AHEAD = re.compile(rf"(?:{CURRENCY_SIGN})\d")
+
+
+# What tells a figure's convention when its shape does not: a unit glued to it, before ("EUR 1,2 billion",
+# "€1,5") or after ("43,42 %", "1,2 billion", "5,5 EUR"), and a scale word only decimal-comma languages
+# write ("1,234 Mio." is 1.234 million, "1.234 Mrd." 1,234 billion).
+_UNIT_BEFORE = re.compile(rf"(?:{CURRENCY})\s?$")
+_UNIT_AFTER = re.compile(
+    rf"\s?(?:%|(?:thousands?|millions?|billions?|trillions?|mn|bn|{EUROPEAN_SCALE}|{CURRENCY_CODES}|€)(?![A-Za-z]))",
+    re.IGNORECASE,
+)
+_EUROPEAN_AFTER = re.compile(rf"\s?(?:{EUROPEAN_SCALE})(?![A-Za-z])", re.IGNORECASE)
+# "1,234 Mio.": the English thousands' shape, read as a decimal comma only before such a scale word
+_COMMA_THOUSAND = re.compile(r"(?<![\d.,])\d{1,3},\d{3}(?![\d]|[.,]\d)")
+# "1 234 567" grouped by no-break, narrow or thin spaces (typesetting, never a list of numbers)
+_SPACED = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?![\d]|[.,]\d)")
+
+
+def in_point_form(text: str) -> str:
+    """``text`` with every number of the decimal-comma convention rewritten in the decimal point's,
+    character for character (:func:`~pageindex.retrievers.numbers.point_form`: positions stay), so
+    ``1.234,5 Mio. EUR`` reads as 1,234.5 million euros and ``43,42 %`` as 43.42%. Each number is read
+    by its own shape, then its context:
+
+    - a decimal comma after grouped thousands (``1.234,5``, ``1 234,5``), two dot-groups or more
+      (``1.234.567``) and thousands grouped by no-break, narrow or thin spaces (``1 234``) can only be
+      the decimal comma's: always read so;
+    - a comma and one or two digits (``43,42``, ``1,2``) is a decimal comma when a currency or a scale
+      is glued to the figure (``EUR 1,2 billion``, ``43,42 %``) or the whole text writes decimals with a
+      comma (:func:`~pageindex.retrievers.numbers.decimal_comma`, the extractive baseline's page test);
+      bare in an English text it is a list ("notes 3,5"), as before;
+    - one dot-group (``1.234``) and a comma with three digits (``1,234``) are ambiguous: read as the
+      decimal point writes them (``1.234`` one point two three four, ``1,234`` one thousand two hundred
+      thirty-four), in any text, unless a scale word only decimal-comma languages write follows
+      (``1,234 Mio.`` is 1.234 million, ``1.234 Mrd.`` 1,234 billion); a text of decimal commas reads
+      ``1.234`` as 1,234 (the extractive baseline does the same) but ``1,234`` still as thousands.
+
+    A gold and an answer are each read so, whichever convention either uses."""
+    if not any(c in text for c in ",.\u00a0\u202f\u2009"):
+        return text
+    whole = decimal_comma(text)
+
+    def european(m: re.Match[str]) -> bool:
+        number = m.group(0)
+        if "," in number and any(c in number for c in ". \u00a0\u202f\u2009") or number.count(".") >= 2:
+            return True  # its shape says so
+        named = bool(_EUROPEAN_AFTER.match(text, m.end()))
+        if "," not in number:  # "1.234"
+            return whole or named
+        before = _UNIT_BEFORE.search(text, max(0, m.start() - 8), m.start())
+        return whole or named or bool(before or _UNIT_AFTER.match(text, m.end()))
+
+    read = [m for m in EUROPEAN_NUMBER.finditer(text) if european(m)]
+    read += [m for m in _COMMA_THOUSAND.finditer(text) if _EUROPEAN_AFTER.match(text, m.end())]
+    read += list(_SPACED.finditer(text))  # the three shapes never overlap
+    if not read:
+        return text
+    chars = list(text)
+    for m in read:
+        chars[m.start() : m.end()] = point_form(m.group(0))
+    return "".join(chars)
 
 
 def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity | None:
@@ -81,7 +149,7 @@ def _range_start(text: str, m: re.Match[str], found: list[Quantity]) -> Quantity
     if prev.percent and not pct or (prev.money or prev.scale_stated) and pct or money and prev.percent:
         return None
     raw = float(m.group("num").replace(",", ""))
-    scale_word = (m.group("scale") or "").lower()
+    scale_word = (m.group("scale") or "").lower().rstrip(".")
     if prev.scale_stated and scale_word in SCALES:  # "$900 million–$1.1 billion": compare amounts
         if prev.value >= raw * SCALES[scale_word]:
             return None
@@ -143,7 +211,8 @@ def _is_year(num: str, m: re.Match[str]) -> bool:
 
 def extract_quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` except years, days of dates, list markers and parts of names
-    (``FY2019``, ``10-K``, ``Q2``)."""
+    (``FY2019``, ``10-K``, ``Q2``), a decimal comma read as :func:`in_point_form` says."""
+    text = in_point_form(text)
     markers = {m.start(1) for m in _LIST_MARKER.finditer(text)}
     markers |= {m.start(1) for m in _INLINE_ENUMERATOR.finditer(text)}
     found: list[Quantity] = []
@@ -166,7 +235,7 @@ def extract_quantities(text: str) -> list[Quantity]:
             continue  # the day of a date: "January 28, 2023", "28 January"
         if _is_year(num, m):
             continue
-        scale_word = (m.group("scale") or "").lower()
+        scale_word = (m.group("scale") or "").lower().rstrip(".")
         scale = 1.0
         if scale_word:
             # A lone letter (m, b, k) is a scale only with a currency sign or code: "$8.7B",

@@ -50,9 +50,11 @@ from bench.judges.base import JudgeVerdict, Verdict, gold_text, register_judge
 from bench.judges.numbers import (
     CURRENCY,
     CURRENCY_CODES,
+    EUROPEAN_SCALE,
     Quantity,
     extract_quantities,
     implied_by_difference,
+    in_point_form,
     number_quantity,
     quantities_match,
 )
@@ -837,7 +839,8 @@ _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 # as JSON numbers. Both are one claim to check, whichever way the dataset wrote it.
 _LONE_FIGURE = re.compile(
     rf"^\s*[-−–]?\s*\(?\s*(?:{CURRENCY})?\s*[-−–]?\s*\(?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*"
-    rf"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn)\b)?\s*(?:(?:{CURRENCY_CODES})\b)?\s*\)?\s*$",
+    rf"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn|{EUROPEAN_SCALE})(?![a-z]))?\s*"
+    rf"(?:(?:{CURRENCY_CODES})\b|€)?\s*\)?\s*$",
     re.IGNORECASE,
 )
 
@@ -846,7 +849,8 @@ def is_figure_gold(gold_answer: str | float | int) -> bool:
     """The gold is a single figure: a JSON number, or a string that is one figure and nothing else."""
     if not isinstance(gold_answer, str):
         return _json_number(gold_answer)
-    return bool(_LONE_FIGURE.match(gold_answer)) and len(extract_quantities(gold_answer)) == 1
+    # "1.234,5 Mio. EUR": a decimal comma read as the figures are (:func:`in_point_form`)
+    return bool(_LONE_FIGURE.match(in_point_form(gold_answer))) and len(extract_quantities(gold_answer)) == 1
 
 
 def _json_number(gold_answer: object) -> bool:

@@ -197,3 +197,43 @@ def test_the_same_number_in_another_currency_is_another_amount() -> None:
     (nt,) = extract_quantities("NT$2,161.7 billion")
     assert quantities_match(nt, extract_quantities("$2,161.7 billion")[0])
     assert not quantities_match(nt, extract_quantities("US$2,161.7 billion")[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "percent", "currency"),
+    [
+        ("1.234,5 Mio. EUR", 1_234.5e6, False, "EUR"),  # grouped thousands before a decimal comma
+        ("Umsatz: 1.234.567 €", 1_234_567, False, "EUR"),  # two dot-groups
+        ("1\u202f234,5", 1_234.5, False, ""),  # narrow no-break space
+        ("1\u2009234,5", 1_234.5, False, ""),  # thin space
+        ("1 234,5", 1_234.5, False, ""),  # a plain space, before a decimal comma
+        ("1\u00a0234 Mio.", 1_234e6, False, ""),  # no-break space, no decimals
+        ("43,42 %", 43.42, True, ""),  # a unit glued after
+        ("EUR 1,2 billion", 1.2e9, False, "EUR"),  # a currency before
+        ("€1,5 Mrd.", 1.5e9, False, "EUR"),
+        ("1,234 Mio. EUR", 1.234e6, False, "EUR"),  # a decimal-comma language's scale word decides
+        ("1.234 Mrd.", 1_234e9, False, ""),
+    ],
+)
+def test_a_decimal_comma_is_read_by_the_figures_shape_and_its_unit(
+    text: str, value: float, percent: bool, currency: str
+) -> None:
+    """Each of these was read as two figures or as another one ("1.234,5" as 1.234 and 5, "43,42 %" as
+    43 and 42%, "1,234 Mio." as 1,234): a decimal comma's shape, or a unit glued to its figure, says
+    which convention the figure is written in."""
+    (q,) = extract_quantities(text)
+    assert (q.value, q.percent, q.currency) == (pytest.approx(value), percent, currency)
+
+
+def test_an_ambiguous_figure_keeps_the_decimal_points_reading() -> None:
+    """"1,234" and "1.234" fit both conventions: in an English text they stay one thousand two hundred
+    thirty-four and one point two three four; a bare "3,5" is a list there. A text that writes its
+    decimals with commas reads "1.234" as thousands (the extractive baseline's page test), not "1,234"."""
+    assert [q.value for q in extract_quantities("Revenue was 1,234 and the ratio 1.234.")] == [1234, 1.234]
+    assert texts("See notes 3,5 and 13.") == ["3", "5", "13"]
+    assert texts("Capex was $1,577 million; margin 12.5%.") == ["1,577", "12.5"]
+    german = "Die Marge lag bei 12,5 und 13,4; der Umsatz bei 1.234 und 1,234."
+    assert [q.value for q in extract_quantities(german)] == [12.5, 13.4, 1234, 1234]
+    # a figure read so stays where it was written
+    (q,) = extract_quantities("Umsatz 1.234,5 Mio. EUR")
+    assert (q.start, q.end) == (7, len("Umsatz 1.234,5 Mio. EUR"))

@@ -1160,3 +1160,26 @@ def test_two_letter_starts_and_state_codes_in_lists(rules: RulesJudge) -> None:
     assert rules.judge_sync(q, gold, "NORAM, EMEA and LATAM.").verdict == "correct"
     v = rules.judge_sync("Where are Quarlo's plants?", "TX, CO, and Ohio", "Texas and Ohio.")
     assert v.reasoning.startswith("content-word overlap")  # "CO" is no corporate suffix: a list it stays
+
+
+def test_a_decimal_comma_on_either_side(rules: RulesJudge) -> None:
+    """A gold or an answer written with a decimal comma ("1.234,5 Mio. EUR", "43,42 %") states the same
+    figure as the decimal point's ("EUR 1,234.5 million", "43.42%"): they were read as other figures (or
+    two), so the same amount was judged incorrect and a European gold was no figure at all."""
+    from bench.judges.rules import is_figure_gold
+
+    q = "What was Foo AG's revenue in fiscal 2023?"
+    assert is_figure_gold("1.234,5 Mio. EUR") and is_figure_gold("43,42 %")
+    assert rules.judge_sync(q, "1.234,5 Mio. EUR", "Revenue was EUR 1,234.5 million.").verdict == "correct"
+    german = "Der Umsatz betrug 1.234,5 Mio. EUR."
+    assert rules.judge_sync(q, "EUR 1,234.5 million", german).verdict == "correct"
+    assert rules.judge_sync(q, "EUR 1.2 billion", "Revenue was EUR 1,2 billion.").verdict == "correct"
+    assert rules.judge_sync(q, "1\u202f234,5", "Revenue was 1,234.5.").verdict == "correct"
+    wrong = rules.judge_sync(q, "1.234,5 Mio. EUR", "Revenue was EUR 1,324.5 million.")
+    assert (wrong.verdict, wrong.confident) == ("incorrect", True)
+    m = "What was Foo AG's EBITDA margin in fiscal 2023?"
+    assert rules.judge_sync(m, "43,42 %", "The margin was 43.42%.").verdict == "correct"
+    assert rules.judge_sync(m, "43.42%", "Die Marge betrug 43,42 %.").verdict == "correct"
+    # ambiguous: an English "1.234 million" stays one point two three four million, not 1,234 million
+    assert rules.judge_sync(q, "EUR 1,234 million", "Revenue was EUR 1.234 million.").verdict == "incorrect"
+    assert rules.judge_sync(q, "$1,234 million", "Revenue was $1,234 million.").verdict == "correct"
