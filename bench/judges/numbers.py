@@ -180,8 +180,18 @@ class Quantity:
     end: int = -1
     lead: int = -1  # where the figure's match begins (its sign, bracket or currency)
     plus: bool = False  # written with a plus sign ("+4.1%")
+    worded: int = 0  # the sign its words give it: -1 "a loss of 45", +1 "a profit of 45" (:data:`_WORDED`)
     other_end: float | None = None  # one end of a range ("35–40%"): the other end's value
     currency: str = ""  # the currency written with it (:func:`currency_of`): "" when none
+
+    @property
+    def sign(self) -> int:
+        """-1 written negative ("-45", "(45)", "a loss of 45"), +1 written positive ("+45", "a profit of
+        45"), 0 unsigned ("45"). A sign written on the figure comes before its words ("a gain of $(45)"
+        is -1)."""
+        if self.negative:
+            return -1
+        return 1 if self.plus else self.worded
 
     @property
     def unit(self) -> float:
@@ -201,6 +211,28 @@ class Quantity:
 def _times(after: str) -> bool:
     """``0.54x``: a multiple, not part of a name."""
     return after[:1] in {"x", "X"} and not after[1:2].isalnum()
+
+
+# Words right before a figure that give it a sign: what it is ("a loss of", "net loss was", "a profit of",
+# "a gain of") or how it moved ("a decrease of", "declined by", "grew"; not "rose to": that is a level).
+# Only these, next to the figure: "income (loss) of" and "net loss per share of" say nothing.
+_LOSS = r"loss(?:es)?|deficits?|outflows?|decreases?|declines?"
+_GAIN = r"profits?|gains?|surplus(?:es)?|income|inflows?|increases?"
+_MOVE = r"(?:was|were|totall?ing|totall?ed|amounting\s+to|came\s+to)"
+_WORDED = re.compile(
+    rf"\b(?:(?P<loss>{_LOSS})\s+(?:of|{_MOVE})|(?P<gain>{_GAIN})\s+(?:of|{_MOVE})"
+    r"|(?P<fell>decreased|declined|fell|dropped)(?:\s+by)?|(?P<rose>increased|grew|rose)(?:\s+by)?)"
+    r"\s+(?:(?:about|approximately|roughly|around|nearly|almost)\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _worded(before: str) -> int:
+    """The sign the words right before a figure give it (:data:`_WORDED`): -1, +1 or 0."""
+    m = _WORDED.search(before)
+    if not m:
+        return 0
+    return -1 if m.group("loss") or m.group("fell") else 1
 
 
 def _is_year(num: str, m: re.Match[str]) -> bool:
@@ -281,6 +313,7 @@ def extract_quantities(text: str) -> list[Quantity]:
                 end=m.end(),
                 lead=lead,
                 plus=text[:lead].endswith("+"),
+                worded=_worded(text[max(0, lead - 40) : lead]),
             )
         )
     return found

@@ -885,6 +885,12 @@ def gold_quantities(question: str, gold_answer: str | float | int) -> list[Quant
     return [q for q in extract_quantities(text) if not _is_period_length(text, q)]
 
 
+def _signed(q: Quantity) -> str:
+    """A figure as a verdict's reason shows it: with the sign it was written or worded with ("-45" for
+    "(45)" or "a loss of 45", "+45" for "a profit of 45"), so "states +45, gold is -45" is readable."""
+    return {-1: "-", 1: "+"}.get(q.sign, "") + q.text
+
+
 def _is_period_length(text: str, q: Quantity) -> bool:
     if q.decimals or q.percent or q.scale_stated:
         return False
@@ -1243,14 +1249,14 @@ class RulesJudge:
             for i, part in enumerate(parts)
             if i not in refusing and claimed_quantities(part, question) and not other_period(question, part)
         ]
-        gold = golds[0].text if golds else "?"
+        gold = _signed(golds[0]) if golds else "?"
         if refusals:
             phrases = "; ".join(refusals[:3])
             if not answering:
                 return "refusal", True, f"refusal ({phrases}) and no figure for the question", details
             if firm and firm[-1] > answering[-1]:
                 return "refusal", True, f"concludes with a refusal ({phrases})", details
-            said = stated[-1].text if stated else "?"
+            said = _signed(stated[-1]) if stated else "?"
             if guessing(parts, answering, question):
                 # The speaker said it cannot know ("I do not have access to the 10-K") and then gave a
                 # figure anyway, not the gold's: a guess after declining, which graders count as a
@@ -1259,7 +1265,7 @@ class RulesJudge:
                 return "refusal", False, why, details
             return "incorrect", True, f"answers despite a hedge: states {said}, gold is {gold}", details
         if answering and stated:
-            return "incorrect", True, f"answer states {stated[-1].text}, gold is {gold}", details
+            return "incorrect", True, f"answer states {_signed(stated[-1])}, gold is {gold}", details
         if not answering and _METHOD.search(answer):
             # Only how to work it out ("to calculate X you need Y and Z"), never a result.
             return "refusal", True, "gives a method but no figure for the question", details
@@ -1333,13 +1339,16 @@ class RulesJudge:
     ) -> bool:
         """Whether one of ``candidates`` states ``gold``. ``supporting``: the gold's figures back a text
         answer, so a narrow range that holds the gold agrees with it ("about 0.5-0.6" for 0.54)."""
-        if gold.negative:
-            candidates = [a for a in candidates if not a.plus]  # "+4.1%" is not -4.1%
+        if gold.sign:
+            # Signs written on both sides must agree: "+4.1%" is not -4.1%, nor "a profit of $45 million" a
+            # gold loss "(45)"; "$(45) million" and "-45" are the same loss. An unsigned side agrees with
+            # either sign (a gold "45" for a cash outflow that the answer writes "(45)", as statements do).
+            candidates = [a for a in candidates if a.sign != -gold.sign]
         if not gold.percent and asks_for_ratio(question):
             # A ratio or percentage is not a sum of money: "net income of $12.5 million" does not
             # state a 12.5% margin, whatever its digits.
             candidates = [a for a in candidates if not (a.money or a.scale_stated)]
-        if not gold.negative and not _CHANGE_QUESTION.search(question):
+        if gold.sign >= 0 and not _CHANGE_QUESTION.search(question):
             # A level (a margin, a ratio) written with a minus sign is the opposite value, not a
             # sign convention: only questions about a change or a loss admit either sign.
             candidates = [a for a in candidates if not a.minus]

@@ -237,3 +237,26 @@ def test_an_ambiguous_figure_keeps_the_decimal_points_reading() -> None:
     # a figure read so stays where it was written
     (q,) = extract_quantities("Umsatz 1.234,5 Mio. EUR")
     assert (q.start, q.end) == (7, len("Umsatz 1.234,5 Mio. EUR"))
+
+
+@pytest.mark.parametrize(
+    ("text", "sign"),
+    [
+        ("a loss of $45 million", -1),
+        ("net loss was $45 million", -1),
+        ("revenue declined by about 3%", -1),
+        ("a profit of $45 million", 1),
+        ("a gain of 45", 1),
+        ("sales grew 4.1%", 1),
+        ("+4.1%", 1),
+        ("$(45) million", -1),
+        ("a gain of $(45) million", -1),  # the written sign before the words
+        ("revenue increased to 14.8%", 0),  # a level it rose to, not a signed change
+        ("net income (loss) of 45", 0),  # a label of both signs
+        ("net loss per share of $0.45", 0),
+        ("45", 0),
+    ],
+)
+def test_the_sign_a_figure_is_written_or_worded_with(text: str, sign: int) -> None:
+    (q,) = extract_quantities(text)
+    assert q.sign == sign

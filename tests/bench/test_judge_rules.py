@@ -1183,3 +1183,26 @@ def test_a_decimal_comma_on_either_side(rules: RulesJudge) -> None:
     # ambiguous: an English "1.234 million" stays one point two three four million, not 1,234 million
     assert rules.judge_sync(q, "EUR 1,234 million", "Revenue was EUR 1.234 million.").verdict == "incorrect"
     assert rules.judge_sync(q, "$1,234 million", "Revenue was $1,234 million.").verdict == "correct"
+
+
+def test_a_sign_in_parentheses_against_signed_and_unsigned_figures(rules: RulesJudge) -> None:
+    """Accounting writes a negative as "$(45) million". Signs written or worded on both sides must agree:
+    "-45" and "(45)" and "a loss of 45" are one loss, "+45" and "a profit of 45" its opposite. A side
+    written unsigned agrees with either: a gold "45" for an outflow the answer quotes from a statement
+    as "(45)"."""
+    q = "What was Foo's operating result in FY2022 (in USD millions)?"
+    assert rules.judge_sync(q, "-45", "The operating result was $(45) million.").verdict == "correct"
+    assert rules.judge_sync(q, "(45)", "An operating loss of $45 million.").verdict == "correct"
+    profit = rules.judge_sync(q, "(45)", "Foo made an operating profit of $45 million.")
+    assert (profit.verdict, profit.confident) == ("incorrect", True)
+    assert "+45" in profit.reasoning and "-45" in profit.reasoning
+    assert rules.judge_sync(q, "-45", "A gain of $45 million.").verdict == "incorrect"
+    assert rules.judge_sync(q, "45", "The operating result was $(45) million.").verdict == "correct"
+    assert rules.judge_sync(q, "45", "An operating profit of $45 million.").verdict == "correct"
+    # a gold worded as a loss is negative: a minus on the answer's figure is its sign, not the opposite value
+    o, loss = "What was Foo's operating result in FY2022?", "An operating loss of $45 million."
+    assert rules.judge_sync(o, loss, "It was -$45 million.").verdict == "correct"
+    assert rules.judge_sync(o, loss, "A profit of $45 million.").verdict == "incorrect"
+    c = "What was the change in Foo's revenue from FY2021 to FY2022 (in percent)?"
+    assert rules.judge_sync(c, "-4.1%", "Revenue declined by 4.1%.").verdict == "correct"
+    assert rules.judge_sync(c, "-4.1%", "Revenue grew 4.1%.").verdict == "incorrect"
