@@ -47,7 +47,7 @@ _NUMBER = re.compile(
     (?P<close>\))?
     (?P<pct>\s?%(?:\s?points?\b)?|\s(?:percent(?:age)?\s?points?|percent|per\s?cent|pct)\b|\s?pp\b)?
     (?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|mm|mil|tn|[kmbt]|{EUROPEAN_SCALE})(?![a-z]))?
-    (?P<code>\s?(?:{CURRENCY_CODES}|US\$|€)(?![A-Za-z]))?
+    (?P<code>\s?(?:{CURRENCY_CODES}|US\$|[€$£¥])(?![A-Za-z])(?!\s?\d))?
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -67,11 +67,13 @@ _SIGN_AHEAD = re.compile(rf"(?:{CURRENCY_SIGN})\d")
 
 
 # What tells a figure's convention when its shape does not: a unit glued to it, before ("EUR 1,2 billion",
-# "€1,5") or after ("43,42 %", "1,2 billion", "5,5 EUR"), and a scale word only decimal-comma languages
-# write ("1,234 Mio." is 1.234 million, "1.234 Mrd." 1,234 billion).
+# "€1,5") or after ("43,42 %", "1,2 billion", "5,5 EUR", "109,36 $"; a sign after a figure is its currency
+# unless a figure follows it), and a scale word only decimal-comma languages write ("1,234 Mio." is 1.234
+# million, "1.234 Mrd." 1,234 billion).
 _UNIT_BEFORE = re.compile(rf"(?:{CURRENCY})\s?$")
 _UNIT_AFTER = re.compile(
-    rf"\s?(?:%|(?:thousands?|millions?|billions?|trillions?|mn|bn|{EUROPEAN_SCALE}|{CURRENCY_CODES}|€)(?![A-Za-z]))",
+    rf"\s?(?:%|[€$£¥](?!\s?\d)|(?:thousands?|millions?|billions?|trillions?|mn|bn|{EUROPEAN_SCALE}|{CURRENCY_CODES})"
+    r"(?![A-Za-z]))",
     re.IGNORECASE,
 )
 _EUROPEAN_AFTER = re.compile(rf"\s?(?:{EUROPEAN_SCALE})(?![A-Za-z])", re.IGNORECASE)
@@ -259,7 +261,8 @@ def extract_quantities(text: str) -> list[Quantity]:
             continue  # FY2019, Q2, 10-K's "10" is fine but "FY-2019"/"2019/20" tails are not numbers
         if after[:1] in {"-", "/"} and after[1:2].isalpha() and not _SIGN_AHEAD.match(text, m.end("num") + 1):
             continue  # 10-K, 8-K, 10-Q (not "NT$5-NT$6 billion": a range's second figure)
-        if after[:1].isalpha() and not m.group("scale") and not m.group("pct") and not _times(after):
+        unit = m.group("scale") or m.group("pct") or m.group("code")  # "1271,78CHF": a code glued on
+        if after[:1].isalpha() and not unit and not _times(after):
             continue  # 737MAX, 3Q22
         if start in markers:
             continue

@@ -840,7 +840,7 @@ _PERIOD = re.compile(r"^\s*(?:months?|weeks?)\b", re.IGNORECASE)
 _LONE_FIGURE = re.compile(
     rf"^\s*[-−–]?\s*\(?\s*(?:{CURRENCY})?\s*[-−–]?\s*\(?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*"
     rf"(?:%|percent\b|(?:thousands?|millions?|billions?|trillions?|mn|bn|{EUROPEAN_SCALE})(?![a-z]))?\s*"
-    rf"(?:(?:{CURRENCY_CODES})\b|€)?\s*\)?\s*$",
+    rf"(?:(?:{CURRENCY_CODES})\b|[€$£¥])?\s*\)?\s*$",
     re.IGNORECASE,
 )
 

@@ -213,6 +213,8 @@ def test_the_same_number_in_another_currency_is_another_amount() -> None:
         ("€1,5 Mrd.", 1.5e9, False, "EUR"),
         ("1,234 Mio. EUR", 1.234e6, False, "EUR"),  # a decimal-comma language's scale word decides
         ("1.234 Mrd.", 1_234e9, False, ""),
+        ("1271,78CHF", 1_271.78, False, "CHF"),  # a code glued on (the figure was skipped as a name)
+        ("109,36 $", 109.36, False, "$"),  # a currency sign after the figure, as French writes it
     ],
 )
 def test_a_decimal_comma_is_read_by_the_figures_shape_and_its_unit(
@@ -234,6 +236,8 @@ def test_an_ambiguous_figure_keeps_the_decimal_points_reading() -> None:
     assert texts("Capex was $1,577 million; margin 12.5%.") == ["1,577", "12.5"]
     german = "Die Marge lag bei 12,5 und 13,4; der Umsatz bei 1.234 und 1,234."
     assert [q.value for q in extract_quantities(german)] == [12.5, 13.4, 1234, 1234]
+    # a sign after a figure is its currency, not when it opens the next figure
+    assert [(q.value, q.currency) for q in extract_quantities("from 5 $10 million")] == [(5, ""), (10e6, "$")]
     # a figure read so stays where it was written
     (q,) = extract_quantities("Umsatz 1.234,5 Mio. EUR")
     assert (q.start, q.end) == (7, len("Umsatz 1.234,5 Mio. EUR"))
