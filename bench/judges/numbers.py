@@ -98,9 +98,12 @@ def in_point_form(text: str) -> str:
       bare in an English text it is a list ("notes 3,5"), as before;
     - one dot-group (``1.234``) and a comma with three digits (``1,234``) are ambiguous: read as the
       decimal point writes them (``1.234`` one point two three four, ``1,234`` one thousand two hundred
-      thirty-four), in any text, unless a scale word only decimal-comma languages write follows
-      (``1,234 Mio.`` is 1.234 million, ``1.234 Mrd.`` 1,234 billion); a text of decimal commas reads
-      ``1.234`` as 1,234 (the extractive baseline does the same) but ``1,234`` still as thousands.
+      thirty-four), in any text, a text of decimal commas too, unless a scale word only decimal-comma
+      languages write follows (``1,234 Mio.`` is 1.234 million, ``1.234 Mrd.`` 1,234 billion). An
+      answer is short: two list-like commas ("pages 12,13 and 45,46") make it a text of decimal commas
+      by the page test, and must not turn "$1.234 billion" into 1,234 billion (the extractive baseline,
+      reading whole pages of figures, does read ``1.234`` there as thousands);
+    - a number glued to a letter before it (``FY2021,12%``) is left as it is.
 
     A gold and an answer are each read so, whichever convention either uses."""
     if not any(c in text for c in ",.\u00a0\u202f\u2009"):
@@ -109,11 +112,13 @@ def in_point_form(text: str) -> str:
 
     def european(m: re.Match[str]) -> bool:
         number = m.group(0)
+        if m.start() and text[m.start() - 1].isalnum():
+            return False  # glued to a name: "FY2021,12%" is FY2021 and 12%
         if "," in number and any(c in number for c in ". \u00a0\u202f\u2009") or number.count(".") >= 2:
             return True  # its shape says so
         named = bool(_EUROPEAN_AFTER.match(text, m.end()))
-        if "," not in number:  # "1.234"
-            return whole or named
+        if "," not in number:  # "1.234": a few list-like commas must not turn "$1.234 billion"
+            return named
         before = _UNIT_BEFORE.search(text, max(0, m.start() - 8), m.start())
         return whole or named or bool(before or _UNIT_AFTER.match(text, m.end()))
 

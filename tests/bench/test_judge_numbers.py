@@ -230,12 +230,17 @@ def test_a_decimal_comma_is_read_by_the_figures_shape_and_its_unit(
 def test_an_ambiguous_figure_keeps_the_decimal_points_reading() -> None:
     """"1,234" and "1.234" fit both conventions: in an English text they stay one thousand two hundred
     thirty-four and one point two three four; a bare "3,5" is a list there. A text that writes its
-    decimals with commas reads "1.234" as thousands (the extractive baseline's page test), not "1,234"."""
+    decimals with commas (the extractive baseline's page test) reads "1,5" as a decimal, but "1.234" and
+    "1,234" as the decimal point does unless a scale word of those languages follows."""
     assert [q.value for q in extract_quantities("Revenue was 1,234 and the ratio 1.234.")] == [1234, 1.234]
     assert texts("See notes 3,5 and 13.") == ["3", "5", "13"]
     assert texts("Capex was $1,577 million; margin 12.5%.") == ["1,577", "12.5"]
-    german = "Die Marge lag bei 12,5 und 13,4; der Umsatz bei 1.234 und 1,234."
-    assert [q.value for q in extract_quantities(german)] == [12.5, 13.4, 1234, 1234]
+    german = "Die Marge lag bei 12,5 und 13,4; der Umsatz bei 1.234 Mio. und 1,5."
+    assert [q.value for q in extract_quantities(german)] == [12.5, 13.4, 1234e6, 1.5]
+    # a few list-like commas make a text of decimal commas; its "1.234" stays one point two three four
+    cited = "See pages 12,13 and 45,46 of the 10-K; revenue was $1.234 billion."
+    assert [q.value for q in extract_quantities(cited)][-1] == pytest.approx(1.234e9)
+    assert texts("In FY2021,12% of revenue came from China.") == ["12"]  # glued to a name: as before
     # a sign after a figure is its currency, not when it opens the next figure
     assert [(q.value, q.currency) for q in extract_quantities("from 5 $10 million")] == [(5, ""), (10e6, "$")]
     # a figure read so stays where it was written
