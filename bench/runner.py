@@ -1176,8 +1176,12 @@ class Runner:
                 f"{resume_run_command(run_dir)}"
             ) from None
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
-        if self._llm_cache is not None and (note := self._llm_cache.unwritten_note()):
-            self.warnings.append(note)
+        if self._llm_cache is not None:
+            # the recordings still queued (another process holding the file: at most its busy timeout),
+            # waited for in a thread: the loop is not held
+            await asyncio.to_thread(self._llm_cache.flush)
+            if note := self._llm_cache.unwritten_note():
+                self.warnings.append(note)
         return RunOutcome(
             run_dir=run_dir,
             run_id=run_id,

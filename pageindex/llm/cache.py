@@ -18,12 +18,21 @@ call replays exactly. ``rw`` never reuses a recorded failure: it calls the model
 success replaces the failure record. ``stats`` counts replies and failures apart.
 
 The database runs in WAL mode with a busy timeout: several processes and threads may write at
-once. Each thread gets its own connection; writes within a thread are serialised by a lock.
+once. Each thread gets its own connection (a read takes no lock: in WAL mode it never waits for a
+writer); this cache's writes are queued in order and written by one thread at a time. A caller on an
+event loop (the client: ``bench run``, ``bench judge``, ``rejudge``, ``ask``) queues them
+(``wait=False``): a worker thread of the loop writes them, so a write that waits out another process's
+lock (up to the busy timeout) holds neither the loop nor the call, and the loop's other coroutines
+(the run's other samples, their time limits) go on. Queued replies are served by :meth:`LLMCache.get`
+until written; :meth:`LLMCache.flush` waits for them (``asyncio.run`` does when it closes the loop: it
+waits for its worker threads). A sync caller (the default, ``wait=True``) blocks until its write is
+done: it has nothing else running meanwhile.
 Default path: ``$PAGEINDEX_CACHE_DIR/llm.sqlite``, else ``~/.cache/pageindex/llm.sqlite``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -33,6 +42,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,6 +84,20 @@ CREATE TABLE IF NOT EXISTS failures (
 
 _REPLY_COLUMNS = "key, model, kind, request, reply, prompt_tokens, completion_tokens, created_at"
 _FAILURE_COLUMNS = "key, model, kind, request, error_kind, failure, created_at"
+
+
+@dataclass(frozen=True, eq=False)
+class _Write:
+    """One record to write: its statements, and the reply :meth:`LLMCache.get` serves until it is
+    written (None for a failure, which mode ``rw`` never reads)."""
+
+    key: str
+    what: str  # the call's kind (chat, structured, tokenize, context_window) or "failure"
+    statements: tuple[tuple[str, tuple[Any, ...]], ...]
+    reply: dict[str, Any] | None = None
+    # when it was queued: it waits for another process's lock the busy timeout from then, not from when
+    # the write before it gave up (a run's end would wait one busy timeout per batch queued meanwhile)
+    queued_at: float = field(default_factory=time.monotonic)
 
 
 def _cannot_create(path: Path) -> str | None:
@@ -122,8 +146,19 @@ class LLMCache:
             raise LLMConfigError(f"bad cache mode {mode!r}: expected one of {', '.join(CACHE_MODES)}")
         self.path = Path(path) if path is not None else default_cache_path()
         self.mode: CacheMode = mode
-        self._local = threading.local()
-        self._lock = threading.Lock()
+        self._local = threading.local()  # this thread's connection (conn, tables, generation)
+        self._lock = threading.Lock()  # the counts below; never held while SQLite waits for the file
+        # every connection opened, whichever thread it serves (a loop's worker thread writes): close()
+        # closes them all, and a thread's connection of an older generation is not used again
+        self._conns: list[sqlite3.Connection] = []
+        self._generation = 0
+        self._write_conn: tuple[sqlite3.Connection, int] | None = None  # see _writer
+        # writes (see the module's docstring): queued in order, written by one thread at a time
+        self._write_lock = threading.Lock()
+        self._queued = threading.Condition()  # guards the queue, the pending replies and _draining
+        self._queue: list[_Write] = []
+        self._pending: dict[str, _Write] = {}  # key -> the queued reply get() serves until it is written
+        self._draining = False  # a worker thread of an event loop is writing the queue
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -145,12 +180,28 @@ class LLMCache:
     # ------------------------------------------------------------------ connection
     def _connect(self, create: bool = True) -> sqlite3.Connection | None:
         conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        if conn is not None and getattr(self._local, "generation", None) == self._generation:
             return conn
         if not create and not self.path.exists():
             return None
         if self.mode == "replay":
             return self._connect_read_only()
+        conn = self._open()
+        self._keep(conn)
+        return conn
+
+    def _writer(self) -> sqlite3.Connection:
+        """The connection this cache's writes go through: one, used under ``_write_lock`` by whichever
+        thread writes (a loop's worker thread, a sync caller), so a worker thread leaves none behind."""
+        if self._write_conn is None or self._write_conn[1] != self._generation:
+            conn = self._open()
+            with self._lock:
+                self._conns.append(conn)
+            self._write_conn = (conn, self._generation)
+        return self._write_conn[0]
+
+    def _open(self) -> sqlite3.Connection:
+        """A new read-write connection to the file (made if missing), in WAL mode, with the schema."""
         # Setting up a connection (WAL mode, the schema) can meet "database is locked" at once, without
         # SQLite's busy handler, while another process opens or checkpoints the same file: retry it with
         # a growing pause, for as long as the busy timeout, rather than fail the caller.
@@ -178,7 +229,6 @@ class LLMCache:
                     ) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
-        self._local.conn = conn
         return conn
 
     def _connect_read_only(self) -> sqlite3.Connection | None:
@@ -193,9 +243,15 @@ class LLMCache:
         if "replies" not in tables:
             conn.close()
             return None
-        self._local.conn = conn
+        self._keep(conn)
         self._local.tables = tables
         return conn
+
+    def _keep(self, conn: sqlite3.Connection) -> None:
+        """``conn`` is this thread's connection from now on (and one :meth:`close` closes)."""
+        self._local.conn, self._local.generation = conn, self._generation
+        with self._lock:
+            self._conns.append(conn)
 
     def problem(self, *, missing_ok: bool = False) -> str | None:
         """Why this cache cannot be used, or None: a directory, a file that is not SQLite, a
@@ -236,10 +292,15 @@ class LLMCache:
         return None
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        """Close every connection the cache opened (each thread's, the loop's worker thread's that wrote
+        the queued writes included), once those are written (:meth:`flush`): the last connection to the
+        file closed writes the ``-wal`` file back into it. A later call opens new ones."""
+        self.flush()
+        with self._lock:
+            conns, self._conns = self._conns, []
+            self._generation += 1
+        for conn in conns:
             conn.close()
-            self._local.conn = None
 
     # ------------------------------------------------------------------ read / write
     @property
@@ -254,12 +315,17 @@ class LLMCache:
         """The stored reply for ``key``, or None (always None in mode ``off``)."""
         if not self.readable:
             return None
+        if self.writable:
+            with self._queued:
+                queued = self._pending.get(key)
+            if queued is not None and queued.reply is not None:
+                self.hits += 1
+                return queued.reply
         conn = self._connect(create=self.mode == "rw")
         if conn is None:
             self.misses += 1
             return None
-        with self._lock:
-            row = conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        row = conn.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
@@ -277,14 +343,14 @@ class LLMCache:
         prompt_tokens: int,
         completion_tokens: int,
         replace: bool = False,
+        wait: bool = True,
     ) -> None:
         """Store a reply (only in mode ``rw``; first writer wins on a duplicate key, the latest with
         ``replace``: a fact about the server, such as its context window, that may have changed) and
-        drop any failure recorded for the same key."""
+        drop any failure recorded for the same key. ``wait=False`` (a caller on an event loop) queues
+        it and returns at once (see the module's docstring); the default writes it before returning."""
         if not self.writable:
             return
-        conn = self._connect()
-        assert conn is not None
         row = (
             key,
             model,
@@ -296,19 +362,17 @@ class LLMCache:
             time.time(),
         )
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            with _committed(conn):
-                conn.execute(f"{verb} INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
-                conn.execute("DELETE FROM failures WHERE key = ?", (key,))
-
-        if self._write(conn, write, kind):
-            self.writes += 1
+        statements = (
+            (f"{verb} INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row),
+            ("DELETE FROM failures WHERE key = ?", (key,)),
+        )
+        self._record(_Write(key, kind, statements, reply), wait=wait, replace=replace)
 
     def unwritten_note(self) -> str | None:
         """What a command says after its calls when some of them could not be recorded (None when all
-        were): how many, why, and what a replay of them will meet."""
+        were): how many, why, and what a replay of them will meet. Waits for the queued writes first
+        (:meth:`flush`): a caller on an event loop awaits ``asyncio.to_thread(cache.flush)`` before."""
+        self.flush()
         if not self.unwritten:
             return None
         why = self.unwritten_reason or "unknown"
@@ -330,22 +394,26 @@ class LLMCache:
         conn = self._connect(create=False)
         if conn is None or "failures" not in getattr(self._local, "tables", {"failures"}):
             return None
-        with self._lock:
-            row = conn.execute("SELECT failure FROM failures WHERE key = ?", (key,)).fetchone()
+        row = conn.execute("SELECT failure FROM failures WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         self.failure_hits += 1
         return json.loads(row[0])
 
     def put_failure(
-        self, key: str, *, model: str, kind: str, request: dict[str, Any], failure: dict[str, Any]
+        self,
+        key: str,
+        *,
+        model: str,
+        kind: str,
+        request: dict[str, Any],
+        failure: dict[str, Any],
+        wait: bool = True,
     ) -> None:
         """Record a call's final failure (only in mode ``rw``; the latest one wins; never over a
-        stored reply). ``failure`` must already be free of keys."""
+        stored reply). ``failure`` must already be free of keys. ``wait`` as in :meth:`put`."""
         if not self.writable:
             return
-        conn = self._connect()
-        assert conn is not None
         row = (
             key,
             model,
@@ -357,37 +425,105 @@ class LLMCache:
             key,
         )
 
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR REPLACE INTO failures SELECT ?, ?, ?, ?, ?, ?, ? "
-                "WHERE NOT EXISTS (SELECT 1 FROM replies WHERE key = ?)",
-                row,
-            )
+        statement = (
+            "INSERT OR REPLACE INTO failures SELECT ?, ?, ?, ?, ?, ?, ? "
+            "WHERE NOT EXISTS (SELECT 1 FROM replies WHERE key = ?)"
+        )
+        self._record(_Write(key, "failure", ((statement, row),)), wait=wait)
 
-        if self._write(conn, write, "failure"):
-            self.failure_writes += 1
-
-    def _write(
-        self, conn: sqlite3.Connection, write: Callable[[sqlite3.Connection], None], what: str
-    ) -> bool:
-        """Run ``write`` on ``conn``; whether it was written. A write SQLite refuses (the file held by
-        another process past the busy timeout: "database is locked"; a full disk) costs the recording
-        only, never the call whose reply it keeps: it is counted in :attr:`unwritten` and logged (it
-        was raised into the call, which a run recorded as an error after the model had answered)."""
-        with self._lock:
+    def _record(self, item: _Write, *, wait: bool, replace: bool = False) -> None:
+        """Queue ``item`` after the writes before it; with ``wait``, or off an event loop, write the
+        queue here and now, else hand it to a worker thread of the running loop (one at a time: the
+        writes stay in order, and a write waiting for the file holds one thread, not the loop)."""
+        loop = None
+        if not wait:
+            with contextlib.suppress(RuntimeError):
+                loop = asyncio.get_running_loop()
+        with self._queued:
+            self._queue.append(item)
+            if item.reply is not None and (replace or item.key not in self._pending):
+                self._pending[item.key] = item
+            start = loop is not None and not self._draining
+            if start:
+                self._draining = True
+        if loop is None:
+            self._drain()
+            return
+        if start:
             try:
-                write(conn)
-            except sqlite3.Error as exc:
-                self.unwritten += 1
-                if self.unwritten_reason is None:
-                    self.unwritten_reason = str(exc)
-                failed: sqlite3.Error | None = exc
+                loop.run_in_executor(None, self._drain, True)
+            except RuntimeError:  # the loop is closing and takes no more work: written here
+                with self._queued:
+                    self._draining = False
+                self._drain()
+
+    def _drain(self, worker: bool = False) -> None:
+        """Write everything queued, in order, a batch (what was queued meanwhile) per transaction, until
+        the queue is empty. ``worker``: the loop's worker thread, which says when it is done (in the same
+        look that finds the queue empty, so a write queued meanwhile is never left without one)."""
+        try:
+            with self._write_lock:
+                while True:
+                    with self._queued:
+                        if not self._queue:
+                            if worker:
+                                self._draining = False
+                            self._queued.notify_all()
+                            return
+                        batch, self._queue = self._queue, []
+                    self._write(batch)
+        except BaseException:  # a Ctrl-C in a sync caller: whoever waits is woken
+            with self._queued:
+                if worker:
+                    self._draining = False
+                self._queued.notify_all()
+            raise
+
+    def flush(self) -> None:
+        """Wait until every write queued with ``wait=False`` is written or counted in :attr:`unwritten`
+        (at most the busy timeout per batch, while another process holds the file). Blocking: an event
+        loop calls it in a thread (``await asyncio.to_thread(cache.flush)``)."""
+        with self._queued:
+            while self._queue or self._draining:
+                self._queued.wait()
+
+    def _write(self, batch: list[_Write]) -> None:
+        """Write ``batch`` in one transaction, waiting for another process's lock no longer than the busy
+        timeout since its oldest record was queued. A write SQLite refuses (the file held by another process
+        past the busy timeout: "database is locked"; a full disk) costs the recordings only, never the
+        calls whose replies they keep: they are counted in :attr:`unwritten` and logged (it was raised
+        into the call, which a run recorded as an error after the model had answered)."""
+        failed: Exception | None = None
+        waits = max(0.0, min(item.queued_at for item in batch) + _BUSY_TIMEOUT_S - time.monotonic())
+        try:
+            conn = self._writer()
+            conn.execute(f"PRAGMA busy_timeout = {round(waits * 1000)}")
+            conn.execute("BEGIN IMMEDIATE")
+            with _committed(conn):
+                for item in batch:
+                    for sql, args in item.statements:
+                        conn.execute(sql, args)
+        except Exception as exc:  # noqa: BLE001 - whatever refused it, the calls keep their replies
+            failed = exc
+        with self._queued:
+            for item in batch:
+                if self._pending.get(item.key) is item:
+                    del self._pending[item.key]
+        failures = sum(item.what == "failure" for item in batch)
+        with self._lock:
+            if failed is None:
+                self.writes += len(batch) - failures
+                self.failure_writes += failures
             else:
-                failed = None
+                self.unwritten += len(batch)
+                if self.unwritten_reason is None:
+                    self.unwritten_reason = str(failed)
         if failed is not None:
-            log.warning("could not record a %s in the LLM cache %s (%s); the call goes on without it",
-                        what, self.path, failed)  # fmt: skip
-        return failed is None
+            from pageindex.wording import counted
+
+            whats = ", ".join(sorted({item.what for item in batch}))
+            log.warning("could not record %s (%s) in the LLM cache %s (%s); the calls go on without them",
+                        counted(len(batch), "record"), whats, self.path, failed)  # fmt: skip
 
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older
@@ -430,6 +566,7 @@ class LLMCache:
     def stats(self) -> CacheStats:
         """What the cache holds, read without writing to it (opened read-only: a report never adds a
         schema to the file, so an empty file stays empty, and a cache on read-only storage is read)."""
+        self.flush()  # this process's queued writes are in the file
         if not self.path.exists():
             return CacheStats(path=str(self.path), exists=False)
         try:
@@ -500,11 +637,12 @@ class LLMCache:
         ``OperationalError: database is locked``); one that holds it only when the file is compacted
         leaves the rows deleted and the file its size, said in :attr:`not_compacted`."""
         self.not_compacted = None
+        self.flush()
         if not self.path.exists() or self.path.stat().st_size == 0:
             return 0
-        conn = self._connect()
-        assert conn is not None
-        with self._lock:
+        with self._write_lock:
+            conn = self._writer()
+            conn.execute(f"PRAGMA busy_timeout = {round(_BUSY_TIMEOUT_S * 1000)}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:

@@ -412,7 +412,9 @@ class LLMClient:
         except LLMError as exc:
             failure = _failure_record(exc)
             if failure is not None:
-                self.cache.put_failure(key, model=self.model, kind=kind, request=request, failure=failure)
+                self.cache.put_failure(
+                    key, model=self.model, kind=kind, request=request, failure=failure, wait=False
+                )
                 outcome = ("failed", failure)
             raise
         finally:
@@ -445,6 +447,7 @@ class LLMClient:
                 reply=reply,
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
+                wait=False,
             )
 
     def _check_budget(self) -> None:
@@ -580,7 +583,7 @@ class LLMClient:
             # and cuts an index to fit exactly as the recorded run did.
             self.cache.put(key, model=self.model, kind="tokenize", request=request,
                            reply={"tokens": tokens, "method": self.tokens.method},
-                           prompt_tokens=0, completion_tokens=0)  # fmt: skip
+                           prompt_tokens=0, completion_tokens=0, wait=False)  # fmt: skip
         return tokens
 
     def prompt_budget(self, max_tokens: int | None = None, *, reserve: int = 0) -> int | None:
@@ -630,7 +633,7 @@ class LLMClient:
         window_request = {"kind": "context_window", "format": REQUEST_FORMAT, "model": self.model}
         self.cache.put(request_key(window_request), model=self.model, kind="context_window",
                        request=window_request, reply={"window": tokens, "source": source},
-                       prompt_tokens=0, completion_tokens=0, replace=True)  # fmt: skip
+                       prompt_tokens=0, completion_tokens=0, replace=True, wait=False)  # fmt: skip
 
     async def ensure_limits(self) -> int | None:
         """:meth:`discover_context_window` once per client (and its ``bind`` clones)."""

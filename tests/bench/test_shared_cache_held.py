@@ -82,3 +82,36 @@ def test_a_rejudge_into_a_held_cache_keeps_its_verdicts_and_says_what_was_not_re
         f"cache {path} (database is locked: another process held the file for more than 0.2s)"
     ) in said, result.output
     assert LLMCache(path).stats().entries == 1
+
+
+def test_a_held_cache_does_not_hold_the_run_so_its_samples_keep_their_time_limit(
+    tmp_path: Path, demo: Path, monkeypatch
+) -> None:
+    """A cache write waiting out another process's lock waits in a worker thread, not on the run's event
+    loop: the samples answer within ``--time-limit`` and only the recordings are lost. Before, each write
+    held the event loop for the busy timeout (30 s in use; 4 s here, past the 3 s limit): every sample's
+    coroutine stopped with it, and samples whose model had answered in time ended ``time_limit`` (a trial
+    saw 197.5 s against a 10 s limit). Against the fault server (a real HTTP server on loopback), whose
+    replies the run awaits as it would a model's."""
+    from bench.faults import FaultServer
+    from bench.faults.scripted import ChatPolicy
+
+    path = tmp_path / "llm.sqlite"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip
+    monkeypatch.setattr(cache_module, "_BUSY_TIMEOUT_S", 4.0)
+    with FaultServer(policy=ChatPolicy()) as srv, held_by_another_process(SQLITE_WRITE_LOCK, path):
+        config = RunConfig(
+            data_dir=demo, out=tmp_path / "run", model="openai/fault-model", base_url=srv.base_url,
+            retrievers=["iterative"], judge="rules", limit=4, concurrency=2, max_retries=0, timeout_s=5,
+            time_limit_s=3, tree_cache_dir=tmp_path / "trees", cache="rw", cache_path=path,
+        )  # fmt: skip
+        outcome = asyncio.run(Runner(config, command=["pageindex", "bench", "run"]).run())
+
+    samples = load_samples(outcome.run_dir / "samples.jsonl")
+    assert [s.status for s in samples] == ["answer"] * 4, [(s.error_kind, s.error) for s in samples]
+    assert outcome.status == "finished" and all(s.llm_calls >= 1 for s in samples)
+    notes = [w for w in outcome.warnings if "could not be written to the LLM cache" in w]
+    assert len(notes) == 1, outcome.warnings
+    assert "(database is locked: another process held the file for more than 4s)" in notes[0]
+    assert LLMCache(path).stats().entries == 1  # only the seed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import threading
 from pathlib import Path
@@ -573,3 +574,54 @@ def test_cache_clear_that_cannot_compact_the_file_says_so_and_keeps_what_it_dele
     )
     monkeypatch.undo()
     assert LLMCache(path).stats().entries == 0
+
+
+def test_a_call_on_an_event_loop_does_not_wait_for_its_recording_and_a_queued_reply_is_served(tmp_path):
+    """The client queues its recordings (``put(..., wait=False)``): a call whose write waits for a lock
+    another process holds returns at once, the reply is served from the queue to an identical call
+    meanwhile (not sent again), and it is written once the file is free. Before, the call itself waited
+    (up to the 30 s busy timeout), holding the event loop."""
+    from tests.held import SQLITE_WRITE_LOCK, held_by_another_process
+
+    path = tmp_path / "c.sqlite"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip
+    cache = LLMCache(path)
+    sm = ScriptedModel(replies=["live-1", "live-2"])
+    client = make_client("scripted", scripted=sm, cache=cache)
+    seen: dict[str, object] = {}
+
+    async def go(held: contextlib.ExitStack):
+        first = await client.chat(Q)
+        seen["while held"] = (cache.writes, cache.unwritten, LLMCache(path).stats().entries)
+        again = await client.chat(Q)
+        held.close()  # the other process lets go: the queued write goes in
+        return first, again
+
+    with contextlib.ExitStack() as held:
+        held.enter_context(held_by_another_process(SQLITE_WRITE_LOCK, path))
+        first, again = asyncio.run(go(held))
+    assert seen["while held"] == (0, 0, 1)  # the call returned with its write still waiting
+    assert (first.content, first.usage.cached) == ("live-1", False)
+    assert (again.content, again.usage.cached) == ("live-1", True) and sm.request_count == 1
+    assert (cache.writes, cache.unwritten, cache.unwritten_note()) == (1, 0, None)
+    assert LLMCache(path).stats().entries == 2  # the seed and the reply
+
+
+def test_queued_writes_keep_their_order(tmp_path):
+    """A reply recorded after a failure of the same request drops the failure, and a failure queued
+    after a reply is not recorded over it: the queue is written in the order it was filled."""
+    cache = LLMCache(tmp_path / "c.sqlite")
+
+    async def go():
+        cache.put_failure("a", model="m", kind="chat", request={}, failure={"kind": "timeout"}, wait=False)
+        cache.put("a", model="m", kind="chat", request={}, reply={"n": 1}, prompt_tokens=1,
+                  completion_tokens=1, wait=False)  # fmt: skip
+        cache.put("b", model="m", kind="chat", request={}, reply={"n": 2}, prompt_tokens=1,
+                  completion_tokens=1, wait=False)  # fmt: skip
+        cache.put_failure("b", model="m", kind="chat", request={}, failure={"kind": "timeout"}, wait=False)
+
+    asyncio.run(go())
+    stats = cache.stats()
+    assert (stats.entries, stats.failures) == (2, 0)
+    assert (cache.writes, cache.failure_writes, cache.unwritten) == (2, 2, 0)
