@@ -404,6 +404,7 @@ class Runner:
         self.stopped_because: str | None = None
         self.write_failed = False  # stopped because a run file could not be written (a full disk)
         self.stop = asyncio.Event()
+        self.interrupted = asyncio.Event()  # a Ctrl-C (request_stop("interrupted"))
         self.cancel = asyncio.Event()  # a stop that cancels the samples in flight (CANCELLING_STOPS)
         self.stop_reason: RunStatus | None = None
         self.sampling = False  # the samples began (before: set-up and tree building, nothing written)
@@ -753,6 +754,20 @@ class Runner:
         except Exception as exc:  # the judge's failure, recorded as such; the answer stays
             return sample.judged(None, judge_error_text(exc), spent=getattr(exc, "usage", None))
 
+    async def _recorded(self, cache: Any) -> None:
+        """Wait for the LLM cache's queued recordings (another process holding the file: at most its busy
+        timeout), in a thread: the loop is not held; a Ctrl-C (before or meanwhile) stops waiting for
+        that process (the records it holds back are said not written)."""
+        flushing = asyncio.ensure_future(asyncio.to_thread(cache.flush))
+        interrupted = asyncio.ensure_future(self.interrupted.wait())
+        try:
+            await asyncio.wait({flushing, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+            if not flushing.done():
+                cache.give_up_waiting()
+            await flushing
+        finally:
+            interrupted.cancel()
+
     # -- the loop ----------------------------------------------------------------
     def request_stop(self, reason: RunStatus) -> None:
         """Stop starting samples. The first reason stands, except an interrupt (Ctrl-C), which wins
@@ -762,6 +777,8 @@ class Runner:
             self.stop_reason = reason
         if reason in CANCELLING_STOPS:
             self.cancel.set()
+        if reason == "interrupted":
+            self.interrupted.set()
         self.stop.set()
 
     async def run(self) -> RunOutcome:
@@ -1177,9 +1194,7 @@ class Runner:
             ) from None
         self.events.publish(RunEvent(kind="run_finished", run_id=run_id, progress=progress, status=status))
         if self._llm_cache is not None:
-            # the recordings still queued (another process holding the file: at most its busy timeout),
-            # waited for in a thread: the loop is not held
-            await asyncio.to_thread(self._llm_cache.flush)
+            await self._recorded(self._llm_cache)
             if note := self._llm_cache.unwritten_note():
                 self.warnings.append(note)
         return RunOutcome(

@@ -159,6 +159,7 @@ class LLMCache:
         self._queue: list[_Write] = []
         self._pending: dict[str, _Write] = {}  # key -> the queued reply get() serves until it is written
         self._draining = False  # a worker thread of an event loop is writing the queue
+        self._give_up = threading.Event()  # see give_up_waiting
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -494,11 +495,9 @@ class LLMCache:
         calls whose replies they keep: they are counted in :attr:`unwritten` and logged (it was raised
         into the call, which a run recorded as an error after the model had answered)."""
         failed: Exception | None = None
-        waits = max(0.0, min(item.queued_at for item in batch) + _BUSY_TIMEOUT_S - time.monotonic())
         try:
             conn = self._writer()
-            conn.execute(f"PRAGMA busy_timeout = {round(waits * 1000)}")
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn, min(item.queued_at for item in batch) + _BUSY_TIMEOUT_S)
             with _committed(conn):
                 for item in batch:
                     for sql, args in item.statements:
@@ -524,6 +523,36 @@ class LLMCache:
             whats = ", ".join(sorted({item.what for item in batch}))
             log.warning("could not record %s (%s) in the LLM cache %s (%s); the calls go on without them",
                         counted(len(batch), "record"), whats, self.path, failed)  # fmt: skip
+
+    def _begin(self, conn: sqlite3.Connection, deadline: float) -> None:
+        """``BEGIN IMMEDIATE`` (this cache's write lock on the file), waiting for another process's lock
+        until ``deadline`` (``time.monotonic()``) or :meth:`give_up_waiting`, in pauses growing to 0.1 s as
+        SQLite's own busy handler does (which no one could cut short: a Ctrl-C waited it out)."""
+        conn.execute("PRAGMA busy_timeout = 0")  # the wait is this loop's
+        pause = 0.001
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                why = str(exc)
+                if "locked" not in why and "busy" not in why:
+                    raise
+                if self._give_up.is_set():
+                    raise sqlite3.OperationalError(
+                        "another process held the file, and the wait for it was cut short (Ctrl-C)"
+                    ) from None
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+            self._give_up.wait(min(pause, left))
+            pause = min(pause * 2, 0.1)
+
+    def give_up_waiting(self) -> None:
+        """Stop waiting for another process's lock on the file (a Ctrl-C at a run's end): the queued
+        records that meet it are counted in :attr:`unwritten` at once; those that find the file free are
+        still written."""
+        self._give_up.set()
 
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older

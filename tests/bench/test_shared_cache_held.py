@@ -115,3 +115,36 @@ def test_a_held_cache_does_not_hold_the_run_so_its_samples_keep_their_time_limit
     assert len(notes) == 1, outcome.warnings
     assert "(database is locked: another process held the file for more than 4s)" in notes[0]
     assert LLMCache(path).stats().entries == 1  # only the seed
+
+
+def test_a_ctrl_c_at_the_end_of_a_run_stops_waiting_for_a_held_cache(tmp_path: Path) -> None:
+    """The run's end waits for its queued recordings; a Ctrl-C then (or before) stops waiting for the
+    process that holds the file: the records are said not written, and why. Before, the wait ran out the
+    busy timeout (30 s here, as in use: SQLite's busy handler, which nothing cut short)."""
+    from bench.events import EventBus, RunEvent
+
+    path = tmp_path / "llm.sqlite"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip
+    events = EventBus()
+    config = RunConfig(
+        out=tmp_path / "run", model="scripted", scripted_policy="bench.faults.scripted:policy",
+        tree_cache_dir=tmp_path / "trees", retrievers=["agent"], judge="rules", limit=2,
+        concurrency=1, cache="rw", cache_path=path,
+    )  # fmt: skip
+    runner = Runner(config, command=["pageindex", "bench", "run"], events=events)
+
+    def ctrl_c_at_the_end(event: RunEvent) -> None:
+        if event.kind == "run_finished":
+            runner.request_stop("interrupted")
+
+    events.subscribe(ctrl_c_at_the_end)
+    with held_by_another_process(SQLITE_WRITE_LOCK, path):
+        outcome = asyncio.run(runner.run())
+    samples = load_samples(outcome.run_dir / "samples.jsonl")
+    assert [s.status for s in samples] == ["answer"] * 2
+    notes = [w for w in outcome.warnings if "could not be written to the LLM cache" in w]
+    calls = sum(s.llm_calls for s in samples)
+    assert len(notes) == 1 and notes[0].startswith(f"{calls} records (model replies,"), outcome.warnings
+    assert "(another process held the file, and the wait for it was cut short (Ctrl-C))" in notes[0]
+    assert LLMCache(path).stats().entries == 1
