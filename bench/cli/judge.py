@@ -246,7 +246,10 @@ def judge(
 
 def say_unwritten_cache(clients: list) -> None:
     """Warn of the judge model's replies its LLM cache could not record (another process held the file
-    past the busy timeout), as ``bench run`` does: the verdicts stand, a replay of them would miss."""
+    past the busy timeout), as ``bench run`` does: the verdicts stand, a replay of them would miss. Called
+    after ``asyncio.run``: the judge calls queued their recordings (the loop went on judging while one
+    waited for the file), and the loop's closing waited for them; ``unwritten_note`` flushes again (a
+    blocking wait, with nothing else running here)."""
     caches = {id(c.cache): c.cache for c in clients if getattr(c, "cache", None) is not None}
     for cache in caches.values():
         if note := cache.unwritten_note():

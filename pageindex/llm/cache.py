@@ -17,9 +17,11 @@ same typed error for the same request key, so a run that ended on (or recovered 
 call replays exactly. ``rw`` never reuses a recorded failure: it calls the model again, and a
 success replaces the failure record. ``stats`` counts replies and failures apart.
 
-The database runs in WAL mode with a busy timeout: several processes and threads may write at
-once. Each thread gets its own connection (a read takes no lock: in WAL mode it never waits for a
-writer); this cache's writes are queued in order and written by one thread at a time. A caller on an
+The database runs in WAL mode: several processes and threads may write at once. Each thread reads
+through its own connection (a read takes no lock: in WAL mode it never waits for a writer); this
+cache's writes are queued in order and written through one connection by one thread at a time, a
+record waiting for another process's lock at most the busy timeout from when it was queued
+(:meth:`LLMCache.give_up_waiting` ends the wait: a Ctrl-C at a run's end). A caller on an
 event loop (the client: ``bench run``, ``bench judge``, ``rejudge``, ``ask``) queues them
 (``wait=False``): a worker thread of the loop writes them, so a write that waits out another process's
 lock (up to the busy timeout) holds neither the loop nor the call, and the loop's other coroutines
@@ -293,9 +295,9 @@ class LLMCache:
         return None
 
     def close(self) -> None:
-        """Close every connection the cache opened (each thread's, the loop's worker thread's that wrote
-        the queued writes included), once those are written (:meth:`flush`): the last connection to the
-        file closed writes the ``-wal`` file back into it. A later call opens new ones."""
+        """Close every connection the cache opened (each reading thread's, and the one its writes go
+        through), once the queued writes are written (:meth:`flush`): the last connection to the file
+        closed writes the ``-wal`` file back into it. A later call opens new ones."""
         self.flush()
         with self._lock:
             conns, self._conns = self._conns, []
