@@ -308,16 +308,24 @@ def choose_retrievers(config: RunConfig, model: str | None) -> tuple[list[str], 
 
 def explain_empty_selection(dataset: Dataset, selected: Dataset, config: RunConfig) -> None:
     """Raise :class:`RunSetupError` naming why nothing was selected (empty file, a filter that
-    matches nothing); a selection that is not empty (a malformed row asked for included) passes."""
-    if selected.questions or selected.malformed:
-        return
-    if not dataset.questions:
+    matches nothing), or naming a ``--question-type``/``--question-id`` value that matches no row of
+    the dataset beside others that do (a mistyped id was dropped in silence and the run went on with
+    the rest); a selection whose every value matches (a malformed row asked for included) passes."""
+    if not dataset.questions and not (selected.questions or selected.malformed):
         bad = f" ({len(dataset.malformed)} malformed rows dropped)" if dataset.malformed else ""
         raise RunSetupError(f"{dataset.path}: the dataset has no questions{bad}")
-    filters = [f"--question-type {t}" for t in config.question_types]
-    filters += [f"--question-id {i}" for i in config.question_ids]
+    rows = [*dataset.questions, *dataset.malformed]
+    known_types = {row.question_type for row in rows}
+    known_ids = {row.question_id for row in rows}
+    filters = [f"--question-type {t}" for t in config.question_types if t not in known_types]
+    filters += [f"--question-id {i}" for i in config.question_ids if i not in known_ids]
+    if not filters:  # each value matches a row: the selection is empty only as the values combine
+        if selected.questions or selected.malformed:
+            return
+        filters = [f"--question-type {t}" for t in config.question_types]
+        filters += [f"--question-id {i}" for i in config.question_ids]
     types = sorted({q.question_type for q in dataset.questions if q.question_type})
-    example = dataset.questions[0].question_id
+    example = rows[0].question_id
     raise RunSetupError(
         f"{' '.join(filters) or 'the filters'} matched none of the {len(dataset.questions)} questions "
         f"(question types: {', '.join(types) or 'none'}; ids like {example})"

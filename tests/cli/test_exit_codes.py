@@ -197,6 +197,26 @@ def test_a_filter_that_matches_nothing_exits_2(filter_, tmp_path, quiet_env):
     assert f"{filter_[0]} {filter_[1]} matched none of the 18 questions" in output
 
 
+@pytest.mark.parametrize(
+    "filters, unmatched",
+    [
+        (["--question-id", "demo_nwic_01", "--question-id", "demo_nwic_1"], "--question-id demo_nwic_1"),
+        (["--question-type", "domain-relevant", "--question-type", "novel"], "--question-type novel"),
+    ],
+)
+def test_a_filter_value_that_matches_nothing_beside_one_that_matches_exits_2(
+    filters, unmatched, tmp_path, quiet_env
+):
+    """A mistyped id in a list of ids was dropped in silence: the run went on with the others, exit 0,
+    and nothing said the question asked for was not run (fresh-user trial of session 25)."""
+    code, output = invoke(["bench", "run", "-r", "extractive", "-q", "--out", str(tmp_path / "r"), *filters])
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    assert f"{unmatched} matched none of the 18 questions" in output
+    assert "ids like demo_" in output
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_selection_reports_only_the_malformed_rows_it_takes(tmp_path, quiet_env):
     """`--question-id q1` on a dataset with malformed rows said every bad row of the file was dropped
     (and "all 16 selected questions were dropped" when q1's PDF was missing); a malformed row asked for
