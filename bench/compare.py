@@ -445,7 +445,15 @@ def _no_shared_hint(a: Run, b: Run) -> str:
     retriever with itself, so a run of bm25 and a run of a new retriever shared nothing, and the line
     did not say how to set them against each other."""
     ra, rb = sorted({s.retriever for s in a.samples}), sorted({s.retriever for s in b.samples})
-    if not ra or not rb or set(ra) & set(rb):
+    if not ra or not rb:
+        return ""
+    qa, qb = sorted({s.question_id for s in a.samples}), sorted({s.question_id for s in b.samples})
+    if not set(qa) & set(qb):  # no pairing of retrievers can help: runs of other questions (datasets)
+        return (
+            f"; they share no question either (A's ids like {qa[0]}, B's like {qb[0]}): runs of the same "
+            "questions compare"
+        )
+    if set(ra) & set(rb):
         return ""
     return (
         f"; A holds retriever(s) {', '.join(ra)}, B {', '.join(rb)}: to compare one retriever with another, "

@@ -326,6 +326,22 @@ def test_a_judge_model_of_another_provider_is_a_difference(tmp_path: Path) -> No
                 check_comparable(a, b)
 
 
+def test_runs_of_other_questions_are_not_told_to_pair_their_retrievers(tmp_path: Path) -> None:
+    """Two runs of different datasets (the demo's extractive, FinanceBench's bm25) share no question:
+    ``--retrievers extractive,bm25`` pairs nothing either, yet the refusal (and ``bench report``'s A-vs-B
+    section) told to give it (fresh-user trial of session 25). It now says they share no question."""
+    a = write_run(tmp_path / "A", outcomes("ci", "extractive", prefix="demo_"), info=run_info("A"))
+    b = write_run(tmp_path / "B", outcomes("ci", "bm25", prefix="fb_"), info=run_info("B"))
+    with pytest.raises(NoSharedSamples) as info:
+        compare_runs(load_run(a), load_run(b))
+    assert str(info.value) == (
+        f"runs A ({a}) and B ({b}) share no samples (same question_id, retriever and repeat); "
+        "they share no question either (A's ids like demo_000, B's like fb_000): runs of the same questions "
+        "compare"
+    )
+    assert "--retrievers" not in str(info.value)
+
+
 def test_one_retriever_against_another_with_retrievers_old_new(tmp_path: Path) -> None:
     """A researcher's new retriever against bm25: compare pairs a retriever with itself, so a run of
     bm25 and a run of `mine` "share no samples" (exit 2, no way named), and one run of both compared
