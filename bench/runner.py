@@ -420,6 +420,7 @@ class Runner:
         self.setting_notes: list[str] = []  # settings taken from elsewhere (the doctor's findings)
         self.plugin_changes: list[str] = []  # a resume's plug-ins whose code changed (kept with the resume)
         self.endpoint_warnings: list[str] = []  # what the preflight found wrong (run.json, extra)
+        self.doctor_warnings: list[str] = []  # what the doctor's findings say will fail (run.json, extra)
         self._llm_cache: Any = None  # the run's LLM cache (None: off), for what it could not record
         self._claim: FolderClaim | None = None  # the run folder, held while this run lasts
 
@@ -590,6 +591,22 @@ class Runner:
         said = shared_key_warning(getattr(retriever_llm, "model_spec", None), [s for s in specs if s])
         if said:
             self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=said))
+
+    def _warn_tool_loops(self, retriever_llm: Any, retrievers: list[str]) -> None:
+        """Say, before any sample, which retrievers need tool calls where the cached ``pageindex doctor``
+        findings say tool calls do not work (:func:`~pageindex.llm.doctor.tool_loop_warning`): their
+        samples end without an answer, and the run went on in silence. Said again with the closing
+        warnings, and kept in run.json (``extra.doctor_warnings``)."""
+        from pageindex.llm.doctor import tool_loop_warning
+
+        if retriever_llm is None or self._retriever_llm is not None:
+            return
+        spec = getattr(retriever_llm, "spec", None)
+        said = tool_loop_warning(spec, self.config.base_url, retrievers, outcome="their samples end")
+        if said and said not in self.warnings:
+            self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=said))
+            self.warnings.append(said)
+            self.doctor_warnings.append(said)
 
     async def _preflight(self, *clients: Any) -> None:
         """Fail before any work when a model is unreachable or its key is rejected (one clear line
@@ -857,6 +874,7 @@ class Runner:
                 )
         self._warn_shared_key(retriever_llm, judge_llm)
         await self._preflight(retriever_llm, judge_llm)
+        self._warn_tool_loops(retriever_llm, retrievers)
         self._stop_before_sampling("before the trees were built")
 
         trees, tree_dropped = await self._build_trees(questions, dataset)
@@ -1036,6 +1054,7 @@ class Runner:
                     **(previous.extra if previous else {}),
                     **({"doctor": doctor_notes} if doctor_notes else {}),
                     **({"endpoint_warnings": self.endpoint_warnings} if self.endpoint_warnings else {}),
+                    **({"doctor_warnings": self.doctor_warnings} if self.doctor_warnings else {}),
                     **({"resumes": resumes} if resumes else {}),
                     "config": cfg.model_copy(
                         update={

@@ -232,6 +232,11 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
             for note in notes:  # said once the endpoint passed its preflight: an error stays one line
                 err_console.print(f"[dim]{note}[/]", highlight=False)
             _warn_unlisted(llm)
+            from pageindex.llm.doctor import tool_loop_warning
+
+            # the doctor found no tool calls there: agent and iterative end without an answer
+            if said := tool_loop_warning(model, base_url, [retriever], outcome="each question ends"):
+                err_console.print(f"[yellow]warning:[/] {plain(said)}", highlight=False)
         import time
 
         limits = SessionLimits(idle_ttl_s=session_ttl * 60, max_chars=session_max_chars)

@@ -40,7 +40,7 @@ import re
 import statistics
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -1435,14 +1435,41 @@ def doctor_settings_for(
     ``replay``, plug-ins that say so) or a spec that does not resolve; no call is made. The findings
     are the endpoint's and the model's, whatever key reaches them: the spec is resolved without one
     (a judge at OpenAI's endpoint with only ``$PAGEINDEX_JUDGE_API_KEY`` set found none)."""
-    from pageindex.llm.providers import provider_class
+    spec = _probed_spec(model, base_url)
+    return doctor_defaults(spec, given=given) if spec is not None else ({}, [])
+
+
+def _probed_spec(model: str | None, base_url: str | None) -> ModelSpec | None:
+    """The spec whose endpoint the doctor may have probed (resolved without a key); None for providers
+    with no server (``scripted``, ``replay``, plug-ins that say so) or a spec that does not resolve."""
     from pageindex.llm.spec import PLACEHOLDER_KEY, parse_spec
 
     provider = provider_class(model.split("/", 1)[0]) if model else None
     if provider is None or not provider.remote:
-        return {}, []
+        return None
     try:
-        spec = parse_spec(model or "", base_url=base_url, api_key=PLACEHOLDER_KEY)
+        return parse_spec(model or "", base_url=base_url, api_key=PLACEHOLDER_KEY)
     except LLMError:
-        return {}, []
-    return doctor_defaults(spec, given=given)
+        return None
+
+
+def tool_loop_warning(
+    model: str | None, base_url: str | None, retrievers: Sequence[str], *, outcome: str
+) -> str | None:
+    """What to say before a run or ``ask`` whose ``retrievers`` include a tool loop (agent, iterative)
+    at an endpoint where the cached doctor findings say tool calls do not work: each such sample ends
+    without an answer after its turns (the doctor's verdict says to run planner; the run went on in
+    silence, exit 0). ``outcome`` says what ends so (``their samples end``). None: nothing to say."""
+    loops = [name for name in retrievers if name in TOOL_RETRIEVERS]
+    spec = _probed_spec(model, base_url) if loops else None
+    report = cached_findings(spec) if spec is not None else None
+    if report is None or report.findings.tools_usable or not report.findings.chat:
+        return None
+    why = "no tool calls" if not report.findings.tool_call else "that tool results are rejected"
+    when = report.probed_at.strftime("%Y-%m-%d")
+    need = "needs" if len(loops) == 1 else "need"
+    return (
+        f"{' and '.join(loops)} {need} tool calls, and pageindex doctor found {why} at {spec.display_url} "
+        f"({when}): {outcome} without an answer; run planner there (pageindex doctor --refresh if the "
+        "server changed)"
+    )

@@ -586,6 +586,59 @@ def test_ask_against_a_toolless_endpoint_picks_json_mode_and_says_so(server, tmp
     assert "settings from pageindex doctor: timeout" not in given.output
 
 
+def test_tool_loops_against_a_toolless_endpoint_are_warned_before_the_first_sample(server, tmp_path):
+    """The doctor found no tool calls (its verdict: run planner); `bench run -r agent,iterative` went on
+    in silence, every sample a fail after 12 turns (22,862 and 45,250 tokens a question against the
+    fault server), exit 0, and so did `ask -r agent` (fresh-user trial of session 25). Each now says
+    before any sample which of its retrievers need tool calls and what the doctor found."""
+    from tests.tree.pdf_factory import make_pdf
+
+    server.set_limits(ServerLimits(no_tools=True))
+    assert cli("--model", MODEL, "--base-url", server.base_url).exit_code == 1
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "run", "-r", "agent,planner,iterative", "--model", MODEL, "--base-url", server.base_url]
+        + ["--judge", "rules", "--limit", "1", "-q", "-o", str(out)],
+        env={"COLUMNS": "250"},
+    )
+    warning = (
+        "warning: agent and iterative need tool calls, and pageindex doctor found no tool calls at "
+        f"{server.base_url} ("
+    )
+    assert warning in result.output, result.output
+    assert "their samples end without an answer; run planner there" in result.output
+    assert result.output.index(warning) < result.output.index("sample")  # before any sample is said
+    info = json.loads((out / "run.json").read_text())
+    assert any(w.startswith("agent and iterative need tool calls") for w in info["extra"]["doctor_warnings"])
+
+    planner = CliRunner().invoke(
+        app,
+        ["bench", "run", "-r", "planner", "--model", MODEL, "--base-url", server.base_url]
+        + ["--judge", "rules", "--limit", "1", "-q", "-o", str(tmp_path / "planner")],
+        env={"COLUMNS": "250"},
+    )
+    assert planner.exit_code == 0, planner.output
+    assert "need tool calls" not in planner.output
+
+    pdf = make_pdf(
+        tmp_path / "acme.pdf",
+        [["ACME Corp Annual Report"], ["Item 7. Results", "Revenue was $120 million in 2023."]],
+        bold_first=True,
+    )
+    asked = CliRunner().invoke(
+        app,
+        ["ask", str(pdf), "What was revenue in 2023?", "-r", "agent", "--model", MODEL]
+        + ["--base-url", server.base_url],
+        env={"COLUMNS": "250"},
+    )
+    assert (
+        "warning: agent needs tool calls, and pageindex doctor found no tool calls at "
+        f"{server.base_url} ("
+    ) in asked.output, asked.output
+    assert "each question ends without an answer; run planner there" in asked.output
+
+
 def test_doctor_findings_win_over_the_local_server_profile(server, tmp_path):
     """flags > resumed run > doctor > local-server profile > defaults: the fault server is on
     loopback, so its profile (timeout 600 s) would apply; the doctor's measured timeout wins."""
