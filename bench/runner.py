@@ -666,8 +666,11 @@ class Runner:
         if self._scripted_model is None:
             source = self._scripted if self._scripted is not None else self.config.scripted_policy
             if source is None:
+                from pageindex.cli._common import SCRIPTED_POLICY_ENV
+
                 raise RunSetupError(
-                    f"model {spec!r} needs a scripted policy: pass --scripted-policy module:function"
+                    f"model {spec!r} needs a scripted policy: pass --scripted-policy module:function "
+                    f"(or ${SCRIPTED_POLICY_ENV})"
                 )
             if isinstance(source, str):
                 try:

@@ -217,6 +217,19 @@ def test_a_filter_value_that_matches_nothing_beside_one_that_matches_exits_2(
     assert not (tmp_path / "r").exists()
 
 
+def test_a_scripted_model_without_a_policy_names_both_ways_to_give_one(tmp_path, quiet_env):
+    """`PAGEINDEX_MODEL=scripted pageindex bench run` said only `pass --scripted-policy module:function`,
+    while `ask` named $PAGEINDEX_SCRIPTED_POLICY too, which bench run also reads (fresh-user trial of
+    session 25)."""
+    args = ["bench", "run", "--limit", "1", "-q", "--out", str(tmp_path / "r")]
+    code, output = invoke(args, PAGEINDEX_MODEL="scripted", PAGEINDEX_SCRIPTED_POLICY="")
+    assert code == ExitCode.BAD_INPUT
+    assert_one_error_line(output)
+    said = "needs a scripted policy: pass --scripted-policy module:function (or $PAGEINDEX_SCRIPTED_POLICY)"
+    assert said in output
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_selection_reports_only_the_malformed_rows_it_takes(tmp_path, quiet_env):
     """`--question-id q1` on a dataset with malformed rows said every bad row of the file was dropped
     (and "all 16 selected questions were dropped" when q1's PDF was missing); a malformed row asked for
