@@ -208,8 +208,10 @@ def judge(
             fail(f"{output}: cannot write ({exc.strerror or exc})")
     errors = [r for r in rows if r.status == "error"]
     version = getattr(judge_obj, "version", None)
+    unread = sum(p.row is None for p in parsed)  # malformed rows: never sent to the judge
+    judged = f"{len(rows) - unread:,} of {counted(len(rows), 'row')}" if unread else counted(len(rows), "row")
     console.print(
-        f"{counted(len(rows), 'row')} judged by {judge_obj.name}"
+        f"{judged} judged by {judge_obj.name}"
         + (f" (version {version})" if version else "")
         + (f" -> {output}" if output else "")
         + (f"; {counted(len(errors), 'row')} with errors" if errors else ""),

@@ -236,6 +236,10 @@ def test_malformed_rows_count_toward_the_max_error_rate(tmp_path: Path) -> None:
     again = CliRunner().invoke(app, [*args, "--max-error-rate", "50%"])  # 2 of 4 is not above a half
 
     assert again.exit_code == 0, again.output
+    # the malformed rows were never judged: the head line said "4 rows judged by rules" (fresh-user
+    # trial of session 25)
+    assert f"2 of 4 rows judged by rules (version {RULES_VERSION}+" in " ".join(again.output.split())
+    assert not again.output.startswith("4 rows judged")
 
 
 def test_exclude_must_name_a_label_file(tmp_path: Path) -> None:
