@@ -30,6 +30,7 @@ from bench.datasets.financebench import (
 )
 from pageindex.atomic import missing_folders, remove_empty, write_atomic
 from pageindex.llm.redact import redact, redact_url
+from pageindex.wording import counted
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/patronus-ai/financebench/main"
 REMOTE_QUESTIONS = "data/financebench_open_source.jsonl"
@@ -174,7 +175,7 @@ def download(client: httpx.Client, url: str, dest: Path, *, retries: int = 3, ba
         except (httpx.TransportError, _Incomplete) as exc:
             last = exc
     else:
-        raise FetchError(f"{url}: download failed after {retries + 1} attempts ({last})")
+        raise FetchError(f"{url}: download failed after {counted(retries + 1, 'attempt')} ({last})")
     part.replace(dest)
     return resumed
 

@@ -493,3 +493,16 @@ def test_a_pdf_the_source_serves_cut_short_fails_and_is_fetched_again_once_whole
     state.files[name] = upstream[name]  # mended
     report = _fetch(out, url)
     assert report.failed == [] and (out / "pdfs" / f"{DOCS[0]}.pdf").read_bytes() == upstream[name]
+
+
+@pytest.mark.parametrize(("retries", "said"), [(0, "after 1 attempt ("), (2, "after 3 attempts (")])
+def test_a_server_that_is_not_there_is_said_after_the_attempts_made(tmp_path: Path, retries, said) -> None:
+    """With --retries 0 the line said "download failed after 1 attempts"."""
+    import socket
+
+    with socket.socket() as s:  # a port no one listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(FetchError) as failed:
+        _fetch(tmp_path / "fb", f"http://127.0.0.1:{port}", retries=retries)
+    assert f"download failed {said}" in str(failed.value), failed.value
