@@ -581,6 +581,10 @@ class Runner:
             )
         return retriever_llm, judge_llm, budget
 
+    def _warn_now(self, message: str) -> None:
+        """A warning said on the progress stream before any sample (the header's place)."""
+        self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=message))
+
     def _warn_shared_key(self, retriever_llm: Any, judge_llm: Any) -> None:
         """Say, before any call, that the one ``$OPENAI_API_KEY`` goes to the answering model's endpoint
         and to a judge's elsewhere (:func:`~pageindex.llm.spec.shared_key_warning`)."""
@@ -590,7 +594,7 @@ class Runner:
         specs = [getattr(j, "model_spec", None) for j in judges]
         said = shared_key_warning(getattr(retriever_llm, "model_spec", None), [s for s in specs if s])
         if said:
-            self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=said))
+            self._warn_now(said)
 
     def _warn_tool_loops(self, retriever_llm: Any, retrievers: list[str]) -> None:
         """Say, before any sample, which retrievers need tool calls where the cached ``pageindex doctor``
@@ -604,7 +608,7 @@ class Runner:
         spec = getattr(retriever_llm, "spec", None)
         said = tool_loop_warning(spec, self.config.base_url, retrievers, outcome="their samples end")
         if said and said not in self.warnings:
-            self.events.publish(RunEvent(kind="warning", run_id="", progress=RunProgress(), message=said))
+            self._warn_now(said)
             self.warnings.append(said)
             self.doctor_warnings.append(said)
 
