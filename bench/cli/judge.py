@@ -107,8 +107,6 @@ def judge(
         "table; repeatable.",
     ),
 ) -> None:
-    import asyncio
-
     from bench.datasets.models import DatasetError
     from bench.judges.batch import (
         is_verdicts_file,
@@ -120,6 +118,7 @@ def judge(
     )
     from bench.judges.calibration import normalize_label
     from bench.judges.report import GROUP_FIELDS, print_agreement, print_label_report
+    from pageindex.llm.cache import run_recording
 
     if by is not None and by not in GROUP_FIELDS:
         fail(f"--by {by}: agreement can be grouped by {', '.join(GROUP_FIELDS)}")
@@ -190,16 +189,20 @@ def judge(
             highlight=False,
         )
     try:
-        rows = asyncio.run(judge_rows(judge_obj, parsed, concurrency=concurrency))
+        caches = [getattr(client, "cache", None) for client in clients]
+        rows = run_recording(judge_rows(judge_obj, parsed, concurrency=concurrency), caches)
     except KeyboardInterrupt:
         # nothing is written half-way; what a model judge already answered is kept only by the cache
         kept = ""
-        if judge_model or judge_models:  # a model judge (a plug-in judge calls none of ours)
+        # a model judge (a plug-in judge calls none of ours) whose replies were all recorded (those not
+        # recorded, another process holding the file, are said by say_unwritten_cache below)
+        if (judge_model or judge_models) and not any(cache and cache.unwritten for cache in caches):
             kept = ("; the judge model's replies received so far are kept in the cache: the same command "
                     "again reuses them" if cache == "rw" else "; give --cache rw to keep the judge model's "
                     "replies, so that a rerun reuses those already received")  # fmt: skip
         untouched = f" ({output} untouched)" if output else ""
         err_console.print(f"interrupted: nothing written{untouched}{kept}", highlight=False, markup=False)
+        say_unwritten_cache(clients)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     if output is not None:
         try:
@@ -249,9 +252,9 @@ def judge(
 def say_unwritten_cache(clients: list) -> None:
     """Warn of the judge model's replies its LLM cache could not record (another process held the file
     past the busy timeout), as ``bench run`` does: the verdicts stand, a replay of them would miss. Called
-    after ``asyncio.run``: the judge calls queued their recordings (the loop went on judging while one
-    waited for the file), and the loop's closing waited for them; ``unwritten_note`` flushes again (a
-    blocking wait, with nothing else running here)."""
+    after ``run_recording``: the judge calls queued their recordings (the loop went on judging while one
+    waited for the file), and it waited for them, or gave up at a Ctrl-C; ``unwritten_note`` flushes
+    again (a blocking wait, with nothing else running here)."""
     caches = {id(c.cache): c.cache for c in clients if getattr(c, "cache", None) is not None}
     for cache in caches.values():
         if note := cache.unwritten_note():

@@ -63,14 +63,13 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         concurrency: int = concurrency_option(4, "Answers judged at once (default 4)."),
         max_error_rate: str = max_error_rate_option(),
     ) -> None:
-        import asyncio
-
         from bench.cli.judge import _build_judge, say_unwritten_cache
         from bench.config import comma_list
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run, resume_command
         from bench.rundir import RunLoadError, load_run
         from bench.summary import unjudged_warning
+        from pageindex.llm.cache import run_recording
 
         rate = float(max_error_rate)
         try:
@@ -87,7 +86,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         # job inherits ignored is taken back by pageindex.cli.main); both end `interrupted`, exit 130
         signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
         try:
-            outcome = asyncio.run(
+            outcome = run_recording(
                 rejudge_run(
                     source,
                     output,
@@ -98,7 +97,8 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                     command=command_line(),
                     resume=resume,
                     clients=clients,
-                )
+                ),
+                [getattr(client, "cache", None) for client in clients],
             )
         except RejudgeError as exc:  # exit 2, or 4 for a full disk after answers were judged
             fail(str(exc), exc.exit_code)
@@ -110,6 +110,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
                 highlight=False,
                 markup=False,
             )
+            say_unwritten_cache(clients)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         for warning in source.warnings:  # a torn last line left out of the new run is said, as summary does
             err_console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)

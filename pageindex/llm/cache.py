@@ -43,10 +43,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -57,6 +57,7 @@ from pageindex.llm.types import LLMConfigError
 log = logging.getLogger(__name__)
 
 CacheMode = Literal["off", "rw", "replay"]
+T = TypeVar("T")
 _BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another's lock (SQLite's busy timeout, and set-up)
 CACHE_MODES: tuple[CacheMode, ...] = ("off", "rw", "replay")
 
@@ -161,6 +162,10 @@ class LLMCache:
         self._queue: list[_Write] = []
         self._pending: dict[str, _Write] = {}  # key -> the queued reply get() serves until it is written
         self._draining = False  # a worker thread of an event loop is writing the queue
+        # records queued so far, and records written or given up so far: flush() waits for the ones
+        # queued before it (an empty queue would never come while another loop queues without pause)
+        self._queued_count = 0
+        self._done_count = 0
         self._give_up = threading.Event()  # see give_up_waiting
         self.hits = 0
         self.misses = 0
@@ -444,6 +449,7 @@ class LLMCache:
                 loop = asyncio.get_running_loop()
         with self._queued:
             self._queue.append(item)
+            self._queued_count += 1
             if item.reply is not None and (replace or item.key not in self._pending):
                 self._pending[item.key] = item
             start = loop is not None and not self._draining
@@ -483,11 +489,13 @@ class LLMCache:
             raise
 
     def flush(self) -> None:
-        """Wait until every write queued with ``wait=False`` is written or counted in :attr:`unwritten`
-        (at most the busy timeout per batch, while another process holds the file). Blocking: an event
-        loop calls it in a thread (``await asyncio.to_thread(cache.flush)``)."""
+        """Wait until every write queued with ``wait=False`` before this call is written or counted in
+        :attr:`unwritten` (at most the busy timeout per batch, while another process holds the file); not
+        for the ones queued after it, which another loop may go on queuing. Blocking: an event loop calls
+        it in a thread (``await asyncio.to_thread(cache.flush)``)."""
         with self._queued:
-            while self._queue or self._draining:
+            target = self._queued_count
+            while self._done_count < target:
                 self._queued.wait()
 
     def _write(self, batch: list[_Write]) -> None:
@@ -506,10 +514,20 @@ class LLMCache:
                         conn.execute(sql, args)
         except Exception as exc:  # noqa: BLE001 - whatever refused it, the calls keep their replies
             failed = exc
-        with self._queued:
-            for item in batch:
-                if self._pending.get(item.key) is item:
-                    del self._pending[item.key]
+        except BaseException as exc:  # a Ctrl-C in a sync caller: the batch is lost; a flush waits no more
+            self._settle(batch, sqlite3.OperationalError(f"interrupted ({type(exc).__name__})"))
+            raise
+        self._settle(batch, failed)
+        if failed is not None:
+            from pageindex.wording import counted
+
+            whats = ", ".join(sorted({item.what for item in batch}))
+            log.warning("could not record %s (%s) in the LLM cache %s (%s); the calls go on without them",
+                        counted(len(batch), "record"), whats, self.path, failed)  # fmt: skip
+
+    def _settle(self, batch: list[_Write], failed: Exception | None) -> None:
+        """Count ``batch`` written (``failed`` None) or unwritten, then say it is done: a :meth:`flush`
+        waiting for it returns with the counts already right."""
         failures = sum(item.what == "failure" for item in batch)
         with self._lock:
             if failed is None:
@@ -519,12 +537,12 @@ class LLMCache:
                 self.unwritten += len(batch)
                 if self.unwritten_reason is None:
                     self.unwritten_reason = str(failed)
-        if failed is not None:
-            from pageindex.wording import counted
-
-            whats = ", ".join(sorted({item.what for item in batch}))
-            log.warning("could not record %s (%s) in the LLM cache %s (%s); the calls go on without them",
-                        counted(len(batch), "record"), whats, self.path, failed)  # fmt: skip
+        with self._queued:
+            for item in batch:
+                if self._pending.get(item.key) is item:
+                    del self._pending[item.key]
+            self._done_count += len(batch)
+            self._queued.notify_all()
 
     def _begin(self, conn: sqlite3.Connection, deadline: float) -> None:
         """``BEGIN IMMEDIATE`` (this cache's write lock on the file), waiting for another process's lock
@@ -555,6 +573,11 @@ class LLMCache:
         records that meet it are counted in :attr:`unwritten` at once; those that find the file free are
         still written."""
         self._give_up.set()
+
+    def wait_again(self) -> None:
+        """Undo :meth:`give_up_waiting`, for the calls of what comes next (the next question of an ``ask``
+        session after a Ctrl-C)."""
+        self._give_up.clear()
 
     def older_format_count(self, model: str | None, request_format: int) -> int:
         """Recorded replies of ``model`` (of every model: None) whose request was made with an older
@@ -791,3 +814,28 @@ def open_cache(mode: CacheMode, path: Path | None = None) -> LLMCache | None:
             "or a new file name"
         )
     return cache
+
+
+def run_recording(main: Coroutine[Any, Any, T], caches: Iterable[LLMCache | None]) -> T:
+    """``asyncio.run(main)`` for a command whose model calls queue their recordings into ``caches`` (``bench
+    judge``, ``bench rejudge``, ``ask``): once ``main`` is done it waits for them inside the loop, and a
+    Ctrl-C, before or meanwhile, stops waiting for another process that holds a cache file (the records it
+    holds back are counted in :attr:`LLMCache.unwritten`). Before, the wait was the loop's closing, which
+    waited for its worker thread whatever came: a Ctrl-C waited out the busy timeout (30 s). ``bench run``
+    does the same with its own stop (``Runner._recorded``)."""
+    held = [cache for cache in dict.fromkeys(caches) if cache is not None]
+    for cache in held:
+        cache.wait_again()
+
+    async def recorded() -> T:
+        try:
+            result = await main
+            for cache in held:
+                await asyncio.to_thread(cache.flush)
+            return result
+        except asyncio.CancelledError:  # asyncio.run's answer to a Ctrl-C
+            for cache in held:
+                cache.give_up_waiting()
+            raise
+
+    return asyncio.run(recorded())

@@ -148,3 +148,57 @@ def test_a_ctrl_c_at_the_end_of_a_run_stops_waiting_for_a_held_cache(tmp_path: P
     assert len(notes) == 1 and notes[0].startswith(f"{calls} records (model replies,"), outcome.warnings
     assert "(another process held the file, and the wait for it was cut short (Ctrl-C))" in notes[0]
     assert LLMCache(path).stats().entries == 1
+
+
+LAST_ROW_SAYS_SO = """
+import pathlib
+
+def policy(request):
+    if "LAST" in str(request):
+        pathlib.Path(__file__).with_suffix(".judged").touch()
+    return "correct"
+"""
+
+
+def test_a_ctrl_c_at_the_end_of_bench_judge_stops_waiting_for_a_held_cache(tmp_path: Path) -> None:
+    """``bench judge --cache rw`` waits at its end for the judge model's queued recordings; a Ctrl-C then
+    stops waiting for the process that holds the file, and says the replies were not recorded. Before,
+    the wait was the event loop's closing, which a Ctrl-C could not cut: it waited out the 30 s busy
+    timeout, then said the replies were "kept in the cache: the same command again reuses them"."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "judge.py").write_text(LAST_ROW_SAYS_SO)
+    rows = [{"question": f"What was revenue in FY{2020 + i}?{' LAST' if i == 3 else ''}",
+             "gold_answer": "1577", "model_answer": "$1,577 million"} for i in range(4)]  # fmt: skip
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path, out = tmp_path / "llm.sqlite", tmp_path / "verdicts.jsonl"
+    LLMCache(path).put("seed", model="m", kind="chat", request={}, reply={}, prompt_tokens=0,
+                       completion_tokens=0)  # fmt: skip
+    env = {**os.environ, "PAGEINDEX_SCRIPTED_POLICY": f"{tmp_path / 'judge.py'}:policy"}
+    argv = [sys.executable, "-m", "pageindex.cli", "bench", "judge", "-i", str(answers), "-o", str(out),
+            "--judge", "llm", "--judge-model", "scripted", "--cache", "rw", "--cache-path", str(path),
+            "-c", "1"]  # fmt: skip
+    with held_by_another_process(SQLITE_WRITE_LOCK, path):
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "judge.judged").exists():  # every row judged: the end waits for the cache
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    said = " ".join(stderr.split())
+    assert proc.returncode == 130, (stdout, stderr)
+    assert f"interrupted: nothing written ({out} untouched)" in said
+    assert "kept in the cache" not in said
+    assert (
+        f"warning: 4 records (model replies, token counts or failed calls) could not be written to the LLM "
+        f"cache {path} (another process held the file, and the wait for it was cut short (Ctrl-C))"
+    ) in said, stderr
+    assert not out.exists() and LLMCache(path).stats().entries == 1

@@ -625,3 +625,56 @@ def test_queued_writes_keep_their_order(tmp_path):
     stats = cache.stats()
     assert (stats.entries, stats.failures) == (2, 0)
     assert (cache.writes, cache.failure_writes, cache.unwritten) == (2, 2, 0)
+
+
+def test_a_flush_waits_for_what_was_queued_before_it_not_for_an_empty_queue(tmp_path, monkeypatch):
+    """Another thread's event loop queuing a recording during every write never leaves the queue empty
+    (a run recording faster than a slow disk takes it): a ``flush()`` (and ``close()``) that waited for
+    an empty queue waited as long as that went on. It waits for the records queued before it, all
+    written when it returns."""
+    import time
+
+    cache = LLMCache(tmp_path / "c.sqlite")
+    stop, need_one, queued_one = threading.Event(), threading.Event(), threading.Event()
+    write = LLMCache._write
+
+    def written_while_another_is_queued(self, batch):
+        if not stop.is_set():
+            queued_one.clear()
+            need_one.set()
+            queued_one.wait(timeout=30)
+        write(self, batch)
+
+    monkeypatch.setattr(LLMCache, "_write", written_while_another_is_queued)
+
+    def put(n):
+        cache.put(f"k{n}", model="m", kind="chat", request={}, reply={"n": n}, prompt_tokens=1,
+                  completion_tokens=1, wait=False)  # fmt: skip
+
+    async def produce():
+        n = 0
+        put(n)  # the loop's worker thread starts writing
+        while not stop.is_set():  # this loop only produces: it may block
+            if need_one.wait(timeout=0.01):
+                need_one.clear()
+                n += 1
+                put(n)
+                queued_one.set()
+
+    producer = threading.Thread(target=asyncio.run, args=(produce(),))
+    producer.start()
+    try:
+        while cache.writes < 20:
+            assert producer.is_alive()
+            time.sleep(0.01)
+        flushed = threading.Event()
+        threading.Thread(target=lambda: (cache.flush(), flushed.set()), daemon=True).start()
+        # a liveness bound, not a speed figure: the old flush waited until the producer stopped
+        assert flushed.wait(timeout=30), "flush() waited for a queue another loop keeps filling"
+        assert cache.writes >= 20 and cache.unwritten == 0
+    finally:
+        stop.set()
+        queued_one.set()
+        producer.join(timeout=60)
+    cache.close()
+    assert cache.stats().entries == cache.writes and cache.unwritten == 0
