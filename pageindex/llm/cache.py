@@ -26,9 +26,9 @@ event loop (the client: ``bench run``, ``bench judge``, ``rejudge``, ``ask``) qu
 (``wait=False``): a worker thread of the loop writes them, so a write that waits out another process's
 lock (up to the busy timeout) holds neither the loop nor the call, and the loop's other coroutines
 (the run's other samples, their time limits) go on. Queued replies are served by :meth:`LLMCache.get`
-until written; :meth:`LLMCache.flush` waits for them (``asyncio.run`` does when it closes the loop: it
-waits for its worker threads). A sync caller (the default, ``wait=True``) blocks until its write is
-done: it has nothing else running meanwhile.
+until written; :meth:`LLMCache.flush` waits for them (:func:`run_recording` and ``bench run`` do at their
+end, and a Ctrl-C stops that wait; ``asyncio.run`` would at the loop's closing, uncut). A sync caller
+(the default, ``wait=True``) blocks until its write is done: it has nothing else running meanwhile.
 Default path: ``$PAGEINDEX_CACHE_DIR/llm.sqlite``, else ``~/.cache/pageindex/llm.sqlite``.
 """
 
