@@ -22,8 +22,10 @@ overall:
 * **noise**: the share of our nodes (page windows left out) that match no gold heading of any level by
   the same rule.
 
-Gold files named in ``HELD_OUT`` are the hold-out half: left out unless ``--with-holdout`` is given, and
-then reported apart. The README's hold-out PDFs (``outline_recovery.HOLDOUT``) are never built.
+Gold files named in ``HELD_OUT`` are the hold-out half of the first six, those in ``HELD_OUT_2`` a second
+hold-out (two filings of kinds no rule was developed on): both are left out unless ``--with-holdout`` is
+given, and then reported apart ("hold-out", "hold-out 2"). The other hold-out PDFs of the README
+(``outline_recovery.HOLDOUT``, which holds ``HELD_OUT_2`` too) are never built.
 A missing folder is refused with one ``error:`` line, exit 2.
 """
 
@@ -42,6 +44,10 @@ from pageindex.tree import Tree
 # The gold hold-out: of the six gold files, the two whose sha256 of "NAME.pdf" is lowest (fixed before any
 # of their trees was built; an even/odd first byte split them 3/3).
 HELD_OUT = frozenset({"NINTENDO_FY2023H1_EARNINGS-FINANCIAL-HIGHLIGHTS", "MICROSOFT_FY2025Q4_8-K-EARNINGS"})
+# The second hold-out: two filings of kinds no rule was developed on (a glossy ESG report, a fund's annual
+# report), labelled 2026-11-28 before any tree of them was built. They stay in outline_recovery.HOLDOUT, so no
+# development measure builds them; here they are built only with --with-holdout and reported apart.
+HELD_OUT_2 = frozenset({"RIO-TINTO_2023_CLIMATE-CHANGE-REPORT", "SCOR-FUNDS_2020_FUND-ANNUAL-REPORT"})
 
 console = CliConsole()
 
@@ -84,13 +90,13 @@ def main(
         if not d.is_dir():
             fail(f"{d}: no such folder")
     folders = [d / "pdfs" if (d / "pdfs").is_dir() else d for d in dirs]
-    groups: dict[str, list[int]] = {"development": [0, 0, 0, 0], "hold-out": [0, 0, 0, 0]}
+    groups: dict[str, list[int]] = {k: [0, 0, 0, 0] for k in ("development", "hold-out", "hold-out 2")}
     table = Table("pdf", "set", "found", "headings", "found %", "noise %", "nodes", "strategy")
     details: list[tuple[str, list[str], list[str]]] = []
     for gold_path in sorted(gold_dir.glob("*.jsonl")):
         name = gold_path.stem
-        held = name in HELD_OUT
-        if name in HOLDOUT or held and not with_holdout:
+        kind = "hold-out" if name in HELD_OUT else "hold-out 2" if name in HELD_OUT_2 else "development"
+        if name in HOLDOUT and name not in HELD_OUT_2 or kind != "development" and not with_holdout:
             continue
         if only and not any(o.lower() in name.lower() for o in only):
             continue
@@ -102,7 +108,6 @@ def main(
         if tree is None:
             continue
         found, total, noise, nodes, missed, noisy = score(tree, read_gold(gold_path))
-        kind = "hold-out" if held else "development"
         g = groups[kind]
         g[0], g[1], g[2], g[3] = g[0] + found, g[1] + total, g[2] + noise, g[3] + nodes
         pct = f"{100 * found / total:.0f}%" if total else "n/a"
