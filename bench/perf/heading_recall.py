@@ -9,7 +9,7 @@ per filing, ``NAME.pdf`` being looked up in the ``PDF_DIR`` folders (``DIR/pdfs`
 line is ``{"title": "Item 2. Management's Discussion ...", "page": 25, "level": 2}``: the heading as printed,
 its physical 1-based page, and its level, 1 (Parts, Items, the headed blocks of a release, exhibits),
 2 (statements, notes, the sub-sections of an Item or block) or 3 (finer headings: a note's sub-headings).
-The gold files of the six outline-less filings of ``../shared/filings`` are ``bench/perf/data/headings/``
+The gold files of the eight outline-less filings of ``../shared/filings`` are ``bench/perf/data/headings/``
 (their README gives the conventions and the split): written from each page's text (pymupdf
 ``get_text("dict")`` spans: bold, size, indent; the filing's printed table of contents) before any tree of
 those filings was built. For every gold file the
