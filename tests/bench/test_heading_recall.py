@@ -93,3 +93,22 @@ def test_the_real_second_hold_out_has_gold_and_stays_out_of_development():
         assert {lv for lv, _, _ in rows} == {1, 2, 3} and all(p >= 1 for _, _, p in rows)
     assert [sum(lv <= 2 for lv, _, _ in heading_recall.read_gold(gold / f"{n}.jsonl")) for n in
             sorted(heading_recall.HELD_OUT_2)] == [37, 54]
+
+
+def test_verbose_never_lists_a_hold_outs_titles(tmp_path, monkeypatch):
+    """``-v --with-holdout`` printed the missed headings and noise titles of the hold-outs too: reading them
+    is how a rule gets tuned on a hold-out. A hold-out is read as counts; the development's titles are
+    listed."""
+    for name, head in [("D", "ITEM 1. BUSINESS"), ("H", "ITEM 2. PROPERTIES"), ("R", "ITEM 3. LEGAL")]:
+        make_pdf(tmp_path / f"{name}.pdf", [[head, "Some text."]])
+        _gold(tmp_path / f"{name}.jsonl", [(1, head.title(), 1), (2, f"Never Printed {name}", 1)])
+    monkeypatch.setattr(heading_recall, "HELD_OUT", frozenset({"H"}))
+    monkeypatch.setattr(heading_recall, "HELD_OUT_2", frozenset({"R"}))
+    monkeypatch.setattr(heading_recall, "HOLDOUT", frozenset({"R"}))
+    args = [str(tmp_path), str(tmp_path), "--with-holdout", "-v"]
+    out = CliRunner().invoke(_app(), args, env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "hold-out 2 overall: 1/2 level-1/2 gold headings found (50.0%)" in out.output
+    assert "D missed p.1 Never Printed D" in out.output
+    assert "Never Printed H" not in out.output and "Never Printed R" not in out.output
+    assert "(-v lists the development filings' titles only: a hold-out is read as counts)" in out.output

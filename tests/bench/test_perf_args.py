@@ -152,3 +152,22 @@ def test_outline_recovery_only_naming_no_pdf_is_one_error_line(tmp_path: Path) -
     out = _invoke(outline_recovery.main, str(tmp_path), "--only", "NOPE")
     assert out.exit_code == 2
     assert _said(out) == "error: --only NOPE names none of the 1 PDFs here (a part of a PDF's name)"
+
+
+def test_outline_recovery_verbose_never_lists_a_hold_outs_entries(tmp_path: Path, monkeypatch) -> None:
+    """``-v --with-holdout`` listed the hold-out's missed outline entries too: a hold-out is counts only."""
+    import pymupdf
+
+    from tests.tree.pdf_factory import save_pdf
+
+    for name in ("DEV", "HELD"):
+        doc = pymupdf.open()
+        for _ in range(6):
+            doc.new_page().insert_text((72, 72), "Body text of a page.", fontname="helv", fontsize=10)
+        save_pdf(doc, tmp_path / f"{name}.pdf", [[1, f"Entry {name} {i}", i + 1] for i in range(6)])
+    monkeypatch.setattr(outline_recovery, "HOLDOUT", frozenset({"HELD"}))
+    out = _invoke(outline_recovery.main, str(tmp_path), "--with-holdout", "-v")
+    assert out.exit_code == 0, out.output
+    assert "hold-out overall: 0/6" in out.output and "development overall: 0/6" in out.output, out.output
+    assert "DEV missed" in out.output and "Entry DEV 0" in out.output
+    assert "Entry HELD" not in out.output
