@@ -494,9 +494,11 @@ def is_junit_file(path: Path) -> bool:
     return head.startswith(b"<?xml") or head.startswith(b"<testsuite")
 
 
-def write_junit(path: str | Path, result: GateResult | None, error: str | None = None) -> Path:
+def write_junit(
+    path: str | Path, result: GateResult | None, error: str | None = None, error_type: str = "GateInputError"
+) -> Path:
     """JUnit XML: one test case per rule (a ``failure`` when it fails); an unusable input is one
-    test case with an ``error``."""
+    test case with an ``error`` of ``error_type`` (``UsageError`` for a command line that did not parse)."""
     path = Path(path)
     error = None if error is None else printable(error)
     suite = ET.Element("testsuite", name="pageindex-bench-gate")
@@ -505,7 +507,7 @@ def write_junit(path: str | Path, result: GateResult | None, error: str | None =
     run_id = printable(result.run_id) if result else "input"
     if error is not None:
         case = ET.Element("testcase", classname=f"gate.{run_id}", name="input", time="0")
-        ET.SubElement(case, "error", message=error, type="GateInputError").text = error
+        ET.SubElement(case, "error", message=error, type=error_type).text = error
         cases.append(case)
         errors = 1
     if result is not None:

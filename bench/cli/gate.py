@@ -15,8 +15,11 @@ from pageindex.cli._common import (
     err_console,
     examples,
     fail,
+    given_value,
+    on_usage_error,
     output_file,
     parse_fraction,
+    plain,
 )
 
 TESTS = ("mcnemar", "bootstrap")
@@ -57,7 +60,32 @@ def parse_max_drop(raw: str) -> float:
     return value
 
 
+def junit_on_usage_error(args: list[str], message: str) -> None:
+    """A command line that did not parse (a misspelt option, a missing RUN: exit 2 before any option
+    is read) is written as the report to the ``--junit`` file it names, one test case with an error
+    ``UsageError``: the file of an earlier run stayed, and a CI step reading it saw that run's verdict.
+    A file that is not JUnit XML is left alone (no command writes over a file it did not make)."""
+    from bench.gate import is_junit_file, write_junit
+    from pageindex.atomic import file_in_the_way
+
+    raw = given_value(args, ["--junit"])
+    if not raw:
+        return
+    path = Path(raw)
+    if path.is_dir() or file_in_the_way(path):
+        return
+    if path.is_file() and path.stat().st_size and not is_junit_file(path):
+        return
+    try:
+        write_junit(path, None, error=message, error_type="UsageError")
+    except OSError as exc:
+        said = f"--junit {path}: cannot write the usage error there ({exc.strerror or exc})"
+        err_console.print(f"[bold red]error:[/] {plain(said)}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
+    on_usage_error("bench gate", junit_on_usage_error)
+
     @bench.command(
         "gate",
         help="Check a run against rules for CI: coverage of the baseline, errors, accuracy, drop vs "

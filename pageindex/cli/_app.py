@@ -31,9 +31,11 @@ from pageindex.cli._common import (
     ExitCode,
     err_console,
     examples,
+    given_value,
     one_line,
     plain,
     setup_logging,
+    usage_error_hook,
 )
 from pageindex.registry import PluginError
 from pageindex.wording import plainly
@@ -79,24 +81,18 @@ def _usage_message(exc: click_exc.ClickException, args: Any) -> str:
     plain = plainly(exc.message)
     if plain == exc.message:  # the project's own wording, which names the value already
         return message
-    given = _given(list(sys.argv[1:] if args is None else args), list(exc.param.opts))
+    given = given_value(list(sys.argv[1:] if args is None else args), list(exc.param.opts))
     value = f"{given!r} " if given is not None and plain.startswith("must be") else ""
     return message.replace(exc.message, f"{value}{plain}")
 
 
-def _given(args: list[str], opts: list[str]) -> str | None:
-    """The last value given to an option spelled one of ``opts``, as click reads it: ``--limit 0``,
-    ``--limit=0``, ``-n 0`` and ``-n0`` (so ``-n=5`` gives ``=5``)."""
-    value = None
-    for k, arg in enumerate(args):
-        for opt in opts:
-            if arg == opt and k + 1 < len(args):
-                value = args[k + 1]
-            elif opt.startswith("--") and arg.startswith(f"{opt}="):
-                value = arg[len(opt) + 1 :]
-            elif not opt.startswith("--") and len(opt) == 2 and arg.startswith(opt) and arg != opt:
-                value = arg[len(opt) :]
-    return value
+def _command_name(ctx: Any) -> str:
+    """The command a context parses, as typed after the program's name: ``bench gate``."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
 
 
 class OneLineErrors(TyperGroup):
@@ -143,10 +139,13 @@ class OneLineErrors(TyperGroup):
                 echo(message)
             code = ExitCode.OK
         except click_exc.ClickException as exc:
-            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see '{ctx.command_path} --help')" if ctx else ""
             message = one_line(_usage_message(exc, args))
             err_console.print(f"[bold red]error:[/] {plain(message + where)}", highlight=False)
             code = ExitCode.BAD_INPUT
+            if ctx is not None and (hook := usage_error_hook(_command_name(ctx))) is not None:
+                hook(list(sys.argv[1:] if args is None else args), message)
         except PluginError as exc:  # a plug-in's own exception, which may quote its key
             err_console.print(f"[bold red]error:[/] {plain(one_line(_redacted(exc)))}", highlight=False)
             code = ExitCode.BAD_INPUT

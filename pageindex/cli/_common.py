@@ -160,6 +160,40 @@ def command_line() -> list[str]:
     return argv
 
 
+def given_value(args: list[str], opts: list[str]) -> str | None:
+    """The last value given to an option spelled one of ``opts``, as click reads it: ``--limit 0``,
+    ``--limit=0``, ``-n 0`` and ``-n0`` (so ``-n=5`` gives ``=5``); nothing after ``--``."""
+    if "--" in args:
+        args = args[: args.index("--")]
+    value = None
+    for k, arg in enumerate(args):
+        for opt in opts:
+            if arg == opt and k + 1 < len(args):
+                value = args[k + 1]
+            elif opt.startswith("--") and arg.startswith(f"{opt}="):
+                value = arg[len(opt) + 1 :]
+            elif not opt.startswith("--") and len(opt) == 2 and arg.startswith(opt) and arg != opt:
+                value = arg[len(opt) :]
+    return value
+
+
+UsageErrorHook = Callable[[list[str], str], None]
+_USAGE_ERROR_HOOKS: dict[str, UsageErrorHook] = {}
+
+
+def on_usage_error(command: str, hook: UsageErrorHook) -> None:
+    """Have ``hook(args, message)`` run when a usage error (an unknown option, a bad value, a missing
+    argument) stops ``command`` (``"bench gate"``) before it runs, after its ``error:`` line is printed:
+    ``args`` is the command line, ``message`` the error. ``bench gate`` writes it to the ``--junit``
+    file the command line names, so a CI never reads an earlier run's verdict there."""
+    _USAGE_ERROR_HOOKS[command] = hook
+
+
+def usage_error_hook(command: str) -> UsageErrorHook | None:
+    """What :func:`on_usage_error` set for ``command``, if anything."""
+    return _USAGE_ERROR_HOOKS.get(command)
+
+
 def plain(text: object) -> str:
     """``text`` to print after a markup prefix (``[bold red]error:[/] ...``) as written: a path, a
     doc_name or a server's reply with ``[/b]`` in it crashed the print (a traceback, exit 1), and one

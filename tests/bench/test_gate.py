@@ -921,3 +921,38 @@ def test_allow_partial_measures_the_baseline_on_the_shared_samples_only(tmp_path
     answered = _rule(res, "min-answered[agent]")
     assert answered.threshold == pytest.approx(0.9) and answered.measured == pytest.approx(0.8)
     assert not answered.passed
+
+
+def test_a_usage_error_replaces_an_earlier_junit_report_with_a_failing_one(tmp_path: Path) -> None:
+    """Trial 25: ``bench gate ... --junit out.xml`` re-run with a misspelt option stopped with exit 2
+    before its options were read, and left the earlier run's out.xml: a CI step reading it saw the
+    earlier ``gate passed``. The usage error is now the report: one test case with an error."""
+    run = write_run(tmp_path / "run", outcomes("ccc"), info=run_info("run"))
+    junit = tmp_path / "gate.xml"
+    assert _gate(run, "--min-accuracy", "0.5", "--junit", junit).exit_code == 0
+    assert ET.parse(junit).getroot().get("errors") == "0"
+
+    res = _gate(run, "--min-acuracy", "0.5", "--junit", junit)
+    assert res.exit_code == 2
+    assert res.output.startswith("error: No such option: --min-acuracy")
+    root = ET.parse(junit).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("1", "0", "1")
+    error = root.find("testsuite/testcase/error")
+    assert error.get("type") == "UsageError"
+    assert error.get("message") == "No such option: --min-acuracy (Possible options: --min-accuracy)"
+
+    # --junit=FILE, and a missing RUN: the same
+    assert _gate(run, "--min-accuracy", "0.5", f"--junit={junit}").exit_code == 0
+    res = _gate("--min-accuracy", "0.5", f"--junit={junit}")
+    assert res.exit_code == 2 and "Missing argument 'run'" in res.output
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert "Missing argument 'run'" in error.get("message")
+
+    # a file that is not a JUnit report is never written over; a --junit without its file writes nothing
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    res = _gate(run, "--bogus", "--junit", notes)
+    assert res.exit_code == 2 and notes.read_text() == "mine\n"
+    res = _gate(run, "--min-accuracy", "0.5", "--junit")
+    assert res.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gate.xml", "notes.txt", "run"]
