@@ -232,6 +232,13 @@ class RunDir:
         """Whether a run started here (``--resume`` can go on with it)."""
         return any((self.path / name).exists() for name in (RUN_JSON, SAMPLES))
 
+    def held_run(self) -> str | None:
+        """``already holds a run (run.json, samples.jsonl, ...)`` when a run started here, else None: why
+        no new run, and no dataset (``bench datasets demo|fetch -o``), may be written into this folder."""
+        if not self.holds_run():
+            return None
+        return f"already holds a run ({', '.join(self.taken_by())})"
+
     def problem(self) -> str | None:
         """Why a new run cannot be written here, or None, checked before any work: no folder name
         (``-o ''`` or ``.`` would make an empty run id), a file in its place, a file where one of
@@ -243,9 +250,9 @@ class RunDir:
             return "is a file; give a folder for the run (created if needed)"
         if blocker := file_in_the_way(self.path):
             return f"{blocker} is a file, not a folder"
+        if held := self.held_run():
+            return held
         if taken := self.taken_by():
-            if self.holds_run():
-                return f"already holds a run ({', '.join(taken)})"
             return (
                 f"holds {', '.join(taken)}, which a run would write over, and no run of its own; "
                 "give a new or empty folder"

@@ -149,9 +149,14 @@ def _failed_files(failed: list) -> str:
 def _dataset_folder(out_dir: Path, example: str) -> Path:
     """``out_dir``, unless it names no folder of its own: ``-o ''`` (an unset variable) is ``.``, and
     wrote the dataset's files among whatever the current folder holds; ``-o "$PWD"``, ``-o ~`` when
-    there, or any folder the current one lies in, did the same by another name."""
+    there, or any folder the current one lies in, did the same by another name; a folder that holds a
+    run got the dataset's files among the run's."""
     if out_dir.name in {"", ".", ".."} or Path.cwd().is_relative_to(out_dir.expanduser().resolve()):
         fail(f"--out {str(out_dir)!r}: give the dataset a folder of its own, e.g. {example}")
+    from bench.rundir import RunDir
+
+    if held := RunDir(out_dir).held_run():  # a run's folder (as bench run -o refuses it)
+        fail(f"--out {out_dir}: {held}; give the dataset a folder of its own, e.g. {example}")
     return out_dir
 
 

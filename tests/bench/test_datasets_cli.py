@@ -181,3 +181,24 @@ def test_validate_prints_bracketed_ids_and_file_names_as_written(tmp_path: Path)
     assert result.exit_code == 2, result.output
     assert result.output.startswith("[b]set: 1 questions, 0 kept, 1 dropped")
     assert "q[red]1" in result.output and f"{root}/pdfs/BAD [red]x.pdf: not a PDF file" in result.output
+
+
+def test_demo_and_fetch_never_write_a_dataset_into_a_run_folder(tmp_path: Path) -> None:
+    """Trial 25: ``bench datasets demo -o RUN`` wrote questions.jsonl, documents.jsonl, dataset.json and
+    pdfs/ among a run's run.json and samples.jsonl, exit 0 (bench run refuses a folder that holds a run)."""
+    from bench.rundir import RunDir
+
+    run = tmp_path / "r1"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    (run / "samples.jsonl").write_text("")
+    assert RunDir(run).holds_run()
+    fetch = ["fetch", "financebench", "-o", str(run), "--base-url", "http://127.0.0.1:9"]
+    for args in (["demo", "-o", str(run)], ["demo", str(run), "--bad"], fetch):
+        res = runner.invoke(app, ["bench", "datasets", *args])
+        assert res.exit_code == 2, res.output
+        assert res.output.strip() == (
+            f"error: --out {run}: already holds a run (run.json, samples.jsonl); give the dataset a "
+            "folder of its own, e.g. " + ("datasets/financebench" if "fetch" in args else "datasets/demo")
+        )
+    assert sorted(p.name for p in run.iterdir()) == ["run.json", "samples.jsonl"]
