@@ -48,8 +48,10 @@ class RunProgress(BaseModel):
 
 
 class RunEvent(BaseModel):
-    # tree_building: before the run, progress.done of progress.total trees built, message = the
-    # filing being built (done == total: all built); waiting: during set-up, a model endpoint has not
+    # tree_building: before the run, progress.done of progress.total trees ready (progress.skipped of
+    # them loaded from the tree cache: built by an earlier run), message = the filing under way and
+    # cached = whether it is loaded from the tree cache rather than built (done == total: all ready);
+    # waiting: during set-up, a model endpoint has not
     # answered the preflight for a while (message says which, and why that may be); warning: during
     # set-up, before any model call, something the user should know at once (message)
     kind: Literal["tree_building", "waiting", "warning", "run_started", "sample_finished", "run_finished"]
@@ -58,6 +60,7 @@ class RunEvent(BaseModel):
     sample: Sample | None = None
     status: str | None = None  # final run status, on run_finished
     message: str = ""
+    cached: bool = False  # tree_building: the tree under way comes from the tree cache
 
 
 Subscriber = Callable[[RunEvent], None]

@@ -141,7 +141,15 @@ class ProgressView:
         p = event.progress
         done, total = p.done, p.total
         ready = f"{counted(total, 'tree')} ready"
-        what = f"building tree {done + 1}/{total}: {event.message}" if done < total else ready
+        if p.skipped:  # trees the tree cache held: counted apart from those built
+            built = f", {total - p.skipped} built" if total > p.skipped else ""
+            ready += f" ({p.skipped} loaded from the tree cache{built})"
+        if done >= total:
+            what = ready
+        elif event.cached:
+            what = f"loading tree {done + 1}/{total} from the tree cache: {event.message}"
+        else:
+            what = f"building tree {done + 1}/{total}: {event.message}"
         if self.live:
             if self.tree_task is None:
                 self.tree_task = self.progress.add_task("trees", total=total, stats="")

@@ -714,12 +714,15 @@ class Runner:
         trees: dict[str, Tree] = {}
         dropped: list[DroppedQuestion] = []
         doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
+        loaded = 0  # of the trees done, those the tree cache held
         for k, doc_id in enumerate(doc_ids):
             # Ctrl-C: the tree under way (in a thread) finishes, no other starts
             self._stop_before_sampling(
                 f"while building the trees ({len(trees)} of {len(doc_ids)} built, kept in the tree cache)"
             )
-            self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name)
+            cached = await asyncio.to_thread(self._in_tree_cache, dataset.pdf_path(doc_id))
+            self._tree_event(k, len(doc_ids), dataset.pdf_path(doc_id).name, loaded, cached)
+            loaded += cached
             try:
                 trees[doc_id] = await asyncio.to_thread(
                     build_tree, dataset.pdf_path(doc_id), cache_dir=self.config.tree_cache_dir
@@ -734,12 +737,27 @@ class Runner:
                     for q in questions
                     if q.doc_id == doc_id
                 ]
-        self._tree_event(len(doc_ids), len(doc_ids), "")
+        self._tree_event(len(doc_ids), len(doc_ids), "", loaded)
         return trees, dropped
 
-    def _tree_event(self, done: int, total: int, filing: str) -> None:
-        progress = RunProgress(done=done, total=total)
-        self.events.publish(RunEvent(kind="tree_building", run_id="", progress=progress, message=filing))
+    def _in_tree_cache(self, pdf: Path) -> bool:
+        """Whether ``build_tree(pdf)`` (as the run calls it: the default builder settings) will load the
+        tree from the tree cache rather than build it: said so in the progress (a ``--resume`` said
+        "building tree 1/55" of trees it only read back). Costs one more hash of the file."""
+        from pageindex.tree import TreeCache
+        from pageindex.tree.build import code_version
+        from pageindex.tree.pdf import pdf_sha256
+
+        try:
+            return TreeCache(self.config.tree_cache_dir).path_for(pdf_sha256(pdf), code_version()).is_file()
+        except Exception:  # an unusable filing: build_tree says why, and its questions are dropped
+            return False
+
+    def _tree_event(self, done: int, total: int, filing: str, loaded: int, cached: bool = False) -> None:
+        progress = RunProgress(done=done, total=total, skipped=loaded)
+        self.events.publish(
+            RunEvent(kind="tree_building", run_id="", progress=progress, message=filing, cached=cached)
+        )
 
     @staticmethod
     def _calls_model(retriever: str) -> bool:

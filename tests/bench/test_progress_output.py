@@ -241,3 +241,45 @@ def test_one_tree_is_said_in_the_singular() -> None:
     view = ProgressView(console)
     view.on_event(RunEvent(kind="tree_building", run_id="r", progress=RunProgress(done=1, total=1)))
     assert console.export_text().splitlines()[0].startswith("1 tree ready ")
+
+
+def test_trees_from_the_tree_cache_are_said_loaded_not_built() -> None:
+    """Trial 25: `bench run --resume` said "building tree 1/55 ..." of trees it only read back from the
+    tree cache. The line says which it is, and the last one counts them apart."""
+    console = Console(record=True, width=200, force_terminal=False)
+    view = ProgressView(console, interval_s=0.0)
+
+    def tree(done: int, filing: str = "", cached: bool = False, loaded: int = 0) -> None:
+        progress = RunProgress(done=done, total=3, skipped=loaded)
+        view.on_event(RunEvent(kind="tree_building", run_id="", progress=progress, message=filing,
+                               cached=cached))  # fmt: skip
+
+    tree(0, "A.pdf", cached=True)
+    tree(1, "B.pdf", cached=False, loaded=1)
+    tree(2, "C.pdf", cached=True, loaded=1)
+    tree(3, loaded=2)
+    lines = [ln.rsplit("  ", 1)[0] for ln in console.export_text().splitlines()]
+    assert lines == [
+        "loading tree 1/3 from the tree cache: A.pdf",
+        "building tree 2/3: B.pdf",
+        "loading tree 3/3 from the tree cache: C.pdf",
+        "3 trees ready (2 loaded from the tree cache, 1 built)",
+    ]
+
+
+def test_a_second_run_loads_its_trees_from_the_cache_the_first_built(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PAGEINDEX_CACHE_DIR", str(tmp_path / "cache"))
+    seen: list[tuple[int, bool, int]] = []
+    for out in ("first", "second"):
+        events = EventBus()
+        events.subscribe(
+            lambda e: seen.append((e.progress.done, e.cached, e.progress.skipped))
+            if e.kind == "tree_building"
+            else None
+        )
+        config = RunConfig(retrievers=["extractive"], judge="rules", out=tmp_path / out, limit=7)
+        asyncio.run(Runner(config, events=events, command=["pageindex", "bench", "run"]).run())
+    assert seen == [
+        (0, False, 0), (1, False, 0), (2, False, 0),  # the first run builds both trees
+        (0, True, 0), (1, True, 1), (2, False, 2),  # the second loads them
+    ]

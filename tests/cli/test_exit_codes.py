@@ -641,7 +641,7 @@ def test_a_timeout_must_be_a_finite_number_of_seconds(command: list[str], value:
 def test_ctrl_c_while_the_trees_are_built_exits_130_with_one_line(tmp_path, quiet_env, monkeypatch):
     import bench.runner
 
-    def ctrl_c_at_the_first_tree(self, k, total, filing):  # the first Ctrl-C lands as a tree starts
+    def ctrl_c_at_the_first_tree(self, *_event):  # the first Ctrl-C lands as a tree starts
         self.request_stop("interrupted")
 
     monkeypatch.setattr(bench.runner.Runner, "_tree_event", ctrl_c_at_the_first_tree)
