@@ -35,6 +35,23 @@ JUDGE_CACHE_HELP = (
 CACHE_PATH_HELP = "LLM cache file (default: $PAGEINDEX_CACHE_DIR/llm.sqlite)."
 
 
+def _check_label_file(option: str, name: str, files: list[Path], labels: Path, after: str = "") -> None:
+    """``name`` (of ``--exclude`` or ``--holdout``) is one of ``files``' names or stems, as written, or one
+    ``error:`` line naming the label files (and the name meant, where only the case differs). Matched
+    exactly, case included, as every enumerated option (``--retrievers``, ``--judge``, ``--test``,
+    ``--by``) and the file system are; it named no label file, so ``--holdout GPT-4_oracle`` said
+    nothing of ``gpt-4_oracle``."""
+    from pageindex.wording import shortened
+
+    names = [n for p in files for n in (p.name, p.stem)]
+    if name in names:
+        return
+    meant = next((n for n in names if n.casefold() == name.casefold()), None)
+    hint = f" (names match as written: did you mean {meant!r}?)" if meant else ""
+    listed = shortened(sorted(p.stem for p in files), 12) or "none"
+    fail(f"{option} {name!r}: not a label file in {labels}{after}{hint}; the label files: {listed}")
+
+
 def register(app: typer.Typer, bench: typer.Typer) -> None:
     bench.command(
         "judge",
@@ -136,13 +153,11 @@ def judge(
         if not labels.is_dir():
             fail(f"--labels {labels}: no such directory")
         every = label_files(labels)
-        known = {p.name for p in every} | {p.stem for p in every}
-        if unknown_excluded := [e for e in exclude if e not in known]:
-            fail(f"--exclude {unknown_excluded[0]!r}: not a label file in {labels}")
+        for name in exclude:
+            _check_label_file("--exclude", name, every, labels)
         files = label_files(labels, exclude=set(exclude))
-        names = {p.name for p in files} | {p.stem for p in files}
-        if unknown := [h for h in holdout if h not in names]:
-            fail(f"--holdout {unknown[0]!r}: not a label file in {labels} (after --exclude)")
+        for name in holdout:
+            _check_label_file("--holdout", name, files, labels, " after --exclude" if exclude else "")
         if not files:
             where = f"{labels}/labels" if (labels / "labels").is_dir() else str(labels)
             after = " (after --exclude)" if exclude else ""

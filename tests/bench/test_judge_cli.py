@@ -524,3 +524,29 @@ def test_answers_written_on_windows_are_judged_as_the_same_answers_written_on_un
     assert [v["status"] for v in verdicts] == ["error", "ok", "ok"]
     at = files["unix"].index("Modèle".encode()) + len("Mod") + 1  # the è, counted from 1
     assert verdicts[0]["error"] == f"line 1 is not UTF-8 text (byte {at})"
+
+
+def test_a_holdout_or_exclude_not_found_names_the_label_files(tmp_path: Path) -> None:
+    """Trial 25: ``--holdout GPT-4_oracle`` was refused without naming the label files there. Names are
+    matched as written, case included, as every enumerated option is (``--retrievers``, ``--judge``,
+    ``--test``, ``--cache``, ``--format``, ``--by``): a value that differs only in case is told the name."""
+    fb = _labels_dir(tmp_path)
+    runner = CliRunner()
+    base = ["bench", "judge", "--labels", str(fb), "--per-file"]
+    result = runner.invoke(app, [*base, "--holdout", "Beta"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: --holdout 'Beta': not a label file in {fb} (names match as written: did you mean 'beta'?); "
+        "the label files: alpha, beta"
+    )
+    result = runner.invoke(app, [*base, "--exclude", "alpha", "--holdout", "gamma"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: --holdout 'gamma': not a label file in {fb} after --exclude; the label files: beta"
+    )
+    result = runner.invoke(app, [*base, "--exclude", "ALPHA.jsonl"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"error: --exclude 'ALPHA.jsonl': not a label file in {fb} (names match as written: did you mean "
+        "'alpha.jsonl'?); the label files: alpha, beta"
+    )
