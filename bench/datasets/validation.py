@@ -28,6 +28,7 @@ from pageindex.tree.errors import (
     PDFEncryptedError,
     PDFError,
     PDFMissingError,
+    PDFNoTextError,
 )
 from pageindex.tree.pdf import is_scanned_page, open_pdf
 
@@ -82,12 +83,15 @@ class ValidationResult(BaseModel):
         return dict(Counter(d.reason for d in self.dropped))
 
 
+def _sampled(pages: int) -> range:
+    """The pages looked at for a text layer: about ``TEXT_PROBE_PAGES`` of them, evenly spread."""
+    return range(0, pages, max(1, pages // TEXT_PROBE_PAGES))
+
+
 def _has_text(doc: pymupdf.Document) -> bool:
     """Whether a sampled page has a text layer: some text, and more than a scanner's stamp or a page
     number over a page image (:func:`~pageindex.tree.pdf.is_scanned_page`, as the tree builder sees it)."""
-    count = doc.page_count
-    step = max(1, count // TEXT_PROBE_PAGES)
-    for i in range(0, count, step):
+    for i in _sampled(doc.page_count):
         page = doc[i]
         text = page.get_text("text")
         if text.strip() and not is_scanned_page(page, text):
@@ -122,7 +126,13 @@ def check_pdf(
             return bad("pdf_too_large", f"has {pages} pages, more than the limit of {max_pages}", pages)
         try:
             if require_text and not _has_text(doc):
-                return bad("pdf_no_text", "no text layer on any sampled page (scanned images?)", pages)
+                # the tree builder's own words for it (pageindex build says the same of this file)
+                sampled = len(_sampled(pages))
+                detail = f"no text on the {sampled} of its {pages} pages sampled" if sampled < pages else None
+                return PdfCheck(
+                    path=str(path), ok=False, page_count=pages, reason="pdf_no_text",
+                    detail=str(PDFNoTextError(path, detail)),
+                )  # fmt: skip
         except Exception as exc:
             return bad("pdf_unreadable", f"cannot extract text ({exc})", pages)
         return PdfCheck(path=str(path), ok=True, page_count=pages)

@@ -62,17 +62,19 @@ def test_piped_validate_keeps_whole_cells(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    out = tmp_path / "bad"  # its detail cells are longer than 80 columns, shorter than 200
+    # named from its parent (a pytest-xdist tmp_path is 70 characters): its detail cells are longer than 80
+    # columns, and shorter than 200 (the corrupt filing's names its path twice)
+    out = tmp_path / "bad"
     assert runner.invoke(app, ["bench", "datasets", "demo", "--out", str(out), "--bad"]).exit_code == 0
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run(
-        [sys.executable, "-m", "pageindex.cli", "bench", "datasets", "validate", str(out)],
-        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "pageindex.cli", "bench", "datasets", "validate", "bad"],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
-    assert len(f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer") > 80
-    assert f"{out}/pdfs/BAD_SCANNED_2023_10K.pdf: no text layer on any sampled page" in done.stdout
+    said = "bad/pdfs/BAD_SCANNED_2023_10K.pdf: PDF has no text layer (scanned images only?); OCR it first"
+    assert len(said) > 80 and said in done.stdout
 
 
 def test_validate_a_dataset_with_nothing_usable_is_exit_2_as_bench_run_says(tmp_path: Path) -> None:
@@ -202,3 +204,28 @@ def test_demo_and_fetch_never_write_a_dataset_into_a_run_folder(tmp_path: Path) 
             "folder of its own, e.g. " + ("datasets/financebench" if "fetch" in args else "datasets/demo")
         )
     assert sorted(p.name for p in run.iterdir()) == ["run.json", "samples.jsonl"]
+
+
+def test_validate_and_build_say_a_scanned_pdf_in_the_same_words(tmp_path: Path) -> None:
+    """Trial 25: `datasets validate` said "no text layer on any sampled page (scanned images?)" of the
+    filing `pageindex build` said "PDF has no text layer (scanned images only?); OCR it first" of. Both
+    now say PDFNoTextError's message."""
+    out = tmp_path / "bad"
+    assert runner.invoke(app, ["bench", "datasets", "demo", "--out", str(out), "--bad"]).exit_code == 0
+    scan = out / "pdfs" / "BAD_SCANNED_2023_10K.pdf"
+    built = runner.invoke(app, ["build", str(scan)])
+    assert built.exit_code == 2
+    said = f"{scan}: PDF has no text layer (scanned images only?); OCR it first"
+    assert built.output.strip() == f"error: {said}"
+    checked = runner.invoke(app, ["bench", "datasets", "validate", str(out)], env={"COLUMNS": "300"})
+    assert checked.exit_code == 0, checked.output
+    assert f"│ pdf_no_text    │ {said} " in checked.output
+    # a long scan is sampled (every other page of 90): the message says so
+    from bench.datasets.badfiles import write_scanned_pdf
+    from bench.datasets.validation import check_pdf
+
+    long_scan = write_scanned_pdf(tmp_path / "long.pdf", pages=90)
+    assert check_pdf(long_scan).detail == (
+        f"{long_scan}: PDF has no text layer (scanned images only?); OCR it first "
+        "(no text on the 45 of its 90 pages sampled)"
+    )
