@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from pageindex.analyst.engine import AnalystAnswer
+from pageindex.analyst.engine import AnalystAnswer, SearchedSummary
 from pageindex.analyst.session import AnalystSession
 from pageindex.retrievers.result import RetrievalResult, Source
 from pageindex.tree.combine import CombinedTree
@@ -53,6 +53,17 @@ def usage_line(result: RetrievalResult) -> str:
         f"llm calls {u.llm_calls} · tokens {u.prompt_tokens}+{u.completion_tokens} · "
         f"pages {pages} · {result.latency_s:.2f}s"
     )
+
+
+def searched_line(searched: SearchedSummary) -> str:
+    """What a not-found answer searched, after ``Searched:``: the sections and the pages read, each left
+    out when there is none, or that nothing was read (it said ``sections none · pages none``)."""
+    parts = []
+    if searched.sections:
+        parts.append(f"sections {', '.join(searched.sections)}")
+    if searched.pages:
+        parts.append(f"pages {', '.join(map(str, searched.pages))}")
+    return " · ".join(parts) or "nothing (no section or page was read)"
 
 
 def session_line(answer: AnalystAnswer) -> str | None:
@@ -104,11 +115,7 @@ def print_answer(console: Console, tree: Tree, answer: AnalystAnswer, *, show_tr
         console.print(result.reason or "", highlight=False, markup=False, soft_wrap=True)
         searched = answer.searched
         if searched is not None:
-            pages = ", ".join(map(str, searched.pages)) or "none"
-            sections = ", ".join(searched.sections) or "none"
-            console.print(
-                f"Searched: sections {escape(sections)} · pages {pages}", highlight=False, soft_wrap=True
-            )
+            console.print(f"Searched: {escape(searched_line(searched))}", highlight=False, soft_wrap=True)
             for item in searched.failed_searches:
                 console.print(f"  - {escape(item)}", highlight=False, soft_wrap=True)
     else:

@@ -42,6 +42,7 @@ from pageindex.retrievers.numbers import EUROPEAN_NUMBER, decimal_comma, find_nu
 from pageindex.retrievers.ranking import Ranker, expand_query, ranker_for, tokenize
 from pageindex.retrievers.replies import source_for_page
 from pageindex.retrievers.result import RetrievalResult
+from pageindex.wording import counted
 
 _NUMERIC_LINE = re.compile(r"^[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*\d[\s$€£¥%()\-\u2014\u2013\u2212.,\d]*$")
 _DASH_ONLY = re.compile(r"^[\s$\-\u2014\u2013]*$")
@@ -561,7 +562,11 @@ async def extractive(run: QuestionRun, opts: ExtractiveOptions) -> RetrievalResu
     }
     if not best:
         run.event("decision", "no row or sentence shares a word with the question")
-        return run.result("fail", reason="no row or sentence on the top pages matches", extra=extra)
+        if not pages:  # BM25 found no page with a word of the question: nothing was read
+            reason = "no page of the filing has a word of the question, so no page was searched"
+        else:
+            reason = f"no row or sentence on the {counted(len(pages), 'page')} searched matches the question"
+        return run.result("fail", reason=reason, extra=extra)
     top = best[0]
     run.event("decision", f"best {top.kind} on page {top.page} (score {top.score:.2f}): {top.answer[:120]}")
     return run.result(

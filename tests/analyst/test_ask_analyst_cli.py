@@ -345,3 +345,26 @@ def test_a_session_that_cannot_be_saved_is_a_warning_and_the_answer_stands(fb_pd
     assert "(1,577)" in out.stdout
     said = "warning: could not save session full (No space left on device): the answer is not in it"
     assert said in out.output
+
+
+def test_a_not_found_that_searched_nothing_says_so_in_words() -> None:
+    """Trial 25: the extractive baseline, asked about words no page of the filing has, said "no row or
+    sentence on the top pages matches" and "Searched: sections none · pages none": it had no top pages,
+    and read nothing. A search that read pages and no section names only the pages."""
+    pdf = str(Path(__file__).parents[2] / "datasets" / "demo" / "pdfs" / "NORTHWIND_2023_10K.pdf")
+
+    def said(question: str) -> list[str]:
+        out = runner.invoke(app, ["ask", pdf, question, "-r", "extractive"], env={"COLUMNS": "200"})
+        assert out.exit_code == 0, out.output
+        return out.output.splitlines()[:3]
+
+    assert said("What is the CEO's favourite colour?") == [
+        "Not found in this filing.",
+        "no page of the filing has a word of the question, so no page was searched",
+        "Searched: nothing (no section or page was read)",
+    ]
+    assert said("what in 2023?") == [
+        "Not found in this filing.",
+        "no row or sentence on the 5 pages searched matches the question",
+        "Searched: pages 6, 8, 12, 13, 14",
+    ]
