@@ -11,7 +11,9 @@ one :class:`RuleResult` per check and retriever:
 - ``coverage`` (with a baseline): the run holds every (question, retriever, repeat) of the
   baseline. A partial run fails unless ``allow_partial``; then every other check of that retriever
   uses only the samples both runs share.
-- ``errors``: not every sample ended in an error (replay misses counted apart in the message).
+- ``errors``: not every sample ended in an error (replay misses counted apart in the message); with a
+  baseline, not every baseline sample of the retriever either (``errors [RETRIEVER baseline]``): a
+  baseline that measured nothing passed any run.
 - ``judged``: every answer has a verdict that decides it (a judge call that failed leaves none, a judge
   that abstains says ``uncertain``: re-score the run with ``bench rejudge``); with a baseline, every
   baseline answer the drop is measured on too (``judged [RETRIEVER baseline]``), or the drop would be
@@ -206,7 +208,9 @@ def _coverage_rule(
     )
 
 
-def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
+def _errors_rule(scope: str, samples: Sequence[Sample], *, baseline: Run | None = None) -> RuleResult:
+    """Not every sample ended in an error; of the ``baseline`` (its samples the run is gated on) too:
+    a baseline that measured nothing lets any run pass against it."""
     errors = sum(s.status == "error" for s in samples)
     misses = sum(is_replay_miss(s) for s in samples)
     n = len(samples)
@@ -215,6 +219,11 @@ def _errors_rule(scope: str, samples: Sequence[Sample]) -> RuleResult:
         f"errors [{scope}]: {errors} of {n} samples ended in an error, {misses} of them replay misses "
         "(required: not all)"
     )
+    if baseline is not None and not passed:
+        message += (
+            f"; baseline {baseline.run_id} measured nothing to compare with: record it again "
+            "(a replay baseline needs its recording)"
+        )
     return RuleResult(
         rule="errors",
         scope=scope,
@@ -460,6 +469,9 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                 _check("min-accuracy", scope, g.accuracy.value, rules.min_accuracy, False, _pct)
             )
         if base and baseline is not None:  # (base is only ever a baseline's samples)
+            # a baseline whose every sample ended in an error (all replay misses) measures nothing:
+            # against it any drop read as a gain and the default min-answered was 0.9 x 0%
+            result.rules.append(_errors_rule(f"{scope} baseline", base, baseline=baseline))
             # a baseline answer without a verdict counts as not correct: any drop measured against
             # it is unknown, so the baseline must be judged too
             result.rules.append(_judged_rule(baseline, f"{scope} baseline", base))

@@ -102,7 +102,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "PASS  min-accuracy [agent]: 96.7% (required >= 90.0%)" in res.output
     assert "PASS  coverage [agent]: 30 of 30 samples of baseline base\n" in res.output
     assert "PASS  complete [baseline]: base is finished with 30 samples\n" in res.output
-    assert "gate passed: 9/9 rules hold" in res.output
+    assert "gate passed: 10/10 rules hold" in res.output
 
     junit = tmp_path / "out" / "gate.xml"
     res = _gate(bad, "--min-accuracy", "0.9", "--baseline", base, "--max-drop", "0.05", "--junit", junit)
@@ -111,7 +111,7 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
     assert "FAIL  max-drop [agent]: drop +40.0 pp" in res.output
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "9" and suite.get("failures") == "2"
+    assert suite.get("tests") == "10" and suite.get("failures") == "2"
     names = [c.get("name") for c in suite.iter("testcase")]
     assert names == [
         "complete[run]",
@@ -120,13 +120,14 @@ def test_gate_command_exit_codes_and_junit(tmp_path: Path) -> None:
         "errors[agent]",
         "judged[agent]",
         "min-accuracy[agent]",
+        "errors[agent baseline]",
         "judged[agent baseline]",
         "max-drop[agent]",
         "min-answered[agent]",
     ]
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failed == ["min-accuracy[agent]", "max-drop[agent]"]
-    assert "gate FAILED: 7/9 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
+    assert "gate FAILED: 8/10 rules hold; failed: min-accuracy[agent], max-drop[agent]" in res.output
 
     res = _gate(tmp_path / "missing", "--min-accuracy", "0.5", "--junit", junit)
     assert res.exit_code == 2 and "does not exist" in res.output
@@ -167,7 +168,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "FAIL  min-accuracy [agent]: 50.0% (required >= 90.0%)" in res.output  # the whole run
     assert "WARNING: run cand is aborted_due_to_budget, not finished" in res.output
     assert res.output.rstrip().endswith(
-        "gate FAILED: 6/9 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
+        "gate FAILED: 7/10 rules hold; failed: complete[run], coverage[agent], min-accuracy[agent]"
     )
 
     res = _gate(cand, "--baseline", base, "--max-drop", "0.05", "--min-accuracy", "0.9", "--allow-partial")
@@ -177,7 +178,7 @@ def test_partial_candidate_fails_and_allow_partial_judges_shared_keys(tmp_path: 
     assert "PASS  min-accuracy [agent]: 100.0% (required >= 90.0%)" in res.output  # z000, z001 left out
     assert "on 2 shared samples, 0 lost / 0 gained" in res.output
     assert "2 of 2 answered, 0 errors (0 replay misses), 0 fails" in res.output
-    assert "gate passed: 9/9 rules hold" in res.output
+    assert "gate passed: 10/10 rules hold" in res.output
 
 
 def test_candidate_missing_a_retriever_fails_coverage_and_an_empty_one_is_bad_input(tmp_path: Path) -> None:
@@ -669,7 +670,7 @@ def test_a_drop_no_test_could_call_significant_fails_on_the_threshold(tmp_path: 
         "3 documents cannot call any drop significant at alpha 0.05 (smallest p 0.25), so a drop above the "
         "allowed fails (use --test mcnemar, more documents, or a larger --max-drop)"
     ) in res.output
-    assert res.output.splitlines()[-1] == "gate FAILED: 7/8 rules hold; failed: max-drop[agent]"
+    assert res.output.splitlines()[-1] == "gate FAILED: 8/9 rules hold; failed: max-drop[agent]"
     # McNemar over the same 18 questions: p = 2 / 2**18, a regression the test itself calls
     res = _gate(cand, "--baseline", base)
     assert res.exit_code == 1 and "significant at alpha 0.05: regression" in res.output
@@ -707,7 +708,7 @@ def test_a_run_gated_against_its_own_folder_is_bad_input(tmp_path: Path) -> None
 
     shutil.copytree(run, tmp_path / "copy")
     res = _gate(run, "--baseline", tmp_path / "copy")
-    assert res.exit_code == 0 and res.output.splitlines()[-1] == "gate passed: 8/8 rules hold", res.output
+    assert res.exit_code == 0 and res.output.splitlines()[-1] == "gate passed: 9/9 rules hold", res.output
 
 
 def test_a_retriever_the_baseline_lacks_is_not_passed_unchecked(tmp_path: Path) -> None:
@@ -752,7 +753,7 @@ def test_a_finished_run_that_lost_samples_fails_complete(tmp_path: Path) -> None
         f"(10 questions x 1 retriever x 1 repeat): {cut}/samples.jsonl lost some since the run ended (cut "
         "short, or a torn last line); required: all of them (--allow-partial judges the samples it has)"
     ) in res.output
-    assert res.output.splitlines()[-1] == "gate FAILED: 7/8 rules hold; failed: complete[baseline]"
+    assert res.output.splitlines()[-1] == "gate FAILED: 8/9 rules hold; failed: complete[baseline]"
     # a torn last line in a finished run: the same (the line is dropped with a warning)
     torn = write_run(tmp_path / "torn", outcomes("c" * 9), info=info("torn"), torn_tail='{"run_id": "to')
     res = _gate(torn, "--min-accuracy", "0.5")
@@ -956,3 +957,23 @@ def test_a_usage_error_replaces_an_earlier_junit_report_with_a_failing_one(tmp_p
     res = _gate(run, "--min-accuracy", "0.5", "--junit")
     assert res.exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gate.xml", "notes.txt", "run"]
+
+
+def test_a_baseline_whose_samples_all_ended_in_an_error_fails_the_gate(tmp_path: Path) -> None:
+    """Review rev-gate2: a baseline recorded while every request missed the replay cache (a CI run's
+    output committed as the baseline) measures nothing, and against it a candidate with 17 of 18 replay
+    misses passed every check: drop 0% -> 5.6% a gain, default min-answered 0.9 x 0% = 0%, exit 0."""
+    base = write_run(tmp_path / "base", _missed("m" * 18))
+    cand = write_run(tmp_path / "cand", _missed("c" + "m" * 17), info=run_info("cand"))
+    res = _gate(cand, "--baseline", base, "--max-drop", "0.02")
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAIL  errors [agent baseline]: 18 of 18 samples ended in an error, 18 of them replay misses "
+        "(required: not all)"
+    ) in res.output
+    assert "failed: errors[agent baseline]" in res.output
+    # a baseline with one answer measures something: the check holds (the answered share decides)
+    ok = write_run(tmp_path / "ok", _missed("c" + "m" * 17), info=run_info("ok"))
+    res = _gate(cand, "--baseline", ok)
+    assert res.exit_code == 0, res.output
+    assert "PASS  errors [agent baseline]: 17 of 18 samples ended in an error" in res.output

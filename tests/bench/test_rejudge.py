@@ -182,7 +182,7 @@ def test_gate_refuses_an_old_judge_until_the_baseline_is_rejudged(tmp_path: Path
     res = _cli("gate", bad, "--baseline", tmp_path / "base2", "--max-drop", "0.05")
     assert res.exit_code == 1, res.output
     assert "FAIL  max-drop [agent]: drop +40.0 pp vs baseline base2" in res.output
-    assert "gate FAILED: 7/8 rules hold; failed: max-drop[agent]" in res.output
+    assert "gate FAILED: 8/9 rules hold; failed: max-drop[agent]" in res.output
 
 
 @pytest.mark.parametrize(

@@ -38,14 +38,14 @@ def test_gate_exit_codes_in_a_real_process(tmp_path: Path) -> None:
 
     ok = _pageindex("bench", "gate", full, "--baseline", base, "--max-drop", "0.05")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert ok.stdout.splitlines()[-1] == "gate passed: 8/8 rules hold"
+    assert ok.stdout.splitlines()[-1] == "gate passed: 9/9 rules hold"
 
     failed = _pageindex("bench", "gate", partial, "--baseline", base, "--max-drop", "0.05")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert failed.stdout.splitlines()[2].startswith(
         "FAIL  coverage [agent]: 2 of 10 samples of baseline base"
     )
-    assert failed.stdout.splitlines()[-1] == "gate FAILED: 7/8 rules hold; failed: coverage[agent]"
+    assert failed.stdout.splitlines()[-1] == "gate FAILED: 8/9 rules hold; failed: coverage[agent]"
 
     bad = _pageindex("bench", "gate", full, "--baseline", base, "--min-accuracy", "50")
     assert bad.returncode == 2
