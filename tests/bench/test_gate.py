@@ -977,3 +977,21 @@ def test_a_baseline_whose_samples_all_ended_in_an_error_fails_the_gate(tmp_path:
     res = _gate(cand, "--baseline", ok)
     assert res.exit_code == 0, res.output
     assert "PASS  errors [agent baseline]: 17 of 18 samples ended in an error" in res.output
+
+
+def test_an_answered_share_exactly_at_the_default_threshold_passes(tmp_path: Path) -> None:
+    """Review rev-gate2: the default min-answered is 0.9 x the baseline's share, and 0.9 * 0.8 is
+    0.7200000000000001 in floating point: a candidate answering 72 of 100 against a baseline's 80 of 100
+    failed `72.0% (required >= 72.0%)`, so did 9 of 13 against 10 of 13 (69.2%), where the README says it
+    fails when below."""
+    base = load_run(write_run(tmp_path / "base", outcomes("c" * 72 + "i" * 8 + "e" * 20)))
+    run = load_run(write_run(tmp_path / "run", outcomes("c" * 72 + "e" * 28), info=run_info("run")))
+    answered = _rule(evaluate_gate(run, GateRules(), base), "min-answered[agent]")
+    assert answered.measured == 0.72 and answered.passed, answered.message
+    base = load_run(write_run(tmp_path / "b13", outcomes("c" * 10 + "e" * 3)))
+    run = load_run(write_run(tmp_path / "r13", outcomes("c" * 9 + "e" * 4), info=run_info("r13")))
+    answered = _rule(evaluate_gate(run, GateRules(max_drop=1.0), base), "min-answered[agent]")
+    assert answered.passed, answered.message
+    # one answer fewer is below it
+    run = load_run(write_run(tmp_path / "r12", outcomes("c" * 8 + "e" * 5), info=run_info("r12")))
+    assert not _rule(evaluate_gate(run, GateRules(max_drop=1.0), base), "min-answered[agent]").passed
