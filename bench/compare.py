@@ -414,6 +414,24 @@ def powerless_notes(groups: Sequence[GroupComparison], method: str, alpha: float
     ]
 
 
+def direction_notes(groups: Sequence[GroupComparison], method: str, alpha: float) -> list[str]:
+    """A note naming the groups where the test's units moved the other way from the difference over
+    samples (:attr:`bench.stats.PairedTest.against_difference`: McNemar by repeated question) with a p
+    below ``alpha``: their 'significant' reads 'no', and a p-value alone would say otherwise."""
+    away = [
+        f"{'ALL' if g.by == 'overall' else g.group} ({signed(g.diff, pct=True)}; {g.test.a_only} lost / "
+        f"{g.test.b_only} gained by question, p {g.test.p_value:.3g})"
+        for g in groups
+        if g.n_pairs and g.test.against_difference and g.test.p_value < alpha
+    ]
+    if not away:
+        return []
+    return [
+        f"the {method} test by question points the other way from the difference over samples in: "
+        f"{', '.join(away)}; there 'significant' is 'no': the test is no evidence of that difference"
+    ]
+
+
 def retriever_pair(a: Run, b: Run, old: str, new: str) -> tuple[Run, Run]:
     """Run A's samples of retriever ``old`` and run B's of ``new`` (B may be A itself), each named
     ``old -> new`` so that they pair by question and repeat: one retriever against another. The runs
@@ -510,7 +528,8 @@ def compare_runs(
         method=method,
         alpha=alpha,
         warnings=run_differences(a, b, allowed=allow_changed) + unjudged_warnings(a, b, pairs),
-        notes=powerless_notes([*shown, overall], method, alpha),
+        notes=powerless_notes([*shown, overall], method, alpha)
+        + direction_notes([*shown, overall], method, alpha),
         settings=pair_setting + setting_differences(a, b),
         shared=len(pairs),
         only_a=len(keys_a - keys_b),

@@ -56,7 +56,18 @@ class PairedTest(BaseModel):
     smallest_p: float = 1.0
 
     def significant(self, alpha: float = 0.05) -> bool:
-        return self.p_value < alpha
+        """Whether the test calls the difference ``diff`` significant at ``alpha``: p < alpha, and the
+        units it counts moved the way ``diff`` did (see :attr:`against_difference`)."""
+        return self.p_value < alpha and (self.b_only - self.a_only) * self.diff > 0
+
+    @property
+    def against_difference(self) -> bool:
+        """Whether the units the test counts changed the other way from ``diff`` (or ``diff`` is zero
+        while they changed). Only McNemar over repeated questions can: it counts a question lost or
+        gained by its share of correct repeats, while ``diff`` is over samples, so 10 questions lost in
+        all 3 repeats and 25 gained in one of 3 are a drop of 5 samples and 10 lost / 25 gained by
+        question (p = 0.0167): evidence of no drop, which was called a significant one."""
+        return (self.b_only - self.a_only) * self.diff <= 0 and self.b_only != self.a_only
 
     def powerless(self, alpha: float = 0.05) -> bool:
         """Whether no outcome could be significant at ``alpha`` (too few units: see :func:`smallest_p`)."""

@@ -389,3 +389,25 @@ def test_one_retriever_against_another_with_retrievers_old_new(tmp_path: Path) -
     assert res.output.strip() == said
     res = runner.invoke(app, ["bench", "compare", str(both), str(both)])
     assert res.exit_code == 2 and "(or --retrievers OLD,NEW to compare two of its retrievers)" in res.output
+
+
+def test_a_test_by_question_pointing_away_from_the_difference_is_noted(tmp_path: Path) -> None:
+    """Review rev-gate2: with repeats, 10 questions lost in every repeat and 25 gained in one of 3 is a
+    drop of 1.7 pp over the samples, and McNemar by question (10 lost / 25 gained, p = 0.0167) made it
+    'significant: yes'. The test found the other direction: not significant, with a note saying why."""
+    rows_a, rows_b = [], []
+    for r in range(3):
+        pa = "c" * 10 + "i" * 90
+        pb = "i" * 10 + ("c" if r == 0 else "i") * 25 + "i" * 65
+        rows_a += [s.model_copy(update={"repeat": r}) for s in outcomes(pa)]
+        rows_b += [s.model_copy(update={"repeat": r}) for s in outcomes(pb)]
+    a = write_run(tmp_path / "A", rows_a, info=run_info("A", repeats=3))
+    b = write_run(tmp_path / "B", rows_b, info=run_info("B", repeats=3))
+    cmp = compare_runs(load_run(a), load_run(b))
+    assert round(cmp.overall.diff * 300) == -5 and cmp.overall.test.p_value == pytest.approx(0.0167, abs=1e-4)
+    assert not cmp.overall.significant
+    assert cmp.notes == [
+        "the mcnemar test by question points the other way from the difference over samples in: agent "
+        "(-1.7 pp; 10 lost / 25 gained by question, p 0.0167), ALL (-1.7 pp; 10 lost / 25 gained by "
+        "question, p 0.0167); there 'significant' is 'no': the test is no evidence of that difference"
+    ]

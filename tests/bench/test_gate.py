@@ -995,3 +995,36 @@ def test_an_answered_share_exactly_at_the_default_threshold_passes(tmp_path: Pat
     # one answer fewer is below it
     run = load_run(write_run(tmp_path / "r12", outcomes("c" * 8 + "e" * 5), info=run_info("r12")))
     assert not _rule(evaluate_gate(run, GateRules(max_drop=1.0), base), "min-answered[agent]").passed
+
+
+def _repeated_split(lost: int, gained: int, rest: int) -> tuple[list, list]:
+    """(baseline, candidate) of 3 repeats: ``lost`` questions right in every repeat of the baseline and
+    wrong in every repeat of the candidate, ``gained`` questions wrong in the baseline and right in one
+    repeat of the candidate, ``rest`` questions wrong in both."""
+    n = lost + gained + rest
+    base, cand = [], []
+    for r in range(3):
+        a = "c" * lost + "i" * (gained + rest)
+        b = "i" * lost + ("c" if r == 0 else "i") * gained + "i" * rest
+        base += [s.model_copy(update={"repeat": r}) for s in outcomes(a)]
+        cand += [s.model_copy(update={"repeat": r}) for s in outcomes(b)]
+    assert len(base) == 3 * n
+    return base, cand
+
+
+def test_a_drop_the_test_by_question_sees_as_a_gain_is_not_a_significant_regression(tmp_path: Path) -> None:
+    """Review rev-gate2 (FinanceBench's extractive run, --repeats 3, edited): 10 questions lost in all 3
+    repeats, 25 gained in one, a drop of 1.7 pp over 300 samples; McNemar by question, 10 lost / 25
+    gained, p = 0.0167, was read as 'significant at alpha 0.05: regression', exit 1. The test found more
+    questions gained: it is no evidence of a regression, and the drop is treated as noise, said why."""
+    base_rows, cand_rows = _repeated_split(10, 25, 65)
+    base = write_run(tmp_path / "base", base_rows, info=run_info("base", repeats=3))
+    cand = write_run(tmp_path / "cand", cand_rows, info=run_info("cand", repeats=3))
+    res = _gate(cand, "--baseline", base, "--max-drop", "1%")
+    assert res.exit_code == 0, res.output
+    assert (
+        "PASS  max-drop [agent]: drop +1.7 pp vs baseline base (10.0% -> 8.3% on 300 shared samples, "
+        "30 lost / 25 gained, 10 lost / 25 gained by question, McNemar p=0.0167) (allowed <= 1.0 pp); "
+        "not significant at alpha 0.05: treated as noise (by question the test finds more gained than "
+        "lost: no evidence of a drop)"
+    ) in res.output

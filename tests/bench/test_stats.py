@@ -154,3 +154,25 @@ def test_wilson_lower_bound_of_a_small_share_is_above_zero() -> None:
     1 of 40: centre 0.0749 / 1.096, half 0.0640 / 1.096 -> low 0.0044, high 0.1288."""
     ci = wilson_interval(1, 40)
     assert ci.low == pytest.approx(0.00443, abs=1e-4) and ci.high == pytest.approx(0.12885, abs=1e-4)
+
+
+def test_a_test_by_question_pointing_away_from_the_difference_is_not_significant() -> None:
+    """Review rev-gate2: with repeats McNemar counts questions lost and gained, which can point the other
+    way from the difference over samples. 10 questions lost in all 3 repeats and 25 gained in one of 3:
+    the accuracy falls by 5 of 300 samples, yet 10 lost / 25 gained by question gives p = 0.0167, and the
+    drop was called significant (the gate failed it as a regression the test did not find)."""
+    a = [1.0] * 30 + [0.0] * 75
+    b = [0.0] * 30 + [1.0, 0.0, 0.0] * 25
+    units = [f"q{k // 3}" for k in range(105)]
+    t = mcnemar_exact(a, b, units=units)
+    assert (t.a_only, t.b_only, round(t.diff * 105)) == (10, 25, -5)
+    assert t.p_value == pytest.approx(0.0167, abs=1e-4)
+    assert t.against_difference and not t.significant(0.05)
+    # the same questions with the difference their way: significant
+    gain = mcnemar_exact(a[:30] + [0.0] * 75, b[:30] + [1.0] * 75, units=units)
+    assert not gain.against_difference and gain.significant(0.05)
+    # no difference over samples at all (30 lost, 30 gained) while 10 questions lost and 30 gained
+    even = mcnemar_exact([1.0] * 30 + [0.0] * 90, [0.0] * 30 + [1.0, 0.0, 0.0] * 30, units=[
+        f"q{k // 3}" for k in range(120)
+    ])
+    assert even.diff == 0 and even.p_value < 0.05 and not even.significant(0.05)
