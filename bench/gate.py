@@ -60,6 +60,9 @@ from pageindex.wording import counted, shortened
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_ANSWERED_FACTOR = 0.9
 _LISTED_MISSING = 5
+# how far a figure may miss its threshold by floating-point rounding alone: 0.9 x 80% is
+# 0.7200000000000001, and 72 of 100 answered failed "72.0% (required >= 72.0%)"
+_ROUNDING = 1e-12
 
 
 # control characters (C0, DEL, C1) and code points XML 1.0 cannot hold
@@ -137,8 +140,27 @@ def is_replay_miss(sample: Sample) -> bool:
     return sample.status == "error" and ("replaymiss" in error or "replay miss" in error)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def _tokens(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def _apart(fmt, measured: float, threshold: float) -> tuple[str, str]:
+    """``measured`` and ``threshold`` as ``fmt`` writes them (``fmt(x, digits)``), with as many more
+    digits as tell apart two figures that differ: 7 of 18 against a --min-accuracy of 38.9% failed as
+    "38.9% (required >= 38.9%)", now "38.89% (required >= 38.90%)". Figures apart only by rounding
+    error (0.72 and 0.9 x 0.8) are shown as they are at the fewest digits."""
+    shown = fmt(measured), fmt(threshold)
+    if measured == threshold or abs(measured - threshold) <= _ROUNDING or shown[0] != shown[1]:
+        return shown
+    for digits in range(1, 7):  # a share's one decimal, then more; tokens' none, then some
+        more = fmt(measured, digits), fmt(threshold, digits)
+        if more[0] != more[1]:
+            return more
+    return shown
 
 
 def _key_text(key: tuple[str, str, int]) -> str:
@@ -167,25 +189,20 @@ def _scopes(run: Run, rules: GateRules, baseline: Run | None) -> list[str]:
     return [rules.retriever]
 
 
-# how far a figure may miss its threshold by floating-point rounding alone: 0.9 x 80% is
-# 0.7200000000000001, and 72 of 100 answered failed "72.0% (required >= 72.0%)"
-_ROUNDING = 1e-12
-
-
 def _check(rule: str, scope: str, measured: float | None, threshold: float, upper: bool, fmt) -> RuleResult:
     """A figure against its limit; one exactly on it holds (``required <=`` or ``>=``)."""
     passed = measured is not None and (
         measured <= threshold + _ROUNDING if upper else measured >= threshold - _ROUNDING
     )
     op = "<=" if upper else ">="
-    shown = "n/a" if measured is None else fmt(measured)
+    shown, limit = ("n/a", fmt(threshold)) if measured is None else _apart(fmt, measured, threshold)
     return RuleResult(
         rule=rule,
         scope=scope,
         passed=passed,
         measured=measured,
         threshold=threshold,
-        message=f"{rule} [{scope}]: {shown} (required {op} {fmt(threshold)})",
+        message=f"{rule} [{scope}]: {shown} (required {op} {limit})",
     )
 
 
@@ -330,8 +347,9 @@ def _answered_rule(
     default = ""
     if baseline_share is not None:
         default = f", default {DEFAULT_ANSWERED_FACTOR:g} x the baseline's {_pct(baseline_share)}"
+    shown, limit = ("n/a", _pct(threshold)) if not n else _apart(_pct, answered / n, threshold)
     rule.message = (
-        f"min-answered [{scope}]: {'n/a' if not n else _pct(answered / n)} (required >= {_pct(threshold)}"
+        f"min-answered [{scope}]: {shown} (required >= {limit}"
         f"{default}): {answered} of {n} answered, {counted(errors, 'error')} "
         f"({counted(misses, 'replay miss', 'replay misses')}), {counted(fails, 'fail')}"
     )
@@ -495,7 +513,7 @@ def evaluate_gate(run: Run, rules: GateRules, baseline: Run | None = None) -> Ga
                     g.tokens_per_question.mean,
                     rules.max_tokens_per_question,
                     True,
-                    lambda x: f"{x:,.0f}",
+                    _tokens,
                 )
             )
         if rules.min_answered is not None:

@@ -1028,3 +1028,26 @@ def test_a_drop_the_test_by_question_sees_as_a_gain_is_not_a_significant_regress
         "not significant at alpha 0.05: treated as noise (by question the test finds more gained than "
         "lost: no evidence of a drop)"
     ) in res.output
+
+
+def test_a_figure_just_off_its_threshold_is_shown_with_digits_that_tell_them_apart(tmp_path: Path) -> None:
+    """Review rev-gate2: the demo's extractive run (7 of 18 correct) gated with the 38.9% its summary
+    shows failed 'min-accuracy [extractive]: 38.9% (required >= 38.9%)', and bm25's 2,004.33 tokens a
+    question against 2,004 'max-tokens-per-question [bm25]: 2,004 (required <= 2,004)': a FAIL line
+    whose two figures read the same. They are now shown with as many digits as tell them apart."""
+    run = load_run(write_run(tmp_path / "run", outcomes("c" * 7 + "i" * 11), info=run_info("run")))
+    rule = _rule(evaluate_gate(run, GateRules(min_accuracy=0.389)), "min-accuracy[agent]")
+    assert not rule.passed and rule.message == "min-accuracy [agent]: 38.89% (required >= 38.90%)"
+    rows = [sample(f"q{k}", retriever_prompt_tokens=1000 + (k == 0)) for k in range(3)]
+    tok = load_run(write_run(tmp_path / "tok", rows, info=run_info("tok")))
+    res = evaluate_gate(tok, GateRules(max_tokens_per_question=1100))
+    rule = _rule(res, "max-tokens-per-question[agent]")
+    assert not rule.passed
+    assert rule.message == "max-tokens-per-question [agent]: 1,100.3 (required <= 1,100.0)"
+    # figures that read apart keep one decimal (a share) or none (tokens)
+    rule = _rule(evaluate_gate(run, GateRules(min_accuracy=0.5)), "min-accuracy[agent]")
+    assert rule.message == "min-accuracy [agent]: 38.9% (required >= 50.0%)"
+    # min-answered: 9 of 13 answered against 69.3%
+    ans = load_run(write_run(tmp_path / "ans", outcomes("c" * 9 + "e" * 4), info=run_info("ans")))
+    rule = _rule(evaluate_gate(ans, GateRules(min_answered=0.6925)), "min-answered[agent]")
+    assert not rule.passed and rule.message.startswith("min-answered [agent]: 69.23% (required >= 69.25%):")
