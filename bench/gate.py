@@ -50,7 +50,7 @@ from bench.compare import (
     run_differences,
     shared_pairs,
 )
-from bench.rundir import Run, named_apart
+from bench.rundir import SAMPLES, Run, named_apart
 from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
@@ -259,8 +259,45 @@ def _errors_rule(scope: str, samples: Sequence[Sample], *, baseline: Run | None 
     )
 
 
+def _rewritten_samples(run: Run) -> list[str]:
+    """The rows of ``run``'s samples file that repeat a sample already in it with another outcome (status
+    or verdict), as "q007 [agent]: correct, then incorrect". The runner writes a
+    sample once; loading keeps the first row of a key and warns of the others, so a file edited or merged
+    by hand (a regressed run's rows after the baseline's) read as its first rows, and passed."""
+    from bench.samples import read_samples_file
+
+    path = run.path / SAMPLES
+    try:
+        rows = read_samples_file(path, keep_repeats=True)[0]
+    except (OSError, ValueError):  # loading the run read it: a file changed since is not this check's
+        return []
+    first: dict[tuple[str, str, int], Sample] = {}
+    found = []
+    for row in rows:
+        kept = first.setdefault(row.key, row)
+        if kept is not row and (kept.status, kept.verdict) != (row.status, row.verdict):
+            was, then = kept.verdict or kept.status, row.verdict or row.status
+            found.append(f"{_key_text(row.key)} [{row.retriever}]: {was}, then {then}")
+    return found
+
+
 def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleResult:
     """``role`` is ``run`` (the run gated) or ``baseline`` (the run it is compared with)."""
+    if rewritten := _rewritten_samples(run):
+        shown = "; ".join(rewritten[:3]) + ("; ..." if len(rewritten) > 3 else "")
+        return RuleResult(
+            rule="complete",
+            scope=role,
+            passed=False,
+            measured=0.0,
+            threshold=1.0,
+            message=(
+                f"complete [{role}]: {run.path}/{SAMPLES} holds {counted(len(rewritten), 'sample')} twice "
+                f"with different outcomes ({shown}): "
+                "edited or merged by hand, it is no one measurement; required: one row per sample "
+                "(the run's own file, or a new run)"
+            ),
+        )
     status = run.info.status
     done = status == "finished"
     detail = run.info.status_detail if status == "failed" else None

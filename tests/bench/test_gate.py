@@ -1051,3 +1051,30 @@ def test_a_figure_just_off_its_threshold_is_shown_with_digits_that_tell_them_apa
     ans = load_run(write_run(tmp_path / "ans", outcomes("c" * 9 + "e" * 4), info=run_info("ans")))
     rule = _rule(evaluate_gate(ans, GateRules(min_answered=0.6925)), "min-answered[agent]")
     assert not rule.passed and rule.message.startswith("min-answered [agent]: 69.23% (required >= 69.25%):")
+
+
+def test_a_samples_file_holding_a_sample_twice_with_different_outcomes_fails(tmp_path: Path) -> None:
+    """Review rev-gate (session 26): a run's samples.jsonl with the baseline's correct rows put in front of
+    the run's own regressed rows (a file merged by hand) passed every check, with one warning per repeat:
+    loading keeps a key's first row. Such a file is no one measurement: `complete` fails, also with
+    --allow-partial. A row repeated as it was is only warned about, as before."""
+    base = write_run(tmp_path / "base", outcomes("cccc"))
+    own = outcomes("ccci")
+    run = write_run(tmp_path / "run", own, info=run_info("run"))
+    with (run / "samples.jsonl").open("a", encoding="utf-8") as fh:  # the run's first row again, as it was
+        fh.write(own[0].model_dump_json() + "\n")
+    res = _gate(run, "--baseline", base, "--max-drop", "0.5")
+    assert res.exit_code == 0 and "line 5 repeats sample" in res.output, res.output  # warned of only
+
+    regressed = outcomes("iiic")
+    merged = write_run(tmp_path / "merged", outcomes("ccc") + regressed, info=run_info("merged"))
+    res = _gate(merged, "--baseline", base, "--max-drop", "0.5")
+    assert res.exit_code == 1, res.output
+    said = " ".join(res.output.split())
+    assert (
+        f"FAIL complete [run]: {merged}/samples.jsonl holds 3 samples twice with different outcomes "
+        "(q000 [agent]: correct, then incorrect; q001 [agent]: correct, then incorrect; q002 [agent]: "
+        "correct, then incorrect): edited or merged by hand"
+    ) in said, res.output
+    assert _gate(merged, "--baseline", base, "--max-drop", "0.5", "--allow-partial").exit_code == 1
+    assert _gate(merged, "--min-accuracy", "0.5").exit_code == 1  # without a baseline too
