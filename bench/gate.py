@@ -50,7 +50,7 @@ from bench.compare import (
     run_differences,
     shared_pairs,
 )
-from bench.rundir import SAMPLES, Run, named_apart
+from bench.rundir import SAMPLES, Run, named_apart, resume_run_command
 from bench.runinfo import rejudge_command
 from bench.samples import Sample, unjudged_answers
 from bench.summary import samples_frame, summarize_group
@@ -327,6 +327,8 @@ def _complete_rule(run: Run, allow_partial: bool, *, role: str = "run") -> RuleR
         tail = f"; required: {required} (--allow-partial judges the samples it has)"
         if not lost and not detail and (command := run.continue_command()):
             tail += f"; finish it with: {command}"
+        elif lost and not run.info.extra.get("rejudge"):  # a resume runs the samples it lacks again
+            tail += f"; run the missing ones again with: {resume_run_command(run.path)}"
     return RuleResult(
         rule="complete",
         scope=role,

@@ -749,10 +749,11 @@ def test_a_finished_run_that_lost_samples_fails_complete(tmp_path: Path) -> None
     res = _gate(cand, "--baseline", cut)
     assert res.exit_code == 1, res.output
     assert (
-        f"FAIL  complete [baseline]: cut is finished but holds 5 of the 10 samples its run.json lists "
+        f"FAIL complete [baseline]: cut is finished but holds 5 of the 10 samples its run.json lists "
         f"(10 questions x 1 retriever x 1 repeat): {cut}/samples.jsonl lost some since the run ended (cut "
-        "short, or a torn last line); required: all of them (--allow-partial judges the samples it has)"
-    ) in res.output
+        "short, or a torn last line); required: all of them (--allow-partial judges the samples it has); "
+        f"run the missing ones again with: pageindex bench run --resume {cut}"
+    ) in " ".join(res.output.split())
     assert res.output.splitlines()[-1] == "gate FAILED: 8/9 rules hold; failed: complete[baseline]"
     # a torn last line in a finished run: the same (the line is dropped with a warning)
     torn = write_run(tmp_path / "torn", outcomes("c" * 9), info=info("torn"), torn_tail='{"run_id": "to')
