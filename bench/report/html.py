@@ -51,7 +51,8 @@ th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:right;vertical-align:t
 th{background:#f3f5f9} td:first-child,th:first-child{text-align:left}
 table.runs td,table.runs th{text-align:left;overflow-wrap:break-word}
 table.summary th{overflow-wrap:normal} table.summary td{white-space:nowrap}
-table.summary:not(.multi) td:first-child,table.multi td:nth-child(2){white-space:normal}
+table.summary:not(.multi) td:first-child,table.multi td:nth-child(2){white-space:normal;
+overflow-wrap:break-word}
 table.multi td:first-child,table.ab td:first-child{overflow-wrap:break-word}
 table.multi td:nth-child(2),table.multi th:nth-child(2){text-align:left}
 .muted{color:#6b7385}

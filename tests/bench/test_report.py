@@ -512,6 +512,44 @@ def test_a_vs_b_headers_and_retrievers_never_split_a_word(tmp_path: Path) -> Non
         assert page.js("document.documentElement.scrollWidth") <= 1280
 
 
+# every word (a run of letters, digits, '_' or '.') of the summary tables' headers and name cells, and how
+# many line boxes it takes (1: not split); a '/' or '-' between two such words is a place a name may break
+_SUMMARY_WORD_LINES = """
+Array.from(document.querySelectorAll(
+  'table.summary th, table.summary:not(.multi) td:first-child, table.multi td:nth-child(-n+2)'
+)).flatMap(cell => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), out = [];
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    for (const m of text.data.matchAll(/[\\w.]+/g)) {
+      const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+      out.push([m[0], r.getClientRects().length]);
+    }
+  }
+  return out;
+})
+"""
+
+
+@pytest.mark.parametrize("runs", [1, 2])
+def test_summary_names_never_split_a_word_on_a_phone(tmp_path: Path, runs: int) -> None:
+    """Fresh-user trial of session 26: at 390 px (a phone) the summary table split its retriever and model
+    names mid-word, "extractiv" / "e" and "openai/ge" / "mma-3-270m", though the table sits in a scrolling
+    box: its name cells could break anywhere, so the table shrank them rather than scroll."""
+    paths = []
+    for k in range(runs):
+        rows = outcomes("cir", "bm25", model="openai/gemma-3-270m") + outcomes("cci", "extractive")
+        paths.append(write_run(tmp_path / f"run{k}", rows, info=run_info(f"run{k}")))
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", *map(str, paths), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    with Browser(tmp_path / "profile", width=390, height=900) as page:
+        page.open(out.as_uri())
+        words = page.js(_SUMMARY_WORD_LINES)
+        assert {"extractive", "gemma", "accuracy"} <= {w for w, _ in words}, words
+        assert [w for w, lines in words if lines != 1] == []
+        assert page.js("document.documentElement.scrollWidth") <= 390
+
+
 def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> None:
     """Review 20: the card of an answer without a verdict said "Judge: judge_error" and nothing of the
     failure the run recorded (`judge_error`), which is what decides whether a rejudge can mend it."""
