@@ -1066,15 +1066,21 @@ def suggest_settings(report: DoctorReport) -> SuggestedSettings:
         window = sure_window or known_context_window(report.model)
         prompt = _prompt_room(window) if window else TYPICAL_PROMPT_TOKENS
         # a model that generated nothing leaves the reply's time unknown: the prompt alone sizes it
-        # (it was left out, and a 53 tokens/s server was advised the default 60 s)
-        generation = TYPICAL_COMPLETION_TOKENS / facts.generation_tps if facts.generation_tps else 0.0
+        # (it was left out, and a 53 tokens/s server was advised the default 60 s); where replies write
+        # out chat-template markers, every reply runs on to its cap (gemma-3-270m under llama-server's
+        # ChatML template: advised 80 s on a 300-token reply, its 1,024-token replies timed out)
+        reply = DEFAULT_MAX_TOKENS if facts.template_markers else TYPICAL_COMPLETION_TOKENS
+        generation = reply / facts.generation_tps if facts.generation_tps else 0.0
         estimate = prompt / facts.prompt_tps + generation
         timeout = float(min(max(math.ceil(3 * (estimate + overhead) / 10) * 10, 30), 900))
         which = f" (a {window}-token window less {window - prompt} for the reply)" if window else ""
+        runs_on = ""
+        if facts.template_markers:
+            runs_on = " (replies run to their cap: the chat template does not end the turn)"
         took = f"about {estimate + overhead:.0f}s here"
         notes.append(
-            f"timeout {timeout:g}s: a {prompt}-token prompt{which} and a {TYPICAL_COMPLETION_TOKENS}-token "
-            f"reply take {took}"
+            f"timeout {timeout:g}s: a {prompt}-token prompt{which} and a {reply}-token reply{runs_on} "
+            f"take {took}"
             if facts.generation_tps
             else f"timeout {timeout:g}s: a {prompt}-token prompt{which} takes {took} (the reply's time is "
             "not counted: the model generated no tokens to measure)"

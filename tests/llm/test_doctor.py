@@ -1079,6 +1079,28 @@ def test_a_model_that_says_nothing_is_not_taken_for_a_server_that_rejects_tool_r
     assert "the longest reply of the probes" in report.check("generation_speed").detail
 
 
+def test_the_timeout_counts_a_whole_capped_reply_where_replies_run_past_the_turns_end():
+    """Fresh-user trial of session 26: llama-server over gemma-3-270m with its GGUF's ChatML template (the
+    doctor's limit: replies write out <|im_end|> and run to max_tokens) was advised `--timeout 80`, sized on
+    a 300-token reply at 16 tokens/s; every reply of the `ask` that followed ran to its 1,024-token cap (64 s
+    of generation alone), and its fifth call timed out after 80 s. Such a reply is sized at the cap."""
+    report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
+    facts = report.findings
+    facts.chat, facts.json_schema = True, True
+    facts.context_window = 4096
+    facts.prompt_tps, facts.generation_tps, facts.latency_s = 495.0, 16.0, 1.0
+    # 3072/495 + 300/16 + 1 = 25.95 s; x3 -> 80 s, where the markers are not seen
+    assert suggest_settings(report).timeout_s == 80
+    facts.template_markers = ["<|im_end|>"]
+    settings = suggest_settings(report)
+    # 3072/495 + 1024/16 + 1 = 71.2 s; x3 -> 220 s
+    assert settings.timeout_s == 220
+    assert (
+        "timeout 220s: a 3072-token prompt (a 4096-token window less 1024 for the reply) and a 1024-token "
+        "reply (replies run to their cap: the chat template does not end the turn) take about 71s here"
+    ) in settings.notes
+
+
 def test_the_timeout_is_sized_from_the_prompt_speed_when_no_token_was_generated():
     report = DoctorReport(spec=MODEL, model="m", url="http://127.0.0.1:1/v1", probed_at=datetime.now(UTC))
     facts = report.findings
