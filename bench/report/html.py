@@ -109,6 +109,7 @@ async function load(){
 }
 const ENT={'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'};
 const esc=s=>String(s==null?'':s).replace(/[&<>"']/g,c=>ENT[c]);
+const count=(n,noun)=>n+' '+noun+(n===1?'':'s');  // 1 LLM call, 3 LLM calls
 function field(k,v){return v==null||v===''?'':'<dt>'+esc(k)+'</dt><dd>'+v+'</dd>';}
 function sources(ss){
   if(!ss||!ss.length) return '<span class="muted">none</span>';
@@ -132,9 +133,9 @@ function card(s,cols){
     field('Pages fetched', esc(s.pages)+
       (s.hit===true?' (evidence hit)':s.hit===false?' (evidence missed)':''))+
     field('Sources', sources(s.sources))+
-    field('Figures', s.fig[0].toLocaleString('en')+' retriever tokens, '+s.fig[1]+' LLM calls'+
-      (s.jc?' ('+s.jc+' of them the judge\'s)':'')+', '+s.fig[2]+
-      ' iterations, '+s.fig[3]+' tool calls, '+s.fig[4].toFixed(2)+'s')+
+    field('Figures', s.fig[0].toLocaleString('en')+' retriever tokens, '+count(s.fig[1],'LLM call')+
+      (s.jc?' ('+s.jc+' of them the judge\'s)':'')+', '+count(s.fig[2],'iteration')+', '+
+      count(s.fig[3],'tool call')+', '+s.fig[4].toFixed(2)+'s')+
     field('Trace', trace(s.trace==null?null:DATA.traces[s.trace]))+'</dl></div>';
 }
 async function open(row){

@@ -567,6 +567,28 @@ def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> N
     assert "unjudged" in card and "Judge failed\ntimeout: judge <b>x</b>" in card
 
 
+def test_a_cards_figures_say_one_call_in_the_singular(tmp_path: Path) -> None:
+    """Fresh-user trial of session 26: a bm25 sample's card read "2,771 retriever tokens, 1 LLM calls";
+    one call, iteration or tool call is now said in the singular, others as before."""
+    rows = [
+        sample("q000", "bm25", llm_calls=1, retriever_llm_calls=1, iterations=1, tool_calls=1),
+        sample("q001", "bm25", llm_calls=3, retriever_llm_calls=2, iterations=0, tool_calls=2),
+    ]
+    run = write_run(tmp_path / "B", rows, info=run_info("B"))
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    figures = []
+    with Browser(tmp_path / "profile", width=1280, height=900) as page:
+        page.open(out.as_uri())
+        for q in ("q000", "q001"):
+            page.js(f"document.querySelector('tr#q-{q}').click()")
+            page.wait_for(f"!!document.querySelector('tr#q-{q} + tr.detail-row .card')")
+            card = page.js(f"document.querySelector('tr#q-{q} + tr.detail-row .card').innerText")
+            figures.append(next(line for line in card.splitlines() if "retriever tokens" in line))
+    assert ", 1 LLM call, 1 iteration, 1 tool call, " in figures[0], figures
+    assert ", 3 LLM calls (1 of them the judge's), 0 iterations, 2 tool calls, " in figures[1], figures
+
+
 def test_a_run_without_samples_draws_no_empty_charts(tmp_path: Path) -> None:
     """Review 20: a run with no samples got four empty charts with made-up axes (0%, 0%, 1%, 1%) and a
     summary row named "all"; beside a run with samples, that run's row looked like a group."""
