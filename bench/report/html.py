@@ -78,6 +78,13 @@ table.questions td,table.questions th{text-align:left}
 table.questions td.cell{text-align:center}
 table.questions.narrow th.cell{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;
 text-align:left;vertical-align:bottom;overflow-wrap:normal}
+.qdoc{display:none}
+@media (max-width:640px){
+table.questions .doc{display:none} table.questions col.doc{width:0!important}
+.qdoc{display:block;font-size:12px}
+table.questions th.cell{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;
+vertical-align:bottom;overflow-wrap:normal}
+}
 tr.q{cursor:pointer} tr.q:hover{background:#f8f9fc} tr.q.open{background:#eef3ff}
 tr.q:target{outline:2px solid #2f54eb}
 .qid{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
@@ -504,16 +511,16 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
     # per line)
     share = min(12.0, 60 / max(1, len(labels)))
     cols = (
-        f'<colgroup><col style="width:{100 - 12 - share * len(labels):.2f}%"><col style="width:12%">'
+        f'<colgroup><col style="width:{100 - 12 - share * len(labels):.2f}%">'
+        '<col class="doc" style="width:12%">'
         + "".join(f'<col style="width:{share:.2f}%">' for _ in labels)
         + "</colgroup>"
     )
     # a column narrower than its label's words (under 8%: 8 or more columns) turns its header upright,
     # one line read bottom to top: across 15 columns "planner" was split as "plann / er"
     narrow = " narrow" if share < 8 else ""
-    head = "<th>question (click a row for answers and traces)</th><th>document / type</th>" + "".join(
-        f'<th class="cell">{_e(lab)}</th>' for lab in labels
-    )
+    head = "<th>question (click a row for answers and traces)</th><th class='doc'>document / type</th>"
+    head += "".join(f'<th class="cell">{_e(lab)}</th>' for lab in labels)
     body = []
     for r in rows:
         # a long question is cut in its row (opening the row shows it whole); the search still reads all
@@ -524,7 +531,10 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
             f'data-dis="{int(r.disagree)}" data-flip="{int(r.flip)}" data-err="{int(r.error)}"{full}'
             f'><td><span class="tw">▸</span>'
             f'<span class="qid">{_e(r.question_id)}</span> '
-            f"{_e(shown)}</td><td>{_e(r.doc)}<br><span class='muted'>{_e(r.question_type)}</span></td>"
+            # on a phone the document and type go under the question (their 12% column was ~27 px wide)
+            f"{_e(shown)}<span class='qdoc muted'>{_e(r.doc).replace('_', '_<wbr>')} · "
+            f"{_e(r.question_type)}</span></td>"
+            f"<td class='doc'>{_e(r.doc)}<br><span class='muted'>{_e(r.question_type)}</span></td>"
             + "".join(f'<td class="cell">{_badges(c)}</td>' for c in r.cells)
             + "</tr>"
         )

@@ -550,6 +550,48 @@ def test_summary_names_never_split_a_word_on_a_phone(tmp_path: Path, runs: int) 
         assert page.js("document.documentElement.scrollWidth") <= 390
 
 
+# the question table's verdict headers and document cells as a reader sees them: each word's line boxes
+_QUESTION_TABLE_WORDS = """
+Array.from(document.querySelectorAll('table.questions th.cell, table.questions td.doc')).flatMap(cell => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), out = [];
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    for (const m of text.data.matchAll(/[\\w.]+/g)) {
+      const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+      const lines = r.getClientRects().length;
+      if (lines) out.push([m[0], lines]);  // a hidden cell has no line box: it is not read
+    }
+  }
+  return out;
+})
+"""
+
+
+def test_the_question_table_reads_on_a_phone(tmp_path: Path) -> None:
+    """Fresh-user trial of session 26: at 390 px the question table gave its document / type column and
+    each verdict column 12% (about 27 px of text): "NORTHWIND_2023_10K" read "NO / RTH / WI / ND / _20 / ...",
+    "metrics-generated" "met / rics / - / gen / era / ted" and the header "extractive" "ext / rac / tive". On
+    a window that narrow the document and type go under the question and the verdict headers stand upright."""
+    rows = _rows("cir", "bm25") + _rows("cci", "extractive")
+    for s in rows:
+        s.doc_id = "NORTHWIND_2023_10K"
+    run = write_run(tmp_path / "r", rows, info=run_info("r"))
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    with Browser(tmp_path / "profile", width=390, height=900) as page:
+        page.open(out.as_uri())
+        words = page.js(_QUESTION_TABLE_WORDS)
+        assert "extractive" in [w for w, _ in words], words
+        assert [w for w, lines in words if lines != 1] == []
+        first = page.js("document.querySelector('tr.q td').innerText")
+        assert "NORTHWIND_2023_10K · metrics-generated" in first.replace("\n", ""), first
+        assert page.js("document.documentElement.scrollWidth") <= 390
+    with Browser(tmp_path / "profile2", width=1280, height=900) as page:  # wide: a column of its own
+        page.open(out.as_uri())
+        words = dict(page.js(_QUESTION_TABLE_WORDS))
+        assert words["extractive"] == words["bm25"] == 1 and "NORTHWIND_2023_10K" in words, words
+        assert "NORTHWIND" not in page.js("document.querySelector('tr.q td').innerText")
+
+
 def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> None:
     """Review 20: the card of an answer without a verdict said "Judge: judge_error" and nothing of the
     failure the run recorded (`judge_error`), which is what decides whether a rejudge can mend it."""
