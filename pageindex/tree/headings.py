@@ -109,16 +109,25 @@ def _emphasised(line: Line) -> bool:
     return line.bold or line.caps
 
 
+# a line that begins inside a sentence: a lower-case word, then two more words ("and investing in our
+# associates, ..."): the text of the page before running on, never a running header
+_CARRIED_OVER = re.compile(r"[a-z][a-z'’-]*\s+\S+\s+\S")
+
+
 def at_top(page: Page, line: Line) -> bool:
     """True when little text precedes ``line`` on its page (a running header at most).
 
     Little means under 120 characters, or at most three short lines (a running header, a
-    company name; body lines are longer) when the line still sits in the top 18% of the page.
+    company name; body lines are longer) when the line still sits in the top 18% of the page;
+    and no line of it carries a sentence over from the page before (the section before then
+    ends on this page: a release's paragraph ending in two short lines above the next heading).
     """
     before = count = longest = 0
     for other in page.lines:
         if other is line:
             break
+        if _CARRIED_OVER.match(other.text):
+            return False
         before += len(other.text)
         count += 1
         longest = max(longest, len(other.text))

@@ -606,3 +606,33 @@ def test_years_in_a_title_are_words_not_figures(tmp_path):
     assert years_as_one_figure("Table for Fiscal 2031, 2030, and 2029") == "Table for Fiscal 0, 0, and 0"
     for figures in ("Washington, D.C. 20549", "$2024.5", "1,2030", "2030.25"):
         assert years_as_one_figure(figures) == figures
+
+
+def test_a_sentence_carried_over_above_a_heading_keeps_the_section_before_on_that_page(tmp_path):
+    """A short tail of the page before's paragraph above a heading ("and investing in our associates, ...
+    shareholders.", under 120 characters) is no running header: the section before runs onto that page.
+    It was read as one (little text above the heading), so the section ended a page early and its last
+    words fell in no section of theirs (trial 26 on Kroger's release: p. 1 for a section ending on p. 2).
+    A running header above a heading still leaves it at the top: the section before ends a page earlier."""
+    doc = pymupdf.open()
+    sections = ["Comments from the Chief Executive", "Second Quarter Results", "Capital Allocation"]
+    page = doc.new_page()
+    page.insert_text((72, 60), "Example Holdings Reports Its Results", fontname="hebo", fontsize=16)
+    page.insert_text((72, 100), sections[0], fontname="hebo", fontsize=12)
+    _body(page, 122, 40)
+    page = doc.new_page()
+    page.insert_text((72, 40), "Example Holdings", fontname="helv", fontsize=8)  # a running header
+    page.insert_text((72, 60), "and investing in our people, we expect to create value for", fontname="helv",
+                     fontsize=10)  # fmt: skip
+    page.insert_text((72, 73), "shareholders.", fontname="helv", fontsize=10)
+    page.insert_text((72, 100), sections[1], fontname="hebo", fontsize=12)
+    _body(page, 122, 40)
+    page = doc.new_page()
+    page.insert_text((72, 40), "Example Holdings", fontname="helv", fontsize=8)
+    page.insert_text((72, 70), sections[2], fontname="hebo", fontsize=12)
+    _body(page, 92, 40)
+    tree = build_tree(save_pdf(doc, tmp_path / "release.pdf"), use_cache=False, use_outline=False)
+    spans = {n.title: (n.start_page, n.end_page) for n in tree.walk()}
+    assert spans[sections[0]] == (1, 2), spans  # was (1, 1)
+    assert spans[sections[1]] == (2, 2), spans  # page 3's heading has only the running header above it
+    assert spans[sections[2]] == (3, 3), spans
