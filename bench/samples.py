@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
-from pageindex.llm.types import Usage, error_kind_name
+from pageindex.llm.types import Usage, error_kind_name, is_model_failure
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
 from pageindex.wording import error_text, first_error
 
@@ -242,8 +242,12 @@ class Sample(BaseModel):
     @property
     def outcome(self) -> str:
         """What a report shows for this sample: its verdict, ``unjudged`` for an answer without one (its
-        judge call failed: the summary's ``unjudged`` column), or ``error`` (no answer: the retriever's
-        infrastructure failed)."""
+        judge call failed: the summary's ``unjudged`` column), ``error`` (no answer: the retriever's
+        infrastructure failed), or the error kind of a ``fail`` the model's unusable reply caused
+        (``invalid_reply``, ``output_truncated``, ``bad_tool_call``: scored ``refusal``, but not one the
+        model chose; the summary counts it as failed)."""
+        if self.status == "fail" and is_model_failure(self.error_kind):
+            return str(self.error_kind)
         if self.verdict is not None:
             return self.verdict
         return "unjudged" if self.status == "answer" else "error"

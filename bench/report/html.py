@@ -4,7 +4,8 @@ inline JavaScript; nothing is fetched from the network and no server is needed.
 Sections: the runs; one summary table (runs x retrievers); for two or more runs an A-vs-B section
 per later run against the first (paired difference with its bootstrap CI, exact McNemar p, the
 flipped questions linked to their rows); charts; the questions, one row per question with every
-run's verdicts side by side, filterable (all / disagreements / flips / errors or no verdict) and searchable.
+run's verdicts side by side, filterable (all / disagreements / flips / errors, unusable replies or no
+verdict) and searchable.
 A row's details (answers, sources, traces) are stored once, gzip-compressed and base64-encoded,
 and rendered only when the row is opened, which keeps 3 runs x 300 samples well under 1 MB.
 
@@ -37,8 +38,21 @@ MAX_TRACE_DATA = 1500  # characters of one trace event's data kept in the report
 MAX_FLIPS = 200  # per direction and comparison
 MAX_ROW_QUESTION = 300  # characters of a question shown in its row (whole in the row's details)
 VERDICT_MARK = {
-    "correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "unjudged": "U", "error": "E"
+    "correct": "✓", "incorrect": "✗", "refusal": "R", "uncertain": "?", "unjudged": "U", "error": "E",
+    "unusable": "!",
 }
+UNUSABLE = "the model's reply was unusable (scored as a refusal)"  # a fail's Sample.outcome is its error kind
+
+
+def badge_class(outcome: str) -> str:
+    """The badge a :attr:`Sample.outcome` gets: its own, or ``unusable`` for the error kind of a ``fail``
+    the model's unusable reply caused (``invalid_reply``: it read as an "R refusal" before session 26's
+    fresh-user trial)."""
+    return outcome if outcome in VERDICT_MARK else "unusable"
+
+
+def badge_title(outcome: str) -> str:
+    return outcome if outcome in VERDICT_MARK else f"{outcome}: {UNUSABLE}"
 
 CSS = """
 *{box-sizing:border-box}
@@ -66,7 +80,7 @@ font-size:12px;font-weight:600}
 .v-correct{background:#d9f7be;color:#135200} .v-incorrect{background:#ffccc7;color:#820014}
 .v-refusal{background:#fff1b8;color:#614700} .v-error{background:#d6e4ff;color:#061178}
 .v-uncertain{background:#efdbff;color:#391085} .v-unjudged{background:#e6fffb;color:#00474f}
-.v-none{background:#f0f0f0;color:#888}
+.v-unusable{background:#ffe7ba;color:#873800} .v-none{background:#f0f0f0;color:#888}
 .controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:8px 0;position:sticky;top:0;
 background:#fff;padding:6px 0;z-index:2}
 .controls button{border:1px solid #b8c0cf;background:#f7f8fb;border-radius:4px;padding:3px 10px;
@@ -130,7 +144,8 @@ function trace(tr){
 }
 function card(s,cols){
   const v=s.verdict||'error';
-  return '<div class="card"><h4>'+esc(cols[s.col])+(s.rep?' #'+s.rep:'')+' <span class="v v-'+esc(v)+'">'+
+  return '<div class="card"><h4>'+esc(cols[s.col])+(s.rep?' #'+s.rep:'')+
+    ' <span class="v v-'+esc(s.vc||v)+'">'+
     esc(v)+'</span></h4><dl>'+
     field('Answer', s.answer?esc(s.answer):'<span class="muted">(none)</span>')+
     field('Judge', esc(s.judge)+(s.jr?': '+esc(s.jr):''))+
@@ -402,6 +417,7 @@ def _sample_data(s: Sample, col: int, traces: dict[str, int]) -> dict[str, Any]:
         "col": col,
         "rep": s.repeat,
         "verdict": s.outcome,
+        "vc": badge_class(s.outcome),
         "answer": s.answer,
         "judge": s.judge or NO_VALUE,
         "jr": s.judge_reasoning,
@@ -463,7 +479,10 @@ def question_rows(runs: Sequence[Run], flipped: set[str]) -> tuple[list[str], li
                 cells=cells,
                 disagree=len(correct) > 1,
                 flip=qid in flipped,
-                error=any(s.status == "error" or s.verdict is None for _, s in items),
+                error=any(
+                    s.status == "error" or s.verdict is None or badge_class(s.outcome) == "unusable"
+                    for _, s in items
+                ),
             )
         )
         data["questions"][qid] = {
@@ -481,13 +500,19 @@ def _badges(verdicts: list[str]) -> str:
     if not verdicts:
         return '<span class="v v-none" title="not run">·</span>'
     return "".join(
-        f'<span class="v v-{_e(v)}" title="{_e(v)}">{VERDICT_MARK.get(v, "?")}</span>' for v in verdicts
+        f'<span class="v v-{_e(badge_class(v))}" title="{_e(badge_title(v))}">'
+        f"{VERDICT_MARK[badge_class(v)]}</span>"
+        for v in verdicts
     )
 
 
 def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: dict[str, str]) -> str:
-    # "errors": a sample in error, or an answer without a verdict (its judge call failed): the rows to look at
-    filters = [("all", "all"), ("dis", "disagreements"), ("flip", "flips"), ("err", "errors or no verdict")]
+    # "errors": a sample in error, a fail on the model's unusable reply, or an answer without a verdict (its
+    # judge call failed): the rows to look at
+    filters = [
+        ("all", "all"), ("dis", "disagreements"), ("flip", "flips"),
+        ("err", "errors, unusable replies or no verdict"),
+    ]
     if not several:
         filters = [f for f in filters if f[0] != "flip"]
     counts = {
@@ -538,7 +563,10 @@ def _questions(labels: list[str], rows: list[QuestionRow], several: bool, ids: d
             + "".join(f'<td class="cell">{_badges(c)}</td>' for c in r.cells)
             + "</tr>"
         )
-    legend = " ".join(f'<span class="v v-{v}">{m}</span> {v}' for v, m in VERDICT_MARK.items())
+    legend = " ".join(
+        f'<span class="v v-{v}">{m}</span> {"unusable reply (its error kind)" if v == "unusable" else v}'
+        for v, m in VERDICT_MARK.items()
+    )
     if any(not c for r in rows for c in r.cells):  # a run that did not ask a question of a retriever
         legend += ' <span class="v v-none">·</span> not run'
     return (

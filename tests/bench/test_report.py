@@ -410,7 +410,7 @@ def test_the_report_warns_of_answers_without_a_verdict_as_summary_and_compare_do
     assert md_text(said) in render_markdown([a, b]).split("\n## ")[0]
     assert "without a verdict" not in render_html([a])
     # the rows to look at: the filter that shows the unjudged answer says it does ("errors" alone did not)
-    assert 'data-f="err" class="">errors or no verdict (1)</button>' in render_html([b])
+    assert 'data-f="err" class="">errors, unusable replies or no verdict (1)</button>' in render_html([b])
 
 
 def _runs_of_three_retrievers(tmp_path: Path, names: str, q002: str | None = None) -> list[Path]:
@@ -748,3 +748,30 @@ def test_a_report_says_an_old_run_is_compared_unchecked_as_compare_and_gate_do(t
     assert res.stdout.count(warning) == 1
     assert "| old | agent / scripted | 10 | 60.0% [31.3, 83.2] |" in res.stdout
     assert warning in render_html([load_run(new), load_run(old)])  # the old run second: still said
+
+
+def test_a_fail_on_unusable_model_output_shows_its_error_kind_not_a_refusal(tmp_path: Path) -> None:
+    """Session 26's fresh-user trial: a bm25 `fail` whose model reply never validated (`invalid_reply`)
+    read as an "R refusal" badge and the "errors or no verdict" filter counted 0, so a broken model read
+    as a refusing one. It shows its error kind (the summary counts it under failed, as before), and the
+    filter finds it; a refusal the model chose is still a refusal."""
+    rows = outcomes("crr")
+    rows[1] = sample(
+        "q001", verdict="refusal", status="fail", error_kind="invalid_reply",
+        reason="the model's reply was unusable: openai/m: reply did not validate as AnswerWithSources",
+    )
+    run = load_run(write_run(tmp_path / "A", rows, info=run_info("A")))
+    html = render_html([run])
+    badges = [(v, unescape(t)) for v, t in re.findall(r'<span class="v v-([a-z_]+)" title="([^"]*)">', html)]
+    assert ("refusal", "refusal") in badges  # q002, the model's own refusal
+    assert [b for b in badges if b[0] != "refusal" and b[0] != "correct"] == [
+        ("unusable", "invalid_reply: the model's reply was unusable (scored as a refusal)")
+    ]
+    assert 'data-f="err" class="">errors, unusable replies or no verdict (1)</button>' in html
+    assert re.search(r'data-qid="q001" data-dis="0" data-flip="0" data-err="1"', html)
+    cards = {s["verdict"] for q in _unpack(html)["questions"].values() for s in q["samples"]}
+    assert cards == {"correct", "invalid_reply", "refusal"}
+    assert "| q001 | agent | 0 | invalid_reply |" in render_markdown([run])
+    summary = CliRunner().invoke(app, ["bench", "summary", str(run.path), "--json"]).output
+    overall = json.loads(summary)["overall"]
+    assert (overall["failed"], overall["refusals"], overall["errored"]) == (2, 2, 0)
