@@ -149,6 +149,21 @@ def commonest_error(samples: list[Sample]) -> str | None:
     return f"{kind} in {counted(len(messages), 'sample')}, e.g. {shorten(messages[0], 400)}"
 
 
+def over_error_rate(samples: list[Sample], max_error_rate: float | None) -> str | None:
+    """What a report says of a finished run more than ``max_error_rate`` of whose samples ended in error or
+    a failed judge call (:attr:`RunOutcome.too_many_errors`: ``bench run`` exits 4), with the commonest
+    kind; None within the rate, or where the run's record keeps no rate (``None``)."""
+    total, bad = len(samples), sum(errored(s) for s in samples)
+    if max_error_rate is None or not total or bad / total <= max_error_rate:
+        return None
+    most = commonest_error(samples)
+    said = (
+        f"{bad} of {counted(total, 'sample')} ended in error or a failed judge call ({bad / total:.0%}, "
+        f"above its --max-error-rate {max_error_rate:g}, where bench run exits 4)"
+    )
+    return f"{said}; most often {most}" if most else said
+
+
 # ----------------------------------------------------------------------------- set-up
 UNREPORTED_KEYS = ("unreported_attempts", "estimated_prompt_tokens")  # sent_usage's, when there were some
 

@@ -21,7 +21,7 @@ from bench.compare import (
     unfinished_warning,
 )
 from bench.rundir import Run
-from bench.runinfo import rejudge_command, spend_notes
+from bench.runinfo import rejudge_command, spend_notes, stored_config
 from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -62,9 +62,15 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
         for other in runs[1:]
         for w in [*comparability(runs[0], other).unrecorded, *run_differences(runs[0], other)]
     ]
+    from bench.runner import over_error_rate
+
     for run in runs:
         # a report of one run said nothing of its being unfinished (only a pair's differences did)
         items += [w for w in [unfinished_warning(run)] if w]
+        # nor of a finished run's exit 4 (too many errors), which its record lets us say again
+        rate = stored_config(run.info).get("max_error_rate") if run.info.status == "finished" else None
+        if too_many := over_error_rate(run.samples, rate):
+            items.append(f"{run.run_id}: {too_many}")
         items += [f"{run.run_id}: {w}" for w in run.warnings]
         if unjudged := unjudged_warning(run.summary, rejudge_command(run.path, run.info)):
             items.append(f"{run.run_id}: {unjudged}")

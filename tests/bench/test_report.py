@@ -775,3 +775,28 @@ def test_a_fail_on_unusable_model_output_shows_its_error_kind_not_a_refusal(tmp_
     summary = CliRunner().invoke(app, ["bench", "summary", str(run.path), "--json"]).output
     overall = json.loads(summary)["overall"]
     assert (overall["failed"], overall["refusals"], overall["errored"]) == (2, 2, 0)
+
+
+def test_read_with_care_says_a_run_went_over_its_max_error_rate(tmp_path: Path) -> None:
+    """Session 26's fresh-user trial: a run that ended `too many errors: 8 of 8 samples ... above
+    --max-error-rate 0.2` (exit 4) got a report whose "Read with care" box said nothing of it. The box
+    says it, with the rate the run's record keeps and the commonest kind; a run within its rate, or one
+    whose record keeps no rate (written before it was stored), is not said to be over it."""
+    rows = outcomes("ceee")
+    for s in rows[1:]:
+        s.error_kind, s.error = "timeout", "LLMTimeout: no reply within 20 s"
+    over = load_run(write_run(tmp_path / "over", rows, info=run_info("over", extra={"config": {
+        "max_error_rate": 0.2}})))
+    said = (
+        "over: 3 of 4 samples ended in error or a failed judge call (75%, above its --max-error-rate 0.2, "
+        "where bench run exits 4); most often timeout in 3 samples, e.g. LLMTimeout: no reply within 20 s"
+    )
+    assert f"<li>{said}</li>" in render_html([over])
+    from bench.report.markdown import md_text
+
+    assert md_text(said) in render_markdown([over]).split("\n## ")[0]
+    lenient = load_run(write_run(tmp_path / "lenient", rows, info=run_info("lenient", extra={"config": {
+        "max_error_rate": 0.8}})))
+    unknown = load_run(write_run(tmp_path / "unknown", rows, info=run_info("unknown")))
+    for run in (lenient, unknown):
+        assert "max-error-rate" not in render_html([run])
