@@ -56,6 +56,7 @@ from pageindex.llm.http import (
     UPSTREAM_GONE,
     refused_param,
     stated_context_window,
+    stated_request_tokens,
     upstream_unreachable,
     without_refused,
 )
@@ -1143,6 +1144,12 @@ def _small_context(facts: Findings) -> bool:
     return window is not None and window < SMALL_CONTEXT
 
 
+def _whole_refusal(answer: _Answer) -> str:
+    """An error's gist and its whole body: the gist is clipped, and a proxy's (LiteLLM's) wraps the server's
+    words, with the figures, in its own ("litellm.ContextWindowExceededError: ... (4096 tokens)")."""
+    return f"{answer.why()} {json.dumps(answer.data or {})}"
+
+
 async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None, str]:
     """Up to 4 calls doubling a filler prompt; the largest accepted prompt is a lower bound, and a
     refusal that states the window (llama.cpp, vLLM, OpenAI do) gives the window itself, as does a
@@ -1160,7 +1167,11 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
             tried.append(f"~{size:,} stopped ({_gist(answer.why(), 60)})")
             break
         if not answer.ok:
-            tried.append(f"~{size:,} refused ({_gist(answer.why(), 60)})")
+            # the server's count where its refusal states one (llama-server behind LiteLLM said 7,090 where
+            # the row said ~8,192, the filler's estimate)
+            counted_by_server = stated_request_tokens(_whole_refusal(answer))
+            said = f"{counted_by_server:,}" if counted_by_server else f"~{size:,}"
+            tried.append(f"{said} refused ({_gist(answer.why(), 60)})")
             refused = True
             break
         accepted = answer.prompt_tokens(len(messages[0]["content"]))
@@ -1176,9 +1187,7 @@ async def _probe_context(prober: _Prober) -> tuple[int | None, bool, int | None,
         best = max(best or 0, accepted)
         tried.append(f"{accepted:,} ok")
         size *= 2
-    # the whole error body: its one-line gist is clipped, and a proxy's (LiteLLM's) wraps the server's
-    # words, with the figure, in its own ("litellm.ContextWindowExceededError: ... (4096 tokens)")
-    stated = stated_context_window(f"{answer.why()} {json.dumps(answer.data or {})}") if refused else None
+    stated = stated_context_window(_whole_refusal(answer)) if refused else None
     if stated is not None:
         return best, refused, stated, f"{stated:,} tokens, as the refusal states: " + "; ".join(tried)
     if best is None:

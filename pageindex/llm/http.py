@@ -223,6 +223,25 @@ def stated_context_window(text: str) -> int | None:
     return int(next(g for g in found.groups() if g).replace(",", ""))
 
 
+# Where such an error states the refused request's own size: llama-server ("request (7090 tokens) exceeds
+# ..."), OpenAI ("your messages resulted in 7090 tokens"), vLLM ("you requested 7091 tokens (7090 in the
+# messages, 1 in the completion)": the messages' count), llama-cpp-python ("Requested tokens (7090) exceed
+# context window of 4096").
+_STATED_REQUEST = re.compile(
+    r"\brequest \((\d[\d,]*) tokens\)|messages resulted in (\d[\d,]*) tokens|\((\d[\d,]*) in the messages"
+    r"|requested tokens \((\d[\d,]*)\)",
+    re.IGNORECASE,
+)
+
+
+def stated_request_tokens(text: str) -> int | None:
+    """The prompt size (tokens) a server's context-overflow error says the refused request had, if it does."""
+    found = _STATED_REQUEST.search(text or "")
+    if found is None:
+        return None
+    return int(next(g for g in found.groups() if g).replace(",", ""))
+
+
 # How a proxy says that the model server behind it could not be reached: LiteLLM's proxy (1.108.7) answers
 # HTTP 500 "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error. ... LiteLLM:
 # model group 'gemma' failed ..." for an upstream that is down, or killed while it computed the reply.

@@ -207,7 +207,8 @@ def test_context_probe_takes_the_window_a_refusal_states(server):
     facts = report.findings
     assert (facts.context_window, facts.context_source, facts.context_lower_bound) == (3000, "probe", False)
     detail = report.check("context_probe").detail
-    assert detail.startswith("3,000 tokens, as the refusal states: ") and "~4,096 refused" in detail
+    # the refused prompt's size as the server counted it ("your messages resulted in 4112 tokens")
+    assert detail.startswith("3,000 tokens, as the refusal states: ") and "; 4,112 refused" in detail
     window = report.check("context_window").detail
     assert window == (
         "3,000 tokens (as the server stated it when refusing a longer prompt): small for index + sections; "
@@ -1354,3 +1355,53 @@ def test_a_reply_with_square_brackets_is_quoted_as_written(tmp_path, monkeypatch
     assert "[green]" not in result.output and "[/]" not in result.output
     rows = [line for line in result.output.splitlines() if line.startswith("│ plain chat ")]
     assert len(rows) == 1 and f"│ yes    │ replied '{reply}'" in rows[0], result.output
+
+
+@pytest.mark.parametrize(
+    ("said", "count"),
+    [
+        # llama-server behind LiteLLM (the fresh-user trial's), llama-server itself, OpenAI and the fault
+        # server, vLLM (the messages' count, not the one with the completion), llama-cpp-python
+        ("OpenAIException - request (7090 tokens) exceeds the available context size (4096 tokens), try "
+         "increasing it", 7090),
+        ("request (7090 tokens) exceeds the available context size (4096 tokens)", 7090),
+        ("This model's maximum context length is 4096 tokens. However, your messages resulted in 7,090 "
+         "tokens. Please reduce the length of the messages.", 7090),
+        ("This model's maximum context length is 4096 tokens. However, you requested 7091 tokens (7090 in "
+         "the messages, 1 in the completion). Please reduce the length of the messages or completion.", 7090),
+        ("Requested tokens (7090) exceed context window of 4096", 7090),
+        # no count of the request's own: the probe's estimate of its filler, said as one
+        ("the prompt is too long for the context window of 4096", None),
+    ],
+)
+def test_the_context_probe_says_the_servers_count_of_a_refused_prompt(said: str, count: int | None) -> None:
+    """Session 26's fresh-user trial: the probe's row said `~8,192 refused` (its own estimate of the
+    filler) where the server's refusal said the request was 7,090 tokens: the row says the server's
+    count where the refusal gives one (its estimate, with `~`, where it gives none)."""
+    from aiohttp import web
+
+    from pageindex.llm import wire
+    from pageindex.llm.fakeserver import LoopbackServer, openai_app
+
+    class Refusing(LoopbackServer):
+        def build_app(self) -> web.Application:
+            async def chat(request: web.Request) -> web.Response:
+                body = await request.json()
+                chars = sum(len(m.get("content") or "") for m in body["messages"])
+                if chars // 4 > 4000:
+                    error = {"message": said, "type": "invalid_request_error", "param": None, "code": "400"}
+                    return web.json_response({"error": error}, status=400)
+                reply = wire.completion_body(
+                    model=body["model"], content="OK", prompt_tokens=chars // 4, completion_tokens=1)
+                return web.json_response(reply)
+
+            return openai_app(chat=chat, models=lambda: [wire.model_entry("gemma")])
+
+    with Refusing() as proxy:
+        spec = parse_spec("openai/gemma", base_url=proxy.base_url, env={})
+        report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
+    probe = report.check("context_probe")
+    assert probe is not None, report
+    refused = f"{count:,}" if count else "~4,096"
+    assert f"; 2,056 ok; {refused} refused (HTTP 400" in probe.detail, probe.detail
+    assert probe.detail.startswith("4,096 tokens, as the refusal states: ")
