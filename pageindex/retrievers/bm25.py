@@ -31,9 +31,12 @@ async def bm25(run: QuestionRun, opts: BM25Options) -> RetrievalResult:
     pages: list[int] = []
     for hit in hits:
         pages += [p for p in hit.chunk.pages if p not in pages]
-    pages = pages[: opts.max_pages]
     ranked = [{"key": h.chunk.key, "pages": h.chunk.pages, "score": round(h.score, 4)} for h in hits]
-    run.event("decision", f"bm25 ({opts.unit}) top {len(hits)}: pages {pages}", ranked=ranked)
+    said = f"bm25 ({opts.unit}) top {len(hits)}: pages {pages}"
+    if len(pages) > opts.max_pages:  # "top 5: pages [11, 6, 12]" with max_pages=3 read as if 3 were the top 5
+        pages = pages[: opts.max_pages]
+        said += f"; the first {len(pages)} shown to the model (max_pages={opts.max_pages}): {pages}"
+    run.event("decision", said, ranked=ranked)
     if not pages:
         return run.result("fail", reason="no page matches any word of the question", extra={"ranked": []})
     return await answer_from_pages(

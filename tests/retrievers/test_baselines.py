@@ -103,6 +103,23 @@ def test_bm25_sections_are_unrolled_and_capped(tree_3m):
     assert result.pages_fetched == sorted(unrolled) == shown_pages(sm)
 
 
+def test_bm25_trace_says_which_pages_it_took_when_max_pages_caps_them(tree_3m):
+    """Session 26's fresh-user trial: with max_pages=3 the trace said `top 5: pages [11, 6, 12]`, five
+    ranked and three listed, as if three were the top five. It lists the ranked pages and the ones taken."""
+    sm = ScriptedModel(replies=[ANSWER, ANSWER])
+    llm = make_client("scripted", scripted=sm)
+    result = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=llm, max_pages=3)
+    ranked = ranker_for(tree_3m, "page").top_pages(CAPEX_Q, 5)
+    decision = next(e for e in result.trace if e.kind == "decision")
+    assert decision.message == (
+        f"bm25 (page) top 5: pages {ranked}; the first 3 shown to the model (max_pages=3): {ranked[:3]}"
+    )
+    assert result.extra["retrieved_pages"] == ranked[:3] and shown_pages(sm) == sorted(ranked[:3])
+    uncapped = retrieve(tree_3m, CAPEX_Q, retriever="bm25", llm=make_client("scripted", scripted=sm))
+    said = next(e for e in uncapped.trace if e.kind == "decision").message
+    assert said == f"bm25 (page) top 5: pages {ranked}"
+
+
 def test_bm25_without_matching_words_fails_without_a_model_call(tree_3m):
     sm = ScriptedModel(replies=[])
     result = retrieve(tree_3m, "zzqx flurbo?", retriever="bm25", llm=make_client("scripted", scripted=sm))
