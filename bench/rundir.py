@@ -333,10 +333,13 @@ class RunDir:
         keys = {s.key for s in store.samples if s.judge_error is not None}
         return store.withdraw(keys, self.retried_path)
 
-    def read_samples(self) -> tuple[list[Sample], list[str]]:
-        """The samples and warnings (a torn last line, no samples file)."""
+    def read_samples(self, running: bool = False) -> tuple[list[Sample], list[str]]:
+        """The samples and warnings (a torn last line, no samples file). ``running``: a process is running
+        the run now, so one with no samples has none *yet* (``bench summary`` of a run at its first sample
+        said "the run has none" under its note "still running with 0 of 2 samples")."""
         if not self.samples_path.exists():
-            return [], [f"{self.samples_path} is missing: the run has no samples"]
+            yet = " yet (it is still running)" if running else ""
+            return [], [f"{self.samples_path} is missing: the run has no samples{yet}"]
         try:
             samples, _, warnings = read_samples_file(self.samples_path)
         except OSError as exc:
@@ -344,7 +347,8 @@ class RunDir:
         except ValueError as exc:
             raise RunLoadError(str(exc).splitlines()[0]) from None
         if not samples and not warnings:  # said as a missing file is: a summary of nothing is no result
-            warnings.append(f"{self.samples_path} holds no samples: the run has none")
+            said = " yet: the run is still running" if running else ": the run has none"
+            warnings.append(f"{self.samples_path} holds no samples{said}")
         return samples, warnings
 
     def write_dropped(self, dropped: Iterable[DroppedQuestion]) -> None:
@@ -408,7 +412,9 @@ class RunDir:
                 f"{self.path} is a file, not a run directory (give the folder bench run wrote)"
             )
         info = self.read_info()
-        samples, warnings = self.read_samples()
+        # held by a process (Run.status_text's "still running"): its samples are coming
+        running = info.status == "running" and folder_held(self.path) is True
+        samples, warnings = self.read_samples(running=running)
         for w in warnings:
             log.warning(w)
         dropped = self.read_dropped()

@@ -161,3 +161,31 @@ def test_listed_samples_counts_only_the_samples_run_json_lists(tmp_path: Path) -
     assert run.listed_samples() == (3, 2)
     old = load_run(write_run(tmp_path / "old", rows, info=run_info("old", dataset=dataset, repeats=0)))
     assert old.listed_samples() == (3, 2)  # a run.json of repeats 0 ran each question once
+
+
+def test_a_running_run_with_no_samples_yet_is_said_to_be_running(tmp_path: Path) -> None:
+    """Session 26's fresh-user trial: `bench summary` of a run still at its first sample warned
+    `samples.jsonl holds no samples: the run has none` under a note that it was still running: it has
+    none YET. Said so while a process holds the run (its samples are coming), and as before for a run
+    nothing runs (killed: it has none)."""
+    from typer.testing import CliRunner
+
+    from bench.rundir import FolderClaim
+    from pageindex.cli import app
+
+    path = write_run(tmp_path / "r", [], info=run_info("r", status="running"))
+    (path / "samples.jsonl").write_text("")
+    claim = FolderClaim.take(path)  # bench run writing into it holds the folder so
+    try:
+        output = CliRunner().invoke(app, ["bench", "summary", str(path)]).output
+        said = f"warning: {path / 'samples.jsonl'} holds no samples yet: the run is still running"
+        assert said in output and "the run has none" not in output, output
+        (path / "samples.jsonl").unlink()  # the moment between run.json and samples.jsonl
+        assert load_run(path).warnings == [
+            f"{path / 'samples.jsonl'} is missing: the run has no samples yet (it is still running)"
+        ]
+    finally:
+        claim.release()
+    assert load_run(path).warnings == [f"{path / 'samples.jsonl'} is missing: the run has no samples"]
+    (path / "samples.jsonl").write_text("")
+    assert load_run(path).warnings == [f"{path / 'samples.jsonl'} holds no samples: the run has none"]
