@@ -261,9 +261,9 @@ def _errors_rule(scope: str, samples: Sequence[Sample], *, baseline: Run | None 
 
 def _rewritten_samples(run: Run) -> list[str]:
     """The rows of ``run``'s samples file that repeat a sample already in it with another outcome (status
-    or verdict), as "q007 [agent]: correct, then incorrect". The runner writes a
-    sample once; loading keeps the first row of a key and warns of the others, so a file edited or merged
-    by hand (a regressed run's rows after the baseline's) read as its first rows, and passed."""
+    or verdict), as "q007 [agent]: correct, then incorrect". The runner writes a sample once; loading
+    keeps the first row of a key and warns of the others, so a file edited or merged by hand (a
+    regressed run's rows after the baseline's) read as its first rows, and passed."""
     from bench.samples import read_samples_file
 
     path = run.path / SAMPLES
