@@ -22,7 +22,7 @@ import time
 from bench.faults.scripted import policy as plausible
 
 def policy(request):
-    time.sleep(0.01)  # a model that takes a moment, so signals land mid-run
+    time.sleep(0.05)  # a model that takes a moment, so signals land mid-run
     return plausible(request)
 """
 
@@ -76,6 +76,13 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(setup, tmp_path):
     assert rows == ref
 
 
+def live(setup: dict, out: Path) -> list[str]:
+    """:func:`args` with a cache of its own: the module's cache holds the earlier tests' replies, and a run
+    replayed from it (no model time) could finish before a signal sent after its second sample landed
+    (exit 0, not 130: seen under load in a full suite)."""
+    return args(setup, out, "--cache-path", str(out.parent / f"{out.name}.sqlite"))
+
+
 def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
@@ -91,7 +98,7 @@ def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(setup, tmp_path, sig):
     killed the run with no summary and run.json left "running" for a process that was gone."""
     out = tmp_path / "term"
     proc = subprocess.Popen(
-        args(setup, out), env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        live(setup, out), env=setup["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     _wait_for_lines(out / "samples.jsonl", 2, proc)
     proc.send_signal(sig)
@@ -123,7 +130,7 @@ def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     env = setup["env"]
     out = tmp_path / "int"
     proc = subprocess.Popen(
-        args(setup, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        live(setup, out), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     _wait_for_lines(out / "samples.jsonl", 3, proc)
     proc.send_signal(signal.SIGINT)
@@ -140,7 +147,7 @@ def test_ctrl_c_writes_the_summary_and_a_second_exits_at_once(setup, tmp_path):
     # A second Ctrl-C: out at once, no summary rewritten, the sample file still loads.
     out2 = tmp_path / "int2"
     proc = subprocess.Popen(
-        args(setup, out2), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        live(setup, out2), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     _wait_for_lines(out2 / "samples.jsonl", 2, proc)
     proc.send_signal(signal.SIGINT)
