@@ -389,6 +389,8 @@ def subheading_drafts(
     (:func:`_as_prominent`; an Item's sub-headings). ``plain`` looks for headings set in body type
     (:func:`is_plain_subheading`) instead of emphasised ones."""
     by_page: list[tuple[Page, list[Draft], dict[int, _Candidate]]] = []
+    # every emphasised line (or bold one) in reading order, with the sub-heading it starts (None: none)
+    emphasised: list[tuple[Draft | None, Line]] = []
     for number in range(first, last + 1):
         page = pages[number - 1]
         found: list[Draft] = []
@@ -443,9 +445,13 @@ def subheading_drafts(
                         )
                     )
                     candidates[id(found[-1])] = _Candidate(line, index)
+                    emphasised.append((found[-1], line))
                 previous_was_heading = True
             else:
                 previous_was_heading = False
+                bold = line.bold and line.header_key not in rules.headers
+                if not plain and (bold or rules.accepts(line)):
+                    emphasised.append((None, line))  # Pfizer's bold "Our 2021 Performance"
         # a heading wrapped over lines is judged whole: "NEW DRUG CANDIDATES IN — LATE-STAGE DEVELOPMENT"
         # stays, a lone "Percentage of" (the top line of a column heading) goes
         found = [d for d in found if not _DANGLING.search(d.title)]
@@ -469,6 +475,21 @@ def subheading_drafts(
                 or (alike and _as_prominent(page, d, candidates[id(d)], tier, rules))
             ]  # fmt: skip
         out.extend(found)
+    if top is not None:
+        # a sub-heading set smaller than the section's largest ones, after one of those, is its child
+        # (NVIDIA's 10-Q: "Liquidity", 9 pt, under "Liquidity and Capital Resources", 9.9 pt), unless
+        # that one was dropped (a page keeps two) or is none (a bold or emphasised line of that size not
+        # taken for a sub-heading): then its parent is not in the tree (Pfizer's "Cost of Sales" is under
+        # "Costs and Expenses", not under the last large heading kept before it); nor when it stands out
+        # in a way the larger one does not (bold under a plain line, capitals under title case, a colour
+        # under black: MGM's bold "Exhibit Number" is no part of the blue link above it)
+        kept = {id(d) for d in out}
+        parent: Line | None = None
+        for d, line in emphasised:
+            if line.size >= top[0]:
+                parent = line if d is not None and id(d) in kept else None
+            elif d is not None and id(d) in kept and parent is not None:
+                d.rank += _no_more_emphasis(line, parent, rules)
     return out
 
 
@@ -484,6 +505,12 @@ class _Candidate:
 def _emphasis(line: Line, rules: SubheadingRules) -> tuple[bool, bool, bool]:
     """How a heading stands out besides its size: capitals, a colour of its own, bold (in that order)."""
     return line.caps, line.color not in (rules.body, -1), line.bold
+
+
+def _no_more_emphasis(line: Line, above: Line, rules: SubheadingRules) -> bool:
+    """``line`` stands out in no way ``above`` does not (:func:`_emphasis`, each of its three)."""
+    mine, theirs = _emphasis(line, rules), _emphasis(above, rules)
+    return all(a <= b for a, b in zip(mine, theirs, strict=True))
 
 
 def _top_tier(lines: list[Line], rules: SubheadingRules) -> tuple[float, tuple[bool, bool, bool]] | None:
@@ -602,8 +629,11 @@ def split_long(
     if not subs:
         node.children = window_drafts(node.start_page, node.end_page, max_pages, node.rank + 1)
         return
-    attach(node, subs)
-    for child in node.children:
+    attach(node, _nest_lower(subs))
+    for parent in node.children:
+        if parent.children:
+            attach(parent, parent.children)
+    for child in [d for d in node.walk() if d is not node and not d.children]:
         if child.page_count <= max_pages:
             continue
         plain = _plain_inside(child, pages, rules, underline) if use_subheadings else []
@@ -616,6 +646,18 @@ def split_long(
                     )
         else:
             child.children = window_drafts(child.start_page, child.end_page, max_pages, child.rank + 1)
+
+
+def _nest_lower(subs: list[Draft]) -> list[Draft]:
+    """``subs`` (reading order) with each one ranked below the one before it (a smaller sub-heading after
+    one of the section's largest, :func:`subheading_drafts`) made a child of that one: the top level."""
+    out: list[Draft] = []
+    for d in subs:
+        if out and d.rank > out[-1].rank:
+            out[-1].children.append(d)
+        else:
+            out.append(d)
+    return out
 
 
 def _inside(node: Draft, subs: list[Draft]) -> list[Draft]:

@@ -114,7 +114,8 @@ def test_a_pages_sub_headings_all_set_alike_are_all_kept(tmp_path):
     three = ("Capital Return to Shareholders", "Outstanding Indebtedness", "Material Cash Requirements")
     top = [("Liquidity and Capital Resources", "hebo", 72, 11), ("prose", "helv", 72)]
     pdf = _item_pdf(tmp_path / "item.pdf", {2: top, 4: _headed(*three)})
-    assert _children(pdf) == [("Liquidity and Capital Resources", 2), *((title, 4) for title in three)]
+    # (smaller than the Item's largest sub-heading, after it: its children)
+    assert _tree_of(pdf) == [("Liquidity and Capital Resources", 2, 0), *((title, 4, 1) for title in three)]
 
 
 def test_a_running_footer_set_above_the_margin_is_no_sub_heading(tmp_path):
@@ -127,3 +128,88 @@ def test_a_running_footer_set_above_the_margin_is_no_sub_heading(tmp_path):
     pdf = _item_pdf(tmp_path / "item.pdf", pages)
     assert _children(pdf) == [("Competition", 5)]
     assert build_tree(pdf, use_cache=False).page_labels["6"] == "6"
+
+
+def _tree_of(path) -> list[tuple[str, int, int]]:
+    """(title, start page, depth under the Item) of every section inside Item 1, intros left out."""
+    item = build_tree(path, use_cache=False).get("item_1")
+
+    def walk(node, depth):
+        for child in node.children:
+            if not child.node_id.endswith("/intro"):
+                yield child.title, child.start_page, depth
+            yield from walk(child, depth + 1)
+
+    return list(walk(item, 0))
+
+
+def test_smaller_sub_headings_after_a_larger_one_are_its_children(tmp_path):
+    """NVIDIA's 10-Q sets its MD&A's main sub-headings in 9.9 pt ("Results of Operations", "Liquidity and
+    Capital Resources") and the ones inside them in 9 pt ("Revenue", "Liquidity"): the 9 pt ones were the
+    Item's children beside them ("Liquidity" a sibling of "Liquidity and Capital Resources"). A sub-heading
+    set smaller than the Item's largest ones, after one of those, is its child; one before any of those
+    stays the Item's."""
+    big = [("prose", "helv", 72)]
+    pages = {
+        2: [("Forward-Looking Statements", "hebo", 72), *big],
+        3: [("Results of Operations", "hebo", 72, 11), *big],
+        4: _headed("Revenue"),
+        5: _headed("Gross Margin"),
+        6: [("Liquidity and Capital Resources", "hebo", 72, 11), *big, *_headed("Liquidity")],
+        7: _headed("Capital Return to Shareholders"),
+    }
+    pdf = _item_pdf(tmp_path / "item.pdf", pages)
+    assert _tree_of(pdf) == [
+        ("Forward-Looking Statements", 2, 0),
+        ("Results of Operations", 3, 0),
+        ("Revenue", 4, 1),
+        ("Gross Margin", 5, 1),
+        ("Liquidity and Capital Resources", 6, 0),
+        ("Liquidity", 6, 1),
+        ("Capital Return to Shareholders", 7, 1),
+    ]
+    tree = build_tree(pdf, use_cache=False)
+    results = tree.get("item_1/results_of_operations")
+    assert (results.start_page, results.end_page) == (3, 5)
+    # Results' own page 3 is its opening leaf; the leaves still cover every page, in order
+    assert [(leaf.title, leaf.start_page) for leaf in tree.leaves()][2:4] == [
+        ("Results of Operations", 3), ("Revenue", 4)
+    ]
+    assert [leaf.start_page for leaf in tree.leaves()] == [1, 2, 3, 4, 5, 6, 7, 9]
+    liquidity = tree.get("item_1/liquidity_and_capital_resources")
+    assert (liquidity.start_page, liquidity.end_page) == (6, 8)
+
+
+def test_a_smaller_heading_after_a_larger_one_left_out_is_not_given_the_one_before(tmp_path):
+    """Pfizer's "Cost of Sales" (7.1 pt) is under "Costs and Expenses" (7.8 pt), which its page did not keep
+    (a page keeps its first and last sub-headings): it is not made a child of the last 7.8 pt heading kept
+    before it, which is not its parent; it stays the Item's, as before."""
+    big = [("prose", "helv", 72)]
+    page = [
+        *_headed("Revenue"),
+        ("Costs and Expenses", "hebo", 72, 11), (_ROW, "helv", 72), (_ROW, "helv", 72),  # a table's caption
+        *_headed("Cost of Sales", "Income Taxes"),
+    ]  # fmt: skip
+    pdf = _item_pdf(tmp_path / "item.pdf", {3: [("Results of Operations", "hebo", 72, 11), *big], 4: page})
+    assert _tree_of(pdf) == [("Results of Operations", 3, 0), ("Revenue", 4, 1), ("Income Taxes", 4, 0)]
+
+
+def test_a_smaller_heading_set_bolder_than_the_larger_one_before_is_not_its_child(tmp_path):
+    """MGM's exhibit list, headed by a bold 7.3 pt "Exhibit Number", follows a blue 8.7 pt link to the
+    auditor's report: the bold line stands out in a way the larger one does not, so it is none of its."""
+    doc = pymupdf.open()
+    for n in range(1, 9):
+        page = doc.new_page()
+        first = ("Item 1. Business", "hebo") if n == 1 else (_PROSE, "helv")
+        page.insert_text((72, 72), first[0], fontname=first[1])
+        if n == 3:
+            blue = (0, 0, 1)
+            page.insert_text((72, 100), "Report of the Auditors", fontname="helv", fontsize=11, color=blue)
+            page.insert_text((72, 120), _PROSE, fontname="helv", fontsize=10)
+        if n == 5:
+            page.insert_text((72, 100), "Exhibit Index", fontname="hebo", fontsize=10)
+            page.insert_text((72, 120), _PROSE, fontname="helv", fontsize=10)
+    doc.new_page().insert_text((72, 72), "Item 2. Properties", fontname="hebo", fontsize=10)
+    doc.save(tmp_path / "item.pdf")
+    doc.close()
+    assert _tree_of(tmp_path / "item.pdf") == [("Report of the Auditors", 3, 0), ("Exhibit Index", 5, 0)]
