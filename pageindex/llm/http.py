@@ -215,12 +215,17 @@ _STATED_WINDOW = re.compile(
 )
 
 
-def stated_context_window(text: str) -> int | None:
-    """The context window (tokens) a server's context-overflow error states, if it states one."""
-    found = _STATED_WINDOW.search(text or "")
+def _stated_figure(pattern: re.Pattern[str], text: str) -> int | None:
+    """The figure (``4,096``: its groups' first that matched) ``pattern`` finds in ``text``, if any."""
+    found = pattern.search(text or "")
     if found is None:
         return None
     return int(next(g for g in found.groups() if g).replace(",", ""))
+
+
+def stated_context_window(text: str) -> int | None:
+    """The context window (tokens) a server's context-overflow error states, if it states one."""
+    return _stated_figure(_STATED_WINDOW, text)
 
 
 # Where such an error states the refused request's own size: llama-server ("request (7090 tokens) exceeds
@@ -236,10 +241,7 @@ _STATED_REQUEST = re.compile(
 
 def stated_request_tokens(text: str) -> int | None:
     """The prompt size (tokens) a server's context-overflow error says the refused request had, if it does."""
-    found = _STATED_REQUEST.search(text or "")
-    if found is None:
-        return None
-    return int(next(g for g in found.groups() if g).replace(",", ""))
+    return _stated_figure(_STATED_REQUEST, text)
 
 
 # How a proxy says that the model server behind it could not be reached: LiteLLM's proxy (1.108.7) answers

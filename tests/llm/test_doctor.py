@@ -1161,20 +1161,15 @@ def test_a_bad_model_in_the_variable_is_said_as_the_variable(monkeypatch):
     assert cli("--model", "bad/x").output.startswith("error: --model: bad model spec 'bad/x'")
 
 
-def test_the_context_probe_reads_the_window_a_proxy_wraps_in_its_own_words():
-    """LiteLLM's proxy (seen for real in front of llama-server) wraps the server's refusal in its own
-    words, and the figure came after the one-line gist the probe read: "at least 3,561 tokens" and a
-    --context-window 3561 to give, where the refusal said 4096."""
+def _refusing_over_4000_tokens(said: str):
+    """A loopback OpenAI-compatible server of model ``gemma`` that refuses a prompt of more than about 4,000
+    tokens (4 characters a token) with HTTP 400 and ``said`` as its error message, and answers "OK" below."""
     from aiohttp import web
 
     from pageindex.llm import wire
     from pageindex.llm.fakeserver import LoopbackServer, openai_app
 
-    said = ("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
-            "OpenAIException - request (7090 tokens) exceeds the available context size (4096 tokens), try "
-            "increasing it\nmodel=gemma. context_window_fallbacks=None. fallbacks=None.")  # fmt: skip
-
-    class Proxy(LoopbackServer):
+    class Refusing(LoopbackServer):
         def build_app(self) -> web.Application:
             async def chat(request: web.Request) -> web.Response:
                 body = await request.json()
@@ -1188,7 +1183,18 @@ def test_the_context_probe_reads_the_window_a_proxy_wraps_in_its_own_words():
 
             return openai_app(chat=chat, models=lambda: [wire.model_entry("gemma")])
 
-    with Proxy() as proxy:
+    return Refusing()
+
+
+def test_the_context_probe_reads_the_window_a_proxy_wraps_in_its_own_words():
+    """LiteLLM's proxy (seen for real in front of llama-server) wraps the server's refusal in its own
+    words, and the figure came after the one-line gist the probe read: "at least 3,561 tokens" and a
+    --context-window 3561 to give, where the refusal said 4096."""
+    said = ("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+            "OpenAIException - request (7090 tokens) exceeds the available context size (4096 tokens), try "
+            "increasing it\nmodel=gemma. context_window_fallbacks=None. fallbacks=None.")  # fmt: skip
+
+    with _refusing_over_4000_tokens(said) as proxy:
         spec = parse_spec("openai/gemma", base_url=proxy.base_url, env={})
         report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
     probe = report.check("context_probe")
@@ -1378,26 +1384,7 @@ def test_the_context_probe_says_the_servers_count_of_a_refused_prompt(said: str,
     """Session 26's fresh-user trial: the probe's row said `~8,192 refused` (its own estimate of the
     filler) where the server's refusal said the request was 7,090 tokens: the row says the server's
     count where the refusal gives one (its estimate, with `~`, where it gives none)."""
-    from aiohttp import web
-
-    from pageindex.llm import wire
-    from pageindex.llm.fakeserver import LoopbackServer, openai_app
-
-    class Refusing(LoopbackServer):
-        def build_app(self) -> web.Application:
-            async def chat(request: web.Request) -> web.Response:
-                body = await request.json()
-                chars = sum(len(m.get("content") or "") for m in body["messages"])
-                if chars // 4 > 4000:
-                    error = {"message": said, "type": "invalid_request_error", "param": None, "code": "400"}
-                    return web.json_response({"error": error}, status=400)
-                reply = wire.completion_body(
-                    model=body["model"], content="OK", prompt_tokens=chars // 4, completion_tokens=1)
-                return web.json_response(reply)
-
-            return openai_app(chat=chat, models=lambda: [wire.model_entry("gemma")])
-
-    with Refusing() as proxy:
+    with _refusing_over_4000_tokens(said) as proxy:
         spec = parse_spec("openai/gemma", base_url=proxy.base_url, env={})
         report = asyncio.run(diagnose(spec, timeout=10, probe_context=True))
     probe = report.check("context_probe")
