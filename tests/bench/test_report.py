@@ -54,6 +54,14 @@ def _make_b(tmp_path: Path, name: str = "B", **info) -> Path:
     return write_run(tmp_path / name, agent + planner, info=run_info(name, **info))
 
 
+def _html_report(tmp_path: Path, *runs: Path) -> Path:
+    """``bench report RUN... -o tmp_path/report.html`` through the CLI, which must succeed: its path."""
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    return out
+
+
 def _dump_dom(url: str, profile: Path) -> str:
     if CHROMIUM is None:
         pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run does this in CI)")
@@ -89,9 +97,7 @@ def test_html_report_of_one_run_renders_in_headless_chromium(tmp_path: Path) -> 
 
 def test_two_run_report_in_chromium(tmp_path: Path) -> None:
     a, b = _make_run(tmp_path, "A"), _make_b(tmp_path)
-    out = tmp_path / "report.html"
-    res = CliRunner().invoke(app, ["bench", "report", str(a), str(b), "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    out = _html_report(tmp_path, a, b)
 
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
@@ -429,9 +435,7 @@ def test_questions_stay_readable_with_many_columns_and_a_long_question(tmp_path:
     """Review 20: with 5 runs x 3 retrievers the questions table set no column widths and the question
     got 1/17 of it (a word per line); a 10,000-character question filled its row whole."""
     runs = _runs_of_three_retrievers(tmp_path, "VWXYZ", q002="Why " + "very " * 2000 + "long zebra?")
-    out = tmp_path / "report.html"
-    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    out = _html_report(tmp_path, *runs)
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
         table = "document.querySelector('table.questions')"
@@ -465,9 +469,7 @@ def test_verdict_column_headers_never_split_a_word(tmp_path: Path, names: str) -
     """Review rev-report: with 5 runs x 3 retrievers (15 columns of 4% each) the headers wrapped mid-word
     ("plann" / "er"); such narrow columns now turn their header upright. Two runs keep it level."""
     runs = _runs_of_three_retrievers(tmp_path, names)
-    out = tmp_path / "report.html"
-    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    out = _html_report(tmp_path, *runs)
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
         words = page.js(_HEADER_WORD_LINES)
@@ -501,9 +503,7 @@ def test_a_vs_b_headers_and_retrievers_never_split_a_word(tmp_path: Path) -> Non
     for name in ("ext_k1_long_name_baseline", "ext_k3_candidate_alternatives", "ext_k5_default"):
         rows = [s for r in ("agent", "planner", "extractive") for s in outcomes("cci", r)]
         runs.append(write_run(tmp_path / name, rows, info=run_info(name)))
-    out = tmp_path / "report.html"
-    res = CliRunner().invoke(app, ["bench", "report", *map(str, runs), "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    out = _html_report(tmp_path, *runs)
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
         words = page.js(_AB_WORD_LINES)
@@ -539,9 +539,7 @@ def test_summary_names_never_split_a_word_on_a_phone(tmp_path: Path, runs: int) 
     for k in range(runs):
         rows = outcomes("cir", "bm25", model="openai/gemma-3-270m") + outcomes("cci", "extractive")
         paths.append(write_run(tmp_path / f"run{k}", rows, info=run_info(f"run{k}")))
-    out = tmp_path / "report.html"
-    res = CliRunner().invoke(app, ["bench", "report", *map(str, paths), "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    out = _html_report(tmp_path, *paths)
     with Browser(tmp_path / "profile", width=390, height=900) as page:
         page.open(out.as_uri())
         words = page.js(_SUMMARY_WORD_LINES)
@@ -575,8 +573,7 @@ def test_the_question_table_reads_on_a_phone(tmp_path: Path) -> None:
     for s in rows:
         s.doc_id = "NORTHWIND_2023_10K"
     run = write_run(tmp_path / "r", rows, info=run_info("r"))
-    out = tmp_path / "report.html"
-    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    out = _html_report(tmp_path, run)
     with Browser(tmp_path / "profile", width=390, height=900) as page:
         page.open(out.as_uri())
         words = page.js(_QUESTION_TABLE_WORDS)
@@ -599,8 +596,7 @@ def test_an_unjudged_answers_card_says_why_its_judge_failed(tmp_path: Path) -> N
     failed = "timeout: judge <b>x</b>"
     rows[1] = sample("q001", verdict=None, status="answer", judge="rules", judge_error=failed)
     run = write_run(tmp_path / "B", rows, info=run_info("B"))
-    out = tmp_path / "report.html"
-    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    out = _html_report(tmp_path, run)
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
         page.js("document.querySelector('tr#q-q001').click()")
@@ -617,8 +613,7 @@ def test_a_cards_figures_say_one_call_in_the_singular(tmp_path: Path) -> None:
         sample("q001", "bm25", llm_calls=3, retriever_llm_calls=2, iterations=0, tool_calls=2),
     ]
     run = write_run(tmp_path / "B", rows, info=run_info("B"))
-    out = tmp_path / "report.html"
-    assert CliRunner().invoke(app, ["bench", "report", str(run), "-o", str(out)]).exit_code == 0
+    out = _html_report(tmp_path, run)
     figures = []
     with Browser(tmp_path / "profile", width=1280, height=900) as page:
         page.open(out.as_uri())
