@@ -422,7 +422,7 @@ def direction_notes(groups: Sequence[GroupComparison], method: str, alpha: float
         f"{'ALL' if g.by == 'overall' else g.group} ({signed(g.diff, pct=True)}; {g.test.a_only} lost / "
         f"{g.test.b_only} gained by question, p {g.test.p_value:.3g})"
         for g in groups
-        if g.n_pairs and g.test.against_difference and g.test.p_value < alpha
+        if g.n_pairs and g.test.significant_against(alpha)
     ]
     if not away:
         return []

@@ -431,7 +431,7 @@ def _drop_rule(
         verdict = f"significant at alpha {rules.alpha}: regression"
     elif too_big:
         verdict = f"not significant at alpha {rules.alpha}: treated as noise"
-        if cmp.test.against_difference and cmp.test.p_value < rules.alpha:
+        if cmp.test.significant_against(rules.alpha):
             verdict += " (by question the test finds more gained than lost: no evidence of a drop)"
     else:
         verdict = "within the allowed drop"

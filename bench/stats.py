@@ -69,6 +69,11 @@ class PairedTest(BaseModel):
         question (p = 0.0167): evidence of no drop, which was called a significant one."""
         return (self.b_only - self.a_only) * self.diff <= 0 and self.b_only != self.a_only
 
+    def significant_against(self, alpha: float = 0.05) -> bool:
+        """Whether p < ``alpha`` while the test's units moved the other way from ``diff``: the test is then
+        no evidence of that difference (compare's note, the gate's "no evidence of a drop")."""
+        return self.against_difference and self.p_value < alpha
+
     def powerless(self, alpha: float = 0.05) -> bool:
         """Whether no outcome could be significant at ``alpha`` (too few units: see :func:`smallest_p`)."""
         return self.smallest_p >= alpha
