@@ -45,7 +45,7 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
 from bench.rundir import FolderClaim, FolderInUse, RunDir, RunLoadError, resume_run_command
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample, judge_error_text
+from bench.samples import Sample, above_error_rate, judge_error_text
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
@@ -124,7 +124,7 @@ class RunOutcome(BaseModel):
     @property
     def too_many_errors(self) -> bool:
         """More than ``max_error_rate`` of the samples ended in error (exit 4)."""
-        return self.samples_total > 0 and self.error_rate > self.max_error_rate
+        return above_error_rate(self.samples_errored, self.samples_total, self.max_error_rate)
 
 
 def errored(sample: Sample) -> bool:
@@ -154,7 +154,7 @@ def over_error_rate(samples: list[Sample], max_error_rate: float | None) -> str 
     a failed judge call (:attr:`RunOutcome.too_many_errors`: ``bench run`` exits 4), with the commonest
     kind; None within the rate, or where the run's record keeps no rate (``None``)."""
     total, bad = len(samples), sum(errored(s) for s in samples)
-    if max_error_rate is None or not total or bad / total <= max_error_rate:
+    if max_error_rate is None or not above_error_rate(bad, total, max_error_rate):
         return None
     most = commonest_error(samples)
     said = (

@@ -402,3 +402,10 @@ def question_unit(question_id: str, retriever: str) -> str:
     """The id of a question run by one retriever (:attr:`Sample.unit`), for tables that hold the two
     columns rather than samples."""
     return f"{question_id}\x00{retriever}"
+
+
+def above_error_rate(errors: int, total: int, max_error_rate: float) -> bool:
+    """The rule of ``--max-error-rate`` (``bench run``, ``bench rejudge``, ``bench judge``, exit 4, and the
+    report's note of it): more than that share of the samples (answers, rows) ended in error or a failed
+    judge call; never when there are none."""
+    return total > 0 and errors / total > max_error_rate

@@ -135,6 +135,7 @@ def judge(
     )
     from bench.judges.calibration import normalize_label
     from bench.judges.report import GROUP_FIELDS, print_agreement, print_label_report
+    from bench.samples import above_error_rate
     from pageindex.llm.cache import run_recording
 
     if by is not None and by not in GROUP_FIELDS:
@@ -249,7 +250,7 @@ def judge(
     failed = [r for r in rows if r.status == "error"]
     malformed = sum(p.row is None for p in parsed)
     rate = float(max_error_rate)  # the option's callback made it a fraction
-    if len(failed) / len(rows) > rate:
+    if above_error_rate(len(failed), len(rows), rate):
         why = [
             counted(n, noun)
             for n, noun in ((malformed, "malformed row"), (len(failed) - malformed, "failed judge call"))

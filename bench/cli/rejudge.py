@@ -68,6 +68,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         from bench.judges.base import judge_model_need
         from bench.rejudge import RejudgeError, rejudge_run, resume_command
         from bench.rundir import RunLoadError, load_run
+        from bench.samples import above_error_rate
         from bench.summary import unjudged_warning
         from pageindex.llm.cache import run_recording
 
@@ -144,7 +145,7 @@ def register(app: typer.Typer, bench: typer.Typer) -> None:
         if outcome.status == "failed" and outcome.summary.status_detail:  # why and how to go on, as a run
             err_console.print(f"error: {outcome.summary.status_detail}", highlight=False, markup=False)
             raise typer.Exit(ExitCode.ERRORS)
-        if outcome.judged and outcome.judge_errors / outcome.judged > rate:
+        if above_error_rate(outcome.judge_errors, outcome.judged, rate):
             err_console.print(
                 f"judge errors: {outcome.judge_errors:,} of {counted(outcome.judged, 'answer')} "
                 f"(more than --max-error-rate {rate:g})",
