@@ -45,11 +45,16 @@ from bench.events import EventBus, RunEvent, RunProgress
 from bench.judges.base import judge_model_need, judge_sample
 from bench.rundir import FolderClaim, FolderInUse, RunDir, RunLoadError, resume_run_command
 from bench.runinfo import DatasetInfo, RunInfo, RunStatus
-from bench.samples import Sample, above_error_rate, judge_error_text
+from bench.samples import (
+    Sample,
+    above_error_rate,
+    commonest_error,
+    errored,
+    judge_error_text,
+)
 from bench.summary import NO_VALUE, Summary
 from pageindex import registry
 from pageindex.cachedir import cache_root
-from pageindex.llm.http import shorten
 from pageindex.llm.profile import endpoint_url
 from pageindex.llm.redact import env_secrets, redact, redact_argv, redact_handler, redact_url, url_secrets
 from pageindex.llm.scripted import load_policy
@@ -125,43 +130,6 @@ class RunOutcome(BaseModel):
     def too_many_errors(self) -> bool:
         """More than ``max_error_rate`` of the samples ended in error (exit 4)."""
         return above_error_rate(self.samples_errored, self.samples_total, self.max_error_rate)
-
-
-def errored(sample: Sample) -> bool:
-    """The infrastructure decided this sample: the retrieval ended in ``error`` or the judge failed."""
-    return sample.status == "error" or bool(getattr(sample, "judge_error", None))
-
-
-def commonest_error(samples: list[Sample]) -> str | None:
-    """The error kind most of the samples in error ended with, with how many and the first one's
-    message (which says what to do: `give --context-window 4096`), for the line that ends a run with
-    too many errors; None when no sample is in error."""
-    found: dict[str, list[str]] = {}
-    for sample in samples:
-        if sample.status == "error":
-            found.setdefault(sample.error_kind or "error", []).append(sample.error or "")
-        elif getattr(sample, "judge_error", None):
-            kind = f"judge {sample.judge_error_kind or 'error'}"
-            found.setdefault(kind, []).append(sample.judge_error or "")
-    if not found:
-        return None
-    kind, messages = max(found.items(), key=lambda item: len(item[1]))
-    return f"{kind} in {counted(len(messages), 'sample')}, e.g. {shorten(messages[0], 400)}"
-
-
-def over_error_rate(samples: list[Sample], max_error_rate: float | None) -> str | None:
-    """What a report says of a finished run more than ``max_error_rate`` of whose samples ended in error or
-    a failed judge call (:attr:`RunOutcome.too_many_errors`: ``bench run`` exits 4), with the commonest
-    kind; None within the rate, or where the run's record keeps no rate (``None``)."""
-    total, bad = len(samples), sum(errored(s) for s in samples)
-    if max_error_rate is None or not above_error_rate(bad, total, max_error_rate):
-        return None
-    most = commonest_error(samples)
-    said = (
-        f"{bad} of {counted(total, 'sample')} ended in error or a failed judge call ({bad / total:.0%}, "
-        f"above its --max-error-rate {max_error_rate:g}, where bench run exits 4)"
-    )
-    return f"{said}; most often {most}" if most else said
 
 
 # ----------------------------------------------------------------------------- set-up

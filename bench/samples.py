@@ -21,7 +21,7 @@ from bench.judges.base import JudgeInput, Verdict
 from pageindex.atomic import write_atomic
 from pageindex.llm.types import Usage, error_kind_name, is_model_failure
 from pageindex.retrievers.result import FailedSearch, Finding, RetrievalResult, Source, Status
-from pageindex.wording import error_text, first_error
+from pageindex.wording import counted, error_text, first_error
 
 if TYPE_CHECKING:
     from bench.datasets.models import Question
@@ -409,3 +409,42 @@ def above_error_rate(errors: int, total: int, max_error_rate: float) -> bool:
     report's note of it): more than that share of the samples (answers, rows) ended in error or a failed
     judge call; never when there are none."""
     return total > 0 and errors / total > max_error_rate
+
+
+def errored(sample: Sample) -> bool:
+    """The infrastructure decided this sample: the retrieval ended in ``error`` or the judge failed."""
+    return sample.status == "error" or bool(getattr(sample, "judge_error", None))
+
+
+def commonest_error(samples: list[Sample]) -> str | None:
+    """The error kind most of the samples in error ended with, with how many and the first one's
+    message (which says what to do: `give --context-window 4096`), for the line that ends a run with
+    too many errors; None when no sample is in error."""
+    found: dict[str, list[str]] = {}
+    for sample in samples:
+        if sample.status == "error":
+            found.setdefault(sample.error_kind or "error", []).append(sample.error or "")
+        elif getattr(sample, "judge_error", None):
+            kind = f"judge {sample.judge_error_kind or 'error'}"
+            found.setdefault(kind, []).append(sample.judge_error or "")
+    if not found:
+        return None
+    from pageindex.llm.http import shorten
+
+    kind, messages = max(found.items(), key=lambda item: len(item[1]))
+    return f"{kind} in {counted(len(messages), 'sample')}, e.g. {shorten(messages[0], 400)}"
+
+
+def over_error_rate(samples: list[Sample], max_error_rate: float | None) -> str | None:
+    """What a report says of a finished run more than ``max_error_rate`` of whose samples ended in error or
+    a failed judge call (``bench.runner.RunOutcome.too_many_errors``: ``bench run`` exits 4), with the
+    commonest kind; None within the rate, or where the run's record keeps no rate (``None``)."""
+    total, bad = len(samples), sum(errored(s) for s in samples)
+    if max_error_rate is None or not above_error_rate(bad, total, max_error_rate):
+        return None
+    most = commonest_error(samples)
+    said = (
+        f"{bad} of {counted(total, 'sample')} ended in error or a failed judge call ({bad / total:.0%}, "
+        f"above its --max-error-rate {max_error_rate:g}, where bench run exits 4)"
+    )
+    return f"{said}; most often {most}" if most else said

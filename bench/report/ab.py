@@ -22,6 +22,7 @@ from bench.compare import (
 )
 from bench.rundir import Run
 from bench.runinfo import rejudge_command, spend_notes, stored_config
+from bench.samples import over_error_rate
 from bench.summary import NO_VALUE, GroupSummary, ci_text, summary_rows, unjudged_warning
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -62,8 +63,6 @@ def report_warnings(runs: Sequence[Run]) -> list[str]:
         for other in runs[1:]
         for w in [*comparability(runs[0], other).unrecorded, *run_differences(runs[0], other)]
     ]
-    from bench.runner import over_error_rate
-
     for run in runs:
         # a report of one run said nothing of its being unfinished (only a pair's differences did)
         items += [w for w in [unfinished_warning(run)] if w]
